@@ -1,0 +1,36 @@
+# Every target creates .venv and installs what it needs by itself.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: test demo bench lab lint format clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(STAMP)
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+test: $(STAMP) lint
+	$(PY) -m pytest
+
+demo: $(STAMP)
+	$(PY) -m svcnb demo
+
+bench: $(STAMP)
+	@for f in bench/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+
+lab: $(STAMP)
+	$(PY) -m svcnb lab
+
+clean:
+	rm -rf $(VENV) out .pytest_cache

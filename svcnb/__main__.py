@@ -1,0 +1,3 @@
+from svcnb.cli import main
+
+raise SystemExit(main())
