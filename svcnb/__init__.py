@@ -1,1 +1,48 @@
-"""svcnb."""
+"""svcnb: the VM-hosting public API in Jupyter.
+
+``svcnb.connect()`` returns a :class:`Client` (on a local sandbox when no server is configured);
+errors live in :mod:`svcnb.errors`.
+"""
+
+from __future__ import annotations
+
+from svcnb._connect import connect
+from svcnb.client import Client
+from svcnb.errors import (
+    ApiError,
+    AuthError,
+    Conflict,
+    MissingFieldError,
+    NotFound,
+    PagingError,
+    PagingWarning,
+    RateLimited,
+    SchemaDriftWarning,
+    ScopeError,
+    ServerError,
+    SvcnbError,
+    TransportError,
+    UpstreamSyncError,
+    ValidationError,
+)
+
+# Kept sorted; tests/test_exports.py checks it is sorted and names every public name.
+__all__ = [
+    "ApiError",
+    "AuthError",
+    "Client",
+    "Conflict",
+    "MissingFieldError",
+    "NotFound",
+    "PagingError",
+    "PagingWarning",
+    "RateLimited",
+    "SchemaDriftWarning",
+    "ScopeError",
+    "ServerError",
+    "SvcnbError",
+    "TransportError",
+    "UpstreamSyncError",
+    "ValidationError",
+    "connect",
+]

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Install the system Chromium the browser tests drive (Debian's `chromium` package).
+# Never `playwright install`: the tests must use the distribution's browser, not a downloaded one.
+# Called by `make test` when CI=true; safe to run again (does nothing when Chromium is present).
+set -euo pipefail
+
+CHROMIUM="${SVCNB_CHROMIUM:-/usr/bin/chromium}"
+
+if [ -x "$CHROMIUM" ]; then
+    echo "install-browser: $CHROMIUM is present ($("$CHROMIUM" --version 2>/dev/null || echo 'version unknown'))"
+    exit 0
+fi
+
+if ! command -v apt-get >/dev/null 2>&1; then
+    echo "install-browser: $CHROMIUM is missing and apt-get is not available;" \
+         "install Chromium with your system's package manager and set SVCNB_CHROMIUM to its path" >&2
+    exit 1
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then
+        SUDO="sudo"
+    else
+        echo "install-browser: installing chromium needs root (or sudo); run as root:" \
+             "apt-get update && apt-get install -y chromium" >&2
+        exit 1
+    fi
+fi
+
+echo "install-browser: installing Debian's chromium package with apt-get"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends chromium fonts-liberation
+
+if [ ! -x "$CHROMIUM" ]; then
+    echo "install-browser: apt-get finished but $CHROMIUM is still missing" >&2
+    exit 1
+fi
+echo "install-browser: installed $("$CHROMIUM" --version 2>/dev/null || echo "$CHROMIUM")"

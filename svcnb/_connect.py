@@ -1,0 +1,76 @@
+"""``connect()``: a Client on the real service, or on a background sandbox when none is named.
+
+This is the one module that may import both the client and the sandbox.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import threading
+from typing import Any
+
+from svcnb.client import Client
+from svcnb.client._config import ENV_API_KEY, ENV_BASE_URL
+
+_log = logging.getLogger("svcnb")
+
+# The background sandbox of this process: started by the first connect() that needs it, kept
+# until the interpreter exits, and shared by every later connect() without a server named.
+_sandbox: Any = None
+_sandbox_lock = threading.Lock()
+
+SANDBOX_NOTICE = (
+    "svcnb: neither SVC_API_KEY nor SVC_BASE_URL is set, so this session uses a local sandbox "
+    "with simulated data (not your account)."
+)
+
+
+def connect(
+    api_key: str | None = None,
+    base_url: str | None = None,
+    *,
+    sandbox: dict[str, Any] | None = None,
+    **client_options: Any,
+) -> Client:
+    """A :class:`Client` from the arguments, then ``SVC_API_KEY``/``SVC_BASE_URL``.
+
+    When neither names a server it starts a sandbox in the background (once per process, with
+    ``svcnb.sandbox.serve(**sandbox)``) and returns a Client on it holding its admin token.
+    ``client_options`` go to ``Client`` (``timeout``, ``max_retries``, ``progress``).
+    """
+    key = api_key if api_key is not None else os.environ.get(ENV_API_KEY) or None
+    url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL) or None
+    if key is not None or url is not None:
+        if sandbox is not None:
+            raise ValueError(
+                "sandbox= options apply only when no server is named; unset "
+                f"{ENV_API_KEY}/{ENV_BASE_URL} and pass neither api_key nor base_url"
+            )
+        return Client(key, url, **client_options)
+    sb = _background_sandbox(sandbox or {})
+    return Client(sb.tokens["admin"], sb.base_url, **client_options)
+
+
+def _background_sandbox(options: dict[str, Any]) -> Any:
+    global _sandbox
+    with _sandbox_lock:
+        if _sandbox is None:
+            # Imported here, not at the top: only this path needs the server stack.
+            from svcnb.sandbox import serve
+
+            context = serve(**options)
+            _sandbox = context.__enter__()
+            atexit.register(context.__exit__, None, None, None)
+            # A notebook user must know the numbers are simulated. One fixed line on stdout:
+            # nbval sees the same text on every run (no port, no token); the URL goes to the
+            # log only.
+            print(SANDBOX_NOTICE)
+            _log.info("started a background sandbox at %s", _sandbox.base_url)
+        elif options:
+            _log.info(
+                "a background sandbox already runs at %s; sandbox= options ignored",
+                _sandbox.base_url,
+            )
+        return _sandbox

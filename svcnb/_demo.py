@@ -1,0 +1,176 @@
+"""``svcnb demo``: simulate an account on the sandbox, then render the report notebooks to HTML.
+
+Steps: start a sandbox (clock frozen, so only the simulation moves it), take a snapshot each
+simulated day into a fresh store under ``out/``, then run the report notebooks against that
+sandbox and store and write each as a self-contained HTML page (plots embedded as PNG, no input
+cells) beside it. The kernels reach the sandbox as ``svcnb._lab.kernel_environment`` describes;
+every page written is checked for the sandbox's tokens before the command reports success.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from svcnb import Client, Store, sandbox
+from svcnb._lab import kernel_environment, private_folder
+
+# The notebooks rendered, in reading order (02 stops VMs: it acts, it does not report).
+REPORT_NOTEBOOKS = (
+    "01_inventory",
+    "03_firewall_audit",
+    "04_billing_review",
+    "05_bandwidth_report",
+    "06_webhooks",
+)
+DEFAULT_DAYS = 90
+DEFAULT_VMS = 40
+DEFAULT_SEED = 7
+DAY_SECONDS = 86_400
+# Widget views need a live kernel (or a CDN script); an offline report keeps their text only
+# when it is more than a widget's repr, so these are dropped from the HTML.
+_WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+_CELL_TIMEOUT = 600
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", default="out", help="output folder (default: out)")
+    parser.add_argument(
+        "--days", type=int, default=DEFAULT_DAYS, help="days to simulate, one snapshot each"
+    )
+    parser.add_argument("--vms", type=int, default=DEFAULT_VMS, help="sandbox fleet size")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="sandbox seed")
+    parser.add_argument(
+        "--notebooks",
+        default=None,
+        help="folder holding the report notebooks (default: the repository's notebooks/)",
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        metavar="NAME",
+        help="render only this notebook (repeatable), e.g. --only 04_billing_review",
+    )
+
+
+def _notebook_folder(given: str | None) -> Path:
+    if given:
+        return Path(given)
+    for candidate in (Path.cwd() / "notebooks", Path(__file__).resolve().parents[1] / "notebooks"):
+        if candidate.is_dir():
+            return candidate
+    return Path.cwd() / "notebooks"
+
+
+def _say(text: str) -> None:
+    print(f"svcnb demo: {text}", flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.days < 1:
+        print("svcnb demo: --days must be at least 1", file=sys.stderr)
+        return 2
+    out = Path(args.out).resolve()
+    folder = _notebook_folder(args.notebooks)
+    names = list(args.only or REPORT_NOTEBOOKS)
+    missing = [n for n in names if not (folder / f"{n}.ipynb").is_file()]
+    if missing:
+        print(
+            f"svcnb demo: no notebook {', '.join(missing)} in {folder}; "
+            "run it from the repository root or pass --notebooks DIR",
+            file=sys.stderr,
+        )
+        return 2
+    out.mkdir(parents=True, exist_ok=True)
+    store_path = out / "demo-store"
+    # The store is the demo's own output: start it afresh so its history is exactly this run's.
+    shutil.rmtree(store_path, ignore_errors=True)
+
+    with (
+        private_folder("svcnb-demo-") as private,
+        sandbox.serve(vms=args.vms, seed=args.seed, port=0, time_scale=0.0) as sb,
+    ):
+        _say(f"sandbox at {sb.base_url} ({args.vms} VMs, seed {args.seed})")
+        client = Client(api_key=sb.tokens["admin"], base_url=sb.base_url, progress=False)
+        store = Store(store_path)
+        started = time.monotonic()
+        _say(f"simulating {args.days} days with a snapshot each day into {store_path}")
+        ids = store.build_history(client, args.days, sb.control.advance)
+        _say(f"{len(ids)} snapshots in {time.monotonic() - started:.1f} s")
+
+        connection = sb.write_connection_file(private / "sandbox.json")
+        env = kernel_environment(connection, store_path)
+        env["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+        written = []
+        for name in names:
+            _say(f"running {name}.ipynb")
+            target = out / f"{name}.html"
+            render_html(folder / f"{name}.ipynb", target, env=env, workdir=out)
+            written.append(target)
+        secrets = [str(t) for t in sb.tokens.values() if t]
+    leaks = [p for p in written if any(s in p.read_text(encoding="utf-8") for s in secrets)]
+    if leaks:
+        for p in leaks:
+            p.unlink()
+        print(f"svcnb demo: a token appeared in {leaks}; those pages were deleted", file=sys.stderr)
+        return 1
+    _say("reports written:")
+    for path in written:
+        print(f"  {path}")
+    print(f"  {store_path}  (the snapshot store; `SVCNB_STORE={store_path}` to explore it)")
+    return 0
+
+
+def render_html(notebook: Path, target: Path, *, env: dict[str, str], workdir: Path) -> None:
+    """Execute ``notebook`` in a fresh kernel with ``env`` and write it to ``target`` as HTML.
+
+    The page holds outputs only: no input cells, PNG plots embedded, widget views removed.
+    A cell that fails stops the run with the notebook's name and the error.
+    """
+    try:  # the notebook runners ship with the dev extra, not with the library itself
+        import nbformat
+        from nbclient import NotebookClient
+        from nbclient.exceptions import CellExecutionError
+        from nbconvert import HTMLExporter
+    except ImportError as exc:
+        raise SystemExit(
+            f"svcnb demo needs nbclient and nbconvert ({exc.name} is missing): "
+            "pip install 'svcnb[dev]'"
+        ) from None
+
+    nb = nbformat.read(notebook, as_version=4)
+    client = NotebookClient(
+        nb,
+        timeout=_CELL_TIMEOUT,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(workdir)}},
+        store_widget_state=False,
+    )
+    try:
+        client.execute(env=env)
+    except CellExecutionError as exc:
+        raise SystemExit(f"svcnb demo: {notebook.name} failed:\n{exc}") from None
+    _drop_widget_views(nb)
+    exporter = HTMLExporter(
+        exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True
+    )
+    body, _resources = exporter.from_notebook_node(nb)
+    target.write_text(body, encoding="utf-8")
+
+
+def _drop_widget_views(nb: object) -> None:
+    """Remove widget views (and their bare repr) from every output; keep everything else."""
+    for cell in nb.cells:  # type: ignore[attr-defined]
+        outputs = []
+        for output in cell.get("outputs", []):
+            data = output.get("data")
+            if data and _WIDGET_VIEW in data:
+                continue
+            outputs.append(output)
+        if "outputs" in cell:
+            cell["outputs"] = outputs
+    metadata = nb.metadata  # type: ignore[attr-defined]
+    metadata.pop("widgets", None)

@@ -1,0 +1,325 @@
+"""``svcnb lab``: JupyterLab on the notebooks, with a sandbox running for their kernels.
+
+The sandbox runs as a child ``svcnb sandbox`` process that writes its connection file into a
+private temporary folder. Kernels find it through :data:`SANDBOX_ENV` (the file's path); see
+:func:`kernel_environment` for what else they get. A real ``SVC_API_KEY`` of the caller never
+reaches them. The browser tests and ``svcnb demo`` reuse these pieces.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import httpx
+
+# Path of a sandbox connection file (DESIGN section 4); ``svcnb.connect()`` uses that sandbox.
+SANDBOX_ENV = "SVCNB_SANDBOX"
+STORE_ENV = "SVCNB_STORE"
+# Variables that would send the kernels to the real service instead of the sandbox.
+REAL_API_ENV = ("SVC_API_KEY", "SVC_BASE_URL")
+
+LOOPBACK = "127.0.0.1"
+DEFAULT_LAB_VMS = 40
+DEFAULT_LAB_SEED = 7
+# Fast enough that a stop clicked in the VM panel completes while the user watches.
+DEFAULT_LAB_TIME_SCALE = 60.0
+
+
+def free_port(host: str = LOOPBACK) -> int:
+    """A TCP port that was free on ``host`` a moment ago (for servers that cannot take port 0)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+class SandboxProcess:
+    """``svcnb sandbox`` in a child process; ready once its connection file holds a base URL.
+
+    Use as a context manager. ``base_url`` and ``control_url`` are known after entry. The tokens
+    stay in the connection file (read them with :meth:`tokens` when a test needs one); they are
+    kept out of this object's attributes so that no repr or log of it can show them.
+    """
+
+    def __init__(
+        self,
+        connection_file: str | os.PathLike[str],
+        *,
+        vms: int = DEFAULT_LAB_VMS,
+        seed: int = DEFAULT_LAB_SEED,
+        time_scale: float = DEFAULT_LAB_TIME_SCALE,
+        port: int = 0,
+        log_file: str | os.PathLike[str] | None = None,
+        start_timeout: float = 60.0,
+    ) -> None:
+        self.connection_file = Path(connection_file)
+        self.argv = [
+            sys.executable,
+            "-m",
+            "svcnb",
+            "sandbox",
+            "--host",
+            LOOPBACK,
+            "--port",
+            str(port),
+            "--vms",
+            str(vms),
+            "--seed",
+            str(seed),
+            "--time-scale",
+            str(time_scale),
+            "--connection-file",
+            str(self.connection_file),
+        ]
+        self.log_file = Path(log_file) if log_file else None
+        self.start_timeout = start_timeout
+        self.base_url = ""
+        self.control_url = ""
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def __repr__(self) -> str:
+        return f"SandboxProcess(base_url={self.base_url!r}, file={str(self.connection_file)!r})"
+
+    def __enter__(self) -> SandboxProcess:
+        self.connection_file.parent.mkdir(parents=True, exist_ok=True)
+        self.connection_file.unlink(missing_ok=True)
+        log = open(self.log_file, "ab") if self.log_file else subprocess.DEVNULL  # noqa: SIM115
+        try:
+            self._proc = subprocess.Popen(
+                self.argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            )
+        finally:
+            if self.log_file:
+                log.close()  # type: ignore[union-attr]
+        try:
+            self._wait_ready()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _wait_ready(self) -> None:
+        assert self._proc is not None
+        deadline = time.monotonic() + self.start_timeout
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                where = f"; its output is in {self.log_file}" if self.log_file else ""
+                raise RuntimeError(
+                    f"the sandbox exited with status {self._proc.returncode} before it was "
+                    f"ready ({' '.join(self.argv[1:])}){where}"
+                )
+            data = _read_json(self.connection_file)
+            if data and data.get("base_url"):
+                self.base_url = str(data["base_url"]).rstrip("/")
+                self.control_url = str(
+                    data.get("control_url") or self.base_url + "/_sandbox"
+                ).rstrip("/")
+                return
+            time.sleep(0.1)
+        raise TimeoutError(
+            f"the sandbox wrote no connection file at {self.connection_file} within "
+            f"{self.start_timeout:.0f} s; run `svcnb sandbox --connection-file FILE` to see why"
+        )
+
+    def tokens(self) -> dict[str, str]:
+        """The sandbox's tokens by name (secret values: never print or store them)."""
+        data = _read_json(self.connection_file) or {}
+        return dict(data.get("tokens") or {})
+
+    def control(self, method: str, path: str, **kwargs: object) -> object:
+        """Call a ``/_sandbox/`` control endpoint and return its ``data``; errors raise."""
+        with httpx.Client(base_url=self.control_url, timeout=30.0) as http:
+            response = http.request(method, path, **kwargs)  # type: ignore[arg-type]
+        body = response.json()
+        if response.is_error or not body.get("success"):
+            raise RuntimeError(
+                f"sandbox control {method} {path} answered {response.status_code}: "
+                f"{body.get('error', body)}"
+            )
+        return body.get("data")
+
+    def close(self) -> None:
+        """Stop the child process (politely, then firmly) and remove the connection file."""
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
+        self.connection_file.unlink(missing_ok=True)
+
+
+def _read_json(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # not written yet, or caught half-written
+
+
+def kernel_environment(
+    connection_file: str | os.PathLike[str],
+    store: str | os.PathLike[str] | None = None,
+    base: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The environment for JupyterLab and its kernels: this sandbox, never a real-API token.
+
+    ``SVCNB_SANDBOX`` names the connection file. ``svcnb.connect()`` does not read it yet, so
+    the sandbox's own base URL and admin token are also given as ``SVC_BASE_URL`` and
+    ``SVC_API_KEY``; they replace any real token the caller had set. That token is the
+    throwaway secret of a loopback sandbox that ends with the command.
+    """
+    env = dict(os.environ if base is None else base)
+    for name in REAL_API_ENV:
+        env.pop(name, None)
+    env[SANDBOX_ENV] = str(connection_file)
+    info = _read_json(Path(connection_file)) or {}
+    admin = (info.get("tokens") or {}).get("admin")
+    if info.get("base_url") and admin:
+        env["SVC_BASE_URL"] = str(info["base_url"])
+        env["SVC_API_KEY"] = str(admin)
+    if store is not None:
+        env[STORE_ENV] = str(store)
+    env.setdefault("JUPYTER_PLATFORM_DIRS", "1")
+    return env
+
+
+def lab_command(
+    root_dir: str | os.PathLike[str],
+    *,
+    port: int | None = None,
+    open_browser: bool = True,
+    without_token: bool = False,
+    extra: list[str] | None = None,
+) -> list[str]:
+    """The ``jupyter lab`` command line, on loopback only.
+
+    ``without_token`` switches Jupyter's login off; only tests on loopback should ask for it.
+    """
+    argv = [
+        sys.executable,
+        "-m",
+        "jupyter",
+        "lab",
+        f"--ServerApp.ip={LOOPBACK}",
+        f"--ServerApp.root_dir={Path(root_dir).resolve()}",
+    ]
+    if port:
+        argv += [f"--ServerApp.port={port}", "--ServerApp.port_retries=0"]
+    if not open_browser:
+        argv.append("--no-browser")
+    if without_token:
+        argv += ["--IdentityProvider.token=", "--ServerApp.password="]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        argv.append("--allow-root")  # containers and CI runners often run as root
+    return argv + list(extra or [])
+
+
+def wait_for_http(url: str, timeout: float, proc: subprocess.Popen[bytes] | None = None) -> None:
+    """Poll ``url`` until it answers below 500; raise naming the URL when it never does."""
+    deadline = time.monotonic() + timeout
+    last = "no answer"
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"the server for {url} exited with status {proc.returncode}")
+        try:
+            response = httpx.get(url, timeout=2.0)
+            if response.status_code < 500:
+                return
+            last = f"status {response.status_code}"
+        except httpx.HTTPError as exc:
+            last = type(exc).__name__
+        time.sleep(0.2)
+    raise TimeoutError(f"{url} did not answer within {timeout:.0f} s ({last})")
+
+
+@contextlib.contextmanager
+def private_folder(prefix: str) -> Iterator[Path]:
+    """A temporary folder only this user can read (it will hold the sandbox's tokens)."""
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    path.chmod(0o700)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--notebooks",
+        default="notebooks",
+        help="folder JupyterLab opens (default: ./notebooks, or the current folder without it)",
+    )
+    parser.add_argument("--port", type=int, default=0, help="JupyterLab port (default: Jupyter's)")
+    parser.add_argument("--vms", type=int, default=DEFAULT_LAB_VMS, help="sandbox fleet size")
+    parser.add_argument("--seed", type=int, default=DEFAULT_LAB_SEED, help="sandbox seed")
+    parser.add_argument(
+        "--time-scale",
+        type=float,
+        default=DEFAULT_LAB_TIME_SCALE,
+        help="sandbox clock speed; 60 plays a minute per second, 0 freezes it",
+    )
+    parser.add_argument(
+        "--store", default=None, help=f"snapshot store folder (default: ${STORE_ENV} or data/store)"
+    )
+    parser.add_argument("--no-browser", action="store_true", help="do not open a web browser")
+
+
+def run(args: argparse.Namespace) -> int:
+    root = Path(args.notebooks)
+    if not root.is_dir():
+        if args.notebooks != "notebooks":
+            print(f"svcnb lab: no folder {root}; pass --notebooks DIR", file=sys.stderr)
+            return 2
+        root = Path.cwd()
+    # Resolved here: the kernels run in the notebooks' folder, not where `svcnb lab` started.
+    store = Path(args.store or os.environ.get(STORE_ENV) or "data/store").resolve()
+    dropped = [name for name in REAL_API_ENV if os.environ.get(name)]
+    if dropped:
+        print(
+            f"svcnb lab: ignoring {' and '.join(dropped)} so the notebooks use the sandbox; "
+            "start `jupyter lab` yourself to use the real API",
+            file=sys.stderr,
+        )
+    with private_folder("svcnb-lab-") as tmp:
+        sandbox = SandboxProcess(
+            tmp / "sandbox.json",
+            vms=args.vms,
+            seed=args.seed,
+            time_scale=args.time_scale,
+            log_file=tmp / "sandbox.log",
+        )
+        with sandbox:
+            print(
+                f"svcnb lab: sandbox at {sandbox.base_url} ({args.vms} VMs, seed {args.seed}, "
+                f"clock x{args.time_scale:g}); notebooks in {root.resolve()}",
+                flush=True,
+            )
+            env = kernel_environment(sandbox.connection_file, store)
+            argv = lab_command(root, port=args.port or None, open_browser=not args.no_browser)
+            lab = subprocess.Popen(argv, env=env)
+            try:
+                return lab.wait()
+            except KeyboardInterrupt:
+                # One ^C ends both: Jupyter shuts its kernels down cleanly on SIGTERM.
+                lab.terminate()
+                try:
+                    lab.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    lab.kill()
+                return 130

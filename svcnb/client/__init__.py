@@ -1,0 +1,8 @@
+"""The svcnb HTTP client: ``Client`` and its resources (``vms``, ``firewalls``, ``networks``,
+``wallet``, ``webhooks``). It imports nothing else of svcnb but :mod:`svcnb.errors`."""
+
+from __future__ import annotations
+
+from svcnb.client._client import Client
+
+__all__ = ["Client"]

@@ -1,0 +1,78 @@
+"""``Client``: configuration, the resources, ``stats`` and ``server_time``."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import httpx
+
+from svcnb.client._config import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, resolve
+from svcnb.client._records import RecordParser
+from svcnb.client._request import Requester
+from svcnb.client._resources import Firewalls, Networks, Wallet, Webhooks
+from svcnb.client._vms import VMs
+
+# Connections kept per Client: enough for vms.all's default 8 workers and a few more.
+POOL_SIZE = 32
+
+
+class Client:
+    """The VM-hosting public API, every documented endpoint, paced and retried safely.
+
+    ``api_key`` and ``base_url`` fall back to ``SVC_API_KEY`` and ``SVC_BASE_URL``. The base path
+    (``/api/public/v1`` or ``/api/v1/api/public/v1``) is found on the first call. ``max_retries``
+    bounds retries of 5xx and dropped connections per call; 429s are waited out separately.
+    ``progress`` is the default for ``vms.all``'s progress bar. ``transport`` (an
+    ``httpx.BaseTransport``) is for tests that mount an app in-process.
+    """
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        progress: bool = True,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        settings = resolve(api_key, base_url, timeout, max_retries)
+        self._req = Requester(settings, transport=transport, pool_size=POOL_SIZE)
+        self.progress = bool(progress)
+        records = RecordParser()
+        self.vms = VMs(self._req, records, lambda: self.progress)
+        self.firewalls = Firewalls(self._req, records)
+        self.networks = Networks(self._req, records)
+        self.wallet = Wallet(self._req, records)
+        self.webhooks = Webhooks(self._req, records)
+
+    @property
+    def base_url(self) -> str:
+        return self._req.base_url
+
+    @property
+    def base_path(self) -> str | None:
+        """The API prefix found on the first call (``None`` before it)."""
+        return self._req.base_path
+
+    @property
+    def server_time(self) -> datetime | None:
+        """The server's clock as of the last answer (its ``Date`` header), or ``None``."""
+        return self._req.server_time
+
+    @property
+    def stats(self) -> dict:
+        """``requests`` sent, ``retries``, ``rate_limited`` (429s seen), ``waited_seconds``."""
+        return self._req.stats.as_dict()
+
+    def close(self) -> None:
+        self._req.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Client(base_url={self.base_url!r}, api_key={self._req.masked_token!r})"

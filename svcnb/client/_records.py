@@ -1,0 +1,108 @@
+"""Tolerant record parsing: keys the spec does not list are kept (one warning per resource
+naming them); a key svcnb itself needs raises :class:`MissingFieldError` naming resource, id
+and key. Values are never converted here: the frames layer types them.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections.abc import Iterable
+from typing import Any
+
+from svcnb.errors import MissingFieldError, SvcnbError, SchemaDriftWarning
+
+_VM_SUMMARY = (
+    "id", "name", "hostname", "status", "vcpu", "ram", "disk", "bandwidth", "networkSpeed",
+    "network10gEnabled", "dailyBackupEnabled", "isProtected", "ipAddress", "region", "plan",
+    "osTemplate", "billing", "createdAt", "bandwidthUsedBytes", "bandwidthPackBytes", "updatedAt",
+)  # fmt: skip
+
+# resource -> (keys the spec and DESIGN list, keys svcnb needs to do its job)
+SCHEMAS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
+    "vm": (frozenset(_VM_SUMMARY + ("sshKeys", "firewalls", "privateNetworks")), ("id", "updatedAt")),
+    "firewall": (frozenset({"id", "name", "description", "createdAt", "updatedAt"}), ("id",)),
+    "rule": (
+        frozenset({
+            "id", "firewallId", "position", "direction", "action", "protocol", "port",
+            "sourceIps", "destIps", "description", "createdAt", "updatedAt",
+        }),
+        ("id",),
+    ),  # fmt: skip
+    "network": (
+        frozenset({"id", "name", "region", "ipRange", "createdAt", "updatedAt"}),
+        ("id",),
+    ),
+    "attachment": (
+        frozenset({"id", "vmId", "networkId", "privateIp", "netInterface", "attachedAt", "vm"}),
+        ("id",),
+    ),
+    "detachment": (frozenset({"vmId", "networkId"}), ()),
+    "wallet": (frozenset({"id", "createdAt", "updatedAt", "balance"}), ("id",)),
+    "webhook": (
+        frozenset({
+            "id", "url", "events", "description", "isActive", "createdAt", "updatedAt",
+            "consecutiveFailures", "secret",
+        }),
+        ("id",),
+    ),  # fmt: skip
+    "new webhook": (
+        frozenset({
+            "id", "url", "events", "description", "isActive", "createdAt", "updatedAt",
+            "consecutiveFailures", "secret",
+        }),
+        ("id", "secret"),
+    ),  # fmt: skip
+    "delivery": (
+        frozenset({
+            "id", "eventId", "event", "url", "statusCode", "success", "attempts", "createdAt",
+            "lastAttemptAt", "error",
+        }),
+        ("id",),
+    ),  # fmt: skip
+    "action": (frozenset({"actionId"}), ("actionId",)),
+}
+
+
+class RecordParser:
+    """Checks records of one Client; remembers which unknown keys it already warned about."""
+
+    def __init__(self) -> None:
+        self._warned: dict[str, set[str]] = {}
+        self._lock = threading.Lock()
+
+    def one(self, resource: str, record: Any) -> dict:
+        return self.many(resource, [record])[0]
+
+    def many(self, resource: str, records: Iterable[Any]) -> list[dict]:
+        known, required = SCHEMAS[resource]
+        out = []
+        unknown: set[str] = set()
+        for record in records:
+            if not isinstance(record, dict):
+                raise SvcnbError(
+                    f"a {resource} record is a {type(record).__name__}, not a JSON object; "
+                    "the API answered with an unexpected shape"
+                )
+            for key in required:
+                if key not in record:
+                    rid = record.get("id")
+                    raise MissingFieldError(resource, None if rid is None else str(rid), key)
+            unknown.update(k for k in record if k not in known)
+            out.append(record)
+        if unknown:
+            self._warn(resource, unknown)
+        return out
+
+    def _warn(self, resource: str, unknown: set[str]) -> None:
+        with self._lock:
+            told = self._warned.setdefault(resource, set())
+            new = sorted(unknown - told)
+            told.update(new)
+        if new:
+            warnings.warn(
+                f"{resource} records carry key(s) the API spec does not list: {', '.join(new)}; "
+                "they are kept as they came (the API may have changed)",
+                SchemaDriftWarning,
+                stacklevel=4,
+            )

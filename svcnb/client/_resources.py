@@ -1,0 +1,147 @@
+"""Firewalls, networks, wallet and webhooks: each a short declaration of its paths."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import quote
+
+from svcnb.client._paging import read_all
+from svcnb.client._records import RecordParser
+from svcnb.client._request import Requester
+from svcnb.client._validate import rule_update
+from svcnb.errors import ServerError, SvcnbError, UpstreamSyncError
+
+
+def segment(name: str, value: Any) -> str:
+    """``value`` as one URL path segment; ValueError when it is not a usable id."""
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{name} must be a non-empty string id, got {value!r}")
+    return quote(value, safe="")
+
+
+class _Resource:
+    def __init__(self, requester: Requester, records: RecordParser) -> None:
+        self._req = requester
+        self._records = records
+
+    def _list(self, path: str, resource: str, scope: str) -> list[dict]:
+        return self._records.many(resource, read_all(self._req, path, resource, scope=scope))
+
+    def _one(self, method: str, path: str, resource: str, scope: str, **kw: Any) -> dict:
+        reply = self._req.request(method, path, scope=scope, **kw)
+        return self._records.one(resource, reply.data)
+
+
+class Firewalls(_Resource):
+    def list(self) -> list[dict]:
+        """Every firewall: ``id, name, description, createdAt, updatedAt``."""
+        return self._list("/firewalls", "firewall", "firewalls:read")
+
+    def rules(self, fw_id: str) -> list[dict]:
+        """Every rule of firewall ``fw_id`` (all pages), as the API sends them."""
+        path = f"/firewalls/{segment('fw_id', fw_id)}/rules"
+        return self._list(path, "rule", "firewalls:read")
+
+    def update_rule(self, fw_id: str, rule_id: str, **fields: Any) -> dict:
+        """Change ``position``, ``port``, ``source_ips``, ``dest_ips`` or ``description``.
+
+        Everything is checked against the spec's bounds before anything is sent (ValueError
+        naming the field and the bound). A 502 raises :class:`UpstreamSyncError` whose ``rule``
+        is the rule as re-read after the failure: the API keeps the new values even then.
+        """
+        fw = segment("fw_id", fw_id)
+        rule = segment("rule_id", rule_id)
+        body = rule_update(fields)
+        path = f"/firewalls/{fw}/rules/{rule}"
+        try:
+            return self._one("PATCH", path, "rule", "firewalls:write", json=body)
+        except ServerError as exc:
+            if exc.status != 502:
+                raise
+            reread, note = self._reread(fw_id, rule_id)
+            raise UpstreamSyncError(
+                502,
+                f"PATCH {path}: the rule was saved but the upstream security-group sync failed "
+                f"(server said: {exc.server_message or '502'}); {note}. Check the rule and "
+                "send the update again later",
+                "PATCH",
+                path,
+                rule=reread,
+                server_message=exc.server_message,
+            ) from None
+
+    def _reread(self, fw_id: str, rule_id: str) -> tuple[dict | None, str]:
+        try:
+            rules = self.rules(fw_id)
+        except SvcnbError as exc:
+            return None, f"re-reading the rule failed too ({type(exc).__name__})"
+        for found in rules:
+            if found.get("id") == rule_id:
+                shown = {k: found.get(k) for k in ("position", "port", "sourceIps", "destIps")}
+                return found, f"the API now holds {shown}"
+        return None, "the rule is no longer listed"
+
+
+class Networks(_Resource):
+    def list(self) -> list[dict]:
+        """Every private network: ``id, name, region{slug,name}, ipRange, createdAt, updatedAt``."""
+        return self._list("/networks", "network", "networks:read")
+
+    def attachments(self, net_id: str) -> list[dict]:
+        """The attachments of network ``net_id`` (a sandbox extension of the API)."""
+        path = f"/networks/{segment('net_id', net_id)}/attachments"
+        return self._list(path, "attachment", "networks:read")
+
+    def attach(self, net_id: str, vm_id: str, private_ip: str | None = None) -> dict:
+        """Attach VM ``vm_id`` to network ``net_id`` (same region); returns the attachment."""
+        segment("vm_id", vm_id)
+        body: dict[str, Any] = {"vmId": vm_id}
+        if private_ip is not None:
+            if not isinstance(private_ip, str) or not private_ip:
+                raise ValueError(f"private_ip must be an IP address string, got {private_ip!r}")
+            body["privateIp"] = private_ip
+        path = f"/networks/{segment('net_id', net_id)}/attachments"
+        return self._one("POST", path, "attachment", "networks:write", json=body)
+
+    def detach(self, net_id: str, vm_id: str) -> dict:
+        """Detach VM ``vm_id``; the record goes even when the upstream detach fails."""
+        path = f"/networks/{segment('net_id', net_id)}/attachments/{segment('vm_id', vm_id)}"
+        return self._one("DELETE", path, "detachment", "networks:write")
+
+
+class Wallet(_Resource):
+    def get(self) -> dict:
+        """The wallet: ``id, balance, createdAt, updatedAt`` (balance in any of its forms)."""
+        return self._one("GET", "/wallet", "wallet", "billing:read")
+
+
+class Webhooks(_Resource):
+    def create(self, url: str, events: Sequence[str], description: str = "") -> dict:
+        """Subscribe ``url`` (HTTPS) to ``events``; the answer holds ``secret``, shown only once."""
+        if not isinstance(url, str) or not url:
+            raise ValueError(f"url must be an HTTPS URL string, got {url!r}")
+        if isinstance(events, str) or not all(isinstance(e, str) for e in events):
+            raise ValueError(
+                f"events must be a list of event names such as ['vm.stopped'], got {events!r}"
+            )
+        if not isinstance(description, str):
+            raise ValueError(f"description must be a string, got {description!r}")
+        body = {"url": url, "events": list(events), "description": description}
+        return self._one("POST", "/webhooks", "new webhook", "webhooks:write", json=body)
+
+    def list(self) -> list[dict]:
+        """Every subscription (never with ``secret``)."""
+        return self._list("/webhooks", "webhook", "webhooks:read")
+
+    def set_active(self, wh_id: str, active: bool) -> dict:
+        """Enable (``True``, also re-enables one disabled after failures) or disable it."""
+        if not isinstance(active, bool):
+            raise ValueError(f"active must be True or False, got {active!r}")
+        path = f"/webhooks/{segment('wh_id', wh_id)}"
+        return self._one("PATCH", path, "webhook", "webhooks:write", json={"isActive": active})
+
+    def deliveries(self, wh_id: str) -> list[dict]:
+        """One record per delivery attempt of subscription ``wh_id``."""
+        path = f"/webhooks/{segment('wh_id', wh_id)}/deliveries"
+        return self._list(path, "delivery", "webhooks:read")

@@ -1,0 +1,91 @@
+"""VMs: list, get, stop (optionally waiting), and the bulk pull ``all``."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+
+from svcnb.client._bulk import pull_vms
+from svcnb.client._paging import read_all
+from svcnb.client._records import RecordParser
+from svcnb.client._request import Requester
+from svcnb.client._resources import _Resource, segment
+
+STOP_POLL_FIRST_SECONDS = 0.5
+STOP_POLL_MAX_SECONDS = 5.0
+
+
+class VMs(_Resource):
+    def __init__(
+        self, requester: Requester, records: RecordParser, progress: Callable[[], bool]
+    ) -> None:
+        super().__init__(requester, records)
+        self._progress = progress
+
+    def list(self) -> list[dict]:
+        """Every VM summary (all pages): the VM object without sshKeys, firewalls,
+        privateNetworks."""
+        return self._records.many("vm", read_all(self._req, "/vms", "vm", scope="vms:read"))
+
+    def get(self, vm_id: str) -> dict:
+        """The full VM object, with ``sshKeys``, ``firewalls`` and ``privateNetworks``."""
+        return self._one("GET", f"/vms/{segment('vm_id', vm_id)}", "vm", "vms:read")
+
+    def stop(self, vm_id: str, wait: bool = False, timeout: float = 120.0) -> str:
+        """Queue a graceful stop; returns the action id.
+
+        With ``wait=True`` it polls the VM until its status is ``stopped`` and raises
+        ``TimeoutError`` after ``timeout`` seconds (the action may still complete later).
+        A stop whose answer is lost is retried with the same Idempotency-Key, so it queues one
+        action only.
+        """
+        if timeout is None or timeout <= 0:
+            raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
+        path = f"/vms/{segment('vm_id', vm_id)}/stop"
+        reply = self._req.request("POST", path, scope="vms:write")
+        action_id = str(self._records.one("action", reply.data)["actionId"])
+        if wait:
+            self._wait_stopped(vm_id, action_id, timeout)
+        return action_id
+
+    def _wait_stopped(self, vm_id: str, action_id: str, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        interval = STOP_POLL_FIRST_SECONDS
+        while True:
+            status = self.get(vm_id).get("status")
+            if status == "stopped":
+                return
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(
+                    f"VM {vm_id} did not reach 'stopped' within {timeout:g}s (action "
+                    f"{action_id}, status now {status!r}); the stop may still complete: check "
+                    "again later or pass a longer timeout"
+                )
+            time.sleep(min(interval, left))
+            interval = min(interval * 2, STOP_POLL_MAX_SECONDS)
+
+    def all(
+        self,
+        details: bool = True,
+        previous: Iterable[dict] | None = None,
+        progress: bool | None = None,
+        workers: int = 8,
+    ) -> list[dict]:
+        """Every VM, pages and details fetched concurrently (threads; fine inside Jupyter).
+
+        ``details=True`` returns full VM objects, else summaries. With ``previous`` (full VM
+        dicts from an earlier pull or a snapshot) details are fetched again only for VMs whose
+        ``updatedAt`` moved or that are new. Before starting it logs (and shows on the bar) how
+        many requests it will send and how long that takes at the current rate limit;
+        ``progress=False`` hides the ``tqdm`` bar (default: the Client's ``progress``).
+        """
+        if not isinstance(details, bool):
+            raise ValueError(f"details must be True or False, got {details!r}")
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+        show = self._progress() if progress is None else bool(progress)
+        return pull_vms(
+            self._req, self._records, details=details, previous=previous, progress=show,
+            workers=workers,
+        )

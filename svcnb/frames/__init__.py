@@ -1,0 +1,50 @@
+"""API records -> typed pandas DataFrames, one function per resource, one schema table each.
+
+``SCHEMAS[name]`` maps every column to ``(source path, dtype)``; ``KEYS[name]`` names the columns
+that identify a row. Datetimes are ``datetime64[ns, UTC]``, integers ``Int64``, booleans
+``boolean``, text ``string``, lists ``object`` holding lists of str, money ``Float64`` plus
+``*_currency`` and ``*_raw``. Empty input gives an empty frame with the same columns and dtypes.
+A value of the wrong type raises ``RecordError`` naming the frame, the record id and the field.
+"""
+
+from __future__ import annotations
+
+from ._build import RecordError, empty
+from ._money import Money, parse_money
+from ._records import vm_records
+from ._resources import (
+    attachments,
+    deliveries,
+    firewall_rules,
+    firewalls,
+    networks,
+    vm_firewalls,
+    vm_private_networks,
+    vm_ssh_keys,
+    vms,
+    wallet,
+    webhooks,
+)
+from ._schema import KEYS, SCHEMAS, Field
+
+__all__ = [
+    "KEYS",
+    "SCHEMAS",
+    "Field",
+    "Money",
+    "RecordError",
+    "attachments",
+    "deliveries",
+    "empty",
+    "firewall_rules",
+    "firewalls",
+    "networks",
+    "parse_money",
+    "vm_firewalls",
+    "vm_private_networks",
+    "vm_records",
+    "vm_ssh_keys",
+    "vms",
+    "wallet",
+    "webhooks",
+]

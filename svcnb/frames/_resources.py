@@ -1,0 +1,110 @@
+"""One function per frame: API records in, typed DataFrame out.
+
+Columns and dtypes of every frame are in ``SCHEMAS`` (``svcnb.frames._schema``); keys in ``KEYS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pandas as pd
+
+from ._build import RecordError, build
+
+
+def vms(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per VM, from VM objects (``GET /vms`` summaries or ``GET /vms/{id}``).
+
+    Returns ``SCHEMAS["vms"]``: region, plan, osTemplate and billing flattened; the price from
+    ``billing.priceMonthly``, else ``plan.priceMonthly``, as ``price_monthly_amount`` (Float64),
+    ``price_monthly_currency`` (NA unless the object form stated it) and ``price_monthly_raw``;
+    ``bandwidth_pack_bytes`` parsed from its decimal string. Units are the API's: ram MiB,
+    disk GiB, bandwidth GiB per month, network speed Mbit/s.
+    """
+    return build("vms", records)
+
+
+def _links(resource: str, vm_records: Iterable[Mapping[str, Any]], field: str) -> pd.DataFrame:
+    rows: list[dict[str, Any]] = []
+    ids: list[str] = []
+    for i, vm in enumerate(vm_records):
+        if not isinstance(vm, Mapping):
+            raise RecordError(resource, i, "<record>", f"expected a VM object, got {vm!r:.40}")
+        items = vm.get(field)
+        if items is None:  # a summary from GET /vms: no links listed
+            continue
+        if not isinstance(items, list):
+            raise RecordError(resource, vm.get("id"), field, "expected a list of objects")
+        for item in items:
+            if not isinstance(item, Mapping):
+                raise RecordError(resource, vm.get("id"), field, f"expected an object: {item!r:.40}")
+            rows.append({**item, "vmId": vm.get("id")})
+            ids.append(f"{vm.get('id')}/{item.get('id')}")
+    return build(resource, rows, ids)
+
+
+def vm_ssh_keys(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per (VM, SSH key) from full VM objects: vm_id, ssh_key_id, name, fingerprint."""
+    return _links("vm_ssh_keys", records, "sshKeys")
+
+
+def vm_firewalls(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per (VM, firewall) from full VM objects: vm_id, firewall_id, name."""
+    return _links("vm_firewalls", records, "firewalls")
+
+
+def vm_private_networks(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per (VM, private network) from full VM objects: vm_id, network_id, name."""
+    return _links("vm_private_networks", records, "privateNetworks")
+
+
+def firewalls(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per firewall: id, name, description, created_at, updated_at."""
+    return build("firewalls", records)
+
+
+def firewall_rules(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per rule: id, firewall_id, position, direction, action, protocol, port,
+    source_ips and dest_ips (lists of str; ``[]`` means any), description, created_at,
+    updated_at. Values are kept as sent (a port ``"ssh"`` stays), for the audit to judge."""
+    return build("firewall_rules", records)
+
+
+def networks(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per private network: id, name, region_slug, region_name, ip_range, created_at,
+    updated_at."""
+    return build("networks", records)
+
+
+def attachments(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per attachment: id, vm_id, network_id, private_ip, net_interface, attached_at."""
+    return build("attachments", records)
+
+
+def wallet(records: Mapping[str, Any] | Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per wallet (``GET /wallet`` gives one; a single dict is accepted): id,
+    balance_raw, balance_amount, balance_currency, created_at, updated_at."""
+    if isinstance(records, Mapping):
+        records = [records]
+    return build("wallet", records)
+
+
+def webhooks(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per webhook subscription: id, url, events (list of str), description, is_active,
+    consecutive_failures, created_at, updated_at. The secret is never a column."""
+    return build("webhooks", records)
+
+
+def deliveries(
+    records: Iterable[Mapping[str, Any]], webhook_id: str | None = None
+) -> pd.DataFrame:
+    """One row per delivery attempt: id, webhook_id, event_id, event, url, status_code (NA when
+    no answer came), success, attempts, error, created_at, last_attempt_at.
+
+    The API's delivery records do not name their webhook: pass ``webhook_id`` for records listed
+    under one webhook, or give each record a ``webhookId`` key.
+    """
+    if webhook_id is not None:
+        records = [{**r, "webhookId": webhook_id} for r in records]
+    return build("deliveries", records)

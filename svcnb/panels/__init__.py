@@ -1,0 +1,24 @@
+"""ipywidgets panels over svcnb's client, store and reports (the only package importing widgets).
+
+Each panel is a plain class whose methods its widgets call, so tests and notebooks drive it by
+setting ``.value`` and calling ``.click()``; ``panel.widget`` is what is displayed, and a panel
+displays itself when it is the last expression of a cell.
+"""
+
+from __future__ import annotations
+
+from svcnb.panels._audit import FirewallAuditPanel
+# TEMP from svcnb.panels._bandwidth import BandwidthPanel
+from svcnb.panels._billing import BillingPanel
+from svcnb.panels._rules import RuleEditor
+from svcnb.panels._vms import VmPanel
+# TEMP from svcnb.panels._webhooks import WebhooksPanel
+
+__all__ = [
+    "BandwidthPanel",
+    "BillingPanel",
+    "FirewallAuditPanel",
+    "RuleEditor",
+    "VmPanel",
+    "WebhooksPanel",
+]

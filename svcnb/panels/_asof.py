@@ -1,0 +1,188 @@
+"""The part every "as of a snapshot" report panel shares: date slider, tables, plots, CSV export.
+
+A subclass names its report in ``name`` and implements ``compute(at)`` (the report's frames as
+of snapshot time ``at``), ``summary_html()``, and ``draw()`` (PNG plots); the base keeps the
+slider over the store's snapshots, shows one table per frame, and exports any of them to CSV.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from pathlib import Path
+from typing import Any
+
+import ipywidgets as widgets
+import pandas as pd
+
+from svcnb.panels._messages import banner, show, shown_in
+from svcnb.panels._render import table
+
+_NO_SNAPSHOT = "no snapshot"
+
+
+def _iso_times(frame: pd.DataFrame) -> pd.DataFrame:
+    out = frame.copy()
+    for col in out.columns:
+        if isinstance(out[col].dtype, pd.DatetimeTZDtype):
+            out[col] = out[col].map(lambda t: t.isoformat() if not pd.isna(t) else "")
+    return out
+
+
+class AsOfPanel:
+    """Base of BillingPanel and BandwidthPanel (see module docstring).
+
+    Widgets (stable attribute names): ``date_slider`` (values are snapshot server times, CSS
+    ``svcnb-date-slider``), ``refresh_button``, ``summary`` (CSS ``svcnb-summary``), ``tables``
+    (name -> HTML), ``plots`` (name -> Image, PNG), ``export_choice`` (which table),
+    ``export_dir``, ``export_button`` (CSS ``svcnb-export``), ``export_message`` (a link to the
+    file written) and ``status`` (CSS ``svcnb-status``).
+    """
+
+    name = "report"
+    table_columns: dict[str, list[str] | None] = {}
+    plot_names: tuple[str, ...] = ()
+
+    def __init__(self, store: Any, *, export_dir: str | os.PathLike[str] = "out") -> None:
+        self.store = store
+        self.at: pd.Timestamp | None = None
+        self.results: dict[str, pd.DataFrame] = {}
+
+        self.date_slider = widgets.SelectionSlider(
+            description="As of",
+            options=[(_NO_SNAPSHOT, None)],
+            continuous_update=False,
+            layout=widgets.Layout(width="95%"),
+        ).add_class("svcnb-date-slider")
+        self.refresh_button = widgets.Button(description="Reload snapshots", icon="refresh")
+        self.summary = widgets.HTML().add_class("svcnb-summary")
+        self.tables = {name: widgets.HTML() for name in self.table_columns}
+        self.plots = {
+            name: widgets.Image(format="png", layout=widgets.Layout(max_width="720px"))
+            for name in self.plot_names
+        }
+        self.export_choice = widgets.Dropdown(
+            description="Export", options=list(self.table_columns)
+        )
+        self.export_dir = widgets.Text(description="to folder", value=str(export_dir))
+        self.export_button = widgets.Button(description="Write CSV", icon="download").add_class(
+            "svcnb-export"
+        )
+        self.export_message = widgets.HTML()
+        self.status = widgets.HTML().add_class("svcnb-status")
+
+        self.date_slider.observe(self._on_slide, names="value")
+        self.refresh_button.on_click(lambda _b: self.refresh())
+        self.export_button.on_click(lambda _b: self.export())
+
+        sections: list[widgets.Widget] = []
+        for name, box in self.tables.items():
+            sections.append(widgets.HTML(f"<h4>{html.escape(name.replace('_', ' '))}</h4>"))
+            sections.append(box)
+        self.widget = widgets.VBox(
+            [
+                widgets.HBox([self.date_slider, self.refresh_button]),
+                self.status,
+                self.summary,
+                *self.plots.values(),
+                *sections,
+                widgets.HBox([self.export_choice, self.export_dir, self.export_button]),
+                self.export_message,
+            ]
+        ).add_class(f"svcnb-{self.name}-panel")
+        self.refresh()
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    # --- what a subclass provides -------------------------------------------------------------
+
+    def compute(self, at: pd.Timestamp) -> dict[str, pd.DataFrame]:
+        """The report's frames as of snapshot server time ``at``, keyed as ``table_columns``."""
+        raise NotImplementedError
+
+    def summary_html(self) -> str:
+        """The key figures of ``self.results`` as HTML."""
+        raise NotImplementedError
+
+    def draw(self) -> dict[str, bytes]:
+        """PNG bytes per plot name, drawn from ``self.results``."""
+        raise NotImplementedError
+
+    # --- slider -----------------------------------------------------------------------------
+
+    def snapshot_times(self) -> list[pd.Timestamp]:
+        """Server times of the store's snapshots, oldest first."""
+        snaps = self.store.snapshots()
+        if snaps.empty:
+            return []
+        return sorted(pd.to_datetime(snaps["server_time"], utc=True).drop_duplicates())
+
+    def refresh(self) -> None:
+        """Read the snapshot list again; the slider moves to the latest snapshot."""
+        with shown_in(self.status, "reading the snapshot list"):
+            times = self.snapshot_times()
+            self.date_slider.unobserve(self._on_slide, names="value")
+            if not times:
+                self.date_slider.options = [(_NO_SNAPSHOT, None)]
+                self.date_slider.disabled = True
+                self.date_slider.observe(self._on_slide, names="value")
+                show(
+                    self.status,
+                    "warn",
+                    "The store holds no snapshot yet. Take one with `svcnb snapshot` or "
+                    "store.take(client), then press Reload snapshots.",
+                )
+                return
+            fmt = "%Y-%m-%d" if len({t.date() for t in times}) == len(times) else "%Y-%m-%d %H:%M"
+            self.date_slider.options = [(t.strftime(fmt), t) for t in times]
+            self.date_slider.disabled = False
+            self.date_slider.value = times[-1]
+            self.date_slider.observe(self._on_slide, names="value")
+            self.show_at(times[-1])
+
+    def _on_slide(self, change: dict) -> None:
+        if change["new"] is not None:
+            self.show_at(change["new"])
+
+    def show_at(self, at: pd.Timestamp) -> None:
+        """Replay the report as of snapshot time ``at`` and redraw tables, plots and figures."""
+        with shown_in(self.status, f"computing the {self.name} report as of {at:%Y-%m-%d %H:%M}"):
+            self.results = self.compute(at)
+            self.at = at
+            for name, box in self.tables.items():
+                frame = self.results.get(name)
+                box.value = (
+                    table(frame, self.table_columns[name], empty="None.")
+                    if frame is not None
+                    else ""
+                )
+            for name, image in self.draw().items():
+                self.plots[name].value = image
+            self.summary.value = self.summary_html()
+            self.export_message.value = ""
+            show(self.status, "info", f"As of the snapshot of {at:%Y-%m-%d %H:%M} UTC.")
+
+    # --- export -----------------------------------------------------------------------------
+
+    def export(self, which: str | None = None) -> Path | None:
+        """Write table ``which`` (default: the one chosen) as CSV, ISO 8601 UTC times; its path."""
+        which = which or self.export_choice.value
+        frame = self.results.get(which)
+        if frame is None or self.at is None:
+            show(self.status, "warn", "Nothing to export yet: no snapshot is shown.")
+            return None
+        folder = Path(self.export_dir.value or ".").expanduser()
+        path = folder / f"{self.name}_{which}_{self.at:%Y%m%d}.csv"
+        with shown_in(self.status, f"writing {path}"):
+            folder.mkdir(parents=True, exist_ok=True)
+            _iso_times(frame).to_csv(path, index=False)
+            href = html.escape(path.as_posix(), quote=True)
+            self.export_message.value = banner(
+                "ok",
+                f"Wrote {len(frame)} rows to <a href='{href}' target='_blank' download>"
+                f"{html.escape(str(path))}</a> (absolute: {html.escape(str(path.resolve()))}).",
+                raw_html=True,
+            )
+            return path
+        return None

@@ -1,0 +1,129 @@
+"""BillingPanel: the billing report as it stood at any snapshot, chosen with a date slider."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import pandas as pd
+
+from svcnb.panels._asof import AsOfPanel
+from svcnb.panels._render import png
+from svcnb.reports import billing
+
+
+def _money(amount: Any, currency: Any) -> str:
+    if amount is None or pd.isna(amount):
+        return "unknown"
+    unit = "" if currency is None or pd.isna(currency) else f" {currency}"
+    return f"{float(amount):,.2f}{unit}"
+
+
+def _date(value: Any) -> str:
+    return "none within the horizon" if value is None or pd.isna(value) else f"{value:%Y-%m-%d}"
+
+
+class BillingPanel(AsOfPanel):
+    """Finance's view: renewals, run rate, runway and overdue VMs as of the chosen snapshot.
+
+    Tables (``tables`` and export names): ``renewals_due`` (within_days, currency, renewals,
+    amount, unpriced), ``renewals`` (the next ``within`` days: renewal_at, vm_id, name,
+    plan_slug, region_slug, amount, currency), ``run_rate`` (plan_slug, currency, vms,
+    monthly_amount), ``overdue`` and ``balance_history``. Plots: ``renewals`` (calendar) and
+    ``balance`` (history, projection and runway). ``figures`` holds the headline numbers shown
+    in ``summary``: balance, currency, runway_at, runway_vm, low_balance_at, due_7d, due_30d,
+    due_90d (amount in the wallet's currency).
+    """
+
+    name = "billing"
+    table_columns = {
+        "renewals_due": ["within_days", "currency", "renewals", "amount", "unpriced"],
+        "renewals": [
+            "renewal_at",
+            "days_until",
+            "name",
+            "vm_id",
+            "plan_slug",
+            "region_slug",
+            "billing_status",
+            "amount",
+            "currency",
+        ],
+        "run_rate": ["plan_slug", "currency", "vms", "monthly_amount"],
+        "overdue": ["name", "vm_id", "status", "billing_status", "days_overdue", "amount"],
+        "balance_history": ["server_time", "balance", "currency"],
+    }
+    plot_names = ("renewals", "balance")
+
+    def __init__(self, store: Any, *, within: str = "30D", horizon: str = "365D", **kw: Any):
+        self.within = within
+        self.horizon = horizon
+        self.figures: dict[str, Any] = {}
+        super().__init__(store, **kw)
+
+    def compute(self, at: pd.Timestamp) -> dict[str, pd.DataFrame]:
+        # One load of the snapshot's frames feeds every billing function.
+        inputs = billing.renewals.inputs(self.store, at)
+        vms, wallet, now = inputs["vms"], inputs["wallet"], inputs["now"]
+        history = billing.balance_history.from_store(self.store, at=at)
+        results = {
+            "renewals_due": billing.renewals_due(vms, wallet, now=now),
+            "renewals": billing.renewals(vms, wallet, now=now, within=self.within),
+            "run_rate": billing.run_rate(vms, wallet, now=now),
+            "overdue": billing.overdue(vms, now=now),
+            "balance_history": history,
+            "runway": billing.runway(vms, wallet, now=now, horizon=self.horizon),
+            "low_balance": billing.low_balance_forecast(vms, wallet, now=now, horizon=self.horizon),
+            "schedule": billing.renewal_schedule(vms, wallet, now=now, horizon="90D"),
+        }
+        runway = results["runway"].iloc[0]
+        due = results["renewals_due"]
+        currency = runway["currency"]
+        self.figures = {
+            "as_of": now,
+            "balance": float(runway["balance"]),
+            "currency": None if pd.isna(currency) else str(currency),
+            "runway_at": runway["runway_at"],
+            "runway_vm": None if pd.isna(runway["name"]) else str(runway["name"]),
+            "low_balance_at": results["low_balance"]["low_at"].iloc[0],
+        }
+        for days in (7, 30, 90):
+            mine = due[(due["within_days"] == days)]
+            if not pd.isna(currency):
+                mine = mine[mine["currency"] == currency]
+            self.figures[f"due_{days}d"] = float(mine["amount"].sum()) if len(mine) else 0.0
+        return results
+
+    def summary_html(self) -> str:
+        f = self.figures
+        cur = f["currency"]
+        rows = [
+            ("Wallet balance", _money(f["balance"], cur)),
+            (
+                "Renewals due in 7 / 30 / 90 days",
+                " / ".join(_money(f[f"due_{d}d"], cur) for d in (7, 30, 90)),
+            ),
+            (
+                "Runway: first renewal the wallet cannot pay",
+                _date(f["runway_at"]) + (f" ({f['runway_vm']})" if f["runway_vm"] else ""),
+            ),
+            ("Balance falls below the next week's renewals", _date(f["low_balance_at"])),
+        ]
+        body = "".join(
+            f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in rows
+        )
+        return (
+            f"<b>Billing as of {f['as_of']:%Y-%m-%d %H:%M} UTC</b>"
+            f'<table class="svcnb-table svcnb-figures">{body}</table>'
+        )
+
+    def draw(self) -> dict[str, bytes]:
+        r = self.results
+        return {
+            "renewals": png(lambda ax: billing.plot_renewals(r["renewals"], ax=ax)),
+            "balance": png(
+                lambda ax: billing.plot_balance(
+                    r["balance_history"], r["schedule"], r["runway"], ax=ax
+                )
+            ),
+        }

@@ -1,0 +1,145 @@
+"""svcnb errors turned into inline words for a panel's status line.
+
+A panel never lets an exception reach the notebook as a traceback: every handler runs inside
+``shown_in(status, doing)``, which writes one sentence saying what went wrong and what to do.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Literal
+
+import ipywidgets as widgets
+
+from svcnb import errors
+
+Kind = Literal["ok", "info", "warn", "error"]
+
+# A token must never reach the page, even if some layer below forgot to mask it.
+_TOKEN = re.compile(r"svc_[A-Za-z0-9_\-\.]{5,}")
+
+_COLOURS = {
+    "ok": ("#1e6b2e", "#e7f5ea"),
+    "info": ("#1d4f7a", "#e8f1fa"),
+    "warn": ("#7a5200", "#fff5dc"),
+    "error": ("#8a1c1c", "#fdeaea"),
+}
+
+
+def redact(text: str) -> str:
+    """``text`` with anything shaped like an API token replaced by ``svc_…``."""
+    return _TOKEN.sub("svc_…", text)
+
+
+def _api_message(exc: BaseException) -> str:
+    message = getattr(exc, "message", None) or str(exc)
+    return str(message).rstrip(".")
+
+
+def describe(exc: BaseException, doing: str) -> tuple[Kind, str]:
+    """One sentence for ``exc`` raised while ``doing`` (e.g. "stopping web-1"), and its kind.
+
+    The sentence says what was wrong and what the user can do about it.
+    """
+    msg = _api_message(exc)
+    if isinstance(exc, errors.ScopeError):
+        scope = getattr(exc, "scope", None) or "the required"
+        text = (
+            f"Not allowed {doing}: the API token lacks the {scope} scope. Create a token with "
+            f"{scope} in the account dashboard (API keys) and connect with it."
+        )
+    elif isinstance(exc, errors.AuthError):
+        text = (
+            f"The API token was rejected {doing} (401: missing, expired, revoked or deleted). "
+            "Set SVC_API_KEY to a valid token and reconnect."
+        )
+    elif isinstance(exc, errors.RateLimited):
+        wait = getattr(exc, "retry_after", None)
+        after = f"wait {float(wait):.0f} s" if wait is not None else "wait a minute"
+        text = (
+            f"The API rate limit was reached {doing} and retries ran out ({msg}). "
+            f"Nothing more was sent; {after} and try again."
+        )
+        return "warn", redact(text)
+    elif isinstance(exc, errors.Conflict):
+        text = f"Refused {doing} (409 conflict): {msg}. Refresh to see the current state."
+        return "warn", redact(text)
+    elif isinstance(exc, errors.UpstreamSyncError):
+        text = (
+            f"The service stored the change {doing} but could not sync it upstream (502): {msg}. "
+            "The rule below was read again after the failure; check it and save again if needed."
+        )
+    elif isinstance(exc, errors.ValidationError):
+        field = getattr(exc, "field", None)
+        where = f" in {field}" if field else ""
+        text = f"The service refused a value{where} {doing} (422): {msg}. Correct it and retry."
+    elif isinstance(exc, errors.NotFound):
+        text = f"Not found {doing} (404): {msg}. It may have been deleted; refresh the list."
+    elif isinstance(exc, errors.ServerError):
+        status = getattr(exc, "status", "5xx")
+        text = f"The service failed {doing} ({status}): {msg}. Try again in a moment."
+    elif isinstance(exc, errors.TransportError):
+        text = f"No answer from the service {doing}: {msg}. Check the connection and retry."
+    elif isinstance(exc, errors.SvcnbError):
+        text = f"Failed {doing}: {msg}."
+    elif isinstance(exc, ValueError):
+        text = f"Not sent {doing}: {msg}."
+    else:
+        text = f"Unexpected {type(exc).__name__} {doing}: {msg}. Please report this."
+    return "error", redact(text)
+
+
+def banner(kind: Kind, text: str, *, raw_html: bool = False) -> str:
+    """``text`` as a small coloured HTML box; ``text`` is escaped unless ``raw_html``."""
+    fg, bg = _COLOURS[kind]
+    body = text if raw_html else html.escape(redact(text))
+    return (
+        f'<div class="svcnb-msg svcnb-msg-{kind}" style="color:{fg};background:{bg};'
+        f'padding:4px 8px;border-radius:4px;margin:2px 0">{body}</div>'
+    )
+
+
+def show(status: widgets.HTML, kind: Kind, text: str) -> None:
+    """Put ``text`` into the ``status`` widget as a ``kind`` message."""
+    status.value = banner(kind, text)
+
+
+@contextmanager
+def shown_in(status: widgets.HTML, doing: str) -> Iterator[None]:
+    """Run the block; any exception becomes a sentence in ``status`` instead of a traceback."""
+    try:
+        yield
+    except Exception as exc:  # noqa: BLE001 - a widget handler must never raise into the page
+        kind, text = describe(exc, doing)
+        show(status, kind, text)
+
+
+class RateWait:
+    """Seconds the client spent waiting on the rate limit during a block (from ``client.stats``)."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        self.seconds = 0.0
+
+    def _waited(self) -> float:
+        stats = getattr(self._client, "stats", None) or {}
+        try:
+            return float(stats.get("waited_seconds", 0.0) or 0.0)
+        except (TypeError, ValueError):
+            return 0.0
+
+    def __enter__(self) -> RateWait:
+        self._start = self._waited()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.seconds = max(0.0, self._waited() - self._start)
+
+    def words(self) -> str:
+        """A sentence for the status line, or "" when no wait worth mentioning happened."""
+        if self.seconds < 0.05:
+            return ""
+        return f" Waited {self.seconds:.1f} s for the API rate limit."

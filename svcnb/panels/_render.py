@@ -1,0 +1,88 @@
+"""HTML tables and PNG plots for panels: what a widget shows, built from frames and Figures."""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from svcnb.panels._messages import redact
+
+_TABLE_STYLE = (
+    "<style>.svcnb-table{border-collapse:collapse;font-size:12px}"
+    ".svcnb-table th,.svcnb-table td{border:1px solid #ccc;padding:2px 6px;text-align:left}"
+    ".svcnb-table th{background:#f3f3f3}</style>"
+)
+
+
+def cell(value: Any) -> str:
+    """A value as escaped text for a table cell; lists joined, missing values blank."""
+    if isinstance(value, list | tuple):
+        return html.escape(", ".join(str(v) for v in value)) or "<i>any</i>"
+    if value is None or (not isinstance(value, str | bytes) and _is_missing(value)):
+        return ""
+    if isinstance(value, pd.Timestamp):
+        return html.escape(value.strftime("%Y-%m-%d %H:%M"))
+    if isinstance(value, float):
+        return f"{value:,.2f}"
+    return html.escape(redact(str(value)))
+
+
+def flag(value: Any) -> bool:
+    """A nullable boolean cell as a plain bool; unknown counts as False."""
+    return False if value is None or _is_missing(value) else bool(value)
+
+
+def _is_missing(value: Any) -> bool:
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def table(
+    rows: pd.DataFrame | Iterable[Mapping[str, Any]],
+    columns: Sequence[str] | None = None,
+    *,
+    empty: str = "Nothing to show.",
+    limit: int = 200,
+) -> str:
+    """Escaped HTML table of ``rows`` (a frame or dicts), ``columns`` in order, ``limit`` rows.
+
+    Columns missing from ``rows`` are left out rather than raising, so a panel keeps working when
+    a report adds or drops a column.
+    """
+    frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
+    if columns is not None:
+        frame = frame[[c for c in columns if c in frame.columns]]
+    if frame.empty:
+        return f"<p><i>{html.escape(empty)}</i></p>"
+    shown = frame.head(limit)
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in shown.columns)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{cell(v)}</td>" for v in row) + "</tr>"
+        for row in shown.itertuples(index=False, name=None)
+    )
+    more = f"<p><i>{len(frame) - limit} more rows not shown.</i></p>" if len(frame) > limit else ""
+    return f'{_TABLE_STYLE}<table class="svcnb-table"><tr>{head}</tr>{body}</table>{more}'
+
+
+def png(draw: Callable[[Any], Any], *, size: tuple[float, float] = (7.0, 3.2)) -> bytes:
+    """PNG bytes of a new Figure (no pyplot, so nothing leaks) after ``draw(ax)`` drew on it."""
+    fig = Figure(figsize=size, dpi=100)
+    ax = fig.subplots()
+    draw(ax)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
+
+
+def to_json(value: Any) -> str:
+    """``value`` as compact JSON, for audit records and diffs (lists and numbers kept typed)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)

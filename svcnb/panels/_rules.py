@@ -1,0 +1,419 @@
+"""RuleEditor: edit one firewall rule with per-field validation, a diff, and an audit record."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as widgets
+import pandas as pd
+
+from svcnb import errors
+
+# The client's own pre-send check, called one field at a time, so the form refuses exactly what
+# update_rule would refuse. (Private module until the client exports a per-field validator.)
+from svcnb.client._validate import rule_update
+from svcnb.panels._messages import RateWait, banner, describe, show, shown_in
+from svcnb.panels._render import cell, table, to_json
+
+# API field -> label shown next to its input
+EDITABLE = {
+    "position": "Position",
+    "port": "Port",
+    "sourceIps": "Source IPs",
+    "destIps": "Dest IPs",
+    "description": "Description",
+}
+_LIST_FIELDS = {"sourceIps", "destIps"}
+_SPLIT = re.compile(r"[\s,]+")
+_RULE_COLUMNS = [
+    "id",
+    "position",
+    "direction",
+    "action",
+    "protocol",
+    "port",
+    "sourceIps",
+    "destIps",
+    "description",
+    "updatedAt",
+]
+
+
+def _as_text(field: str, value: Any) -> str:
+    if field in _LIST_FIELDS:
+        return "\n".join(str(v) for v in (value or []))
+    return "" if value is None else str(value)
+
+
+def _parse(field: str, text: str) -> Any:
+    """The typed value of a field's input text; ValueError naming the field if it has no type."""
+    if field == "position":
+        stripped = text.strip()
+        if not re.fullmatch(r"[+-]?\d+", stripped):
+            raise ValueError(f"position must be a whole number, got {stripped!r}")
+        return int(stripped)
+    if field in _LIST_FIELDS:
+        return [part for part in _SPLIT.split(text.strip()) if part]
+    return text
+
+
+def _rule_label(rule: dict) -> str:
+    port = rule.get("port") or "—"
+    desc = str(rule.get("description") or "")[:40]
+    return (
+        f"{rule.get('position')} · {rule.get('direction')} {rule.get('action')} "
+        f"{rule.get('protocol')} port {port} · {desc} ({rule.get('id')})"
+    )
+
+
+class RuleEditor:
+    """Pick a firewall and a rule, edit it in a validated form, review the diff, save, audit.
+
+    Reads firewall records ``{id, name}`` and rule records with the API's keys (position, port,
+    sourceIps, destIps, description, ...). Every save is appended to ``store.append_audit`` with
+    time, firewall_id, rule_id, before, after (JSON of the changed fields), outcome and detail;
+    ``audit_log()`` returns them as a frame.
+
+    Widgets (stable attribute names): ``firewall_picker``, ``rule_picker``, one input per
+    editable field in ``inputs`` (``position``, ``port`` (CSS ``svcnb-port``), ``source_ips``,
+    ``dest_ips``, ``description``) each with its message widget in ``messages`` (``port_error``
+    has CSS ``svcnb-port-error``), ``diff``, ``save_button`` (CSS ``svcnb-save``),
+    ``reset_button``, ``reread`` (the rule as read again after a failed sync), ``history``
+    (this rule's audit entries) and ``status`` (CSS ``svcnb-status``).
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        store: Any,
+        *,
+        clock: Callable[[], pd.Timestamp] | None = None,
+    ) -> None:
+        self.client = client
+        self.store = store
+        self._clock = clock or (lambda: pd.Timestamp.now(tz="UTC"))
+        self.firewalls: list[dict] = []
+        self.rules: list[dict] = []
+        self.rule: dict | None = None
+
+        self.firewall_picker = widgets.Dropdown(description="Firewall", options=[])
+        self.rule_picker = widgets.Dropdown(
+            description="Rule", options=[], layout=widgets.Layout(width="95%")
+        )
+        self.position = widgets.Text(description="Position", continuous_update=True)
+        self.port = widgets.Text(
+            description="Port", placeholder='22, 80,443, 8000-8100, any or "" (ICMP)'
+        ).add_class("svcnb-port")
+        self.source_ips = widgets.Textarea(
+            description="Source IPs", placeholder="one CIDR or address per line; empty = any"
+        ).add_class("svcnb-source-ips")
+        self.dest_ips = widgets.Textarea(
+            description="Dest IPs", placeholder="one CIDR or address per line; empty = any"
+        ).add_class("svcnb-dest-ips")
+        self.description = widgets.Textarea(description="Description").add_class(
+            "svcnb-description"
+        )
+        self.inputs: dict[str, widgets.Text | widgets.Textarea] = {
+            "position": self.position,
+            "port": self.port,
+            "sourceIps": self.source_ips,
+            "destIps": self.dest_ips,
+            "description": self.description,
+        }
+        self.position_error = widgets.HTML()
+        self.port_error = widgets.HTML().add_class("svcnb-port-error")
+        self.source_ips_error = widgets.HTML()
+        self.dest_ips_error = widgets.HTML()
+        self.description_error = widgets.HTML()
+        self.messages: dict[str, widgets.HTML] = {
+            "position": self.position_error,
+            "port": self.port_error,
+            "sourceIps": self.source_ips_error,
+            "destIps": self.dest_ips_error,
+            "description": self.description_error,
+        }
+        for field, box in self.inputs.items():
+            box.continuous_update = True
+            box.observe(self._on_edit, names="value")
+            self.messages[field].add_class(f"svcnb-{field.lower()}-error")
+        self.diff = widgets.HTML().add_class("svcnb-diff")
+        self.save_button = widgets.Button(
+            description="Save", button_style="primary", icon="save", disabled=True
+        ).add_class("svcnb-save")
+        self.reset_button = widgets.Button(description="Undo edits", disabled=True)
+        self.reread = widgets.HTML().add_class("svcnb-reread")
+        self.history = widgets.HTML()
+        self.status = widgets.HTML().add_class("svcnb-status")
+
+        self.firewall_picker.observe(self._on_firewall, names="value")
+        self.rule_picker.observe(self._on_rule, names="value")
+        self.save_button.on_click(lambda _b: self.save())
+        self.reset_button.on_click(lambda _b: self._fill())
+
+        self.widget = widgets.VBox(
+            [
+                self.firewall_picker,
+                self.rule_picker,
+                *[widgets.VBox([self.inputs[f], self.messages[f]]) for f in EDITABLE],
+                self.diff,
+                widgets.HBox([self.save_button, self.reset_button]),
+                self.status,
+                self.reread,
+                self.history,
+            ]
+        ).add_class("svcnb-rule-editor")
+        self.load_firewalls()
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    # --- choosing ---------------------------------------------------------------------------
+
+    def load_firewalls(self) -> None:
+        """Read the firewalls into the picker (keeping the chosen one when it still exists)."""
+        with shown_in(self.status, "reading the firewalls"):
+            self.firewalls = list(self.client.firewalls.list())
+            keep = self.firewall_picker.value
+            ids = [str(fw["id"]) for fw in self.firewalls]
+            self.firewall_picker.unobserve(self._on_firewall, names="value")
+            self.firewall_picker.options = [
+                (f"{fw.get('name')} ({fw['id']})", str(fw["id"])) for fw in self.firewalls
+            ]
+            self.firewall_picker.value = keep if keep in ids else (ids[0] if ids else None)
+            self.firewall_picker.observe(self._on_firewall, names="value")
+            self._on_firewall()
+
+    def _on_firewall(self, _change: object = None) -> None:
+        fw_id = self.firewall_picker.value
+        self.rules = []
+        if fw_id is not None:
+            with shown_in(self.status, f"reading the rules of firewall {fw_id}"):
+                self.rules = sorted(
+                    self.client.firewalls.rules(fw_id), key=lambda r: r.get("position") or 0
+                )
+        self.rule_picker.unobserve(self._on_rule, names="value")
+        self.rule_picker.options = [(_rule_label(r), str(r["id"])) for r in self.rules]
+        self.rule_picker.value = str(self.rules[0]["id"]) if self.rules else None
+        self.rule_picker.observe(self._on_rule, names="value")
+        self._on_rule()
+
+    def _on_rule(self, _change: object = None) -> None:
+        rule_id = self.rule_picker.value
+        self.rule = next((r for r in self.rules if str(r["id"]) == rule_id), None)
+        self.reread.value = ""
+        self._fill()
+        self._show_history()
+
+    def open(self, firewall_id: str, rule_id: str) -> None:
+        """Show rule ``rule_id`` of firewall ``firewall_id`` (the audit panel opens rules so)."""
+        ids = {str(fw["id"]) for fw in self.firewalls}
+        if firewall_id not in ids:
+            self.load_firewalls()
+            ids = {str(fw["id"]) for fw in self.firewalls}
+        if firewall_id not in ids:
+            show(
+                self.status,
+                "error",
+                f"Firewall {firewall_id} is not in the account any more; refresh the audit.",
+            )
+            return
+        if self.firewall_picker.value != firewall_id:
+            self.firewall_picker.value = firewall_id
+        else:
+            self._on_firewall()
+        if rule_id not in {str(r["id"]) for r in self.rules}:
+            show(
+                self.status,
+                "error",
+                f"Rule {rule_id} is not in firewall {firewall_id} any more; refresh the audit.",
+            )
+            return
+        self.rule_picker.value = rule_id
+        show(self.status, "info", f"Editing rule {rule_id} of firewall {firewall_id}.")
+
+    # --- editing ----------------------------------------------------------------------------
+
+    def _fill(self) -> None:
+        for field, box in self.inputs.items():
+            box.unobserve(self._on_edit, names="value")
+            box.value = _as_text(field, self.rule.get(field)) if self.rule else ""
+            box.disabled = self.rule is None
+            box.observe(self._on_edit, names="value")
+        self._on_edit()
+
+    def check(self, field: str) -> tuple[Any, str]:
+        """The typed value of ``field``'s input and its problem ("" when valid).
+
+        The bounds are the client's own (its pre-send check of ``update_rule``), so the form
+        refuses exactly what the client would refuse before sending.
+        """
+        try:
+            value = _parse(field, self.inputs[field].value)
+            rule_update({field: value})
+        except ValueError as exc:
+            return None, str(exc)
+        return value, ""
+
+    def changes(self) -> dict[str, Any]:
+        """API field -> new value, for every valid field whose value differs from the rule's."""
+        if self.rule is None:
+            return {}
+        out = {}
+        for field in EDITABLE:
+            value, problem = self.check(field)
+            if not problem and value != self._current(field):
+                out[field] = value
+        return out
+
+    def _current(self, field: str) -> Any:
+        assert self.rule is not None
+        value = self.rule.get(field)
+        return list(value or []) if field in _LIST_FIELDS else value
+
+    def problems(self) -> dict[str, str]:
+        """API field -> message for every field whose input the client would refuse."""
+        if self.rule is None:
+            return {}
+        return {f: p for f in EDITABLE if (p := self.check(f)[1])}
+
+    def _on_edit(self, _change: object = None) -> None:
+        problems = self.problems()
+        for field, message in self.messages.items():
+            text = problems.get(field, "")
+            message.value = banner("error", text) if text else ""
+        changes = self.changes()
+        if self.rule is None:
+            self.diff.value = "<i>Choose a firewall and a rule.</i>"
+        elif not changes:
+            self.diff.value = "<i>No changes.</i>"
+        else:
+            rows = "".join(
+                f"<tr><td>{EDITABLE[f]}</td><td>{cell(self._current(f))}</td>"
+                f"<td><b>{cell(v)}</b></td></tr>"
+                for f, v in changes.items()
+            )
+            self.diff.value = (
+                "<b>Changes to save</b>"
+                '<table class="svcnb-table"><tr><th>field</th><th>before</th><th>after</th></tr>'
+                f"{rows}</table>"
+            )
+        self.save_button.disabled = bool(problems) or not changes
+        self.reset_button.disabled = not changes and not problems
+
+    # --- saving -----------------------------------------------------------------------------
+
+    def save(self) -> str:
+        """Send the changed fields, record the outcome in the audit log and return it.
+
+        Outcomes: ``saved``, ``upstream_sync_failed`` (stored, not synced; the re-read rule is
+        shown), ``refused`` (not sent: invalid), ``failed`` (the API refused it), ``no_change``.
+        """
+        if self.rule is None:
+            show(self.status, "error", "Choose a firewall and a rule first.")
+            return "no_change"
+        problems = self.problems()
+        if problems:
+            words = "; ".join(problems.values())
+            show(self.status, "error", f"Not saved, fix these fields first: {words}.")
+            return "refused"
+        changes = self.changes()
+        if not changes:
+            show(self.status, "info", "Nothing to save: no field differs from the rule.")
+            return "no_change"
+        fw_id = str(self.firewall_picker.value)
+        rule_id = str(self.rule["id"])
+        before = {f: self._current(f) for f in changes}
+        doing = f"saving rule {rule_id} of firewall {fw_id}"
+        self.reread.value = ""
+        detail = ""
+        with RateWait(self.client) as waited:
+            try:
+                updated = self.client.firewalls.update_rule(fw_id, rule_id, **changes)
+                outcome = "saved"
+            except errors.UpstreamSyncError as exc:
+                outcome = "upstream_sync_failed"
+                detail = describe(exc, doing)[1]
+                updated = exc.rule
+            except Exception as exc:  # noqa: BLE001 - shown inline and audited
+                outcome = "refused" if isinstance(exc, ValueError) else "failed"
+                detail = describe(exc, doing)[1]
+                updated = None
+        if outcome != "refused":  # a refused change never left the machine: nothing to audit
+            self._audit(fw_id, rule_id, before, changes, outcome, detail)
+        if outcome == "saved":
+            assert updated is not None
+            self._replace_rule(updated)
+            summary = ", ".join(
+                f"{EDITABLE[f]} {cell(before[f])} → {cell(v)}" for f, v in changes.items()
+            )
+            show(self.status, "ok", f"Saved rule {rule_id}: {summary}.{waited.words()}")
+        elif outcome == "upstream_sync_failed":
+            self.status.value = banner("error", detail)
+            if updated is not None:
+                self._replace_rule(updated)
+                self.reread.value = "<b>The rule as read again after the failure</b>" + table(
+                    [updated], _RULE_COLUMNS
+                )
+            else:
+                self.reread.value = banner(
+                    "warn", "The rule could not be read again either; press Refresh rules."
+                )
+        else:
+            self.status.value = banner("error", detail)
+        self._show_history()
+        return outcome
+
+    def _replace_rule(self, rule: dict) -> None:
+        self.rules = [rule if str(r["id"]) == str(rule["id"]) else r for r in self.rules]
+        self.rule = rule
+        self.rule_picker.unobserve(self._on_rule, names="value")
+        self.rule_picker.options = [(_rule_label(r), str(r["id"])) for r in self.rules]
+        self.rule_picker.value = str(rule["id"])
+        self.rule_picker.observe(self._on_rule, names="value")
+        self._fill()
+
+    def _audit(
+        self,
+        fw_id: str,
+        rule_id: str,
+        before: dict,
+        after: dict,
+        outcome: str,
+        detail: str,
+    ) -> None:
+        record = {
+            "time": self._clock(),
+            "firewall_id": fw_id,
+            "rule_id": rule_id,
+            "before": to_json(before),
+            "after": to_json(after),
+            "outcome": outcome,
+            "detail": detail,
+        }
+        with shown_in(self.status, "writing the audit log"):
+            self.store.append_audit(record)
+
+    def audit_log(self) -> pd.DataFrame:
+        """The store's audit log (time, firewall_id, rule_id, before, after, outcome, detail)."""
+        return self.store.audit_log()
+
+    def _show_history(self) -> None:
+        if self.rule is None:
+            self.history.value = ""
+            return
+        with shown_in(self.status, "reading the audit log"):
+            log = self.store.audit_log()
+            if log.empty or "rule_id" not in log:
+                self.history.value = ""
+                return
+            mine = log[log["rule_id"] == str(self.rule["id"])]
+            if "time" in mine:
+                mine = mine.sort_values("time", ascending=False)
+            self.history.value = (
+                "<b>Earlier changes to this rule</b>"
+                + table(mine, ["time", "before", "after", "outcome"], limit=10)
+                if not mine.empty
+                else ""
+            )

@@ -1,0 +1,354 @@
+"""VmPanel: filter the fleet, pick VMs, stop them after a confirmation, watch them stop."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import ipywidgets as widgets
+import pandas as pd
+
+from svcnb import errors, frames
+from svcnb.panels._messages import RateWait, banner, describe, show, shown_in
+from svcnb.panels._render import flag, table
+
+_TABLE_COLUMNS = [
+    "name",
+    "id",
+    "status",
+    "region_slug",
+    "plan_slug",
+    "ip_address",
+    "is_protected",
+]
+# Statuses after which watching a stop is pointless: it either worked or cannot any more.
+_FINAL = {"stopped", "terminated", "suspended", "not found"}
+
+
+@dataclass
+class StopAction:
+    """One stop the panel queued and watches."""
+
+    vm_id: str
+    name: str
+    action_id: str
+    status: str = "stopping"
+
+
+def _choices(frame: pd.DataFrame, column: str, label: str) -> list[tuple[str, str]]:
+    values = sorted({str(v) for v in frame[column].dropna()}) if column in frame else []
+    return [(f"all {label}", "")] + [(v, v) for v in values]
+
+
+class VmPanel:
+    """The fleet as a filterable table; selected VMs are stopped after an explicit confirmation.
+
+    Reads the ``vms`` frame columns id, name, hostname, status, region_slug, plan_slug,
+    ip_address and is_protected.
+
+    Widgets (stable attribute names): ``status_filter``, ``region_filter``, ``plan_filter``,
+    ``search``, ``vm_select`` (values are VM ids), ``table``, ``refresh_button``, ``stop_button``
+    (CSS ``svcnb-stop``), ``confirmation``, ``allow_protected``, ``confirm_button`` (CSS
+    ``svcnb-confirm``), ``cancel_button``, ``actions`` (CSS ``svcnb-actions``), ``status`` (CSS
+    ``svcnb-status``). ``widget`` is the whole panel; the panel also displays itself.
+
+    ``watch_interval`` is the seconds between status polls of queued stops, in a background
+    thread; ``None`` turns the thread off so the caller (a test) drives it with ``poll()``.
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        *,
+        watch_interval: float | None = 2.0,
+        watch_timeout: float = 600.0,
+    ) -> None:
+        self.client = client
+        self.watch_interval = watch_interval
+        self.watch_timeout = watch_timeout
+        self.vms = frames.vms([])
+        self.pending: list[str] = []
+        self.actions_by_vm: dict[str, StopAction] = {}
+        self._lock = threading.Lock()
+        self._watcher: threading.Thread | None = None
+
+        self.status_filter = widgets.Dropdown(description="Status", options=[("all statuses", "")])
+        self.region_filter = widgets.Dropdown(description="Region", options=[("all regions", "")])
+        self.plan_filter = widgets.Dropdown(description="Plan", options=[("all plans", "")])
+        self.search = widgets.Text(
+            description="Search", placeholder="name, hostname, IP or id", continuous_update=True
+        )
+        self.vm_select = widgets.SelectMultiple(
+            description="VMs", rows=10, layout=widgets.Layout(width="95%")
+        )
+        self.table = widgets.HTML()
+        self.refresh_button = widgets.Button(description="Refresh", icon="refresh")
+        self.stop_button = widgets.Button(
+            description="Stop…", button_style="warning", icon="stop", disabled=True
+        ).add_class("svcnb-stop")
+        self.confirmation = widgets.HTML()
+        self.allow_protected = widgets.Checkbox(
+            description="Also stop the protected VMs listed above", indent=False
+        )
+        self.confirm_button = widgets.Button(
+            description="Confirm stop", button_style="danger", disabled=True
+        ).add_class("svcnb-confirm")
+        self.cancel_button = widgets.Button(description="Cancel")
+        self.confirm_box = widgets.VBox(
+            [
+                self.confirmation,
+                self.allow_protected,
+                widgets.HBox([self.confirm_button, self.cancel_button]),
+            ],
+            layout=widgets.Layout(display="none"),
+        )
+        self.actions = widgets.HTML().add_class("svcnb-actions")
+        self.status = widgets.HTML().add_class("svcnb-status")
+
+        for w in (self.status_filter, self.region_filter, self.plan_filter, self.search):
+            w.observe(self._on_filter, names="value")
+        self.vm_select.observe(self._on_select, names="value")
+        self.allow_protected.observe(self._on_allow_protected, names="value")
+        self.refresh_button.on_click(lambda _b: self.refresh())
+        self.stop_button.on_click(lambda _b: self.review_stop())
+        self.confirm_button.on_click(lambda _b: self.confirm_stop())
+        self.cancel_button.on_click(lambda _b: self.cancel())
+
+        self.widget = widgets.VBox(
+            [
+                widgets.HBox([self.status_filter, self.region_filter, self.plan_filter]),
+                widgets.HBox([self.search, self.refresh_button]),
+                self.table,
+                self.vm_select,
+                self.stop_button,
+                self.confirm_box,
+                self.actions,
+                self.status,
+            ]
+        ).add_class("svcnb-vm-panel")
+        self.refresh()
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    # --- reading -------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Read the VM list again and redraw; filters and the selection are kept where possible."""
+        with shown_in(self.status, "reading the VM list"), RateWait(self.client) as waited:
+            self.vms = frames.vms(self.client.vms.list())
+            self._set_choices()
+            self._redraw()
+            show(self.status, "info", f"{len(self.vms)} VMs read.{waited.words()}")
+
+    def _set_choices(self) -> None:
+        for dropdown, column, label in (
+            (self.status_filter, "status", "statuses"),
+            (self.region_filter, "region_slug", "regions"),
+            (self.plan_filter, "plan_slug", "plans"),
+        ):
+            keep = dropdown.value
+            dropdown.unobserve(self._on_filter, names="value")
+            dropdown.options = _choices(self.vms, column, label)
+            dropdown.value = keep if keep in {v for _, v in dropdown.options} else ""
+            dropdown.observe(self._on_filter, names="value")
+
+    def filtered(self) -> pd.DataFrame:
+        """The VMs matching the status, region, plan and search filters (same columns as vms)."""
+        frame = self.vms
+        for dropdown, column in (
+            (self.status_filter, "status"),
+            (self.region_filter, "region_slug"),
+            (self.plan_filter, "plan_slug"),
+        ):
+            if dropdown.value:
+                frame = frame[(frame[column] == dropdown.value).fillna(False).astype(bool)]
+        needle = self.search.value.strip().lower()
+        if needle:
+            text = pd.Series("", index=frame.index, dtype="string")
+            for column in ("name", "hostname", "id", "ip_address"):
+                text = text + " " + frame[column].fillna("").astype("string").str.lower()
+            frame = frame[text.str.contains(needle, regex=False).fillna(False).astype(bool)]
+        return frame
+
+    def _redraw(self) -> None:
+        shown = self.filtered()
+        self.table.value = table(shown, _TABLE_COLUMNS, empty="No VM matches the filters.")
+        keep = set(self.vm_select.value)
+        self.vm_select.unobserve(self._on_select, names="value")
+        self.vm_select.options = [
+            (f"{r.name} ({r.id}) · {r.status} · {r.region_slug} · {r.plan_slug}", r.id)
+            for r in shown.itertuples()
+        ]
+        self.vm_select.value = tuple(v for _, v in self.vm_select.options if v in keep)
+        self.vm_select.observe(self._on_select, names="value")
+        self._on_select()
+
+    def _on_filter(self, _change: object = None) -> None:
+        self._redraw()
+
+    def _on_select(self, _change: object = None) -> None:
+        self.stop_button.disabled = not self.vm_select.value
+        self.stop_button.description = (
+            f"Stop {len(self.vm_select.value)} VM(s)…" if self.vm_select.value else "Stop…"
+        )
+
+    # --- stopping --------------------------------------------------------------------------
+
+    def _row(self, vm_id: str) -> pd.Series:
+        return self.vms[self.vms["id"] == vm_id].iloc[0]
+
+    def review_stop(self) -> None:
+        """Show exactly which selected VMs will be stopped, warning on protected ones."""
+        selected = [self._row(v) for v in self.vm_select.value]
+        running = [r for r in selected if str(r["status"]) == "running"]
+        skipped = [r for r in selected if str(r["status"]) != "running"]
+        self.pending = [str(r["id"]) for r in running]
+        protected = [r for r in running if flag(r["is_protected"])]
+        parts = []
+        if running:
+            parts.append(f"<b>These {len(running)} VM(s) will be stopped:</b>")
+            parts.append(
+                table(pd.DataFrame(running), ["name", "id", "region_slug", "is_protected"])
+            )
+        else:
+            parts.append("<b>None of the selected VMs is running; nothing will be stopped.</b>")
+        if skipped:
+            names = ", ".join(f"{r['name']} ({r['status']})" for r in skipped)
+            parts.append(
+                banner("info", f"Not stopped, because only running VMs can be stopped: {names}.")
+            )
+        if protected:
+            names = ", ".join(str(r["name"]) for r in protected)
+            parts.append(
+                banner(
+                    "warn",
+                    f"Protected: {names}. These are marked as protected; tick the box below "
+                    "only if you really mean to stop them.",
+                )
+            )
+        self.confirmation.value = "".join(parts)
+        self.allow_protected.value = False
+        self.allow_protected.layout.display = "" if protected else "none"
+        self.confirm_box.layout.display = ""
+        self._on_allow_protected()
+
+    def _on_allow_protected(self, _change: object = None) -> None:
+        protected = any(flag(self._row(v)["is_protected"]) for v in self.pending)
+        self.confirm_button.disabled = not self.pending or (
+            protected and not self.allow_protected.value
+        )
+        self.confirm_button.description = f"Confirm stop of {len(self.pending)} VM(s)"
+
+    def cancel(self) -> None:
+        """Drop the pending confirmation; nothing is sent."""
+        self.pending = []
+        self.confirm_box.layout.display = "none"
+        self.confirm_button.disabled = True
+        show(self.status, "info", "Stop cancelled; nothing was sent.")
+
+    def confirm_stop(self) -> list[StopAction]:
+        """Queue a stop for each VM in the confirmation (the client adds the Idempotency-Key).
+
+        Returns the actions queued now; failures are shown per VM in the status line.
+        """
+        todo, self.pending = self.pending, []
+        self.confirm_box.layout.display = "none"
+        self.confirm_button.disabled = True
+        queued: list[StopAction] = []
+        problems: list[str] = []
+        with RateWait(self.client) as waited:
+            for vm_id in todo:
+                name = str(self._row(vm_id)["name"])
+                try:
+                    action_id = self.client.vms.stop(vm_id)
+                except Exception as exc:  # noqa: BLE001 - shown to the user, per VM
+                    problems.append(describe(exc, f"stopping {name} ({vm_id})")[1])
+                    continue
+                action = StopAction(vm_id=vm_id, name=name, action_id=str(action_id))
+                with self._lock:
+                    self.actions_by_vm[vm_id] = action
+                queued.append(action)
+        self._draw_actions()
+        words = f"Stop queued for {len(queued)} VM(s); watching until stopped.{waited.words()}"
+        if problems:
+            kind = "warn" if queued else "error"
+            self.status.value = banner(kind, words) + "".join(banner("error", p) for p in problems)
+        else:
+            show(self.status, "ok", words)
+        if queued and self.watch_interval is not None:
+            self._start_watcher()
+        return queued
+
+    # --- watching --------------------------------------------------------------------------
+
+    @property
+    def watching(self) -> list[StopAction]:
+        """Queued stops whose VM has not reached a final status yet."""
+        with self._lock:
+            return [a for a in self.actions_by_vm.values() if a.status not in _FINAL]
+
+    def poll(self) -> bool:
+        """Read the status of every watched VM once; True while some stop is still under way."""
+        open_actions = self.watching
+        if not open_actions:
+            return False
+        with shown_in(self.status, "watching the stops"), RateWait(self.client) as waited:
+            for action in open_actions:
+                try:
+                    status = str(self.client.vms.get(action.vm_id).get("status", action.status))
+                except errors.NotFound:
+                    status = "not found"
+                with self._lock:
+                    action.status = status
+                self.vms.loc[self.vms["id"] == action.vm_id, "status"] = action.status
+            self._draw_actions()
+            self._redraw()
+            left = self.watching
+            if left:
+                show(
+                    self.status,
+                    "info",
+                    f"Waiting for {len(left)} VM(s) to stop.{waited.words()}",
+                )
+            else:
+                done = ", ".join(f"{a.name}: {a.status}" for a in open_actions)
+                show(self.status, "ok", f"All stops finished ({done}).")
+        return bool(self.watching)
+
+    def _draw_actions(self) -> None:
+        with self._lock:
+            rows = [
+                {"vm": a.name, "vm_id": a.vm_id, "action_id": a.action_id, "status": a.status}
+                for a in self.actions_by_vm.values()
+            ]
+        self.actions.value = (
+            "<b>Stop actions</b>" + table(rows, ["vm", "vm_id", "action_id", "status"])
+            if rows
+            else ""
+        )
+
+    def _start_watcher(self) -> None:
+        if self._watcher is not None and self._watcher.is_alive():
+            return
+        self._watcher = threading.Thread(
+            target=self._watch_loop, name="svcnb-vm-watch", daemon=True
+        )
+        self._watcher.start()
+
+    def _watch_loop(self) -> None:
+        assert self.watch_interval is not None
+        deadline = time.monotonic() + self.watch_timeout
+        while time.monotonic() < deadline:
+            time.sleep(self.watch_interval)
+            if not self.poll():
+                return
+        names = ", ".join(a.name for a in self.watching)
+        show(
+            self.status,
+            "warn",
+            f"Stopped watching after {self.watch_timeout:.0f} s; still not stopped: {names}. "
+            "Press Refresh to check again.",
+        )

@@ -1,0 +1,157 @@
+"""WebhooksPanel: subscriptions with their health, their deliveries, and re-enabling one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets as widgets
+import pandas as pd
+
+from svcnb import frames
+from svcnb.panels._messages import RateWait, show, shown_in
+from svcnb.panels._render import flag, table
+from svcnb.reports import webhooks as health_report
+
+_SUBSCRIPTION_COLUMNS = [
+    "url",
+    "id",
+    "is_active",
+    "events",
+    "deliveries",
+    "success_rate",
+    "consecutive_failures",
+    "failures_to_disable",
+]
+_DELIVERY_COLUMNS = [
+    "created_at",
+    "event",
+    "attempts",
+    "status_code",
+    "success",
+    "error",
+    "event_id",
+    "id",
+]
+
+
+class WebhooksPanel:
+    """Webhook subscriptions, their delivery health, and a button to enable one again.
+
+    Reads the ``webhooks`` frame (id, url, events, is_active, consecutive_failures) and the
+    ``deliveries`` frame (webhook_id, created_at, event, attempts, status_code, success, error);
+    health comes from ``svcnb.reports.webhooks``.
+
+    Widgets (stable attribute names): ``subscription_select`` (values are webhook ids),
+    ``table`` (subscriptions with health), ``deliveries_table`` (of the chosen subscription,
+    newest first), ``enable_button`` (CSS ``svcnb-enable``; enabled only for a disabled
+    subscription), ``refresh_button`` and ``status`` (CSS ``svcnb-status``).
+    """
+
+    def __init__(self, client: Any, *, deliveries_shown: int = 50) -> None:
+        self.client = client
+        self.deliveries_shown = deliveries_shown
+        self.webhooks = frames.webhooks([])
+        self.deliveries = frames.deliveries([])
+        self.health = pd.DataFrame()
+
+        self.subscription_select = widgets.Select(
+            description="Subscription", rows=6, layout=widgets.Layout(width="95%")
+        )
+        self.table = widgets.HTML()
+        self.deliveries_table = widgets.HTML()
+        self.enable_button = widgets.Button(
+            description="Enable again", icon="play", button_style="success", disabled=True
+        ).add_class("svcnb-enable")
+        self.refresh_button = widgets.Button(description="Refresh", icon="refresh")
+        self.status = widgets.HTML().add_class("svcnb-status")
+
+        self.subscription_select.observe(self._on_select, names="value")
+        self.enable_button.on_click(lambda _b: self.enable_selected())
+        self.refresh_button.on_click(lambda _b: self.refresh())
+
+        self.widget = widgets.VBox(
+            [
+                self.refresh_button,
+                self.table,
+                self.subscription_select,
+                self.enable_button,
+                self.status,
+                widgets.HTML("<b>Deliveries of the chosen subscription</b>"),
+                self.deliveries_table,
+            ]
+        ).add_class("svcnb-webhooks-panel")
+        self.refresh()
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    def refresh(self) -> None:
+        """Read the subscriptions and every subscription's deliveries again, then redraw."""
+        with (
+            shown_in(self.status, "reading the webhook subscriptions"),
+            RateWait(self.client) as waited,
+        ):
+            subs = self.client.webhooks.list()
+            records = []
+            for sub in subs:
+                for delivery in self.client.webhooks.deliveries(sub["id"]):
+                    # the API's delivery record does not name its subscription; the frame does
+                    records.append({**delivery, "webhookId": sub["id"]})
+            self.webhooks = frames.webhooks(subs)
+            self.deliveries = frames.deliveries(records)
+            self.health = self._health()
+            self._redraw()
+            disabled = int((~self.webhooks["is_active"].fillna(True)).sum())
+            words = f"{len(self.webhooks)} subscriptions, {len(self.deliveries)} delivery records"
+            words += f"; {disabled} disabled." if disabled else "."
+            show(self.status, "warn" if disabled else "info", words + waited.words())
+
+    def _health(self) -> pd.DataFrame:
+        """Subscriptions joined with their health (one row per webhook id)."""
+        health = health_report.health(webhooks=self.webhooks, deliveries=self.deliveries)
+        key = "webhook_id" if "webhook_id" in health else "id"
+        extra = [c for c in health.columns if c not in self.webhooks.columns or c == key]
+        return self.webhooks.merge(
+            health[extra], left_on="id", right_on=key, how="left", suffixes=("", "_health")
+        )
+
+    def _redraw(self) -> None:
+        self.table.value = table(self.health, _SUBSCRIPTION_COLUMNS, empty="No subscription.")
+        keep = self.subscription_select.value
+        self.subscription_select.unobserve(self._on_select, names="value")
+        self.subscription_select.options = [
+            (f"{'active' if flag(r.is_active) else 'DISABLED'} · {r.url} ({r.id})", str(r.id))
+            for r in self.webhooks.itertuples()
+        ]
+        ids = [v for _, v in self.subscription_select.options]
+        self.subscription_select.value = keep if keep in ids else (ids[0] if ids else None)
+        self.subscription_select.observe(self._on_select, names="value")
+        self._on_select()
+
+    def _selected(self) -> pd.Series | None:
+        chosen = self.subscription_select.value
+        rows = self.webhooks[self.webhooks["id"] == chosen]
+        return None if chosen is None or rows.empty else rows.iloc[0]
+
+    def _on_select(self, _change: object = None) -> None:
+        sub = self._selected()
+        self.enable_button.disabled = sub is None or flag(sub["is_active"])
+        if sub is None:
+            self.deliveries_table.value = ""
+            return
+        mine = self.deliveries[self.deliveries["webhook_id"] == sub["id"]]
+        mine = mine.sort_values("created_at", ascending=False)
+        self.deliveries_table.value = table(
+            mine, _DELIVERY_COLUMNS, empty="No delivery yet.", limit=self.deliveries_shown
+        )
+
+    def enable_selected(self) -> None:
+        """Set the chosen (disabled) subscription active again and re-read everything."""
+        sub = self._selected()
+        if sub is None:
+            show(self.status, "warn", "Choose a subscription first.")
+            return
+        with shown_in(self.status, f"enabling subscription {sub['id']}"):
+            self.client.webhooks.set_active(str(sub["id"]), True)
+            self.refresh()
+            show(self.status, "ok", f"Subscription {sub['url']} ({sub['id']}) is active again.")

@@ -1,0 +1,176 @@
+"""One calling convention for every report, and ``replay`` built on it.
+
+Every report is a pure function of frames, called with the frames as keyword arguments named
+after the store's resources, and ``now`` (the moment the frames describe)::
+
+    billing.renewals(vms=vms, wallet=wallet, now=now, within="30D")
+
+The ``@report`` decorator gives each one a second door, ``from_store(store, at=None, **options)``:
+it picks the latest snapshot taken at or before ``at`` (server time), loads the frames the report
+names from that snapshot, passes history up to that snapshot where the report reads trends, and
+uses the snapshot's server time as ``now``. ``replay(report, store, every="1D")`` calls
+``from_store`` over a regular grid of times, so every report replays the same way.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+import pandas as pd
+
+UTC = "UTC"
+
+
+class StoreLike(Protocol):
+    """The part of ``svcnb.store.Store`` reports read (see docs/contracts.md section 5)."""
+
+    def snapshots(self) -> pd.DataFrame: ...
+    def load(self, resource: str, at: Any = None) -> pd.DataFrame: ...
+    def history(
+        self, resource: str, columns: list[str], since: Any = None, until: Any = None
+    ) -> pd.DataFrame: ...
+
+
+class Report:
+    """A report function plus ``from_store``; calling it calls the function unchanged.
+
+    ``frames`` maps keyword -> resource loaded with ``store.load``; ``histories`` maps
+    keyword -> (resource, columns) read with ``store.history(..., until=snapshot time)``.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        frames: Mapping[str, str],
+        histories: Mapping[str, tuple[str, list[str]]],
+    ) -> None:
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.frames = dict(frames)
+        self.histories = dict(histories)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<report {self.fn.__module__}.{self.fn.__qualname__}>"
+
+    def inputs(self, store: StoreLike, at: Any = None) -> dict[str, Any]:
+        """The keyword arguments ``from_store`` would pass: frames, histories and ``now``."""
+        snap = snapshot_at(store, at)
+        when = snap["server_time"]
+        kwargs: dict[str, Any] = {
+            name: store.load(resource, at=when) for name, resource in self.frames.items()
+        }
+        for name, (resource, columns) in self.histories.items():
+            kwargs[name] = store.history(resource, list(columns), until=when)
+        kwargs["now"] = when
+        return kwargs
+
+    def from_store(self, store: StoreLike, at: Any = None, **options: Any) -> Any:
+        """Run the report as of the latest snapshot at or before ``at`` (latest when None)."""
+        return self.fn(**self.inputs(store, at), **options)
+
+
+def report(
+    frames: Mapping[str, str] | None = None,
+    histories: Mapping[str, tuple[str, list[str]]] | None = None,
+) -> Callable[[Callable[..., Any]], Report]:
+    """Declare which store resources feed a report's keyword arguments (see module docstring)."""
+
+    def wrap(fn: Callable[..., Any]) -> Report:
+        return Report(fn, frames or {}, histories or {})
+
+    return wrap
+
+
+def to_utc(value: Any, name: str = "at") -> pd.Timestamp:
+    """A timezone-aware UTC timestamp from a string, datetime or Timestamp (naive means UTC)."""
+    try:
+        ts = pd.Timestamp(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"{name}={value!r} is not a time; give an ISO 8601 date or date-time"
+        ) from exc
+    if ts is pd.NaT:
+        raise ValueError(f"{name} is empty; give an ISO 8601 date or date-time")
+    return ts.tz_localize(UTC) if ts.tzinfo is None else ts.tz_convert(UTC)
+
+
+def resolve_now(now: Any) -> pd.Timestamp:
+    """``now`` as UTC; None means the machine's clock (pass the server's time against a sandbox)."""
+    return pd.Timestamp.now(tz=UTC) if now is None else to_utc(now, "now")
+
+
+def snapshot_at(store: StoreLike, at: Any = None) -> pd.Series:
+    """The manifest row of the latest snapshot whose server time is at or before ``at``."""
+    snaps = store.snapshots()
+    if snaps.empty:
+        raise ValueError("the store holds no snapshot; take one first (svcnb snapshot)")
+    snaps = snaps.sort_values(["server_time", "snapshot_id"], kind="stable")
+    if at is None:
+        return snaps.iloc[-1]
+    when = to_utc(at)
+    before = snaps[snaps["server_time"] <= when]
+    if before.empty:
+        first = snaps["server_time"].iloc[0]
+        raise ValueError(
+            f"no snapshot at or before {when.isoformat()}; the first is {first.isoformat()}"
+        )
+    return before.iloc[-1]
+
+
+def replay(
+    report: Report,
+    store: StoreLike,
+    every: str = "1D",
+    since: Any = None,
+    until: Any = None,
+    **options: Any,
+) -> pd.DataFrame:
+    """Run ``report`` as of each time on a grid from the first snapshot to the last.
+
+    Returns the report's rows with two columns in front: ``at`` (the grid time asked for) and
+    ``snapshot_time`` (server time of the snapshot that answered, the report's ``now``).
+    A report returning a Series or a scalar contributes one row per time.
+    """
+    if not isinstance(report, Report):
+        raise ValueError(
+            f"replay needs a report from svcnb.reports (one with from_store), got {report!r}"
+        )
+    try:
+        step = pd.Timedelta(every)
+    except ValueError as exc:
+        raise ValueError(f"every={every!r} is not a duration such as '1D' or '6h'") from exc
+    if step <= pd.Timedelta(0):
+        raise ValueError(f"every={every!r} must be a positive duration")
+    snaps = store.snapshots()
+    if snaps.empty:
+        raise ValueError("the store holds no snapshot; take one first (svcnb snapshot)")
+    start = to_utc(since, "since") if since is not None else snaps["server_time"].min()
+    end = to_utc(until, "until") if until is not None else snaps["server_time"].max()
+    start = max(start, snaps["server_time"].min())
+    parts = []
+    cache: dict[Any, pd.DataFrame] = {}
+    for at in pd.date_range(start, end, freq=step):
+        snap = snapshot_at(store, at)
+        key = snap["snapshot_id"]
+        if key not in cache:
+            cache[key] = _as_frame(report.from_store(store, at=at, **options))
+        part = cache[key].copy()
+        part.insert(0, "snapshot_time", snap["server_time"])
+        part.insert(0, "at", at)
+        parts.append(part)
+    if not parts:
+        return pd.DataFrame(columns=["at", "snapshot_time"])
+    return pd.concat(parts, ignore_index=True)
+
+
+def _as_frame(result: Any) -> pd.DataFrame:
+    if isinstance(result, pd.DataFrame):
+        return result.reset_index(drop=True)
+    if isinstance(result, pd.Series):
+        return result.to_frame().T.reset_index(drop=True)
+    return pd.DataFrame({"value": [result]})

@@ -1,0 +1,317 @@
+"""Bandwidth: usage against the pack, growth, projected overage, top consumers, fleet total.
+
+Model (the sandbox's, ``svcnb/sandbox/_life.py``; the spec shows none): ``bandwidth_used_bytes``
+counts up from 0 over a billing cycle and restarts at 0 when the VM renews, so the cycle ends at
+``next_renewal_at``. Only a running VM uses bandwidth.
+
+Growth rate: bytes per day over the snapshot pairs of the last ``lookback`` (default 7 days),
+summing each pair's growth over the time it covers; a pair whose usage fell (a renewal between
+them) is left out because its growth is unknown. With evenly growing usage this is the slope.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+
+from svcnb.reports._replay import report, resolve_now
+
+__all__ = [
+    "BANDWIDTH_HISTORY",
+    "DEFAULT_LOOKBACK",
+    "GIB",
+    "exceeding",
+    "fleet_total",
+    "growth",
+    "plot_fleet_total",
+    "plot_top",
+    "plot_usage",
+    "projection",
+    "top_consumers",
+    "usage",
+    "usage_over_time",
+]
+
+GIB = 1024**3
+DEFAULT_LOOKBACK = "7D"
+BANDWIDTH_HISTORY = ("vms", ["bandwidth_used_bytes", "bandwidth_pack_bytes"])
+_DAY = pd.Timedelta(days=1)
+
+
+@report(frames={"vms": "vms"})
+def usage(vms: pd.DataFrame, now: Any = None) -> pd.DataFrame:
+    """Per VM: bytes used this cycle, the pack, and the share of the pack used.
+
+    Reads ``vms``: id, name, status, plan_slug, bandwidth_used_bytes, bandwidth_pack_bytes.
+    Returns vm_id, name, status, plan_slug, used_bytes, pack_bytes, share (NA when the pack is
+    unknown or 0), sorted by share, highest first. Terminated VMs are left out.
+    """
+    live = vms[vms["status"].astype("string").str.lower().fillna("") != "terminated"]
+    used = live["bandwidth_used_bytes"].astype("Int64")
+    pack = live["bandwidth_pack_bytes"].astype("Int64")
+    share = used.astype("Float64") / pack.where(pack > 0).astype("Float64")
+    out = pd.DataFrame(
+        {
+            "vm_id": live["id"].astype("string"),
+            "name": live["name"].astype("string"),
+            "status": live["status"].astype("string"),
+            "plan_slug": live["plan_slug"].astype("string"),
+            "used_bytes": used,
+            "pack_bytes": pack,
+            "share": share,
+        }
+    )
+    return out.sort_values(
+        ["share", "vm_id"], ascending=[False, True], na_position="last"
+    ).reset_index(drop=True)
+
+
+@report(histories={"history": BANDWIDTH_HISTORY})
+def growth(
+    history: pd.DataFrame, now: Any = None, lookback: str = DEFAULT_LOOKBACK
+) -> pd.DataFrame:
+    """Growth rate per VM from snapshot history (see module docstring).
+
+    Reads ``store.history('vms', ['bandwidth_used_bytes', ...])``: server_time, id,
+    bandwidth_used_bytes. Returns vm_id, rate_bytes_per_day (NA with fewer than two usable
+    snapshots in the lookback), days_observed.
+    """
+    now = resolve_now(now)
+    since = now - pd.Timedelta(lookback)
+    hist = history[(history["server_time"] <= now)].sort_values(["id", "server_time"])
+    rows = []
+    for vm_id, part in hist.groupby("id", sort=True):
+        times = pd.to_datetime(part["server_time"], utc=True)
+        used = part["bandwidth_used_bytes"].astype("Float64")
+        grew = used.diff()
+        span = times.diff() / _DAY
+        keep = (times > since) & grew.notna() & (grew >= 0) & (span > 0)
+        # a pair is in the lookback when it ends there and starts no earlier than its start
+        keep &= times.shift() >= since
+        days = float(span[keep].sum())
+        rate = float(grew[keep].sum()) / days if days > 0 else pd.NA
+        rows.append({"vm_id": str(vm_id), "rate_bytes_per_day": rate, "days_observed": days})
+    out = pd.DataFrame(rows, columns=["vm_id", "rate_bytes_per_day", "days_observed"])
+    return out.astype(
+        {"vm_id": "string", "rate_bytes_per_day": "Float64", "days_observed": "Float64"}
+    )
+
+
+PROJECTION_COLUMNS = [
+    "vm_id",
+    "name",
+    "status",
+    "used_bytes",
+    "pack_bytes",
+    "share",
+    "rate_bytes_per_day",
+    "cycle_end",
+    "projected_bytes",
+    "projected_share",
+    "exceeds",
+    "exceeds_at",
+    "outlook",
+]
+
+
+@report(frames={"vms": "vms"}, histories={"history": BANDWIDTH_HISTORY})
+def projection(
+    vms: pd.DataFrame,
+    history: pd.DataFrame,
+    now: Any = None,
+    lookback: str = DEFAULT_LOOKBACK,
+) -> pd.DataFrame:
+    """Projected usage at the end of the billing cycle, and when the pack runs out.
+
+    Reads ``vms``: id, name, status, next_renewal_at, bandwidth_used_bytes,
+    bandwidth_pack_bytes; ``history`` as :func:`growth`. Returns vm_id, name, status,
+    used_bytes, pack_bytes, share, rate_bytes_per_day, cycle_end (next_renewal_at),
+    projected_bytes (used + rate x days left; a VM not running stays where it is),
+    projected_share, exceeds (the projection passes the pack), exceeds_at (when it does, or
+    did: estimated back from the rate for a VM already over), outlook ("over", "will exceed",
+    "within pack", "unknown"), sorted by exceeds_at then share.
+    """
+    now = resolve_now(now)
+    base = usage(vms)
+    live = vms.set_index(vms["id"].astype("string"))
+    rates = growth(history, now=now, lookback=lookback).set_index("vm_id")["rate_bytes_per_day"]
+    out = base.assign(
+        rate_bytes_per_day=base["vm_id"].map(rates).astype("Float64"),
+        cycle_end=pd.to_datetime(base["vm_id"].map(live["next_renewal_at"]), utc=True),
+    )
+    running = out["status"].str.lower().fillna("") == "running"
+    days_left = ((out["cycle_end"] - now) / _DAY).clip(lower=0).astype("Float64")
+    rate = out["rate_bytes_per_day"].where(running, 0.0)
+    used = out["used_bytes"].astype("Float64")
+    pack = out["pack_bytes"].astype("Float64").where(out["pack_bytes"] > 0)
+    out["projected_bytes"] = used + rate * days_left
+    out["projected_share"] = out["projected_bytes"] / pack
+    over = used >= pack
+    out["exceeds"] = (out["projected_bytes"] > pack) | over
+    cross_days = (pack - used) / out["rate_bytes_per_day"].where(out["rate_bytes_per_day"] > 0)
+    out["exceeds_at"] = pd.Series(pd.NaT, index=out.index, dtype="datetime64[ns, UTC]")
+    hit = out["exceeds"].fillna(False) & cross_days.notna()
+    out.loc[hit, "exceeds_at"] = now + pd.to_timedelta(
+        cross_days[hit].astype(float).to_numpy(), unit="D"
+    )
+    out["outlook"] = np.select(
+        [
+            over.fillna(False).to_numpy(dtype=bool),
+            out["exceeds"].fillna(False).to_numpy(dtype=bool),
+            out["projected_bytes"].notna().to_numpy(dtype=bool) & pack.notna().to_numpy(dtype=bool),
+        ],
+        ["over", "will exceed", "within pack"],
+        default="unknown",
+    )
+    out = out.astype({"exceeds": "boolean", "outlook": "string"})
+    return (
+        out[PROJECTION_COLUMNS]
+        .sort_values(["exceeds_at", "share"], ascending=[True, False], na_position="last")
+        .reset_index(drop=True)
+    )
+
+
+@report(frames={"vms": "vms"}, histories={"history": BANDWIDTH_HISTORY})
+def exceeding(
+    vms: pd.DataFrame,
+    history: pd.DataFrame,
+    now: Any = None,
+    lookback: str = DEFAULT_LOOKBACK,
+) -> pd.DataFrame:
+    """The VMs over their pack or projected to pass it this cycle, soonest first.
+
+    Same columns as :func:`projection`.
+    """
+    proj = projection(vms, history, now=now, lookback=lookback)
+    return proj[proj["exceeds"].fillna(False)].reset_index(drop=True)
+
+
+@report(frames={"vms": "vms"})
+def top_consumers(vms: pd.DataFrame, now: Any = None, n: int = 10) -> pd.DataFrame:
+    """The ``n`` VMs that used the most bytes this cycle. Columns of :func:`usage`."""
+    base = usage(vms)
+    return (
+        base.sort_values(["used_bytes", "vm_id"], ascending=[False, True], na_position="last")
+        .head(n)
+        .reset_index(drop=True)
+    )
+
+
+@report(histories={"history": BANDWIDTH_HISTORY})
+def fleet_total(history: pd.DataFrame, now: Any = None) -> pd.DataFrame:
+    """Bytes used by the whole fleet at each snapshot, against the fleet's total pack.
+
+    Reads ``history``: server_time, id, bandwidth_used_bytes, bandwidth_pack_bytes. Returns
+    server_time, used_bytes, pack_bytes, vms.
+    """
+    hist = history
+    if now is not None:
+        hist = hist[hist["server_time"] <= resolve_now(now)]
+    out = (
+        hist.groupby("server_time", sort=True)
+        .agg(
+            used_bytes=("bandwidth_used_bytes", lambda s: s.sum(skipna=True)),
+            pack_bytes=("bandwidth_pack_bytes", lambda s: s.sum(skipna=True)),
+            vms=("id", "nunique"),
+        )
+        .reset_index()
+    )
+    return out.astype({"used_bytes": "Int64", "pack_bytes": "Int64", "vms": "Int64"})
+
+
+@report(frames={"vms": "vms"}, histories={"history": BANDWIDTH_HISTORY})
+def usage_over_time(
+    vms: pd.DataFrame, history: pd.DataFrame, now: Any = None, n: int = 5
+) -> pd.DataFrame:
+    """Bytes used at each snapshot by the ``n`` top consumers of now (long form).
+
+    Returns server_time, vm_id, name, used_bytes.
+    """
+    top = top_consumers(vms, n=n)
+    names = dict(zip(top["vm_id"], top["name"], strict=True))
+    hist = history[history["id"].astype("string").isin(list(names))]
+    if now is not None:
+        hist = hist[hist["server_time"] <= resolve_now(now)]
+    out = pd.DataFrame(
+        {
+            "server_time": pd.to_datetime(hist["server_time"], utc=True),
+            "vm_id": hist["id"].astype("string"),
+            "used_bytes": hist["bandwidth_used_bytes"].astype("Int64"),
+        }
+    )
+    out.insert(2, "name", out["vm_id"].map(names).astype("string"))
+    return out.sort_values(["server_time", "vm_id"]).reset_index(drop=True)
+
+
+def plot_usage(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
+    """Horizontal bars per VM: the pack (light) and the bytes used (dark), in GiB.
+
+    ``frame`` from :func:`usage`, :func:`top_consumers` or :func:`projection` (name or vm_id,
+    used_bytes, pack_bytes; projected_bytes, when present, is drawn as a marker).
+    """
+    ax = ax if ax is not None else plt.figure().add_subplot()
+    if frame.empty:
+        ax.set_title("Bandwidth: no VMs")
+        return ax
+    labels = frame["name"].fillna(frame["vm_id"]).astype(str).tolist()
+    pack = frame["pack_bytes"].astype("Float64").fillna(0).astype(float) / GIB
+    used = frame["used_bytes"].astype("Float64").fillna(0).astype(float) / GIB
+    ax.barh(labels, pack, color="lightgray", label="pack")
+    ax.barh(labels, used, height=0.5, color="tab:blue", label="used")
+    if "projected_bytes" in frame:
+        proj = frame["projected_bytes"].astype("Float64").astype(float) / GIB
+        ax.plot(
+            proj,
+            labels,
+            linestyle="none",
+            marker="|",
+            markersize=12,
+            color="tab:red",
+            label="projected at cycle end",
+        )
+    ax.invert_yaxis()
+    ax.set_xlabel("GiB this cycle")
+    ax.set_title("Bandwidth used against pack")
+    ax.legend()
+    return ax
+
+
+def plot_top(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
+    """One line per VM of bytes used over time (GiB); ``frame`` from :func:`usage_over_time`."""
+    ax = ax if ax is not None else plt.figure().add_subplot()
+    for vm_id, part in frame.groupby("vm_id", sort=True):
+        label = part["name"].dropna().iloc[0] if part["name"].notna().any() else str(vm_id)
+        ax.plot(
+            part["server_time"].dt.tz_localize(None),
+            part["used_bytes"].astype("Float64").astype(float) / GIB,
+            marker=".",
+            label=str(label),
+        )
+    ax.set_xlabel("time (UTC)")
+    ax.set_ylabel("GiB this cycle")
+    ax.set_title("Top consumers over time")
+    if len(frame):
+        ax.legend()
+    return ax
+
+
+def plot_fleet_total(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
+    """Fleet bytes used over time against the fleet's total pack (GiB); from :func:`fleet_total`."""
+    ax = ax if ax is not None else plt.figure().add_subplot()
+    when = frame["server_time"].dt.tz_localize(None)
+    ax.plot(when, frame["used_bytes"].astype("Float64").astype(float) / GIB, label="used")
+    ax.plot(
+        when,
+        frame["pack_bytes"].astype("Float64").astype(float) / GIB,
+        linestyle="--",
+        label="total pack",
+    )
+    ax.set_xlabel("time (UTC)")
+    ax.set_ylabel("GiB")
+    ax.set_title("Fleet bandwidth")
+    ax.legend()
+    return ax

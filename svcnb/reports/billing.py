@@ -1,0 +1,632 @@
+"""Billing: upcoming renewals, run rate, wallet runway, low-balance forecast, balance history.
+
+Money is never added across currencies: every amount column has a ``currency`` beside it and
+every total is per currency.
+
+Currency where the data does not say (``*_currency`` NA; the spec leaves money formats "not
+shown" and the API states a currency only in the ``{amount, currency}`` form): an account bills in
+one currency, so an unstated currency is taken to be **the account currency**, which is the
+wallet's stated currency, else the one currency stated anywhere in the prices when exactly one is,
+else unknown. Unknown stays NA and is its own group, never merged into a stated currency.
+
+Renewal model (the sandbox's, ``svcnb/sandbox/_life.py``; the spec shows none):
+
+- A VM renews at ``next_renewal_at`` and then every calendar month on the same day of the month
+  (clamped to shorter months), debiting its monthly price when the balance covers it.
+- A renewal the wallet cannot pay debits nothing; the VM then owes its price, turns ``overdue``
+  and does not renew again until a top-up pays the debt (after 3 days it is suspended).
+- Terminated and suspended VMs and VMs that already owe (``billing_status`` overdue or
+  suspended) do not renew; what the owing ones owe is counted as ``owed``.
+- A renewal in a currency other than the wallet's, or with no price in the data, cannot be
+  debited here and is listed with ``debitable`` False, never converted.
+- The low-balance warning (``billing.low_balance``) compares the balance with what is owed plus
+  the renewals due within the next 7 days (``DEFAULT_LOW_BALANCE_WINDOW``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from matplotlib.axes import Axes
+
+from svcnb.reports._replay import report, resolve_now
+
+__all__ = [
+    "BILLING_HISTORY",
+    "DEFAULT_CYCLE",
+    "DEFAULT_LOW_BALANCE_WINDOW",
+    "account_currency",
+    "balance_history",
+    "export_csv",
+    "low_balance_forecast",
+    "overdue",
+    "plot_balance",
+    "plot_renewals",
+    "renewal_schedule",
+    "renewals",
+    "renewals_due",
+    "run_rate",
+    "runway",
+]
+
+# Billing cycle of a VM: a calendar month on the same day, as the sandbox renews.
+DEFAULT_CYCLE = "month"
+# The sandbox's billing.low_balance look-ahead (svcnb/sandbox/_life.py LOW_BALANCE_WINDOW).
+DEFAULT_LOW_BALANCE_WINDOW = "7D"
+ENDED_STATUSES = frozenset({"terminated", "suspended"})
+OWING_BILLING = frozenset({"overdue", "suspended"})
+
+BILLING_HISTORY = ("wallet", ["balance_amount", "balance_currency"])
+
+
+def account_currency(vms: pd.DataFrame, wallet: pd.DataFrame | None = None) -> Any:
+    """The currency an unstated amount is taken to be in (see module docstring), or NA.
+
+    Reads ``wallet.balance_currency`` and ``vms.price_monthly_currency``.
+    """
+    if wallet is not None and not wallet.empty and "balance_currency" in wallet:
+        stated = wallet["balance_currency"].dropna()
+        if not stated.empty:
+            return stated.iloc[0]
+    if "price_monthly_currency" in vms:
+        stated = vms["price_monthly_currency"].dropna().unique()
+        if len(stated) == 1:
+            return stated[0]
+    return pd.NA
+
+
+def _wallet_balance(wallet: pd.DataFrame | None, vms: pd.DataFrame) -> tuple[float, Any]:
+    if wallet is None or wallet.empty:
+        raise ValueError("the wallet frame is empty; load it with store.load('wallet')")
+    amount = wallet["balance_amount"].iloc[0]
+    if pd.isna(amount):
+        raw = wallet["balance_raw"].iloc[0] if "balance_raw" in wallet else None
+        raise ValueError(f"the wallet balance {raw!r} states no amount; cannot compute a runway")
+    return float(amount), account_currency(vms, wallet)
+
+
+def _lower(frame: pd.DataFrame, column: str) -> pd.Series:
+    if column not in frame:
+        return pd.Series("", index=frame.index, dtype="string")
+    return frame[column].astype("string").str.lower().fillna("")
+
+
+def _priced(vms: pd.DataFrame, currency: Any) -> pd.DataFrame:
+    """Every VM with ``amount``, resolved ``currency``, and whether it renews or owes."""
+    status, billing = _lower(vms, "status"), _lower(vms, "billing_status")
+    owes = billing.isin(OWING_BILLING) & (status != "terminated")
+    renews = ~status.isin(ENDED_STATUSES) & ~owes
+    stated = vms["price_monthly_currency"].astype("string")
+    out = pd.DataFrame(
+        {
+            "vm_id": vms["id"].astype("string"),
+            "name": vms["name"].astype("string"),
+            "plan_slug": vms["plan_slug"].astype("string"),
+            "region_slug": vms["region_slug"].astype("string"),
+            "billing_status": vms["billing_status"].astype("string"),
+            "next_renewal_at": pd.to_datetime(vms["next_renewal_at"], utc=True),
+            "amount": vms["price_monthly_amount"].astype("Float64"),
+            "currency": stated if pd.isna(currency) else stated.fillna(currency),
+            "renews": renews.astype(bool),
+            "owes": owes.astype(bool),
+            "billed": (status != "terminated").astype(bool),
+        }
+    )
+    return out.reset_index(drop=True)
+
+
+def _debitable(amount: Any, currency: Any, wallet_currency: Any) -> bool:
+    if pd.isna(amount):
+        return False
+    if pd.isna(currency) or pd.isna(wallet_currency):
+        # both unknown: the account's one currency; one unknown, one stated: cannot tell
+        return bool(pd.isna(currency) and pd.isna(wallet_currency))
+    return bool(currency == wallet_currency)
+
+
+def _occurrences(priced: pd.DataFrame, now: pd.Timestamp, end: pd.Timestamp, cycle: str):
+    """(renewal_at, row) for each renewal in ``(now, end]`` of each VM that renews, in order.
+
+    Monthly steps count from the first date (k months on), so a cycle on the 31st comes back to
+    the 31st after a short month. A renewal date not after ``now`` (not yet processed when the
+    data was read) falls due at ``now``.
+    """
+    if cycle == "month":
+
+        def nth(start: pd.Timestamp, k: int) -> pd.Timestamp:
+            return start + pd.DateOffset(months=k)
+    else:
+        try:
+            step = pd.Timedelta(cycle)
+        except ValueError as exc:
+            raise ValueError(f"cycle={cycle!r}: give 'month' or a duration such as '30D'") from exc
+        if step <= pd.Timedelta(0):
+            raise ValueError(f"cycle={cycle!r} must be a positive duration")
+
+        def nth(start: pd.Timestamp, k: int) -> pd.Timestamp:
+            return start + k * step
+
+    out = []
+    live = priced[priced["renews"]].dropna(subset=["next_renewal_at"])
+    for row in live.itertuples(index=False):
+        k, when = 0, row.next_renewal_at
+        while when <= end:
+            out.append((max(when, now), row))
+            k += 1
+            when = nth(row.next_renewal_at, k)
+    out.sort(key=lambda e: (e[0], str(e[1].vm_id)))
+    return out
+
+
+RENEWAL_COLUMNS = [
+    "renewal_at",
+    "days_until",
+    "vm_id",
+    "name",
+    "plan_slug",
+    "region_slug",
+    "billing_status",
+    "amount",
+    "currency",
+]
+
+
+@report(frames={"vms": "vms", "wallet": "wallet"})
+def renewals(
+    vms: pd.DataFrame,
+    wallet: pd.DataFrame | None = None,
+    now: Any = None,
+    within: str = "30D",
+    cycle: str = DEFAULT_CYCLE,
+) -> pd.DataFrame:
+    """Every renewal falling in ``(now, now + within]``, earliest first.
+
+    A VM renews every ``cycle``, so over 90 days it appears about three times. VMs that owe or
+    are suspended do not renew and are not listed (see :func:`overdue`).
+
+    Reads ``vms``: id, name, status, plan_slug, region_slug, billing_status, next_renewal_at,
+    price_monthly_amount, price_monthly_currency; ``wallet``: balance_currency (for NA currency).
+    Returns renewal_at, days_until, vm_id, name, plan_slug, region_slug, billing_status,
+    amount, currency.
+    """
+    now = resolve_now(now)
+    priced = _priced(vms, account_currency(vms, wallet))
+    rows = [
+        {
+            "renewal_at": when,
+            "days_until": (when - now) / pd.Timedelta(days=1),
+            "vm_id": r.vm_id,
+            "name": r.name,
+            "plan_slug": r.plan_slug,
+            "region_slug": r.region_slug,
+            "billing_status": r.billing_status,
+            "amount": r.amount,
+            "currency": r.currency,
+        }
+        for when, r in _occurrences(priced, now, now + pd.Timedelta(within), cycle)
+    ]
+    out = pd.DataFrame(rows, columns=RENEWAL_COLUMNS)
+    out["renewal_at"] = pd.to_datetime(out["renewal_at"], utc=True)
+    return out.astype(
+        {
+            "days_until": "Float64",
+            "vm_id": "string",
+            "name": "string",
+            "plan_slug": "string",
+            "region_slug": "string",
+            "billing_status": "string",
+            "amount": "Float64",
+            "currency": "string",
+        }
+    )
+
+
+@report(frames={"vms": "vms", "wallet": "wallet"})
+def renewals_due(
+    vms: pd.DataFrame,
+    wallet: pd.DataFrame | None = None,
+    now: Any = None,
+    windows: Iterable[int] = (7, 30, 90),
+    cycle: str = DEFAULT_CYCLE,
+) -> pd.DataFrame:
+    """Count and total of renewals due within each window (days), per currency.
+
+    Reads the columns of :func:`renewals`. Returns within_days, currency, renewals, amount,
+    unpriced (renewals whose price the data does not state, not counted in ``amount``).
+    """
+    now = resolve_now(now)
+    windows = sorted(int(w) for w in windows)
+    rows = []
+    for days in windows:
+        due = renewals(vms, wallet, now=now, within=f"{days}D", cycle=cycle)
+        for currency, part in due.groupby("currency", dropna=False, sort=True):
+            rows.append(
+                {
+                    "within_days": days,
+                    "currency": currency,
+                    "renewals": len(part),
+                    "amount": part["amount"].sum(skipna=True),
+                    "unpriced": int(part["amount"].isna().sum()),
+                }
+            )
+    out = pd.DataFrame(rows, columns=["within_days", "currency", "renewals", "amount", "unpriced"])
+    return out.astype(
+        {
+            "within_days": "Int64",
+            "currency": "string",
+            "renewals": "Int64",
+            "amount": "Float64",
+            "unpriced": "Int64",
+        }
+    )
+
+
+@report(frames={"vms": "vms", "wallet": "wallet"})
+def run_rate(
+    vms: pd.DataFrame,
+    wallet: pd.DataFrame | None = None,
+    now: Any = None,
+    by: str = "plan_slug",
+) -> pd.DataFrame:
+    """Monthly run rate of the VMs not terminated, grouped by ``by`` and currency.
+
+    ``by`` is ``plan_slug`` or ``region_slug``. Reads ``vms``: id, status, ``by``,
+    price_monthly_amount, price_monthly_currency. Returns ``by``, currency, vms, monthly_amount,
+    unpriced (VMs whose price the data does not state).
+    """
+    if by not in ("plan_slug", "region_slug"):
+        raise ValueError(f"by={by!r}: run rate is grouped by 'plan_slug' or 'region_slug'")
+    priced = _priced(vms, account_currency(vms, wallet))
+    priced = priced[priced["billed"]]
+    out = (
+        priced.groupby([by, "currency"], dropna=False, sort=True)
+        .agg(
+            vms=("vm_id", "size"),
+            monthly_amount=("amount", lambda s: s.sum(skipna=True)),
+            unpriced=("amount", lambda s: int(s.isna().sum())),
+        )
+        .reset_index()
+    )
+    return out.astype({"vms": "Int64", "monthly_amount": "Float64", "unpriced": "Int64"})
+
+
+SCHEDULE_COLUMNS = [
+    "renewal_at",
+    "vm_id",
+    "name",
+    "amount",
+    "currency",
+    "debitable",
+    "paid",
+    "balance_before",
+    "balance_after",
+    "owed_after",
+]
+
+
+@report(frames={"vms": "vms", "wallet": "wallet"})
+def renewal_schedule(
+    vms: pd.DataFrame,
+    wallet: pd.DataFrame,
+    now: Any = None,
+    horizon: str = "365D",
+    cycle: str = DEFAULT_CYCLE,
+) -> pd.DataFrame:
+    """Walk the renewals of the next ``horizon`` in date order, debiting the wallet balance.
+
+    Follows the renewal model of the module docstring: a renewal is paid when the balance covers
+    it; an unpaid one debits nothing, adds its amount to what is owed, and that VM renews no more
+    within the walk. Non-debitable renewals leave the balance alone.
+
+    Reads ``vms``: id, name, status, billing_status, next_renewal_at, price_monthly_amount,
+    price_monthly_currency; ``wallet``: balance_amount, balance_currency.
+    Returns renewal_at, vm_id, name, amount, currency, debitable, paid, balance_before,
+    balance_after, owed_after (owed in the wallet's currency after this renewal).
+    """
+    now = resolve_now(now)
+    balance, wallet_currency = _wallet_balance(wallet, vms)
+    priced = _priced(vms, wallet_currency)
+    owed = _owed(priced, wallet_currency)
+    stopped: set[str] = set()
+    rows = []
+    for when, r in _occurrences(priced, now, now + pd.Timedelta(horizon), cycle):
+        if r.vm_id in stopped:
+            continue
+        debitable = _debitable(r.amount, r.currency, wallet_currency)
+        before = balance
+        paid = debitable and balance >= float(r.amount)
+        if paid:
+            balance -= float(r.amount)
+        elif debitable:
+            owed += float(r.amount)
+            stopped.add(r.vm_id)
+        rows.append(
+            {
+                "renewal_at": when,
+                "vm_id": r.vm_id,
+                "name": r.name,
+                "amount": r.amount,
+                "currency": r.currency,
+                "debitable": debitable,
+                "paid": paid,
+                "balance_before": before,
+                "balance_after": balance,
+                "owed_after": owed,
+            }
+        )
+    out = pd.DataFrame(rows, columns=SCHEDULE_COLUMNS)
+    out["renewal_at"] = pd.to_datetime(out["renewal_at"], utc=True)
+    return out.astype(
+        {
+            "vm_id": "string",
+            "name": "string",
+            "amount": "Float64",
+            "currency": "string",
+            "debitable": "boolean",
+            "paid": "boolean",
+            "balance_before": "Float64",
+            "balance_after": "Float64",
+            "owed_after": "Float64",
+        }
+    )
+
+
+def _owed(priced: pd.DataFrame, wallet_currency: Any) -> float:
+    owing = priced[priced["owes"]]
+    return float(
+        sum(
+            float(r.amount)
+            for r in owing.itertuples(index=False)
+            if _debitable(r.amount, r.currency, wallet_currency)
+        )
+    )
+
+
+@report(frames={"vms": "vms", "wallet": "wallet"})
+def runway(
+    vms: pd.DataFrame,
+    wallet: pd.DataFrame,
+    now: Any = None,
+    horizon: str = "365D",
+    cycle: str = DEFAULT_CYCLE,
+) -> pd.DataFrame:
+    """The first renewal the wallet cannot pay, and its date: one row.
+
+    Reads the columns of :func:`renewal_schedule`. Returns now, balance, currency, owed (by VMs
+    already overdue or suspended, which a top-up pays first), runway_at (NaT when every
+    renewal within the horizon is paid), runway_days, vm_id, name, amount (of the unpaid
+    renewal), shortfall (its amount minus the balance left then), horizon_end.
+    """
+    now = resolve_now(now)
+    balance, currency = _wallet_balance(wallet, vms)
+    owed = _owed(_priced(vms, currency), currency)
+    schedule = renewal_schedule(vms, wallet, now=now, horizon=horizon, cycle=cycle)
+    unpaid = schedule[schedule["debitable"] & ~schedule["paid"]]
+    row: dict[str, Any] = {
+        "now": now,
+        "balance": balance,
+        "currency": currency,
+        "owed": owed,
+        "runway_at": pd.NaT,
+        "runway_days": pd.NA,
+        "vm_id": pd.NA,
+        "name": pd.NA,
+        "amount": pd.NA,
+        "shortfall": pd.NA,
+        "horizon_end": now + pd.Timedelta(horizon),
+    }
+    if not unpaid.empty:
+        first = unpaid.iloc[0]
+        row.update(
+            runway_at=first["renewal_at"],
+            runway_days=(first["renewal_at"] - now) / pd.Timedelta(days=1),
+            vm_id=first["vm_id"],
+            name=first["name"],
+            amount=first["amount"],
+            shortfall=first["amount"] - first["balance_before"],
+        )
+    out = pd.DataFrame([row])
+    for col in ("now", "runway_at", "horizon_end"):
+        out[col] = pd.to_datetime(out[col], utc=True)
+    return out.astype(
+        {
+            "balance": "Float64",
+            "currency": "string",
+            "owed": "Float64",
+            "runway_days": "Float64",
+            "vm_id": "string",
+            "name": "string",
+            "amount": "Float64",
+            "shortfall": "Float64",
+        }
+    )
+
+
+@report(frames={"vms": "vms", "wallet": "wallet"})
+def low_balance_forecast(
+    vms: pd.DataFrame,
+    wallet: pd.DataFrame,
+    now: Any = None,
+    window: str = DEFAULT_LOW_BALANCE_WINDOW,
+    horizon: str = "365D",
+    cycle: str = DEFAULT_CYCLE,
+) -> pd.DataFrame:
+    """When the balance first falls below what is owed plus the renewals of the next ``window``.
+
+    At each time t from ``now`` on, the balance and debts left by the renewals of
+    :func:`renewal_schedule` up to t are set against the debitable renewals due in
+    ``(t, t + window]``. (The sandbox checks hourly, so its ``billing.low_balance`` comes at the
+    first full hour at or after ``low_at``.) Returns now, window_days, low_at (NaT when never
+    within the horizon), balance_then, needed, currency.
+    """
+    now = resolve_now(now)
+    span = pd.Timedelta(window)
+    balance, currency = _wallet_balance(wallet, vms)
+    owed = _owed(_priced(vms, currency), currency)
+    schedule = renewal_schedule(vms, wallet, now=now, horizon=horizon, cycle=cycle)
+    dues = schedule[schedule["debitable"]]
+    times = dues["renewal_at"]
+    amounts = dues["amount"].astype(float)
+    # The need changes when a renewal enters the window, the balance when one is processed:
+    # those instants (and now) are the only places the balance can first drop below the need.
+    candidates = sorted({now, *times, *(t - span for t in times if t - span > now)})
+    found: tuple[Any, float, float] | None = None
+    for when in candidates:
+        done = dues[times <= when]
+        bal = float(done["balance_after"].iloc[-1]) if len(done) else balance
+        debt = float(done["owed_after"].iloc[-1]) if len(done) else owed
+        needed = debt + float(amounts[(times > when) & (times <= when + span)].sum())
+        if bal < needed:
+            found = (when, bal, needed)
+            break
+    row = {
+        "now": now,
+        "window_days": span / pd.Timedelta(days=1),
+        "low_at": found[0] if found else pd.NaT,
+        "balance_then": found[1] if found else pd.NA,
+        "needed": found[2] if found else pd.NA,
+        "currency": currency,
+    }
+    out = pd.DataFrame([row])
+    for col in ("now", "low_at"):
+        out[col] = pd.to_datetime(out[col], utc=True)
+    return out.astype(
+        {
+            "window_days": "Float64",
+            "balance_then": "Float64",
+            "needed": "Float64",
+            "currency": "string",
+        }
+    )
+
+
+@report(frames={"vms": "vms"})
+def overdue(vms: pd.DataFrame, now: Any = None) -> pd.DataFrame:
+    """VMs whose billing is overdue or suspended, or which are suspended.
+
+    Reads ``vms``: id, name, status, billing_status, next_renewal_at, price_monthly_amount,
+    price_monthly_currency. Returns vm_id, name, status, billing_status, next_renewal_at,
+    days_overdue (since next_renewal_at, when past), amount, currency.
+    """
+    now = resolve_now(now)
+    billing = vms["billing_status"].astype("string").str.lower()
+    status = vms["status"].astype("string").str.lower()
+    hit = vms[(billing.isin(OWING_BILLING) | (status == "suspended")).fillna(False)]
+    renew = pd.to_datetime(hit["next_renewal_at"], utc=True)
+    late = (now - renew) / pd.Timedelta(days=1)
+    out = pd.DataFrame(
+        {
+            "vm_id": hit["id"].astype("string"),
+            "name": hit["name"].astype("string"),
+            "status": hit["status"].astype("string"),
+            "billing_status": hit["billing_status"].astype("string"),
+            "next_renewal_at": renew,
+            "days_overdue": late.where(late > 0).astype("Float64"),
+            "amount": hit["price_monthly_amount"].astype("Float64"),
+            "currency": hit["price_monthly_currency"].astype("string"),
+        }
+    )
+    return out.sort_values(["next_renewal_at", "vm_id"]).reset_index(drop=True)
+
+
+@report(histories={"history": BILLING_HISTORY})
+def balance_history(history: pd.DataFrame, now: Any = None) -> pd.DataFrame:
+    """Wallet balance at each snapshot up to ``now``.
+
+    Reads ``store.history('wallet', ['balance_amount', 'balance_currency'])``: server_time,
+    balance_amount, balance_currency. Returns server_time, balance, currency.
+    """
+    hist = history
+    if now is not None:
+        hist = hist[hist["server_time"] <= resolve_now(now)]
+    out = pd.DataFrame(
+        {
+            "server_time": pd.to_datetime(hist["server_time"], utc=True),
+            "balance": hist["balance_amount"].astype("Float64"),
+            "currency": hist["balance_currency"].astype("string"),
+        }
+    )
+    return out.sort_values("server_time").reset_index(drop=True)
+
+
+def plot_renewals(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
+    """Renewals calendar: the amount renewing each day, one bar series per currency.
+
+    ``frame`` is the output of :func:`renewals` (renewal_at, amount, currency).
+    """
+    ax = ax if ax is not None else plt.figure().add_subplot()
+    if frame.empty:
+        ax.set_title("Renewals: none due")
+        return ax
+    days = frame.assign(
+        day=frame["renewal_at"].dt.tz_convert("UTC").dt.floor("D").dt.tz_localize(None),
+        currency=frame["currency"].astype("string").fillna("unknown"),
+    )
+    daily = days.groupby(["day", "currency"])["amount"].sum().unstack("currency", fill_value=0)
+    currencies = list(daily.columns)
+    width = 0.8 / max(len(currencies), 1)
+    for i, cur in enumerate(currencies):
+        offset = pd.Timedelta(days=(i - (len(currencies) - 1) / 2) * width)
+        ax.bar(daily.index + offset, daily[cur].astype(float), width=width, label=str(cur))
+    ax.set_title("Renewals by day")
+    ax.set_xlabel("renewal date (UTC)")
+    ax.set_ylabel("amount renewing")
+    ax.legend(title="currency")
+    ax.figure.autofmt_xdate()
+    return ax
+
+
+def plot_balance(
+    history: pd.DataFrame,
+    schedule: pd.DataFrame | None = None,
+    runway_frame: pd.DataFrame | None = None,
+    ax: Axes | None = None,
+) -> Axes:
+    """Wallet balance over time, its projection through the renewals, and the runway date.
+
+    ``history`` from :func:`balance_history` (server_time, balance); ``schedule`` from
+    :func:`renewal_schedule` (renewal_at, balance_after, debitable) draws the projected balance;
+    ``runway_frame`` from :func:`runway` (runway_at) draws a vertical line at the runway.
+    """
+    ax = ax if ax is not None else plt.figure().add_subplot()
+    if not history.empty:
+        ax.plot(
+            history["server_time"].dt.tz_localize(None),
+            history["balance"].astype(float),
+            marker="o",
+            label="balance",
+        )
+    if schedule is not None and not schedule.empty:
+        debits = schedule[schedule["debitable"].fillna(False)]
+        if not debits.empty:
+            ax.step(
+                debits["renewal_at"].dt.tz_localize(None),
+                debits["balance_after"].astype(float),
+                where="post",
+                linestyle="--",
+                label="projected",
+            )
+    if runway_frame is not None and not runway_frame.empty:
+        when = runway_frame["runway_at"].iloc[0]
+        if not pd.isna(when):
+            ax.axvline(when.tz_localize(None), color="red", label=f"runway {when:%Y-%m-%d}")
+    currency = None
+    if "currency" in history and not history["currency"].dropna().empty:
+        currency = history["currency"].dropna().iloc[0]
+    ax.set_title("Wallet balance and runway")
+    ax.set_xlabel("time (UTC)")
+    ax.set_ylabel(f"balance ({currency})" if currency else "balance")
+    ax.legend()
+    return ax
+
+
+def export_csv(frame: pd.DataFrame, path: Any = None) -> str | None:
+    """Write a billing frame as CSV (ISO 8601 UTC times); returns the text when ``path`` is None."""
+    out = frame.copy()
+    for col in out.columns:
+        if isinstance(out[col].dtype, pd.DatetimeTZDtype):
+            out[col] = out[col].map(lambda t: t.isoformat() if not pd.isna(t) else "")
+    return out.to_csv(path, index=False)

@@ -1,0 +1,500 @@
+"""Firewall audit: which rules expose which VMs, which rules never apply, what changed.
+
+:func:`audit` returns one findings frame; each finding names its ``check``:
+
+==========================  ========  ==========================================================
+check                       severity  meaning
+==========================  ========  ==========================================================
+exposed_sensitive_port      high      inbound ACCEPT from any source to SSH, RDP, a database,
+                                      a cache, a search engine or the Docker API
+accept_any_protocol         high/med  ACCEPT with protocol ANY (high when inbound from anywhere)
+shadowed                    med/low   an earlier rule matches everything this one does (medium
+                                      when its action differs: this rule never takes effect)
+duplicate                   low       the same match and action as an earlier rule
+unparsed_port               medium    the port string is in no known form: cannot be audited
+unparsed_ip                 medium    an IP entry is not an address or CIDR
+ip_list_near_cap            low       an IP list holds 45 or more of the 50 entries allowed
+vm_without_firewall         medium    a VM (not terminated) has no firewall attached
+firewall_unattached         info      a firewall protects no VM
+==========================  ========  ==========================================================
+
+"From any source" means an empty source list (the contract: ``[]`` is any), ``0.0.0.0/0``,
+``::/0`` or ``any``. A missing (NA) port is read as no port restriction. Rules whose port or IPs do
+not parse are never called shadowed nor said to shadow others: their match is unknown.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from matplotlib.axes import Axes
+
+from svcnb.reports._ports import (
+    IpSet,
+    PortSet,
+    match_covers,
+    parse_ips,
+    parse_port,
+)
+from svcnb.reports._replay import StoreLike, report, snapshot_at
+
+__all__ = [
+    "FINDING_COLUMNS",
+    "IP_LIST_CAP",
+    "IP_LIST_WARN",
+    "SENSITIVE_PORTS",
+    "SEVERITIES",
+    "audit",
+    "changes",
+    "plot_findings",
+    "rule_changes",
+    "shadowing",
+]
+
+SEVERITIES = ["high", "medium", "low", "info"]
+IP_LIST_CAP = 50
+IP_LIST_WARN = 45
+
+SENSITIVE_PORTS: dict[int, str] = {
+    22: "SSH",
+    23: "Telnet",
+    1433: "MS SQL Server",
+    1521: "Oracle DB",
+    2375: "Docker API",
+    2376: "Docker API (TLS)",
+    2379: "etcd",
+    3306: "MySQL",
+    3389: "RDP",
+    5432: "PostgreSQL",
+    5900: "VNC",
+    5984: "CouchDB",
+    6379: "Redis",
+    9042: "Cassandra",
+    9200: "Elasticsearch",
+    9300: "Elasticsearch transport",
+    11211: "Memcached",
+    27017: "MongoDB",
+    27018: "MongoDB",
+    27019: "MongoDB",
+}
+# Only these protocols carry the ports above.
+PORTED_PROTOCOLS = frozenset({"TCP", "UDP", "ANY"})
+
+FINDING_COLUMNS = [
+    "severity",
+    "check",
+    "firewall_id",
+    "firewall_name",
+    "rule_id",
+    "position",
+    "direction",
+    "action",
+    "protocol",
+    "port",
+    "vm_id",
+    "affected_vms",
+    "affected_vm_count",
+    "related_rule_id",
+    "reason",
+]
+
+
+class _Rule:
+    """One rule with its parsed match."""
+
+    def __init__(self, row: Any) -> None:
+        self.id = str(row.id)
+        self.firewall_id = str(row.firewall_id)
+        self.position = None if pd.isna(row.position) else int(row.position)
+        self.direction = _upper(row.direction)
+        self.action = _upper(row.action)
+        self.protocol = _upper(row.protocol)
+        self.port_text = None if _isna(row.port) else str(row.port)
+        self.ports: PortSet = parse_port(row.port)
+        self.sources: IpSet = parse_ips(row.source_ips)
+        self.dests: IpSet = parse_ips(row.dest_ips)
+
+    @property
+    def parsed(self) -> bool:
+        return self.ports.ok and self.sources.ok and self.dests.ok
+
+    def covers(self, other: _Rule) -> bool:
+        """Every packet ``other`` matches, this rule matches too (same direction)."""
+        return (
+            self.direction == other.direction
+            and self.parsed
+            and other.parsed
+            and match_covers(self.protocol, self.ports, other.protocol, other.ports)
+            and self.sources.covers(other.sources)
+            and self.dests.covers(other.dests)
+        )
+
+    def same_match(self, other: _Rule) -> bool:
+        return self.covers(other) and other.covers(self)
+
+
+def _isna(value: Any) -> bool:
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def _upper(value: Any) -> str:
+    return "" if _isna(value) else str(value).strip().upper()
+
+
+def _rules(rules: pd.DataFrame) -> list[_Rule]:
+    return [_Rule(row) for row in rules.itertuples(index=False)]
+
+
+def shadowing(rules: pd.DataFrame) -> pd.DataFrame:
+    """Rules that never match first: an earlier position in the same firewall covers them.
+
+    Reads ``firewall_rules``: id, firewall_id, position, direction, action, protocol, port,
+    source_ips, dest_ips. Returns rule_id, firewall_id, position, kind ("duplicate" when the
+    earlier rule has the same match and action, else "shadowed"), by_rule_id, by_position,
+    same_action. Rules at the same position are not ordered by the spec, so neither shadows the
+    other (but identical ones are still duplicates).
+    """
+    found = []
+    parsed = [r for r in _rules(rules) if r.position is not None]
+    by_fw: dict[str, list[_Rule]] = {}
+    for r in parsed:
+        by_fw.setdefault(r.firewall_id, []).append(r)
+    for fw_rules in by_fw.values():
+        fw_rules.sort(key=lambda r: (r.position, r.id))
+        for i, later in enumerate(fw_rules):
+            for earlier in fw_rules[:i]:
+                duplicate = earlier.action == later.action and earlier.same_match(later)
+                if earlier.position == later.position and not duplicate:
+                    continue
+                if duplicate or earlier.covers(later):
+                    found.append(
+                        {
+                            "rule_id": later.id,
+                            "firewall_id": later.firewall_id,
+                            "position": later.position,
+                            "kind": "duplicate" if duplicate else "shadowed",
+                            "by_rule_id": earlier.id,
+                            "by_position": earlier.position,
+                            "same_action": earlier.action == later.action,
+                        }
+                    )
+                    break
+    cols = [
+        "rule_id",
+        "firewall_id",
+        "position",
+        "kind",
+        "by_rule_id",
+        "by_position",
+        "same_action",
+    ]
+    out = pd.DataFrame(found, columns=cols)
+    return out.astype(
+        {
+            "rule_id": "string",
+            "firewall_id": "string",
+            "position": "Int64",
+            "kind": "string",
+            "by_rule_id": "string",
+            "by_position": "Int64",
+            "same_action": "boolean",
+        }
+    )
+
+
+def _attached(vm_firewalls: pd.DataFrame | None, vms: pd.DataFrame | None) -> dict[str, list[str]]:
+    """firewall_id -> sorted ids of the live VMs it is attached to."""
+    if vm_firewalls is None or vm_firewalls.empty:
+        return {}
+    links = vm_firewalls
+    if vms is not None and "status" in vms:
+        live = vms.loc[vms["status"].astype("string").str.lower() != "terminated", "id"]
+        links = links[links["vm_id"].isin(set(live.astype(str)))]
+    out: dict[str, list[str]] = {}
+    for fw, vm in zip(links["firewall_id"].astype(str), links["vm_id"].astype(str), strict=True):
+        out.setdefault(fw, []).append(vm)
+    return {fw: sorted(set(v)) for fw, v in out.items()}
+
+
+@report(
+    frames={
+        "rules": "firewall_rules",
+        "vm_firewalls": "vm_firewalls",
+        "firewalls": "firewalls",
+        "vms": "vms",
+    }
+)
+def audit(
+    rules: pd.DataFrame,
+    vm_firewalls: pd.DataFrame | None = None,
+    firewalls: pd.DataFrame | None = None,
+    vms: pd.DataFrame | None = None,
+    now: Any = None,
+) -> pd.DataFrame:
+    """Findings on the rules, the firewalls and the VMs they protect, worst first.
+
+    Reads ``firewall_rules``: id, firewall_id, position, direction, action, protocol, port,
+    source_ips, dest_ips; ``vm_firewalls``: vm_id, firewall_id; ``firewalls``: id, name;
+    ``vms``: id, name, status. Returns the columns of ``FINDING_COLUMNS`` (see module docstring
+    for the checks). ``now`` is accepted for the common report convention and not used.
+    """
+    attached = _attached(vm_firewalls, vms)
+    names: dict[str, str] = {}
+    if firewalls is not None and not firewalls.empty:
+        names = dict(zip(firewalls["id"].astype(str), firewalls["name"].astype(str), strict=True))
+    parsed = _rules(rules)
+    by_id = {r.id: r for r in parsed}
+    findings: list[dict[str, Any]] = []
+
+    def add(check: str, severity: str, reason: str, rule: _Rule | None = None, **extra: Any):
+        fw = rule.firewall_id if rule else extra.pop("firewall_id", None)
+        vms_hit = attached.get(fw, []) if fw else []
+        findings.append(
+            {
+                "severity": severity,
+                "check": check,
+                "firewall_id": fw,
+                "firewall_name": names.get(fw) if fw else None,
+                "rule_id": rule.id if rule else None,
+                "position": rule.position if rule else None,
+                "direction": rule.direction if rule else None,
+                "action": rule.action if rule else None,
+                "protocol": rule.protocol if rule else None,
+                "port": rule.port_text if rule else None,
+                "vm_id": extra.get("vm_id"),
+                "affected_vms": extra.get("affected_vms", vms_hit),
+                "affected_vm_count": len(extra.get("affected_vms", vms_hit)),
+                "related_rule_id": extra.get("related_rule_id"),
+                "reason": reason,
+            }
+        )
+
+    for r in parsed:
+        _check_rule(r, add)
+
+    for row in shadowing(rules).itertuples(index=False):
+        rule, by = by_id[row.rule_id], by_id[row.by_rule_id]
+        if row.kind == "duplicate":
+            add(
+                "duplicate",
+                "low",
+                f"same match and action as rule {by.id} at position {by.position}",
+                rule,
+                related_rule_id=by.id,
+            )
+        elif row.same_action:
+            add(
+                "shadowed",
+                "low",
+                f"redundant: rule {by.id} at position {by.position} already {by.action}s "
+                "everything this rule matches",
+                rule,
+                related_rule_id=by.id,
+            )
+        else:
+            add(
+                "shadowed",
+                "medium",
+                f"never takes effect: rule {by.id} at position {by.position} {by.action}s "
+                f"everything this rule would {rule.action}",
+                rule,
+                related_rule_id=by.id,
+            )
+
+    if vms is not None and not vms.empty:
+        live = vms[vms["status"].astype("string").str.lower() != "terminated"]
+        protected = {vm for ids in attached.values() for vm in ids}
+        for row in live.itertuples(index=False):
+            if str(row.id) not in protected:
+                add(
+                    "vm_without_firewall",
+                    "medium",
+                    f"VM {row.name} has no firewall attached",
+                    vm_id=str(row.id),
+                    affected_vms=[str(row.id)],
+                )
+    if firewalls is not None and not firewalls.empty:
+        for fw in firewalls["id"].astype(str):
+            if not attached.get(fw):
+                add(
+                    "firewall_unattached",
+                    "info",
+                    "firewall is attached to no VM",
+                    firewall_id=fw,
+                    affected_vms=[],
+                )
+
+    out = pd.DataFrame(findings, columns=FINDING_COLUMNS)
+    out["severity"] = pd.Categorical(out["severity"], categories=SEVERITIES, ordered=True)
+    out = out.astype(
+        {
+            "check": "string",
+            "firewall_id": "string",
+            "firewall_name": "string",
+            "rule_id": "string",
+            "position": "Int64",
+            "direction": "string",
+            "action": "string",
+            "protocol": "string",
+            "port": "string",
+            "vm_id": "string",
+            "affected_vm_count": "Int64",
+            "related_rule_id": "string",
+            "reason": "string",
+        }
+    )
+    return out.sort_values(
+        ["severity", "check", "firewall_id", "position", "rule_id", "vm_id"], kind="stable"
+    ).reset_index(drop=True)
+
+
+def _check_rule(r: _Rule, add: Any) -> None:
+    if not r.ports.ok:
+        add("unparsed_port", "medium", f"{r.ports.error}; the rule cannot be audited", r)
+    for side, ips in (("source", r.sources), ("destination", r.dests)):
+        for error in ips.errors:
+            add("unparsed_ip", "medium", f"{side} {error}", r)
+        if ips.size >= IP_LIST_WARN:
+            add(
+                "ip_list_near_cap",
+                "low",
+                f"{side} list holds {ips.size} of the {IP_LIST_CAP} entries allowed",
+                r,
+            )
+    if r.action != "ACCEPT":
+        return
+    inbound_world = r.direction == "IN" and r.sources.is_world
+    if r.protocol == "ANY":
+        add(
+            "accept_any_protocol",
+            "high" if inbound_world else "medium",
+            "accepts every protocol" + (" from any source" if inbound_world else ""),
+            r,
+        )
+    if inbound_world and r.protocol in PORTED_PROTOCOLS:
+        hit = r.ports.intersects(sorted(SENSITIVE_PORTS))
+        if hit:
+            services = ", ".join(f"{SENSITIVE_PORTS[p]} ({p})" for p in hit)
+            add("exposed_sensitive_port", "high", f"open to any source: {services}", r)
+
+
+def rule_changes(
+    diff: pd.DataFrame,
+    before: pd.DataFrame | None = None,
+    after: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """One row per rule added, removed or changed, from ``store.diff('firewall_rules', a, b)``.
+
+    Reads the diff: id, change, column, before, after; ``before``/``after`` (the rules frames at
+    the two snapshots, optional) give firewall_id and position. Returns rule_id, firewall_id,
+    position, change, columns (list of changed columns), detail ("port: '22' -> '2222'; ...").
+    """
+    cols = ["rule_id", "firewall_id", "position", "change", "columns", "detail"]
+    if diff.empty:
+        return pd.DataFrame(columns=cols).astype(
+            {"rule_id": "string", "firewall_id": "string", "position": "Int64", "change": "string"}
+        )
+    key = "id" if "id" in diff else diff.columns[0]
+    where: dict[str, tuple[Any, Any]] = {}
+    for frame in (before, after):
+        if frame is not None and not frame.empty:
+            for row in frame.itertuples(index=False):
+                where[str(row.id)] = (row.firewall_id, row.position)
+    rows = []
+    for rule_id, part in diff.groupby(key, sort=True):
+        change = part["change"].iloc[0]
+        changed = part[part["column"].notna()] if "column" in part else part.iloc[0:0]
+        columns = [str(c) for c in changed["column"]] if not changed.empty else []
+        detail = "; ".join(
+            f"{c}: {_show(b)} -> {_show(a)}"
+            for c, b, a in zip(changed["column"], changed["before"], changed["after"], strict=True)
+            if change == "changed"
+        )
+        fw, pos = where.get(str(rule_id), (pd.NA, pd.NA))
+        rows.append(
+            {
+                "rule_id": str(rule_id),
+                "firewall_id": fw,
+                "position": pos,
+                "change": change,
+                "columns": columns,
+                "detail": detail or change,
+            }
+        )
+    out = pd.DataFrame(rows, columns=cols)
+    return out.astype(
+        {
+            "rule_id": "string",
+            "firewall_id": "string",
+            "position": "Int64",
+            "change": "string",
+            "detail": "string",
+        }
+    )
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, str):
+        return repr(value)
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    return repr(value)
+
+
+def changes(store: StoreLike, since: Any = None, at: Any = None) -> pd.DataFrame:
+    """Rules changed between the snapshot as of ``since`` and the one as of ``at`` (latest).
+
+    ``since`` None means the snapshot just before the one as of ``at``. Returns the columns of
+    :func:`rule_changes` plus ``from_snapshot`` and ``to_snapshot``.
+    """
+    to_snap = snapshot_at(store, at)
+    if since is None:
+        snaps = store.snapshots().sort_values(["server_time", "snapshot_id"], kind="stable")
+        earlier = snaps[snaps["server_time"] < to_snap["server_time"]]
+        if earlier.empty:
+            raise ValueError(
+                "only one snapshot at or before that time; take another or give since="
+            )
+        from_snap = earlier.iloc[-1]
+    else:
+        from_snap = snapshot_at(store, since)
+    a, b = from_snap["snapshot_id"], to_snap["snapshot_id"]
+    diff = store.diff("firewall_rules", a, b)
+    out = rule_changes(
+        diff,
+        store.load("firewall_rules", at=from_snap["server_time"]),
+        store.load("firewall_rules", at=to_snap["server_time"]),
+    )
+    return out.assign(from_snapshot=a, to_snapshot=b)
+
+
+def plot_findings(findings: pd.DataFrame, ax: Axes | None = None) -> Axes:
+    """Horizontal bars: how many findings of each check, coloured by severity.
+
+    ``findings`` from :func:`audit` (check, severity).
+    """
+    ax = ax if ax is not None else plt.figure().add_subplot()
+    if findings.empty:
+        ax.set_title("Firewall audit: no findings")
+        return ax
+    counts = (
+        findings.groupby(["check", "severity"], observed=True)
+        .size()
+        .reset_index(name="findings")
+        .sort_values(["severity", "findings"], ascending=[False, True])
+    )
+    colours = {"high": "tab:red", "medium": "tab:orange", "low": "tab:olive", "info": "tab:gray"}
+    labels = [f"{c} ({s})" for c, s in zip(counts["check"], counts["severity"], strict=True)]
+    ax.barh(
+        labels,
+        counts["findings"],
+        color=[colours.get(str(s), "tab:blue") for s in counts["severity"]],
+    )
+    ax.set_xlabel("findings")
+    ax.set_title("Firewall audit findings")
+    return ax

@@ -1,0 +1,62 @@
+"""Settings of one sandbox: fleet size and seed, clock speed, limits, and where it listens."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from datetime import UTC, datetime
+
+DEFAULT_EPOCH = datetime(2026, 11, 1, tzinfo=UTC)
+DEFAULT_SEED = 7
+DEFAULT_VMS = 40
+DEFAULT_TOKEN_RATE_LIMIT = 600
+DEFAULT_IP_RATE_LIMIT = 100
+DEFAULT_RATE_WINDOW_SECONDS = 60.0
+MAX_BODY_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    """Everything that fixes how a sandbox starts; the same config and seed give the same bytes.
+
+    ``time_scale`` 0 freezes the sandbox clock (only ``/_sandbox/clock/advance`` moves it);
+    ``K > 0`` runs it K times faster than real time. ``ca_bundle`` is a PEM file the webhook
+    deliveries trust in addition to the system store (for a local test receiver).
+    """
+
+    seed: int = DEFAULT_SEED
+    vms: int = DEFAULT_VMS
+    time_scale: float = 0.0
+    epoch: datetime = DEFAULT_EPOCH
+    latency_ms: float = 0.0
+    rate_limit: int = DEFAULT_TOKEN_RATE_LIMIT
+    ip_rate_limit: int = DEFAULT_IP_RATE_LIMIT
+    rate_window_seconds: float = DEFAULT_RATE_WINDOW_SECONDS
+    ca_bundle: str | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise ValueError(f"seed must be an integer, got {self.seed!r}")
+        if isinstance(self.vms, bool) or not isinstance(self.vms, int) or self.vms < 0:
+            raise ValueError(f"vms must be an integer >= 0, got {self.vms!r}")
+        if self.time_scale < 0:
+            raise ValueError(
+                f"time_scale must be >= 0 (0 freezes the clock), got {self.time_scale}"
+            )
+        if self.latency_ms < 0:
+            raise ValueError(f"latency_ms must be >= 0, got {self.latency_ms}")
+        for name in ("rate_limit", "ip_rate_limit"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1 per window, got {value!r}")
+        if self.rate_window_seconds <= 0:
+            raise ValueError(f"rate_window_seconds must be > 0, got {self.rate_window_seconds}")
+        if self.epoch.tzinfo is None:
+            raise ValueError("epoch must be timezone-aware (UTC)")
+
+    def with_changes(self, **changes: object) -> SandboxConfig:
+        """A copy with ``changes`` applied; unknown names raise ValueError naming known ones."""
+        known = {f.name for f in fields(self)}
+        unknown = sorted(set(changes) - known)
+        if unknown:
+            raise ValueError(f"unknown sandbox setting(s) {unknown}; known: {sorted(known)}")
+        return replace(self, **changes)

@@ -1,0 +1,340 @@
+"""The control API under ``/_sandbox/`` (contracts section 2): the "account dashboard" and the
+test knobs. No token; loopback callers only. Same envelopes as the public API."""
+
+from __future__ import annotations
+
+import logging
+import random
+import re
+from collections.abc import Callable
+from dataclasses import asdict
+from datetime import timedelta
+from decimal import Decimal, InvalidOperation
+
+from . import _build, _faults
+from . import _validate as v
+from ._auth import create_token, delete_token, revoke_token
+from ._catalog import EVENT_TYPES, PLANS, REGIONS, SCOPES, plan_by_slug, region_by_slug
+from ._config import SandboxConfig
+from ._http import parse_json_body, parse_query, read_body, send_response
+from ._routes import find
+from ._routes_vms import vm_full
+from ._routes_wallet import wallet_public
+from ._seed import new_vm_record
+from ._state import State
+from ._vmops import PROVISION_SECONDS, control_action, schedule_provisioning
+from ._wire import ApiFailure, dumps, fail, http_date, ok, parse_iso, public
+
+_log = logging.getLogger(__name__)
+
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+MAX_VMS = 200_000
+
+Handler = Callable[[State, SandboxConfig, dict[str, str], object], tuple[int, object]]
+
+
+def _reset(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:
+    body = v.fields(
+        body if body is not None else {},
+        {"seed": v.integer(-(2**62), 2**62), "vms": v.integer(0, MAX_VMS)},
+    )
+    config = base.with_changes(seed=body.get("seed", base.seed), vms=body.get("vms", base.vms))
+    _build.reset(state, config)
+    return 200, {"seed": config.seed, "vms": config.vms}
+
+
+def _clock(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:
+    return 200, {"now": state.stamp(), "timeScale": state.clock.time_scale}
+
+
+def _advance(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:
+    def seconds(name: str, value: object) -> float:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not (0 <= value <= 10 * 365 * 86400)
+        ):
+            raise ApiFailure(422, f"{name}: must be a number of seconds from 0 to ten years")
+        return float(value)
+
+    body = v.fields(body, {"seconds": seconds}, required=("seconds",))
+    state.clock.advance(body["seconds"])
+    return 200, {"now": state.stamp()}
+
+
+def _expiry(name: str, value: object) -> object:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ApiFailure(422, f"{name}: must be an ISO 8601 date-time with a zone, or null")
+    try:
+        return parse_iso(value)
+    except ValueError:
+        raise ApiFailure(
+            422,
+            f"{name}: {value[:40]!r} is not an ISO 8601 date-time with a "
+            "zone, e.g. 2026-12-01T00:00:00Z",
+        ) from None
+
+
+def _rate(name: str, value: object) -> object:
+    if value is None:
+        return None
+    return v.integer(1, 10**9)(name, value)
+
+
+def _scopes(name: str, value: object) -> list[str]:
+    scopes = v.string_list(len(SCOPES), 64)(name, value)
+    unknown = [s for s in scopes if s not in SCOPES]
+    if unknown:
+        raise ApiFailure(422, f"{name}: unknown scope {unknown[0]!r}; known: {', '.join(SCOPES)}")
+    return scopes
+
+
+def _tokens(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:
+    return 200, [public(t) for t in state.tokens.values()]
+
+
+def _create_token(state, base, params, body) -> tuple[int, object]:
+    body = v.fields(
+        body,
+        {"name": v.string(200, 1), "scopes": _scopes, "expiresAt": _expiry, "rateLimit": _rate},
+        required=("name", "scopes"),
+    )
+    record, secret = create_token(
+        state, body["name"], body["scopes"], body.get("expiresAt"), body.get("rateLimit")
+    )
+    return 201, {**record, "secret": secret}
+
+
+def _revoke(state, base, params, body) -> tuple[int, object]:
+    return 200, revoke_token(state, params["id"])
+
+
+def _update_token(state, base, params, body) -> tuple[int, object]:
+    body = v.fields(body, {"rateLimit": _rate, "expiresAt": _expiry}, at_least_one=True)
+    record = find(state.tokens, params["id"], "token")
+    if "rateLimit" in body:
+        record["rateLimit"] = body["rateLimit"]
+    if "expiresAt" in body:
+        expiry = body["expiresAt"]
+        record["expiresAt"] = None if expiry is None else expiry.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return 200, public(record)
+
+
+def _delete_token(state, base, params, body) -> tuple[int, object]:
+    delete_token(state, params["id"])
+    return 200, {"id": params["id"]}
+
+
+def _get_faults(state, base, params, body) -> tuple[int, object]:
+    return 200, asdict(state.faults)
+
+
+def _put_faults(state, base, params, body) -> tuple[int, object]:
+    if not isinstance(body, dict):
+        raise ApiFailure(400, "request body must be a JSON object")
+    return 200, asdict(_faults.set_faults(state, body))
+
+
+def _get_settings(state, base, params, body) -> tuple[int, object]:
+    return 200, asdict(state.settings)
+
+
+def _put_settings(state, base, params, body) -> tuple[int, object]:
+    def window(name: str, value: object) -> float:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not (0 < value <= 86400)
+        ):
+            raise ApiFailure(422, f"{name}: must be a number of seconds above 0, at most 86400")
+        return float(value)
+
+    body = v.fields(
+        body,
+        {
+            "rateWindowSeconds": window,
+            "ipRateLimit": v.integer(1, 10**9),
+            "defaultRateLimit": v.integer(1, 10**9),
+        },
+    )
+    for name, value in body.items():
+        setattr(state.settings, name, value)
+    state.rate_buckets.clear()  # a new limit or window starts from a fresh window
+    return 200, asdict(state.settings)
+
+
+def _topup(state, base, params, body) -> tuple[int, object]:
+    def amount(name: str, value: object) -> Decimal:
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise ApiFailure(422, f"{name}: must be a number or a numeric string")
+        try:
+            parsed = Decimal(str(value))
+        except InvalidOperation:
+            raise ApiFailure(422, f"{name}: {str(value)[:40]!r} is not a number") from None
+        if not parsed.is_finite() or not Decimal("0.01") <= parsed <= Decimal("1000000000"):
+            raise ApiFailure(422, f"{name}: must be from 0.01 to 1000000000")
+        return parsed.quantize(Decimal("0.01"))
+
+    body = v.fields(body, {"amount": amount}, required=("amount",))
+    state.wallet["_balance"] += body["amount"]
+    state.touch(state.wallet)
+    state.emit(
+        "billing.payment_received",
+        {
+            "amount": f"{body['amount']:.2f}",
+            "balance": f"{state.wallet['_balance']:.2f}",
+            "currency": "EUR",
+        },
+    )
+    return 200, wallet_public(state)
+
+
+def _emit(state, base, params, body) -> tuple[int, object]:
+    def event_type(name: str, value: object) -> str:
+        if value not in EVENT_TYPES:
+            raise ApiFailure(422, f"{name}: unknown event type; known: {', '.join(EVENT_TYPES)}")
+        return value  # type: ignore[return-value]
+
+    def data(name: str, value: object) -> dict:
+        if not isinstance(value, dict):
+            raise ApiFailure(422, f"{name}: must be a JSON object")
+        return value
+
+    body = v.fields(body, {"type": event_type, "data": data}, required=("type",))
+    return 201, state.emit(body["type"], body.get("data", {}))
+
+
+def _events(state, base, params, body) -> tuple[int, object]:
+    return 200, list(state.events)
+
+
+def _actions(state, base, params, body) -> tuple[int, object]:
+    return 200, list(state.actions.values())
+
+
+def _stats(state, base, params, body) -> tuple[int, object]:
+    return 200, {**state.stats, "byStatus": dict(state.stats["byStatus"])}
+
+
+def _create_vm(state, base, params, body) -> tuple[int, object]:
+    def region(name: str, value: object) -> tuple:
+        found = region_by_slug(value) if isinstance(value, str) else None
+        if found is None:
+            raise ApiFailure(
+                422, f"{name}: unknown region; known: {', '.join(r[0] for r in REGIONS)}"
+            )
+        return found
+
+    def plan(name: str, value: object) -> tuple:
+        found = plan_by_slug(value) if isinstance(value, str) else None
+        if found is None:
+            raise ApiFailure(422, f"{name}: unknown plan; known: {', '.join(p[0] for p in PLANS)}")
+        return found
+
+    body = v.fields(
+        body if body is not None else {}, {"name": v.string(63, 1), "region": region, "plan": plan}
+    )
+    rng = random.Random(f"{state.seed}:vm:{len(state.vms)}")
+    vm = new_vm_record(
+        state,
+        rng,
+        len(state.vms),
+        "provisioning",
+        state.now(),
+        region=body.get("region"),
+        plan=body.get("plan"),
+    )
+    if "name" in body:
+        vm["name"] = body["name"]
+        vm["hostname"] = f"{body['name']}.{vm['region']['slug']}.vm.example.net"
+    vm["updatedAt"] = vm["createdAt"]
+    state.vms[vm["id"]] = vm
+    schedule_provisioning(state, vm, state.now() + timedelta(seconds=PROVISION_SECONDS))
+    return 201, vm_full(vm)
+
+
+def _vm_action(state, base, params, body) -> tuple[int, object]:
+    vm = find(state.vms, params["id"], "VM")
+    return 200, vm_full(control_action(state, vm, params["action"]))
+
+
+def _vm(state, base, params, body) -> tuple[int, object]:
+    return 200, dict(find(state.vms, params["id"], "VM"))
+
+
+_TABLE: list[tuple[str, str, Handler]] = [
+    ("POST", "/reset", _reset),
+    ("GET", "/clock", _clock),
+    ("POST", "/clock/advance", _advance),
+    ("GET", "/tokens", _tokens),
+    ("POST", "/tokens", _create_token),
+    ("POST", "/tokens/{id}/revoke", _revoke),
+    ("PATCH", "/tokens/{id}", _update_token),
+    ("DELETE", "/tokens/{id}", _delete_token),
+    ("GET", "/faults", _get_faults),
+    ("PUT", "/faults", _put_faults),
+    ("GET", "/settings", _get_settings),
+    ("PUT", "/settings", _put_settings),
+    ("POST", "/wallet/topup", _topup),
+    ("POST", "/events", _emit),
+    ("GET", "/events", _events),
+    ("GET", "/actions", _actions),
+    ("GET", "/stats", _stats),
+    ("POST", "/vms", _create_vm),
+    ("POST", "/vms/{id}/{action}", _vm_action),
+    ("GET", "/vms/{id}", _vm),
+]
+# routes whose body may be left out
+_OPTIONAL_BODY = {"/reset", "/vms", "/tokens/{id}/revoke", "/vms/{id}/{action}"}
+_COMPILED = [
+    (m, t, re.compile("^" + re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", t) + "$"), h)
+    for m, t, h in _TABLE
+]
+
+
+async def handle_control(
+    state: State, base: SandboxConfig, scope: dict, receive, send, headers: dict[str, str]
+) -> None:
+    method = scope["method"]
+    sub = scope["path"][len("/_sandbox") :] or "/"
+    extra: dict[str, str] = {}
+    try:
+        client = scope.get("client")
+        if client is not None and client[0] not in LOOPBACK:
+            raise ApiFailure(403, "the sandbox control API answers loopback callers only")
+        allowed: list[str] = []
+        for m, template, regex, handler in _COMPILED:
+            found = regex.match(sub)
+            if found is None:
+                continue
+            if m != method:
+                allowed.append(m)
+                continue
+            parse_query(scope.get("query_string", b""), ())
+            body = None
+            if method in ("POST", "PUT", "PATCH"):
+                raw = await read_body(receive, headers)
+                if raw.strip() or template not in _OPTIONAL_BODY:
+                    body = parse_json_body(raw, True)
+            with state.lock:
+                status, data = handler(state, base, found.groupdict(), body)
+            encoded = dumps(ok(data))
+            break
+        else:
+            if allowed:
+                extra["allow"] = ", ".join(allowed)
+                raise ApiFailure(
+                    405,
+                    f"method {method} is not allowed on /_sandbox{sub}; "
+                    f"allowed: {', '.join(allowed)}",
+                    extra,
+                )
+            raise ApiFailure(404, "no such control endpoint under /_sandbox/; see the contracts")
+    except ApiFailure as exc:
+        status, encoded = exc.status, dumps(fail(exc.message))
+    except Exception:
+        _log.exception("sandbox control %s %s failed", method, sub)
+        status, encoded = 500, dumps(fail(f"internal error in the sandbox control {method} {sub}"))
+    await send_response(send, status, encoded, {"date": http_date(state.now()), **extra})

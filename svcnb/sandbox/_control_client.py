@@ -1,0 +1,123 @@
+"""``Control``: a small httpx helper with one method per control endpoint (contracts section 2).
+
+Each method returns the envelope's ``data``; a failure envelope raises ``RuntimeError`` carrying
+the sandbox's own message.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import httpx
+
+
+class Control:
+    """Drives ``/_sandbox/`` of one sandbox."""
+
+    def __init__(self, control_url: str, transport: httpx.BaseTransport | None = None) -> None:
+        self.url = control_url.rstrip("/")
+        self._http = httpx.Client(base_url=self.url, timeout=60.0, transport=transport)
+
+    def __repr__(self) -> str:
+        return f"Control({self.url!r})"
+
+    def close(self) -> None:
+        self._http.close()
+
+    def _call(self, method: str, path: str, body: object = None) -> object:
+        response = self._http.request(method, path, json=body)
+        payload = response.json()
+        if not payload.get("success"):
+            raise RuntimeError(
+                f"sandbox control {method} {path} answered {response.status_code}: "
+                f"{payload.get('error')}"
+            )
+        return payload["data"]
+
+    def reset(self, seed: int | None = None, vms: int | None = None) -> dict:
+        body = {k: v for k, v in (("seed", seed), ("vms", vms)) if v is not None}
+        return self._call("POST", "/reset", body)
+
+    def now(self) -> datetime:
+        data = self._call("GET", "/clock")
+        return datetime.fromisoformat(data["now"].replace("Z", "+00:00"))
+
+    def advance(self, seconds: float) -> datetime:
+        data = self._call("POST", "/clock/advance", {"seconds": seconds})
+        return datetime.fromisoformat(data["now"].replace("Z", "+00:00"))
+
+    def tokens(self) -> list[dict]:
+        return self._call("GET", "/tokens")
+
+    def create_token(
+        self,
+        name: str,
+        scopes: list[str],
+        expires_at: str | datetime | None = None,
+        rate_limit: int | None = None,
+    ) -> dict:
+        body: dict = {"name": name, "scopes": list(scopes)}
+        if expires_at is not None:
+            body["expiresAt"] = (
+                expires_at.isoformat() if isinstance(expires_at, datetime) else expires_at
+            )
+        if rate_limit is not None:
+            body["rateLimit"] = rate_limit
+        return self._call("POST", "/tokens", body)
+
+    def revoke_token(self, token_id: str) -> dict:
+        return self._call("POST", f"/tokens/{token_id}/revoke")
+
+    def update_token(self, token_id: str, **fields: object) -> dict:
+        """``rateLimit`` and/or ``expiresAt`` (also accepted as rate_limit / expires_at)."""
+        names = {"rate_limit": "rateLimit", "expires_at": "expiresAt"}
+        return self._call(
+            "PATCH", f"/tokens/{token_id}", {names.get(k, k): v for k, v in fields.items()}
+        )
+
+    def delete_token(self, token_id: str) -> dict:
+        return self._call("DELETE", f"/tokens/{token_id}")
+
+    def set_faults(self, **faults: object) -> dict:
+        """Replace the faults: latencyMs, errorRate, errorRoutes, dropRate, upstreamSyncFail,
+        detachFail, seed (all off when not given)."""
+        return self._call("PUT", "/faults", faults)
+
+    def faults(self) -> dict:
+        return self._call("GET", "/faults")
+
+    def settings(self, **changes: object) -> dict:
+        """Change rateWindowSeconds, ipRateLimit, defaultRateLimit; no arguments: read them."""
+        if not changes:
+            return self._call("GET", "/settings")
+        return self._call("PUT", "/settings", changes)
+
+    def topup(self, amount: float | str) -> dict:
+        return self._call("POST", "/wallet/topup", {"amount": amount})
+
+    def emit(self, type: str, data: dict | None = None) -> dict:  # noqa: A002
+        return self._call("POST", "/events", {"type": type, "data": data or {}})
+
+    def events(self) -> list[dict]:
+        return self._call("GET", "/events")
+
+    def actions(self) -> list[dict]:
+        return self._call("GET", "/actions")
+
+    def stats(self) -> dict:
+        return self._call("GET", "/stats")
+
+    def create_vm(
+        self, name: str | None = None, region: str | None = None, plan: str | None = None
+    ) -> dict:
+        body = {
+            k: v for k, v in (("name", name), ("region", region), ("plan", plan)) if v is not None
+        }
+        return self._call("POST", "/vms", body)
+
+    def vm_action(self, vm_id: str, action: str) -> dict:
+        """``action`` is start, restart, terminate, suspend or touch."""
+        return self._call("POST", f"/vms/{vm_id}/{action}")
+
+    def vm(self, vm_id: str) -> dict:
+        return self._call("GET", f"/vms/{vm_id}")

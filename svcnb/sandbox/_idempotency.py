@@ -1,0 +1,80 @@
+"""Idempotency-Key handling (DESIGN section 3).
+
+A key is any string of 1..255 characters, kept 24 hours of sandbox time per token. The first
+request with a key runs; its answer (any status below 500) is stored and a later request with
+the same key and the same method, path and body gets that status and body again with
+``Idempotent-Replayed: true``. The same key with another request is a 422; the same key while
+the first request is still running is a 409. 5xx answers are not stored, so a retry runs again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import timedelta
+
+from ._state import State
+from ._wire import ApiFailure
+
+KEY_MAX = 255
+LIFETIME = timedelta(hours=24)
+
+
+def fingerprint(method: str, route_path: str, body: bytes) -> str:
+    """What makes two requests "the same": method, path under the prefix and the JSON body
+    (compared parsed, so key order and spacing do not matter)."""
+    try:
+        canonical = json.dumps(json.loads(body), sort_keys=True, separators=(",", ":")).encode()
+    except ValueError:
+        canonical = body
+    return hashlib.sha256(
+        method.encode() + b" " + route_path.encode() + b"\n" + canonical
+    ).hexdigest()
+
+
+def check_key(key: str) -> None:
+    if not 1 <= len(key) <= KEY_MAX:
+        raise ApiFailure(422, f"Idempotency-Key: must be 1 to {KEY_MAX} characters, got {len(key)}")
+
+
+def begin(state: State, token_id: str, key: str, print_: str) -> dict | None:
+    """The stored entry to replay, or None after marking the key in flight for this request."""
+    check_key(key)
+    with state.lock:
+        entry = state.idempotency.get((token_id, key))
+        if entry is not None and state.now() - entry["createdAt"] >= LIFETIME:
+            entry = None
+        if entry is not None:
+            if entry["fingerprint"] != print_:
+                raise ApiFailure(
+                    422,
+                    "Idempotency-Key: this key was already used with another "
+                    "request (method, path or body differ); use a new key "
+                    "for a new request",
+                )
+            if entry["inFlight"]:
+                raise ApiFailure(
+                    409,
+                    "Idempotency-Key: a request with this key is still being "
+                    "processed; retry after it finishes",
+                )
+            return entry
+        state.idempotency[(token_id, key)] = {
+            "fingerprint": print_,
+            "inFlight": True,
+            "createdAt": state.now(),
+            "status": None,
+            "body": None,
+        }
+        return None
+
+
+def finish(state: State, token_id: str, key: str, status: int, body: bytes) -> None:
+    with state.lock:
+        entry = state.idempotency.get((token_id, key))
+        if entry is None:
+            return
+        if status >= 500:
+            del state.idempotency[(token_id, key)]
+            return
+        entry.update(inFlight=False, status=status, body=body)

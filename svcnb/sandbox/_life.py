@@ -1,0 +1,521 @@
+"""Sandbox life: what happens to bandwidth, money and VMs as the sandbox clock moves.
+
+Everything here runs as jobs on ``state.clock`` (with the state lock held and ``clock.now()``
+pinned to the job's time), so the same seed and the same clock steps give the same history.
+
+Bandwidth
+    Each VM has a seeded mean rate (:func:`daily_rate_bytes`, from the seed and the VM id only)
+    and a seeded daily noise of 0.8x to 1.2x. Bytes accrue in whole-hour steps, at every full
+    hour of sandbox time, and only while the VM is ``running``; two reads at the same clock
+    time therefore see the same bytes. About one VM in eight is a fast one that uses 2x to 3x
+    its pack per 30 days (it runs past its pack 10 to 19 days into a cycle); the others use
+    5 % to 60 % of it. Growth does not bump ``updatedAt`` (usage is a meter, not an edit).
+
+Renewals
+    At ``billing.nextRenewalAt`` the wallet is debited by the VM's price (``billing.priceMonthly``,
+    else ``plan.priceMonthly``, in any of the three served forms; a VM stating neither is
+    charged its catalog price). ``nextRenewalAt`` moves one calendar month on (anchored to the
+    day of month of the first renewal seen, clamped to shorter months), the bandwidth cycle
+    restarts at 0, ``updatedAt`` is bumped and ``vm.renewed`` is emitted. Stopped VMs renew;
+    terminated and suspended VMs do not.
+
+Money
+    ``billing.low_balance`` is emitted when the balance falls below what is owed plus the
+    renewals due within the next :data:`LOW_BALANCE_WINDOW` (7 days); it is emitted once per
+    crossing and armed again once the balance covers that amount. The check runs after every
+    renewal and top-up and at every full hour.
+
+    A renewal the wallet cannot pay leaves the VM running with ``billing.status`` ``overdue``
+    and the price owed. After :data:`GRACE` (3 days) the VM is suspended: ``status`` and
+    ``billing.status`` become ``suspended`` and ``vm.suspended`` is emitted. While a VM owes,
+    it does not renew again. VMs seeded as overdue owe their price from the moment the sandbox
+    starts; VMs seeded as suspended owe it and count as suspended for non-payment.
+
+    A top-up (``billing.payment_received``) pays what is owed, oldest debt first, stopping at
+    the first debt the balance cannot cover. A paid VM gets ``billing.status`` ``active`` and
+    ``vm.renewed``. Paid within the grace period, the cycle runs from the missed renewal; paid
+    after suspension, the VM returns to the status it had (``stopping`` comes back as
+    ``stopped``; ``vm.started`` is emitted when it comes back running) and a fresh cycle starts
+    at the payment. Starting such a VM through control is an operator override: the debt is
+    forgiven and a fresh cycle starts then.
+
+While a VM owes, its internal record carries ``_amountDue`` (decimal string) and
+``_overdueSince``, visible through ``GET /_sandbox/vms/{id}`` and never served publicly.
+Every event is logged at INFO on the ``svcnb.sandbox.events`` logger, one line each.
+"""
+
+from __future__ import annotations
+
+import calendar
+import hashlib
+import logging
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from decimal import Decimal, InvalidOperation
+from functools import lru_cache
+
+from ._catalog import GIB
+from ._clock import Job
+from ._state import State
+from ._vmops import vm_brief
+from ._wire import iso, parse_iso
+
+__all__ = [
+    "BANDWIDTH_STEP",
+    "GRACE",
+    "LOW_BALANCE_WINDOW",
+    "add_month",
+    "daily_rate_bytes",
+    "install",
+    "parse_money",
+    "price_of",
+    "will_exceed_pack",
+]
+
+LOW_BALANCE_WINDOW = timedelta(days=7)
+GRACE = timedelta(days=3)
+BANDWIDTH_STEP = timedelta(hours=1)
+
+# share of VMs that grow fast, and the per-mille of the pack used per 30 days by each kind
+_FAST_SHARE = 0.125
+_FAST_PERMILLE = (2000, 3000)
+_SLOW_PERMILLE = (50, 600)
+_NOISE_PERMILLE = (800, 1200)
+_DEFAULT_PACK_BYTES = 1024 * GIB
+
+_log = logging.getLogger(__name__)
+_events_log = logging.getLogger("svcnb.sandbox.events")
+
+
+# -- pure functions ----------------------------------------------------------------------------
+def _unit(*parts: object) -> float:
+    """A number in [0, 1) fixed by ``parts`` (stable across runs, processes and platforms)."""
+    digest = hashlib.sha256(":".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def _pick(low: int, high: int, u: float) -> int:
+    return low + int(u * (high - low + 1))
+
+
+def daily_rate_bytes(seed: int, vm_id: str, pack_bytes: int) -> int:
+    """Mean bytes per day a VM uses in the sandbox seeded with ``seed``.
+
+    Fixed by the seed and the VM id: fast VMs use 2x to 3x ``pack_bytes`` per 30 days, the others
+    5 % to 60 % of it. Actual days vary by a seeded 0.8x to 1.2x around this mean.
+    """
+    if _unit(seed, "bandwidth-kind", vm_id) < _FAST_SHARE:
+        low, high = _FAST_PERMILLE
+    else:
+        low, high = _SLOW_PERMILLE
+    permille = _pick(low, high, _unit(seed, "bandwidth-rate", vm_id))
+    return pack_bytes * permille // (1000 * 30)
+
+
+def will_exceed_pack(seed: int, vm_id: str, pack_bytes: int) -> bool:
+    """Whether the seeded rate runs a VM past its pack within every cycle it runs whole.
+
+    True exactly for the fast VMs: even on the slowest noise (0.8x) over the shortest month
+    (28 days) they use more than the pack; the others stay under it even on 1.2x over 31 days.
+    """
+    return daily_rate_bytes(seed, vm_id, pack_bytes) * 30 > pack_bytes
+
+
+def _day_bytes(seed: int, vm_id: str, mean: int, day: date) -> int:
+    noise = _pick(*_NOISE_PERMILLE, _unit(seed, "bandwidth-noise", vm_id, day.isoformat()))
+    return mean * noise // 1000
+
+
+def _hour_bytes(day_total: int, hour: int) -> int:
+    # spreads the day's bytes over 24 steps so the day's total is exact
+    return day_total // 24 + (1 if hour < day_total % 24 else 0)
+
+
+def pack_bytes_of(vm: dict) -> int:
+    """The VM's pack in bytes: ``bandwidthPackBytes``, else ``bandwidth`` GiB, else 1 TiB."""
+    try:
+        pack = int(str(vm.get("bandwidthPackBytes")))
+    except ValueError:
+        pack = 0
+    if pack <= 0 and isinstance(vm.get("bandwidth"), int) and vm["bandwidth"] > 0:
+        pack = vm["bandwidth"] * GIB
+    return pack if pack > 0 else _DEFAULT_PACK_BYTES
+
+
+def parse_money(value: object) -> Decimal | None:
+    """An amount from any served money form (``12.5``, ``"12.50"``, ``{"amount": "12.50", ...}``);
+    None when ``value`` states no amount that parses."""
+    if isinstance(value, dict):
+        value = value.get("amount")
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, Decimal):
+        return value
+    try:
+        amount = Decimal(repr(value) if isinstance(value, float) else str(value))
+    except (InvalidOperation, ValueError):
+        return None
+    return amount if amount.is_finite() else None
+
+
+def price_of(vm: dict) -> Decimal:
+    """What one renewal of ``vm`` costs: ``billing.priceMonthly``, else ``plan.priceMonthly``,
+    else the internal catalog price, else 0."""
+    for holder in (vm.get("billing"), vm.get("plan")):
+        if isinstance(holder, dict) and "priceMonthly" in holder:
+            amount = parse_money(holder["priceMonthly"])
+            if amount is not None:
+                return amount
+    internal = vm.get("_price")
+    return internal if isinstance(internal, Decimal) else Decimal(0)
+
+
+def add_month(moment: datetime, anchor_day: int) -> datetime:
+    """``moment`` one calendar month on, on ``anchor_day`` clamped to the month's length
+    (a cycle anchored on the 31st renews on Feb 28, then Mar 31)."""
+    year, month = (moment.year + 1, 1) if moment.month == 12 else (moment.year, moment.month + 1)
+    day = min(anchor_day, calendar.monthrange(year, month)[1])
+    return moment.replace(year=year, month=month, day=day)
+
+
+@lru_cache(maxsize=8192)
+def _parsed(text: str) -> datetime:
+    return parse_iso(text)
+
+
+def _money(amount: Decimal) -> str:
+    return f"{amount:.2f}"
+
+
+# -- the engine ----------------------------------------------------------------------------
+@dataclass
+class _Debt:
+    """One unpaid renewal: ``amount`` owed since ``since``; the paid cycle would end at
+    ``period_end``."""
+
+    vm_id: str
+    amount: Decimal
+    since: datetime
+    period_end: datetime | None
+    suspended: bool = False
+    status_before: str = "running"
+    job: Job | None = field(default=None, repr=False)
+
+
+class _Life:
+    def __init__(self, state: State) -> None:
+        self.state = state
+        self.clock = state.clock
+        self.seed = state.seed
+        self.renewal_jobs: dict[str, tuple[str, Job]] = {}
+        self.anchors: dict[str, int] = {}
+        self.debts: dict[str, _Debt] = {}
+        self.low_warned = False
+        self.rates: dict[str, tuple[int, int]] = {}  # vm id -> (pack bytes, mean bytes/day)
+        self.day_totals: dict[str, int] = {}
+        self.day_of_totals: date | None = None
+        self.accrued_until = state.clock.now().replace(minute=0, second=0, microsecond=0)
+
+    # -- setup --
+    def start(self) -> None:
+        now = self.clock.now()
+        for vm in self.state.vms.values():
+            billing = vm.get("billing")
+            if not isinstance(billing, dict) or vm.get("status") == "terminated":
+                continue
+            if billing.get("status") == "overdue":
+                self._owe(vm, now, self._next_at(vm))
+            elif billing.get("status") == "suspended" and vm.get("status") == "suspended":
+                debt = self._owe(vm, now, None)
+                debt.suspended = True
+                if debt.job is not None:
+                    self.clock.cancel(debt.job)
+                    debt.job = None
+        self._sync_renewals()
+        self.clock.schedule(self.accrued_until + BANDWIDTH_STEP, self._hourly)
+
+    def _next_at(self, vm: dict) -> datetime | None:
+        text = (vm.get("billing") or {}).get("nextRenewalAt")
+        return _parsed(text) if isinstance(text, str) else None
+
+    # -- the hourly step --
+    def _hourly(self) -> None:
+        now = self.clock.now()
+        self._catch_up(now)
+        self._sync_renewals()
+        self._check_low_balance()
+        self.clock.schedule(now + BANDWIDTH_STEP, self._hourly)
+
+    def _catch_up(self, now: datetime) -> None:
+        """Accrue every whole hour that ended by ``now`` and is not accrued yet.
+
+        A renewal due on the hour calls this first, so the hour that just ended counts towards
+        the cycle it belongs to whichever of the two jobs the clock runs first.
+        """
+        while self.accrued_until + BANDWIDTH_STEP <= now:
+            self._accrue(self.accrued_until)
+            self.accrued_until += BANDWIDTH_STEP
+
+    def _accrue(self, hour_start: datetime) -> None:
+        day = hour_start.date()
+        if day != self.day_of_totals:
+            self.day_totals = {}
+            self.day_of_totals = day
+        for vm_id, vm in self.state.vms.items():
+            if vm.get("status") != "running":
+                continue
+            total = self.day_totals.get(vm_id)
+            if total is None:
+                pack = pack_bytes_of(vm)
+                cached = self.rates.get(vm_id)
+                if cached is None or cached[0] != pack:
+                    cached = (pack, daily_rate_bytes(self.seed, vm_id, pack))
+                    self.rates[vm_id] = cached
+                total = _day_bytes(self.seed, vm_id, cached[1], day)
+                self.day_totals[vm_id] = total
+            used = vm.get("bandwidthUsedBytes")
+            used = used if isinstance(used, int) and not isinstance(used, bool) else 0
+            vm["bandwidthUsedBytes"] = used + _hour_bytes(total, hour_start.hour)
+
+    # -- renewals --
+    def _sync_renewals(self) -> None:
+        for vm_id, vm in self.state.vms.items():
+            self._sync_vm(vm_id, vm)
+        for vm_id in [v for v in self.renewal_jobs if v not in self.state.vms]:
+            self.clock.cancel(self.renewal_jobs.pop(vm_id)[1])
+
+    def _sync_vm(self, vm_id: str, vm: dict) -> None:
+        """Keep exactly one renewal job per billable VM, at its current ``nextRenewalAt``."""
+        debt = self.debts.get(vm_id)
+        if debt is not None:
+            self._reconcile_debt(vm, debt)
+        billing = vm.get("billing")
+        text = billing.get("nextRenewalAt") if isinstance(billing, dict) else None
+        billable = (
+            isinstance(text, str)
+            and vm.get("status") not in ("terminated", "suspended")
+            and vm_id not in self.debts
+        )
+        current = self.renewal_jobs.get(vm_id)
+        if current is not None and (not billable or current[0] != text):
+            self.clock.cancel(current[1])
+            del self.renewal_jobs[vm_id]
+            current = None
+        if billable and current is None:
+            job = self.clock.schedule(_parsed(text), lambda: self._renew_due(vm_id, text))
+            self.renewal_jobs[vm_id] = (text, job)
+
+    def _reconcile_debt(self, vm: dict, debt: _Debt) -> None:
+        if vm.get("status") == "terminated" or not isinstance(vm.get("billing"), dict):
+            self._forget_debt(vm, debt)
+        elif debt.suspended and vm.get("status") != "suspended":
+            # started through control while suspended for non-payment: the operator's override
+            self._forget_debt(vm, debt)
+            now = self.clock.now()
+            self.anchors[vm["id"]] = now.day
+            vm["billing"]["status"] = "active"
+            vm["billing"]["nextRenewalAt"] = iso(add_month(now, now.day))
+
+    def _forget_debt(self, vm: dict, debt: _Debt) -> None:
+        if debt.job is not None:
+            self.clock.cancel(debt.job)
+        self.debts.pop(debt.vm_id, None)
+        vm.pop("_amountDue", None)
+        vm.pop("_overdueSince", None)
+
+    def _renew_due(self, vm_id: str, text: str) -> None:
+        entry = self.renewal_jobs.get(vm_id)
+        if entry is not None and entry[0] == text:
+            del self.renewal_jobs[vm_id]
+        vm = self.state.vms.get(vm_id)
+        if vm is None:
+            return
+        billing = vm.get("billing")
+        if (
+            not isinstance(billing, dict)
+            or billing.get("nextRenewalAt") != text
+            or vm.get("status") in ("terminated", "suspended")
+            or vm_id in self.debts
+        ):
+            self._sync_vm(vm_id, vm)
+            return
+        due = _parsed(text)
+        anchor = self.anchors.setdefault(vm_id, due.day)
+        price = price_of(vm)
+        if self.state.wallet["_balance"] >= price:
+            self._charge(vm, price, due, add_month(due, anchor))
+        else:
+            self._owe(vm, due, add_month(due, anchor))
+            billing["status"] = "overdue"
+            self.state.touch(vm)
+            _log.info(
+                "%s renewal of %s (%s) for %s not paid: balance %s; suspended at %s unless paid",
+                iso(due),
+                vm.get("name"),
+                vm_id,
+                _money(price),
+                _money(self.state.wallet["_balance"]),
+                iso(due + GRACE),
+            )
+        self._sync_vm(vm_id, vm)
+        self._check_low_balance()
+
+    def _charge(self, vm: dict, price: Decimal, start: datetime, next_at: datetime) -> None:
+        self._catch_up(self.clock.now())
+        wallet = self.state.wallet
+        wallet["_balance"] = wallet["_balance"] - price
+        self.state.touch(wallet)
+        billing = vm["billing"]
+        billing["nextRenewalAt"] = iso(next_at)
+        billing["status"] = "active"
+        vm["bandwidthUsedBytes"] = 0
+        self.state.touch(vm)
+        self.state.emit(
+            "vm.renewed",
+            {
+                "vm": vm_brief(vm),
+                "amount": _money(price),
+                "balance": _money(wallet["_balance"]),
+                "periodStart": iso(start),
+                "nextRenewalAt": billing["nextRenewalAt"],
+            },
+        )
+
+    # -- debts and suspension --
+    def _owe(self, vm: dict, since: datetime, period_end: datetime | None) -> _Debt:
+        debt = _Debt(vm["id"], price_of(vm), since, period_end)
+        debt.job = self.clock.schedule(since + GRACE, lambda: self._suspend(debt))
+        self.debts[vm["id"]] = debt
+        vm["_amountDue"] = _money(debt.amount)
+        vm["_overdueSince"] = iso(since)
+        return debt
+
+    def _suspend(self, debt: _Debt) -> None:
+        debt.job = None
+        vm = self.state.vms.get(debt.vm_id)
+        if self.debts.get(debt.vm_id) is not debt or vm is None or debt.suspended:
+            return
+        if vm.get("status") == "terminated" or not isinstance(vm.get("billing"), dict):
+            self._forget_debt(vm, debt)
+            return
+        if vm.get("status") == "provisioning":
+            # a VM that is still being built is suspended once it exists
+            debt.job = self.clock.schedule(
+                self.clock.now() + BANDWIDTH_STEP, lambda: self._suspend(debt)
+            )
+            return
+        debt.suspended = True
+        debt.status_before = "stopped" if vm["status"] == "stopping" else vm["status"]
+        vm["status"] = "suspended"
+        vm["billing"]["status"] = "suspended"
+        self.state.touch(vm)
+        self.state.emit(
+            "vm.suspended",
+            {
+                "vm": vm_brief(vm),
+                "reason": "nonpayment",
+                "amountDue": _money(debt.amount),
+                "overdueSince": iso(debt.since),
+            },
+        )
+
+    def _pay_debts(self) -> None:
+        """Pay what is owed, oldest first, while the balance covers the next debt."""
+        for debt in sorted(self.debts.values(), key=lambda d: (d.since, d.vm_id)):
+            if self.state.wallet["_balance"] < debt.amount:
+                break
+            vm = self.state.vms.get(debt.vm_id)
+            if vm is None:
+                self.debts.pop(debt.vm_id, None)
+                continue
+            self._forget_debt(vm, debt)
+            now = self.clock.now()
+            if debt.suspended or debt.period_end is None:
+                self.anchors[vm["id"]] = now.day
+                start, next_at = now, add_month(now, now.day)
+            else:
+                start, next_at = debt.since, debt.period_end
+            if debt.suspended:
+                vm["status"] = debt.status_before
+            self._charge(vm, debt.amount, start, next_at)
+            if debt.suspended and vm["status"] == "running":
+                self.state.emit("vm.started", {"vm": vm_brief(vm), "reason": "payment_received"})
+            self._sync_vm(vm["id"], vm)
+
+    # -- low balance --
+    def required(self) -> tuple[Decimal, int]:
+        """What the wallet needs now: every debt plus every renewal due within the window."""
+        horizon = self.clock.now() + LOW_BALANCE_WINDOW
+        need = sum((d.amount for d in self.debts.values()), Decimal(0))
+        count = len(self.debts)
+        for vm_id, (text, _job) in self.renewal_jobs.items():
+            if _parsed(text) <= horizon:
+                vm = self.state.vms.get(vm_id)
+                if vm is not None:
+                    need += price_of(vm)
+                    count += 1
+        return need, count
+
+    def _check_low_balance(self) -> None:
+        need, count = self.required()
+        balance = self.state.wallet["_balance"]
+        if balance >= need:
+            self.low_warned = False
+        elif not self.low_warned:
+            self.low_warned = True
+            self.state.emit(
+                "billing.low_balance",
+                {
+                    "balance": _money(balance),
+                    "required": _money(need),
+                    "renewalsDue": count,
+                    "windowDays": LOW_BALANCE_WINDOW.days,
+                },
+            )
+
+    # -- listener --
+    def on_event(self, event: dict) -> None:
+        if event["type"] == "billing.payment_received":
+            self._pay_debts()
+            self._check_low_balance()
+            return
+        vm_ref = event["data"].get("vm") if isinstance(event.get("data"), dict) else None
+        if event["type"].startswith("vm.") and isinstance(vm_ref, dict):
+            vm = self.state.vms.get(str(vm_ref.get("id")))
+            if vm is not None:
+                self._sync_vm(vm["id"], vm)
+                if event["type"] in ("vm.terminated", "vm.started"):
+                    self._check_low_balance()
+
+
+# -- the event log ---------------------------------------------------------------------------
+def describe(event: dict) -> str:
+    """One human line for ``event``: time, type, the VM it is about, then its other fields."""
+    data = event.get("data") if isinstance(event.get("data"), dict) else {}
+    parts: list[str] = []
+    vm = data.get("vm")
+    if isinstance(vm, dict):
+        parts.append(f"{vm.get('name')} ({vm.get('id')}) now {vm.get('status')}")
+    for key, value in data.items():
+        if key != "vm" and not isinstance(value, dict | list):
+            parts.append(f"{key} {value}")
+    text = ", ".join(parts) if parts else "(no data)"
+    return f"{event.get('createdAt')} {event.get('type')}: {text}"
+
+
+def _log_event(event: dict) -> None:
+    if _events_log.isEnabledFor(logging.INFO):
+        _events_log.info("%s", describe(event))
+
+
+def install(state: State) -> None:
+    """Plug bandwidth growth, renewals, debts, suspension and the event log into ``state``.
+
+    Called by the sandbox build after every seed or reset, with the state lock held.
+    """
+    with state.lock:
+        life = _Life(state)
+        # the log listener goes first so nested events (a renewal inside a top-up) log in order
+        state.listeners.insert(0, _log_event)
+        state.listeners.append(life.on_event)
+        life.start()

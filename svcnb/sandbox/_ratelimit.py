@@ -1,0 +1,72 @@
+"""Fixed-window rate limits (DESIGN section 3), counted in ``state.rate_buckets`` under the lock.
+
+A request with a valid token counts against that token's bucket (its own ``rateLimit`` or the
+default 600); any other request counts against its IP's bucket (100). Windows run on real
+monotonic time, not the sandbox clock, so a frozen clock cannot freeze a limit.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+from ._state import State
+
+
+@dataclass(frozen=True)
+class Verdict:
+    allowed: bool
+    limit: int
+    remaining: int
+    reset_seconds: int
+    message: str | None
+
+    def headers(self) -> dict[str, str]:
+        headers = {
+            "x-ratelimit-limit": str(self.limit),
+            "x-ratelimit-remaining": str(self.remaining),
+            "x-ratelimit-reset": str(self.reset_seconds),
+        }
+        if not self.allowed:
+            headers["retry-after"] = str(self.reset_seconds)
+        return headers
+
+
+def _window_words(seconds: float) -> str:
+    if seconds == 60:
+        return "per minute"
+    return f"per {seconds:g} seconds"
+
+
+def count(state: State, token: dict | None, ip: str) -> Verdict:
+    """Count one request in its bucket and say whether it may go ahead."""
+    window = state.settings.rateWindowSeconds
+    if token is not None:
+        key = f"token:{token['id']}"
+        limit = token["rateLimit"] or state.settings.defaultRateLimit
+        bucket_words = f"the per-token limit of {limit} requests {_window_words(window)}"
+    else:
+        key = f"ip:{ip}"
+        limit = state.settings.ipRateLimit
+        bucket_words = (
+            f"the global per-IP fallback limit of {limit} requests "
+            f"{_window_words(window)} (requests without a valid token)"
+        )
+    now = time.monotonic()
+    with state.lock:
+        bucket = state.rate_buckets.get(key)
+        if bucket is None or now - bucket[0] >= window:
+            bucket = [now, 0]
+            state.rate_buckets[key] = bucket
+        reset = max(1, math.ceil(bucket[0] + window - now))
+        if bucket[1] >= limit:
+            return Verdict(
+                False,
+                limit,
+                0,
+                reset,
+                f"Rate limit exceeded: {bucket_words}. Retry after {reset} seconds",
+            )
+        bucket[1] += 1
+        return Verdict(True, limit, limit - int(bucket[1]), reset, None)

@@ -1,0 +1,123 @@
+"""``serve()``: run a sandbox on loopback in a background thread, and the handle it gives.
+
+with serve(vms=40, seed=7) as sb:
+    httpx.get(sb.api_root + "/vms", headers={"x-api-key": sb.tokens["read"]})
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import uvicorn
+
+from ._app import create_app
+from ._config import SandboxConfig
+from ._control_client import Control
+from ._state import State
+
+
+@dataclass
+class Sandbox:
+    """A running sandbox: where it is, its default tokens and its control helper."""
+
+    base_url: str
+    api_root: str
+    control_url: str
+    tokens: dict[str, str] = field(repr=False)
+    control: Control
+    state: State = field(repr=False)
+
+    def __repr__(self) -> str:  # tokens stay out of every repr
+        return f"Sandbox(base_url={self.base_url!r}, tokens=[{', '.join(self.tokens)}])"
+
+    def connection_info(self) -> dict:
+        return {
+            "base_url": self.base_url,
+            "api_root": self.api_root,
+            "control_url": self.control_url,
+            "tokens": dict(self.tokens),
+        }
+
+    def write_connection_file(self, path: str | os.PathLike) -> Path:
+        """Write the connection JSON readable by the owner only (it holds the tokens)."""
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            json.dump(self.connection_info(), handle, indent=2)
+            handle.write("\n")
+        return target
+
+
+class _Server(uvicorn.Server):
+    def install_signal_handlers(self) -> None:  # run in a thread: leave signals to the caller
+        pass
+
+
+def uvicorn_config(app, host: str, port: int) -> uvicorn.Config:
+    # the Date header is the sandbox clock's, so uvicorn must not add its own (nor Server)
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        date_header=False,
+        server_header=False,
+        lifespan="off",
+        timeout_keep_alive=30,
+    )
+
+
+@contextmanager
+def serve(
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    connection_file: str | None = None,
+    **settings: object,
+) -> Iterator[Sandbox]:
+    """Serve a sandbox until the block ends. ``settings`` are :class:`SandboxConfig` fields
+    (``vms``, ``seed``, ``time_scale`` (default 0: frozen), ``latency_ms``, ``rate_limit``,
+    ``ip_rate_limit``, ``rate_window_seconds``, ``ca_bundle``)."""
+    config = SandboxConfig().with_changes(**settings)
+    app = create_app(config)
+    if config.latency_ms:
+        app.state.sandbox.faults.latencyMs = config.latency_ms
+    server = _Server(uvicorn_config(app, host, port))
+    thread = threading.Thread(target=server.run, name="svcnb-sandbox", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError(f"the sandbox could not start on {host}:{port} (is the port free?)")
+        time.sleep(0.01)
+    bound = server.servers[0].sockets[0].getsockname()[1]
+    shown_host = f"[{host}]" if ":" in host else host
+    base = f"http://{shown_host}:{bound}"
+    state: State = app.state.sandbox
+    sandbox = Sandbox(
+        base_url=base,
+        api_root=base + "/api/public/v1",
+        control_url=base + "/_sandbox",
+        tokens=dict(state.default_secrets),
+        control=Control(base + "/_sandbox"),
+        state=state,
+    )
+    if connection_file:
+        sandbox.write_connection_file(connection_file)
+    try:
+        yield sandbox
+    finally:
+        sandbox.control.close()
+        server.should_exit = True
+        thread.join(timeout=10)
+        if app.state.ticker is not None:
+            app.state.ticker.stop()

@@ -1,0 +1,79 @@
+"""What goes on the wire: timestamps, the two envelopes, and byte-stable JSON.
+
+Records are plain dicts whose insertion order is the order keys are served in; keys starting
+with ``_`` are internal and are never served.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from decimal import Decimal
+from email.utils import format_datetime
+
+
+class ApiFailure(Exception):
+    """A failure answered with the failure envelope: ``status`` and a message for the user."""
+
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.headers = headers or {}
+
+
+def iso(moment: datetime) -> str:
+    """``2026-11-01T00:00:00Z``: UTC, whole seconds (sub-second clock time is cut, not rounded)."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_iso(text: str) -> datetime:
+    """Parse an ISO 8601 date-time with a zone; raise ValueError otherwise."""
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if moment.tzinfo is None:
+        raise ValueError("date-time must carry a zone, e.g. 2026-12-01T00:00:00Z")
+    return moment.astimezone(UTC)
+
+
+def http_date(moment: datetime) -> str:
+    """RFC 7231 form for the ``Date`` header."""
+    return format_datetime(moment.astimezone(UTC), usegmt=True)
+
+
+def public(record: dict) -> dict:
+    """``record`` without its internal ``_`` keys (one level: nested objects are served whole)."""
+    return {k: v for k, v in record.items() if not k.startswith("_")}
+
+
+def _default(value: object) -> object:
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, datetime):
+        return iso(value)
+    raise TypeError(f"cannot serve {type(value).__name__} as JSON")
+
+
+def dumps(payload: object) -> bytes:
+    """Compact UTF-8 JSON in the dicts' own key order, so equal state gives equal bytes."""
+    return json.dumps(
+        payload, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_default
+    ).encode()
+
+
+def ok(data: object, meta: dict | None = None) -> dict:
+    """The success envelope."""
+    body = {"success": True, "data": data}
+    if meta is not None:
+        body["meta"] = meta
+    return body
+
+
+def fail(message: str) -> dict:
+    """The failure envelope."""
+    return {"success": False, "error": message}
+
+
+def short(value: str, limit: int = 80) -> str:
+    """``value`` cut for an error message, so a huge or odd id cannot flood a response."""
+    text = value if len(value) <= limit else value[:limit] + "..."
+    return json.dumps(text, ensure_ascii=True)

@@ -1,0 +1,114 @@
+"""``svcnb listen``: run the verifying webhook receiver over HTTPS in the foreground.
+
+The subscription secret comes from ``--secret-file PATH`` or else the ``SVCNB_WEBHOOK_SECRET``
+environment variable, never from the command line, where any local user could read it in the
+process list and it would land in shell history.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from svcnb.store._eventlog import LOG_NAME
+from svcnb.webhooks._clock import SandboxClock
+from svcnb.webhooks._receiver import DEFAULT_TOLERANCE, Receiver
+from svcnb.webhooks._server import RunningReceiver, bind, uvicorn_server
+
+__all__ = ["SECRET_ENV", "add_arguments", "run"]
+
+SECRET_ENV = "SVCNB_WEBHOOK_SECRET"
+DEFAULT_STORE = "data/store"
+
+
+class _RefuseSecret(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.error(
+            f"the secret is never taken from the command line (it would show in the process list "
+            f"and shell history); set {SECRET_ENV} or pass --secret-file PATH"
+        )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    # no prefix matching: "--secret VALUE" must not be read as "--secret-file VALUE"
+    parser.allow_abbrev = False
+    parser.add_argument("--port", type=int, required=True, help="port to listen on (0: any free)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    parser.add_argument("--cert", required=True, help="TLS certificate (chain) PEM file")
+    parser.add_argument("--key", required=True, help="TLS private key PEM file")
+    parser.add_argument(
+        "--store",
+        default=None,
+        help=f"store folder for the event log (default: $SVCNB_STORE, then {DEFAULT_STORE})",
+    )
+    parser.add_argument(
+        "--tolerance",
+        type=float,
+        default=DEFAULT_TOLERANCE,
+        help="seconds after which an event's signed createdAt marks it as a possible replay",
+    )
+    parser.add_argument(
+        "--secret-file",
+        default=None,
+        help=f"file holding the subscription secret (default: ${SECRET_ENV})",
+    )
+    parser.add_argument("--secret", nargs="?", action=_RefuseSecret, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--sandbox-clock",
+        metavar="CONTROL_URL",
+        default=None,
+        help="follow this sandbox's simulated clock (e.g. http://127.0.0.1:PORT/_sandbox) "
+        "instead of the machine's clock when judging event age",
+    )
+
+
+def _read_secret(secret_file: str | None) -> str:
+    if secret_file is not None:
+        try:
+            secret = Path(secret_file).read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise ValueError(f"cannot read --secret-file {secret_file!r}: {exc.strerror}") from None
+        if not secret:
+            raise ValueError(f"--secret-file {secret_file!r} is empty; put the secret in it")
+        return secret
+    secret = os.environ.get(SECRET_ENV, "").strip()
+    if not secret:
+        raise ValueError(
+            f"no webhook secret: set {SECRET_ENV} or pass --secret-file PATH (the secret is never "
+            "taken from the command line)"
+        )
+    return secret
+
+
+def run(args: argparse.Namespace) -> int:
+    store = args.store or os.environ.get("SVCNB_STORE") or DEFAULT_STORE
+    clock = None
+    try:
+        secret = _read_secret(args.secret_file)
+        if args.tolerance < 0:
+            raise ValueError(f"--tolerance must be >= 0 seconds, got {args.tolerance:g}")
+        if args.sandbox_clock:
+            clock = SandboxClock(args.sandbox_clock)
+        receiver = Receiver(secret, store, tolerance=args.tolerance, clock=clock)
+        server = uvicorn_server(receiver, args.cert, args.key)
+        sock = bind(args.host, args.port)
+    except (ValueError, OSError) as exc:
+        print(f"svcnb listen: {exc}", file=sys.stderr)
+        if clock is not None:
+            clock.close()
+        return 2
+    running = RunningReceiver(receiver, args.host, sock.getsockname()[1])
+    print(
+        f"svcnb listen: receiving webhooks at {running.url}, logging to "
+        f"{Path(store) / LOG_NAME} (Ctrl-C stops)",
+        flush=True,
+    )
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+        if clock is not None:
+            clock.close()
+    return 0

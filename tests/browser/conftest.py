@@ -1,0 +1,193 @@
+"""JupyterLab in headless Chromium, against a sandbox, for the panels' end-to-end tests.
+
+Chromium is Debian's (``/usr/bin/chromium``, installed by ``scripts/install-browser.sh``); a
+browser downloaded by Playwright is never used. Without it the tests skip, except under
+``CI=true``, where a missing browser is a failure: CI must prove the panels in a real browser.
+Everything listens on 127.0.0.1 only; JupyterLab runs without a token on a free loopback port.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from _labpage import LabPage  # tests/browser is on sys.path (pytest rootdir-relative import)
+
+from svcnb._lab import SandboxProcess, free_port, kernel_environment, lab_command, wait_for_http
+
+REPO = Path(__file__).resolve().parents[2]
+NOTEBOOKS = REPO / "notebooks"
+OUT = REPO / "out"
+CHROMIUM = Path(os.environ.get("SVCNB_CHROMIUM", "/usr/bin/chromium"))
+# Flags that keep Chromium from reaching for Google's servers, which this network refuses.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+# The browser tests' fleet: small, seeded, and a clock fast enough that a stop completes quickly.
+SANDBOX_VMS = 12
+SANDBOX_SEED = 7
+SANDBOX_TIME_SCALE = 60.0
+
+pytestmark = pytest.mark.timeout(600)
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").lower() == "true"
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    # Keep each phase's report on the item so the page fixture knows whether to take a screenshot.
+    report = yield
+    setattr(item, f"_report_{report.when}", report)
+    return report
+
+
+@pytest.fixture(scope="session")
+def chromium_executable() -> Path:
+    """The system Chromium; skip without it locally, fail without it in CI."""
+    problem = None
+    if not CHROMIUM.exists():
+        problem = (
+            f"{CHROMIUM} is missing: run scripts/install-browser.sh "
+            "(apt-get install chromium) to run the browser tests"
+        )
+    else:
+        try:
+            import playwright.sync_api  # noqa: F401
+        except ImportError:
+            problem = "playwright is not installed: pip install -e '.[dev]'"
+    if problem:
+        if _in_ci():
+            pytest.fail(f"CI=true and the browser tests cannot run: {problem}", pytrace=False)
+        pytest.skip(problem)
+    return CHROMIUM
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_executable: Path) -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=str(chromium_executable), headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture(scope="session")
+def lab_tmp(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("lab")
+
+
+@pytest.fixture(scope="session")
+def sandbox(lab_tmp: Path, chromium_executable: Path) -> Iterator[SandboxProcess]:
+    """A ``svcnb sandbox`` child process shared by the browser tests."""
+    private = lab_tmp / "private"
+    private.mkdir(mode=0o700)
+    with SandboxProcess(
+        private / "sandbox.json",
+        vms=SANDBOX_VMS,
+        seed=SANDBOX_SEED,
+        time_scale=SANDBOX_TIME_SCALE,
+        log_file=lab_tmp / "sandbox.log",
+    ) as sb:
+        yield sb
+
+
+@pytest.fixture(scope="session")
+def lab_root(lab_tmp: Path) -> Path:
+    """A copy of the notebooks: JupyterLab autosaves, and the committed outputs must not change."""
+    root = lab_tmp / "notebooks"
+    root.mkdir()
+    for nb in NOTEBOOKS.glob("*.ipynb"):
+        shutil.copy2(nb, root / nb.name)
+    return root
+
+
+@pytest.fixture(scope="session")
+def jupyterlab(
+    lab_tmp: Path, lab_root: Path, sandbox: SandboxProcess, chromium_executable: Path
+) -> Iterator[str]:
+    """JupyterLab on a free loopback port with no token; yields its base URL."""
+    port = free_port()
+    settings = lab_tmp / "lab-settings"
+    # Render every cell (no windowing), so the tests find widgets far down a notebook.
+    tracker = settings / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
+    tracker.parent.mkdir(parents=True)
+    tracker.write_text('{"windowingMode": "none"}', encoding="utf-8")
+    env = kernel_environment(sandbox.connection_file, store=lab_tmp / "store")
+    env.update(
+        JUPYTERLAB_SETTINGS_DIR=str(settings),
+        JUPYTERLAB_WORKSPACES_DIR=str(lab_tmp / "lab-workspaces"),
+        JUPYTER_RUNTIME_DIR=str(lab_tmp / "runtime"),
+        # The panels' progress bars and matplotlib must not wait on anything interactive.
+        MPLBACKEND="module://matplotlib_inline.backend_inline",
+    )
+    argv = lab_command(
+        lab_root,
+        port=port,
+        open_browser=False,
+        without_token=True,
+        extra=["--LabApp.expose_app_in_browser=True", "--ServerApp.disable_check_xsrf=False"],
+    )
+    log = open(lab_tmp / "jupyterlab.log", "wb")  # noqa: SIM115
+    proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=lab_root)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for_http(f"{base}/api", timeout=90, proc=proc)
+        yield base
+    finally:
+        # Shut kernels down through the API first so none outlives the test session.
+        try:
+            for kernel in httpx.get(f"{base}/api/kernels", timeout=5).json():
+                httpx.delete(f"{base}/api/kernels/{kernel['id']}", timeout=10)
+        except (httpx.HTTPError, ValueError, TypeError):
+            pass
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+@pytest.fixture
+def lab(browser, jupyterlab: str, request: pytest.FixtureRequest) -> Iterator[LabPage]:
+    """A fresh browser page on JupyterLab; a screenshot goes to ``out/`` when the test fails."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    lab = LabPage(page, jupyterlab)
+    try:
+        yield lab
+    finally:
+        failed = any(
+            getattr(getattr(request.node, f"_report_{when}", None), "failed", False)
+            for when in ("setup", "call")
+        )
+        if failed:
+            OUT.mkdir(exist_ok=True)
+            shot = OUT / f"browser-failure-{request.node.name}.png"
+            try:
+                page.screenshot(path=str(shot), full_page=True)
+                print(f"screenshot of the failure: {shot}")
+            except Exception as exc:  # the page may be gone; the test's own error matters more
+                print(f"no screenshot ({type(exc).__name__})")
+            if lab.console:
+                print("browser console:\n" + "\n".join(lab.console[-50:]))
+        context.close()

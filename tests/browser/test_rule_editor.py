@@ -1,0 +1,81 @@
+"""03_firewall_audit in JupyterLab: open a finding's rule, get refused, then save a valid edit."""
+
+from __future__ import annotations
+
+import re
+
+from svcnb import Client
+from svcnb.store import Store
+
+NOTEBOOK = "03_firewall_audit.ipynb"
+EDITING = re.compile(r"Editing rule (\S+) of firewall (\S+?)\.")
+NEW_PORT = "8443"
+
+
+def _rule(sandbox, firewall_id: str, rule_id: str) -> dict:
+    with Client(sandbox.tokens()["admin"], sandbox.base_url, progress=False) as client:
+        return next(r for r in client.firewalls.rules(firewall_id) if r["id"] == rule_id)
+
+
+def test_an_over_long_port_is_refused_and_a_valid_edit_lands(lab, sandbox, lab_tmp) -> None:
+    lab.open(NOTEBOOK)
+    lab.run_all(timeout=300)
+    audit = lab.page.locator(".svcnb-audit-panel").first
+    audit.wait_for(state="visible", timeout=60_000)
+    lab.assert_no_widget_errors()
+
+    # Choose a finding about a rule other than the one the notebook already fixed, open it.
+    audit.locator(".widget-dropdown").filter(has_text="Severity").locator("select").select_option(
+        label="all severities"
+    )
+    findings = audit.locator(".widget-select select").first
+    labels = findings.locator("option").all_inner_texts()
+    target = next(
+        (i for i, text in enumerate(labels) if " rule " in text and "port 22" not in text), None
+    )
+    assert target is not None, f"no finding about a rule among {labels[:5]}"
+    findings.select_option(index=target)
+    lab.button("Edit this rule", audit).click()
+
+    editor = audit.locator(".svcnb-rule-editor")
+    status = editor.locator(".svcnb-status").first
+    lab.page.wait_for_function(
+        "(el) => /Editing rule/.test(el.innerText)", arg=status.element_handle(), timeout=30_000
+    )
+    rule_id, firewall_id = EDITING.search(status.inner_text()).groups()
+    before = _rule(sandbox, firewall_id, rule_id)
+
+    port = editor.locator(".svcnb-port input")
+    port.fill("1" * 65)
+    error = editor.locator(".svcnb-port-error")
+    lab.page.wait_for_function(
+        "(el) => /at most 64 characters/.test(el.innerText)",
+        arg=error.element_handle(),
+        timeout=30_000,
+    )
+    save = lab.button("Save", editor)
+    assert save.is_disabled(), "Save must stay disabled while a field is invalid"
+    assert _rule(sandbox, firewall_id, rule_id)["port"] == before["port"], "nothing may be sent"
+
+    port.fill(NEW_PORT)
+    lab.page.wait_for_function(
+        "(el) => el.innerText.trim() === ''", arg=error.element_handle(), timeout=30_000
+    )
+    diff = editor.locator(".svcnb-diff")
+    lab.page.wait_for_function(
+        "([el, p]) => el.innerText.includes(p)", arg=[diff.element_handle(), NEW_PORT]
+    )
+    save.click()
+    lab.page.wait_for_function(
+        "(el) => /Saved rule/.test(el.innerText)", arg=status.element_handle(), timeout=60_000
+    )
+    after = _rule(sandbox, firewall_id, rule_id)
+    assert after["port"] == NEW_PORT
+    unchanged = ("position", "sourceIps", "destIps", "description", "protocol", "action")
+    assert {k: after[k] for k in unchanged} == {k: before[k] for k in unchanged}
+
+    log = Store(lab_tmp / "store").audit_log()
+    mine = log[(log["rule_id"] == rule_id) & (log["firewall_id"] == firewall_id)]
+    assert list(mine["outcome"]) == ["saved"]
+    assert NEW_PORT in mine.iloc[0]["after"]
+    lab.assert_no_widget_errors()

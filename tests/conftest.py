@@ -1,0 +1,56 @@
+"""Shared fixtures: a loopback sandbox (one server per session, reset per test), a factory for
+sandboxes of other sizes or settings, and cleaners for the environment and matplotlib."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+
+import pytest
+
+from svcnb.sandbox import Sandbox, serve
+
+SEED = 7
+VMS = 40
+
+
+@pytest.fixture(scope="session")
+def sandbox_server() -> Iterator[Sandbox]:
+    """One sandbox on 127.0.0.1 (port 0) for the whole session; use ``sandbox`` in tests."""
+    with serve(vms=VMS, seed=SEED, time_scale=0.0) as sb:
+        yield sb
+
+
+@pytest.fixture
+def sandbox(sandbox_server: Sandbox) -> Sandbox:
+    """The session sandbox reset to seed 7, 40 VMs, faults off, default settings and tokens."""
+    sandbox_server.control.reset(seed=SEED, vms=VMS)
+    return sandbox_server
+
+
+@pytest.fixture
+def make_sandbox() -> Iterator[Callable[..., Sandbox]]:
+    """``make_sandbox(vms=..., seed=..., rate_limit=..., ...)`` starts another sandbox on
+    loopback for this test only (stopped at teardown)."""
+    with ExitStack() as stack:
+
+        def start(**config: object) -> Sandbox:
+            return stack.enter_context(serve(**config))
+
+        yield start
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test may reach a real account or a user's store through the environment."""
+    for name in ("SVC_API_KEY", "SVC_BASE_URL", "SVCNB_STORE"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _close_figures() -> Iterator[None]:
+    yield
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is not None:
+        pyplot.close("all")

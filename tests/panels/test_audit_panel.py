@@ -1,0 +1,53 @@
+"""FirewallAuditPanel: findings filtered by severity; a finding opens its rule in the editor."""
+
+from __future__ import annotations
+
+import pytest
+
+from svcnb.panels import FirewallAuditPanel
+
+
+@pytest.fixture
+def snapshot(admin, panel_store):
+    panel_store.take(admin)
+    return panel_store
+
+
+def test_findings_filter_by_severity(snapshot):
+    panel = FirewallAuditPanel(snapshot)
+    assert len(panel.findings) > 0
+    assert panel.plot.value.startswith(b"\x89PNG")
+    for severity in ("high", "medium", "low", "info"):
+        panel.severity_filter.value = severity
+        shown = panel.shown()
+        assert set(shown["severity"]) <= {severity}
+        assert len(panel.finding_select.options) == len(shown)
+    panel.severity_filter.value = ""
+    assert len(panel.finding_select.options) == len(panel.findings)
+
+
+def test_without_a_client_rules_cannot_be_opened(snapshot):
+    panel = FirewallAuditPanel(snapshot)
+    with_rule = panel.findings[panel.findings["rule_id"].notna()].index[0]
+    panel.finding_select.value = int(with_rule)
+    assert panel.open_button.disabled
+    assert panel.open_selected() is None
+
+
+def test_choosing_a_finding_opens_that_rule_in_the_editor(snapshot, admin):
+    panel = FirewallAuditPanel(snapshot, admin)
+    panel.severity_filter.value = "high"
+    label, index = next(
+        (label, i)
+        for label, i in panel.finding_select.options
+        if str(panel.findings.loc[i, "rule_id"]) not in ("", "<NA>")
+    )
+    finding = panel.findings.loc[index]
+    panel.finding_select.value = index
+    assert not panel.open_button.disabled
+    panel.open_button.click()
+    assert panel.editor is not None
+    assert panel.editor_box.children == (panel.editor.widget,)
+    assert panel.editor.firewall_picker.value == finding["firewall_id"]
+    assert panel.editor.rule["id"] == finding["rule_id"]
+    assert panel.editor.port.value == (panel.editor.rule["port"] or "")

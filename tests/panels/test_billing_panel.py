@@ -1,0 +1,85 @@
+"""BillingPanel: the date slider replays the billing report as of each snapshot."""
+
+from __future__ import annotations
+
+import csv
+
+import pandas as pd
+import pytest
+
+from svcnb.panels import BillingPanel
+from svcnb.reports import billing
+
+DAYS = 4
+TOPUP = 250.0
+
+
+@pytest.fixture
+def history(sandbox, admin, panel_store):
+    """A few daily snapshots; the wallet is topped up each day so the balance moves."""
+
+    def advance(seconds: float) -> None:
+        sandbox.control.topup(TOPUP)
+        sandbox.control.advance(seconds)
+
+    panel_store.build_history(admin, DAYS, advance)
+    return panel_store
+
+
+def _balance_at(store, at) -> float:
+    return float(store.load("wallet", at=at)["balance_amount"].iloc[0])
+
+
+def test_moving_the_slider_changes_the_billing_figures_to_the_as_of_values(history, tmp_path):
+    panel = BillingPanel(history, export_dir=tmp_path)
+    times = [value for _, value in panel.date_slider.options]
+    assert len(times) >= DAYS
+    assert panel.date_slider.value == times[-1]
+    latest = panel.figures["balance"]
+    assert latest == pytest.approx(_balance_at(history, times[-1]))
+
+    panel.date_slider.value = times[0]
+    first = panel.figures["balance"]
+    assert first == pytest.approx(_balance_at(history, times[0]))
+    assert first != pytest.approx(latest)
+    assert f"{first:,.2f}" in panel.summary.value
+    assert f"{latest:,.2f}" not in panel.summary.value
+    assert f"{times[0]:%Y-%m-%d}" in panel.summary.value
+
+    expected = billing.runway.from_store(history, at=times[0]).iloc[0]
+    if pd.isna(expected["runway_at"]):
+        assert pd.isna(panel.figures["runway_at"])
+    else:
+        assert panel.figures["runway_at"] == expected["runway_at"]
+    due = billing.renewals_due.from_store(history, at=times[0])
+    thirty = due[due["within_days"] == 30]["amount"].sum()
+    assert panel.figures["due_30d"] == pytest.approx(float(thirty))
+    assert panel.results["renewals"].equals(
+        billing.renewals.from_store(history, at=times[0], within="30D")
+    )
+    for name in ("renewals", "balance"):
+        assert panel.plots[name].value.startswith(b"\x89PNG")
+
+
+def test_export_writes_the_shown_table_as_csv(history, tmp_path):
+    panel = BillingPanel(history, export_dir=tmp_path / "exports")
+    times = [value for _, value in panel.date_slider.options]
+    panel.date_slider.value = times[1]
+    panel.export_choice.value = "renewals"
+    panel.export_button.click()
+    written = list((tmp_path / "exports").glob("*.csv"))
+    assert len(written) == 1
+    assert f"{times[1]:%Y%m%d}" in written[0].name
+    assert written[0].name in panel.export_message.value
+    with written[0].open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == len(panel.results["renewals"])
+    if rows:
+        assert rows[0]["renewal_at"].endswith("+00:00")
+
+
+def test_an_empty_store_says_what_to_do(panel_store, tmp_path):
+    panel = BillingPanel(panel_store, export_dir=tmp_path)
+    assert panel.date_slider.disabled
+    assert "no snapshot" in panel.status.value
+    assert panel.export() is None

@@ -1,0 +1,140 @@
+"""RuleEditor: per-field validation as the user types, diff, save, 502 re-read, audit log."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import svcnb
+from svcnb.panels import RuleEditor
+
+
+@pytest.fixture
+def editor(admin, panel_store) -> RuleEditor:
+    return RuleEditor(admin, panel_store)
+
+
+def _fresh_rule(sandbox, fw_id: str, rule_id: str) -> dict:
+    """The rule as the sandbox holds it now, read by a client of its own."""
+    with svcnb.Client(
+        api_key=sandbox.tokens["admin"], base_url=sandbox.base_url, progress=False
+    ) as client:
+        return next(r for r in client.firewalls.rules(fw_id) if r["id"] == rule_id)
+
+
+def test_choosing_a_firewall_and_a_rule_fills_the_form(editor):
+    assert editor.firewall_picker.options, "the sandbox seeds firewalls"
+    fw_id = editor.firewall_picker.value
+    assert editor.rule is not None and editor.rule["firewallId"] == fw_id
+    last = editor.rule_picker.options[-1][1]
+    editor.rule_picker.value = last
+    assert editor.rule["id"] == last
+    assert editor.port.value == (editor.rule["port"] or "")
+    assert editor.position.value == str(editor.rule["position"])
+    assert editor.source_ips.value.split() == list(editor.rule["sourceIps"])
+    assert editor.save_button.disabled
+    assert "No changes" in editor.diff.value
+
+
+def test_an_invalid_port_is_refused_with_the_message_shown(sandbox, editor, panel_store):
+    fw_id, rule = editor.firewall_picker.value, editor.rule
+    editor.port.value = "1" * 65
+    assert "port" in editor.port_error.value and "64" in editor.port_error.value
+    assert "svcnb-port-error" in editor.port_error._dom_classes
+    assert editor.save_button.disabled
+    assert editor.save() == "refused"
+    assert _fresh_rule(sandbox, fw_id, rule["id"])["port"] == rule["port"]
+    assert panel_store.audit_log().empty
+
+    editor.port.value = "443"
+    assert editor.port_error.value == ""
+    assert not editor.save_button.disabled
+
+
+@pytest.mark.parametrize(
+    ("field", "text", "words"),
+    [
+        ("position", "ten", "whole number"),
+        ("position", "1001", "1000"),
+        ("description", "x" * 256, "255"),
+        ("sourceIps", "\n".join(f"10.0.0.{i}/32" for i in range(51)), "50"),
+        ("destIps", "10.0.0.1/32 " + "9" * 65, "64"),
+    ],
+)
+def test_each_field_shows_its_own_message_as_the_user_types(editor, field, text, words):
+    editor.inputs[field].value = text
+    message = editor.messages[field].value
+    assert words in message
+    others = [m.value for f, m in editor.messages.items() if f != field]
+    assert others == [""] * len(others)
+    assert editor.save_button.disabled
+
+
+def test_a_valid_edit_lands_in_the_sandbox_and_in_the_audit_log(sandbox, editor, panel_store):
+    fw_id, rule = editor.firewall_picker.value, editor.rule
+    editor.port.value = "2222"
+    editor.source_ips.value = "192.0.2.0/24, 198.51.100.7"
+    editor.description.value = "ssh moved to 2222"
+    diff = editor.diff.value
+    assert "2222" in diff and "192.0.2.0/24" in diff
+    assert "Position" not in diff  # unchanged fields are not in the diff
+
+    editor.save_button.click()
+    assert "Saved rule" in editor.status.value
+    stored = _fresh_rule(sandbox, fw_id, rule["id"])
+    assert stored["port"] == "2222"
+    assert stored["sourceIps"] == ["192.0.2.0/24", "198.51.100.7"]
+    assert stored["description"] == "ssh moved to 2222"
+    assert stored["position"] == rule["position"]
+
+    log = editor.audit_log()
+    assert len(log) == 1
+    entry = log.iloc[0]
+    assert [entry["firewall_id"], entry["rule_id"]] == [fw_id, rule["id"]]
+    assert entry["outcome"] == "saved"
+    assert json.loads(entry["before"]) == {
+        "port": rule["port"],
+        "sourceIps": rule["sourceIps"],
+        "description": rule["description"],
+    }
+    assert json.loads(entry["after"])["port"] == "2222"
+    assert editor.save_button.disabled and "No changes" in editor.diff.value
+    assert "2222" in editor.history.value
+
+
+def test_a_forced_sync_failure_shows_the_rule_as_read_again(sandbox, editor, panel_store):
+    fw_id, rule = editor.firewall_picker.value, editor.rule
+    sandbox.control.set_faults(upstreamSyncFail=True)
+    editor.port.value = "8443"
+    assert editor.save() == "upstream_sync_failed"
+    assert "502" in editor.status.value
+    assert "read again" in editor.reread.value and "8443" in editor.reread.value
+    # the stored rule keeps the new values, and the form now shows what the API holds
+    assert _fresh_rule(sandbox, fw_id, rule["id"])["port"] == "8443"
+    assert editor.port.value == "8443"
+    assert editor.audit_log().iloc[-1]["outcome"] == "upstream_sync_failed"
+
+
+def test_open_shows_the_named_rule(editor):
+    fw_ids = [v for _, v in editor.firewall_picker.options]
+    target_fw = fw_ids[-1]
+    editor.firewall_picker.value = target_fw
+    rule_id = editor.rule_picker.options[-1][1]
+    editor.firewall_picker.value = fw_ids[0]
+
+    editor.open(target_fw, rule_id)
+    assert editor.firewall_picker.value == target_fw
+    assert editor.rule["id"] == rule_id
+
+    editor.open(target_fw, "rule-does-not-exist")
+    assert "not in firewall" in editor.status.value
+
+
+def test_a_read_only_token_is_refused_in_words_and_audited(sandbox, reader, panel_store):
+    editor = RuleEditor(reader, panel_store)
+    editor.description.value = "tightened"
+    assert editor.save() == "failed"
+    assert "firewalls:write" in editor.status.value
+    assert sandbox.tokens["read"] not in editor.status.value
+    assert editor.audit_log().iloc[-1]["outcome"] == "failed"

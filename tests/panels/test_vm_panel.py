@@ -1,0 +1,138 @@
+"""VmPanel: filter, select, confirm and stop VMs through the widgets; errors shown in words."""
+
+from __future__ import annotations
+
+from svcnb.panels import VmPanel
+
+
+def _running(panel: VmPanel, *, protected: bool) -> list[str]:
+    vms = panel.vms
+    hit = vms[(vms["status"] == "running") & (vms["is_protected"] == protected)]
+    return [str(v) for v in hit["id"]]
+
+
+def _status_of(sandbox, vm_id: str) -> str:
+    return sandbox.control.vm(vm_id)["status"]
+
+
+def test_stopping_two_vms_through_the_panel_leaves_them_stopped(sandbox, admin):
+    panel = VmPanel(admin, watch_interval=None)
+    first, second = _running(panel, protected=False)[:2]
+    panel.status_filter.value = "running"
+    panel.vm_select.value = (first, second)
+    assert not panel.stop_button.disabled
+
+    panel.stop_button.click()
+    names = {vm_id: panel.vms.set_index("id").loc[vm_id, "name"] for vm_id in (first, second)}
+    for vm_id, name in names.items():
+        assert vm_id in panel.confirmation.value and name in panel.confirmation.value
+    assert "will be stopped" in panel.confirmation.value
+    assert not panel.confirm_button.disabled
+
+    panel.confirm_button.click()
+    actions = [a for a in sandbox.control.actions() if a["type"] == "stop"]
+    assert sorted(a["vmId"] for a in actions) == sorted([first, second])
+    for action in actions:
+        assert action["id"] in panel.actions.value
+    assert panel.poll() is True  # the sandbox clock has not moved: still stopping
+
+    sandbox.control.advance(60)
+    assert panel.poll() is False
+    assert _status_of(sandbox, first) == "stopped"
+    assert _status_of(sandbox, second) == "stopped"
+    assert "All stops finished" in panel.status.value
+    assert panel.actions.value.count("stopped") >= 2
+    # a second Confirm click sends nothing: the confirmation was used up
+    panel.confirm_button.click()
+    assert len([a for a in sandbox.control.actions() if a["type"] == "stop"]) == 2
+
+
+def test_confirmation_lists_exactly_the_running_selection_and_skips_the_rest(sandbox, admin):
+    panel = VmPanel(admin, watch_interval=None)
+    running = _running(panel, protected=False)[0]
+    sandbox.control.vm_action(running, "suspend")
+    other = _running(panel, protected=False)[1]
+    panel.refresh()
+    panel.vm_select.value = (running, other)
+    panel.stop_button.click()
+    assert panel.pending == [other]
+    assert "only running VMs can be stopped" in panel.confirmation.value
+    panel.cancel_button.click()
+    assert "nothing was sent" in panel.status.value
+    assert [a for a in sandbox.control.actions() if a["type"] == "stop"] == []
+
+
+def test_a_protected_vm_is_stopped_only_after_an_explicit_tick(sandbox, admin):
+    panel = VmPanel(admin, watch_interval=None)
+    guarded = _running(panel, protected=True)[0]
+    panel.vm_select.value = (guarded,)
+    panel.stop_button.click()
+    assert "Protected" in panel.confirmation.value
+    assert panel.confirm_button.disabled
+    panel.allow_protected.value = True
+    assert not panel.confirm_button.disabled
+    panel.confirm_button.click()
+    sandbox.control.advance(60)
+    panel.poll()
+    assert _status_of(sandbox, guarded) == "stopped"
+
+
+def test_filters_narrow_the_table_and_the_choices(sandbox, admin):
+    panel = VmPanel(admin, watch_interval=None)
+    total = len(panel.vm_select.options)
+    region = panel.region_filter.options[1][1]
+    panel.region_filter.value = region
+    ids = [v for _, v in panel.vm_select.options]
+    assert 0 < len(ids) < total
+    assert set(panel.vms.set_index("id").loc[ids, "region_slug"]) == {region}
+
+    plan = panel.plan_filter.options[1][1]
+    panel.plan_filter.value = plan
+    ids = [v for _, v in panel.vm_select.options]
+    chosen = panel.vms.set_index("id").loc[ids] if ids else panel.vms.iloc[0:0]
+    assert set(chosen["plan_slug"]) <= {plan}
+
+    panel.region_filter.value = ""
+    panel.plan_filter.value = ""
+    name = str(panel.vms["name"].iloc[3])
+    panel.search.value = name.upper()
+    labels = [label for label, _ in panel.vm_select.options]
+    assert labels and all(name.lower() in label.lower() for label in labels)
+    assert name in panel.table.value
+
+
+def test_a_vm_that_stopped_meanwhile_gives_a_409_in_words(sandbox, admin):
+    panel = VmPanel(admin, watch_interval=None)
+    vm_id = _running(panel, protected=False)[0]
+    panel.vm_select.value = (vm_id,)
+    panel.stop_button.click()
+    sandbox.control.vm_action(vm_id, "suspend")  # changed behind the panel's back
+    panel.confirm_button.click()
+    assert "409" in panel.status.value and "only a running VM can be stopped" in panel.status.value
+    assert "Traceback" not in panel.status.value
+    assert panel.actions_by_vm == {}
+
+
+def test_a_token_without_vms_write_gives_a_403_in_words(sandbox, reader):
+    panel = VmPanel(reader, watch_interval=None)
+    vm_id = _running(panel, protected=False)[0]
+    panel.vm_select.value = (vm_id,)
+    panel.stop_button.click()
+    panel.confirm_button.click()
+    assert "vms:write" in panel.status.value
+    assert "Not allowed" in panel.status.value
+    assert _status_of(sandbox, vm_id) == "running"
+    assert sandbox.tokens["read"] not in panel.status.value
+
+
+def test_the_background_watcher_follows_the_stop_to_the_end(sandbox, admin):
+    panel = VmPanel(admin, watch_interval=0.05, watch_timeout=30)
+    vm_id = _running(panel, protected=False)[0]
+    panel.vm_select.value = (vm_id,)
+    panel.stop_button.click()
+    panel.confirm_button.click()
+    sandbox.control.advance(60)
+    panel._watcher.join(timeout=30)
+    assert not panel._watcher.is_alive()
+    assert panel.actions_by_vm[vm_id].status == "stopped"
+    assert "All stops finished" in panel.status.value

@@ -1,0 +1,265 @@
+"""Billing report on a small hand-built account; every number below is worked out by hand."""
+
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+import pytest
+
+from svcnb.reports import billing
+
+NOW = pd.Timestamp("2026-11-01T00:00:00Z")
+
+
+@pytest.fixture
+def account(frame):
+    """Wallet 100 EUR. a 30 EUR on 11-05, b 50 (no currency) on 11-10, c 40 EUR on 11-20,
+    d 20 USD on 11-03, e terminated (never renews)."""
+    vms = frame(
+        "vms",
+        [
+            vm("a", 30, "EUR", "2026-11-05", plan="small", region="fra"),
+            vm("b", 50, None, "2026-11-10", plan="large", region="fra"),
+            vm("c", 40, "EUR", "2026-11-20", plan="small", region="ams"),
+            vm("d", 20, "USD", "2026-11-03", plan="small", region="nyc"),
+            vm("e", 10, "EUR", "2026-11-02", plan="small", region="fra", status="terminated"),
+        ],
+    )
+    wallet = frame("wallet", [{"id": "w", "balance_amount": 100.0, "balance_currency": "EUR"}])
+    return vms, wallet
+
+
+def vm(vm_id, price, currency, renews, plan="small", region="fra", status="running", bill="active"):
+    return {
+        "id": vm_id,
+        "name": f"vm-{vm_id}",
+        "status": status,
+        "plan_slug": plan,
+        "region_slug": region,
+        "billing_status": bill,
+        "next_renewal_at": pd.Timestamp(renews, tz="UTC") if renews else None,
+        "price_monthly_amount": price,
+        "price_monthly_currency": currency,
+    }
+
+
+def test_runway_is_the_first_renewal_the_wallet_cannot_pay(account):
+    vms, wallet = account
+    # 11-03 d is USD (not debitable from EUR); 11-05 a: 100-30=70; 11-10 b: 70-50=20;
+    # 11-20 c needs 40 with 20 left: the runway.
+    got = billing.runway(vms, wallet, now=NOW).iloc[0]
+    assert got["runway_at"] == pd.Timestamp("2026-11-20T00:00Z")
+    assert got["vm_id"] == "c"
+    assert got["runway_days"] == 19
+    assert got["amount"] == 40
+    assert got["shortfall"] == 20
+    assert got["balance"] == 100
+    assert got["currency"] == "EUR"
+
+
+def test_schedule_walks_monthly_and_never_debits_another_currency(account):
+    vms, wallet = account
+    sched = billing.renewal_schedule(vms, wallet, now=NOW, horizon="36D")
+    assert list(sched["vm_id"]) == ["d", "a", "b", "c", "d", "a"]
+    assert list(sched["renewal_at"].dt.strftime("%m-%d")) == [
+        "11-03",
+        "11-05",
+        "11-10",
+        "11-20",
+        "12-03",
+        "12-05",
+    ]
+    assert list(sched["debitable"]) == [False, True, True, True, False, True]
+    assert list(sched["paid"]) == [False, True, True, False, False, False]
+    assert list(sched["balance_after"]) == [100, 70, 20, 20, 20, 20]
+
+
+def test_no_runway_when_every_renewal_is_paid(account):
+    vms, wallet = account
+    wallet = wallet.assign(balance_amount=pd.array([10_000.0], dtype="Float64"))
+    got = billing.runway(vms, wallet, now=NOW, horizon="90D").iloc[0]
+    assert pd.isna(got["runway_at"])
+    assert pd.isna(got["vm_id"])
+
+
+def test_renewals_due_keeps_currencies_apart(account):
+    vms, wallet = account
+    due = billing.renewals_due(vms, wallet, now=NOW)
+    table = {(r.within_days, r.currency): (r.renewals, r.amount) for r in due.itertuples()}
+    # b states no currency: the wallet's EUR is the account currency.
+    assert table == {
+        (7, "EUR"): (1, 30.0),  # a on 11-05
+        (7, "USD"): (1, 20.0),  # d on 11-03
+        (30, "EUR"): (3, 120.0),  # a + b + c
+        (30, "USD"): (1, 20.0),
+        # 90 days to 01-30: a, b, c renew in Nov, Dec and Jan: 3 * (30 + 50 + 40)
+        (90, "EUR"): (9, 360.0),
+        (90, "USD"): (3, 60.0),
+    }
+
+
+def test_unknown_currency_is_its_own_group_when_nothing_names_the_account_currency(frame):
+    vms = frame(
+        "vms",
+        [
+            vm("a", 30, "EUR", "2026-11-05"),
+            vm("b", 50, None, "2026-11-06"),
+            vm("d", 20, "USD", "2026-11-07"),
+        ],
+    )
+    wallet = frame("wallet", [{"id": "w", "balance_amount": 100.0}])
+    due = billing.renewals_due(vms, wallet, now=NOW, windows=[30])
+    got = {(None if pd.isna(r.currency) else r.currency): r.amount for r in due.itertuples()}
+    assert got == {"EUR": 30.0, "USD": 20.0, None: 50.0}
+
+
+def test_single_stated_currency_is_the_account_currency(frame):
+    vms = frame("vms", [vm("a", 30, "EUR", "2026-11-05"), vm("b", 50, None, "2026-11-06")])
+    wallet = frame("wallet", [{"id": "w", "balance_amount": 60.0}])
+    assert billing.account_currency(vms, wallet) == "EUR"
+    # The wallet (currency unstated, so EUR) pays a (60-30=30) and cannot pay b (50).
+    got = billing.runway(vms, wallet, now=NOW).iloc[0]
+    assert got["vm_id"] == "b"
+    assert got["runway_at"] == pd.Timestamp("2026-11-06T00:00Z")
+
+
+def test_low_balance_forecast(account):
+    vms, wallet = account
+    # After b on 11-10 the balance is 20; c (40) enters the 7-day window on 11-13.
+    got = billing.low_balance_forecast(vms, wallet, now=NOW, window="7D").iloc[0]
+    assert got["low_at"] == pd.Timestamp("2026-11-13T00:00Z")
+    assert got["balance_then"] == 20
+    assert got["needed"] == 40
+    assert got["currency"] == "EUR"
+
+
+def test_low_balance_now_when_the_window_needs_more_than_the_balance(account):
+    vms, wallet = account
+    # 30-day window at 11-01 needs a + b + c = 120 > 100.
+    got = billing.low_balance_forecast(vms, wallet, now=NOW, window="30D").iloc[0]
+    assert got["low_at"] == NOW
+    assert got["needed"] == 120
+
+
+def test_run_rate_by_plan_and_region_per_currency(account):
+    vms, wallet = account
+    by_plan = billing.run_rate(vms, wallet, by="plan_slug")
+    got = {(r.plan_slug, r.currency): (r.vms, r.monthly_amount) for r in by_plan.itertuples()}
+    assert got == {("large", "EUR"): (1, 50.0), ("small", "EUR"): (2, 70.0), ("small", "USD"): (1, 20.0)}
+    by_region = billing.run_rate(vms, wallet, by="region_slug")
+    got = {(r.region_slug, r.currency): r.monthly_amount for r in by_region.itertuples()}
+    assert got == {("ams", "EUR"): 40.0, ("fra", "EUR"): 80.0, ("nyc", "USD"): 20.0}
+    with pytest.raises(ValueError, match="plan_slug"):
+        billing.run_rate(vms, wallet, by="os_slug")
+
+
+def test_overdue_lists_overdue_and_suspended(frame):
+    vms = frame(
+        "vms",
+        [
+            vm("ok", 10, "EUR", "2026-11-20"),
+            vm("late", 10, "EUR", "2026-10-29", bill="overdue"),
+            vm("susp", 10, "EUR", "2026-10-20", status="suspended", bill="suspended"),
+        ],
+    )
+    got = billing.overdue(vms, now=NOW)
+    assert list(got["vm_id"]) == ["susp", "late"]
+    assert list(got["days_overdue"]) == [12, 3]
+
+
+def test_owing_vms_do_not_renew_and_count_as_owed(frame):
+    vms = frame(
+        "vms",
+        [
+            vm("late", 10, "EUR", "2026-10-29", bill="overdue"),
+            vm("susp", 7, "EUR", "2026-10-20", status="suspended", bill="suspended"),
+            vm("ok", 20, "EUR", "2026-11-04"),
+        ],
+    )
+    wallet = frame("wallet", [{"id": "w", "balance_amount": 25.0, "balance_currency": "EUR"}])
+    got = billing.runway(vms, wallet, now=NOW, horizon="40D").iloc[0]
+    # only "ok" renews: 25-20=5 on 11-04, then 5 < 20 on 12-04
+    assert got["owed"] == 17
+    assert got["runway_at"] == pd.Timestamp("2026-12-04T00:00Z")
+    assert got["vm_id"] == "ok"
+    assert list(billing.renewals(vms, wallet, now=NOW)["vm_id"]) == ["ok"]
+    # owed 17 + ok 20 in the 7-day window = 37 > 25 already now
+    low = billing.low_balance_forecast(vms, wallet, now=NOW).iloc[0]
+    assert low["low_at"] == NOW
+    assert low["needed"] == 37
+
+
+def test_a_vm_that_fails_to_renew_stops_renewing(frame):
+    vms = frame("vms", [vm("big", 80, "EUR", "2026-11-02"), vm("small", 10, "EUR", "2026-11-03")])
+    wallet = frame("wallet", [{"id": "w", "balance_amount": 50.0, "balance_currency": "EUR"}])
+    sched = billing.renewal_schedule(vms, wallet, now=NOW, horizon="40D")
+    # big fails on 11-02 and owes 80 from then on; small pays on 11-03 and 12-03.
+    assert sched[["vm_id", "paid", "balance_after", "owed_after"]].values.tolist() == [
+        ["big", False, 50.0, 80.0],
+        ["small", True, 40.0, 80.0],
+        ["small", True, 30.0, 80.0],
+    ]
+
+
+def test_monthly_cycle_keeps_its_day_of_month(frame):
+    vms = frame("vms", [vm("m", 1, "EUR", "2027-01-31")])
+    wallet = frame("wallet", [{"id": "w", "balance_amount": 100.0, "balance_currency": "EUR"}])
+    due = billing.renewals(vms, wallet, now="2027-01-01", within="100D")
+    assert list(due["renewal_at"].dt.strftime("%Y-%m-%d")) == [
+        "2027-01-31",
+        "2027-02-28",
+        "2027-03-31",
+    ]
+
+
+def test_balance_history_orders_snapshots():
+    hist = pd.DataFrame(
+        {
+            "snapshot_id": ["s2", "s1"],
+            "server_time": pd.to_datetime(["2026-11-02", "2026-11-01"], utc=True),
+            "id": ["w", "w"],
+            "balance_amount": pd.array([70.0, 100.0], dtype="Float64"),
+            "balance_currency": pd.array(["EUR", "EUR"], dtype="string"),
+        }
+    )
+    got = billing.balance_history(hist)
+    assert list(got["balance"]) == [100.0, 70.0]
+
+
+def test_plot_renewals_draws_one_bar_per_day_and_currency(account):
+    vms, wallet = account
+    due = billing.renewals(vms, wallet, now=NOW, within="30D")
+    ax = billing.plot_renewals(due)
+    heights = sorted(p.get_height() for p in ax.patches if p.get_height() > 0)
+    assert heights == [20.0, 30.0, 40.0, 50.0]
+    assert sorted(t.get_text() for t in ax.get_legend().get_texts()) == ["EUR", "USD"]
+
+
+def test_plot_balance_draws_history_projection_and_runway(account):
+    vms, wallet = account
+    hist = pd.DataFrame(
+        {
+            "server_time": pd.to_datetime(["2026-10-31", "2026-11-01"], utc=True),
+            "balance": pd.array([120.0, 100.0], dtype="Float64"),
+            "currency": pd.array(["EUR", "EUR"], dtype="string"),
+        }
+    )
+    sched = billing.renewal_schedule(vms, wallet, now=NOW, horizon="30D")
+    run = billing.runway(vms, wallet, now=NOW)
+    ax = billing.plot_balance(hist, sched, run)
+    lines = ax.get_lines()
+    labels = [line.get_label() for line in lines]
+    assert labels == ["balance", "projected", "runway 2026-11-20"]
+    assert list(lines[0].get_ydata()) == [120.0, 100.0]
+    assert list(lines[1].get_ydata()) == [70.0, 20.0, 20.0]
+    assert ax.get_ylabel() == "balance (EUR)"
+
+
+def test_export_csv_writes_iso_times(account):
+    vms, wallet = account
+    text = billing.export_csv(billing.renewals(vms, wallet, now=NOW, within="7D"))
+    back = pd.read_csv(io.StringIO(text))
+    assert list(back["vm_id"]) == ["d", "a"]
+    assert list(back["renewal_at"]) == ["2026-11-03T00:00:00+00:00", "2026-11-05T00:00:00+00:00"]
+    assert list(back["currency"]) == ["USD", "EUR"]
