@@ -15,8 +15,9 @@ import sys
 import time
 from pathlib import Path
 
-from svcnb import Client, Store, sandbox
+from svcnb import Client, sandbox
 from svcnb._lab import kernel_environment, private_folder
+from svcnb.store import Store
 
 # The notebooks rendered, in reading order (02 stops VMs: it acts, it does not report).
 REPORT_NOTEBOOKS = (
@@ -108,7 +109,12 @@ def run(args: argparse.Namespace) -> int:
         for name in names:
             _say(f"running {name}.ipynb")
             target = out / f"{name}.html"
-            render_html(folder / f"{name}.ipynb", target, env=env, workdir=out)
+            note = (
+                f"*Rendered by `svcnb demo` from a simulated account: the svcnb sandbox with "
+                f"{args.vms} VMs (seed {args.seed}) and {args.days} days of daily snapshots. "
+                "No real account was used.*"
+            )
+            render_html(folder / f"{name}.ipynb", target, env=env, workdir=out, note=note)
             written.append(target)
         secrets = [str(t) for t in sb.tokens.values() if t]
     leaks = [p for p in written if any(s in p.read_text(encoding="utf-8") for s in secrets)]
@@ -124,11 +130,14 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def render_html(notebook: Path, target: Path, *, env: dict[str, str], workdir: Path) -> None:
+def render_html(
+    notebook: Path, target: Path, *, env: dict[str, str], workdir: Path, note: str = ""
+) -> None:
     """Execute ``notebook`` in a fresh kernel with ``env`` and write it to ``target`` as HTML.
 
-    The page holds outputs only: no input cells, PNG plots embedded, widget views removed.
-    A cell that fails stops the run with the notebook's name and the error.
+    The page holds outputs only: no input cells, PNG plots embedded, widget views removed;
+    ``note`` (markdown) is put under the notebook's title. A cell that fails stops the run with
+    the notebook's name and the error.
     """
     try:  # the notebook runners ship with the dev extra, not with the library itself
         import nbformat
@@ -154,6 +163,8 @@ def render_html(notebook: Path, target: Path, *, env: dict[str, str], workdir: P
     except CellExecutionError as exc:
         raise SystemExit(f"svcnb demo: {notebook.name} failed:\n{exc}") from None
     _drop_widget_views(nb)
+    if note:
+        nb.cells.insert(1, nbformat.v4.new_markdown_cell(note))
     exporter = HTMLExporter(
         exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True
     )

@@ -156,7 +156,8 @@ class SandboxProcess:
         """Stop the child process (politely, then firmly) and remove the connection file."""
         proc, self._proc = self._proc, None
         if proc is not None and proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
+            # SIGTERM, not SIGINT: a child of a background job ignores SIGINT.
+            proc.terminate()
             try:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
@@ -313,6 +314,8 @@ def run(args: argparse.Namespace) -> int:
             env = kernel_environment(sandbox.connection_file, store)
             argv = lab_command(root, port=args.port or None, open_browser=not args.no_browser)
             lab = subprocess.Popen(argv, env=env)
+            # `kill` (SIGTERM) must clean up like ^C does: no orphaned sandbox or server.
+            previous = signal.signal(signal.SIGTERM, _interrupt)
             try:
                 return lab.wait()
             except KeyboardInterrupt:
@@ -323,3 +326,9 @@ def run(args: argparse.Namespace) -> int:
                 except subprocess.TimeoutExpired:
                     lab.kill()
                 return 130
+            finally:
+                signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt

@@ -4,7 +4,7 @@
 
     SvcnbError
     ├── ApiError(status, message, method, path)     any failure envelope from the API
-    │   ├── AuthError            401  token missing, or rejected (unknown, deleted, expired, revoked)
+    │   ├── AuthError            401  token missing, or rejected (unknown, expired, revoked)
     │   ├── ScopeError           403  the token lacks ``.scope`` for the endpoint
     │   ├── NotFound             404
     │   ├── Conflict             409  state conflict (stop a VM that is not running, attach twice)
@@ -77,7 +77,8 @@ class ApiError(SvcnbError):
         return self.message
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(status={self.status}, {self.method} {self.path}: {self.message!r})"
+        name = type(self).__name__
+        return f"{name}(status={self.status}, {self.method} {self.path}: {self.message!r})"
 
 
 class AuthError(ApiError):

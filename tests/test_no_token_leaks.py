@@ -144,3 +144,20 @@ def test_a_store_written_through_a_sandbox_holds_none_of_its_secrets(tmp_path: P
     files = files_under(tmp_path / "store")
     assert any(p.suffix == ".parquet" for p in files), "the store wrote no Parquet file"
     assert leaks(files, secrets) == []
+
+
+def test_demo_pages_are_real_reports_and_hold_no_token(tmp_path: Path) -> None:
+    # `svcnb demo` writes what users open from out/; run it small into a temporary folder.
+    from svcnb.cli import main
+
+    out = tmp_path / "out"
+    status = main(
+        ["demo", "--out", str(out), "--days", "3", "--vms", "8", "--only", "04_billing_review"]
+    )
+    assert status == 0
+    page = (out / "04_billing_review.html").read_text(encoding="utf-8")
+    assert "data:image/png;base64," in page, "the report page holds no embedded plot"
+    assert "billing_panel = BillingPanel" not in page, "input cells must not be rendered"
+    files = files_under(out)
+    assert any(p.suffix == ".parquet" for p in files), "the demo store wrote no Parquet file"
+    assert leaks(files) == []

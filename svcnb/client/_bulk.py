@@ -68,8 +68,15 @@ def _duration(seconds: float) -> str:
 
 
 class _Pull:
-    def __init__(self, req: Requester, records: RecordParser, details: bool,
-                 previous: dict[str, dict] | None, progress: bool, workers: int) -> None:
+    def __init__(
+        self,
+        req: Requester,
+        records: RecordParser,
+        details: bool,
+        previous: dict[str, dict] | None,
+        progress: bool,
+        workers: int,
+    ) -> None:
         self.req, self.records, self.details = req, records, details
         self.previous, self.progress, self.workers = previous, progress, workers
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="svcnb-vms")
@@ -151,7 +158,10 @@ class _Pull:
         limit = f"{gov.limit} per {gov.window:g}s" if gov.limit and gov.window else "unknown"
         _log.info(
             "vms.all: %d requests (%s); at the current rate limit (%s) about %s",
-            count, what, limit, _duration(eta),
+            count,
+            what,
+            limit,
+            _duration(eta),
         )
         if self.progress:
             self.bar = tqdm(
@@ -196,7 +206,9 @@ class _Pull:
         used = self.req.stats.as_dict()
         _log.info(
             "vms.all: %d VMs in %.1fs with %d requests (%d retries), %.1fs waited on the limit",
-            len(result), time.monotonic() - started, used["requests"] - self.stats0["requests"],
+            len(result),
+            time.monotonic() - started,
+            used["requests"] - self.stats0["requests"],
             used["retries"] - self.stats0["retries"],
             used["waited_seconds"] - self.stats0["waited_seconds"],
         )

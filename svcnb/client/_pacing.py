@@ -90,12 +90,17 @@ class Governor:
         limit = _number(headers, "x-ratelimit-limit")
         remaining = _number(headers, "x-ratelimit-remaining")
         reset = _number(headers, "x-ratelimit-reset")
+        changed = limit is not None and self.limit is not None and int(limit) != self.limit
         if limit is not None:
             self.limit = int(limit)
         if remaining is None or reset is None:
             return
         now = self._clock()
         reset_at = now + reset
+        if changed:
+            # The token's limit was changed: what was known of the window no longer holds.
+            self.remaining, self._reset_at, self.window = int(remaining), reset_at, reset
+            return
         self.window = max(self.window or 0.0, reset)
         # Answers arrive out of order: one from an earlier window must not undo what a later
         # one said. Two estimates of one window's end differ by rounding only (under a second
@@ -107,8 +112,8 @@ class Governor:
             self.remaining = int(remaining)
             self._reset_at = reset_at
         elif reset_at >= self._reset_at - slack:
-            self.remaining = int(remaining) if self.remaining is None else min(
-                self.remaining, int(remaining)
+            self.remaining = (
+                int(remaining) if self.remaining is None else min(self.remaining, int(remaining))
             )
             self._reset_at = min(self._reset_at, reset_at)
         # else: an answer from an older window; what it says is stale.

@@ -93,11 +93,11 @@ def _next_link(link: str, requester: Requester) -> tuple[str, dict]:
 
 
 def fetch_page(
-    requester: Requester, path: str, page: int, per_page: int, scope: str | None
+    requester: Requester, path: str, page: int, per_page: int | None, scope: str | None
 ) -> Page:
-    reply = requester.request(
-        "GET", path, params={"page": page, "perPage": per_page}, scope=scope
-    )
+    """Page ``page`` of ``path``; ``per_page=None`` for a list that takes no page parameters."""
+    params = None if per_page is None else {"page": page, "perPage": per_page}
+    reply = requester.request("GET", path, params=params, scope=scope)
     return parse_page(reply, page, requester)
 
 
@@ -106,7 +106,7 @@ def iter_pages(
     path: str,
     *,
     scope: str | None = None,
-    per_page: int = DEFAULT_PER_PAGE,
+    per_page: int | None = DEFAULT_PER_PAGE,
     max_pages: int = MAX_PAGES,
     first: Page | None = None,
     fetch: Callable[[int], Page] | None = None,
@@ -114,6 +114,7 @@ def iter_pages(
     """Every page of the list at ``path``, in order, each stop rule applied (see module doc).
 
     ``first`` is page 1 when the caller already read it; ``fetch(n)`` reads page ``n``.
+    ``per_page=None``: the endpoint takes no page parameters (only next links are followed).
     """
     fetch = fetch or (lambda n: fetch_page(requester, path, n, per_page, scope))
     seen_pages: set[tuple] = set()
@@ -144,6 +145,8 @@ def iter_pages(
             page = parse_page(loaded, None, requester)
         else:
             number = (page.number or count) + 1
+            if per_page is None:
+                return  # not a paged endpoint, and no next link
             if page.total_pages is not None:
                 if number > page.total_pages:
                     return
@@ -218,7 +221,7 @@ def read_all(
     resource: str,
     *,
     scope: str | None = None,
-    per_page: int = DEFAULT_PER_PAGE,
+    per_page: int | None = DEFAULT_PER_PAGE,
     max_pages: int = MAX_PAGES,
 ) -> list[Any]:
     """Every item of the list at ``path`` (all pages), duplicates dropped with a warning."""

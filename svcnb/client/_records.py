@@ -10,7 +10,7 @@ import warnings
 from collections.abc import Iterable
 from typing import Any
 
-from svcnb.errors import MissingFieldError, SvcnbError, SchemaDriftWarning
+from svcnb.errors import MissingFieldError, SchemaDriftWarning, SvcnbError
 
 _VM_SUMMARY = (
     "id", "name", "hostname", "status", "vcpu", "ram", "disk", "bandwidth", "networkSpeed",
@@ -20,13 +20,28 @@ _VM_SUMMARY = (
 
 # resource -> (keys the spec and DESIGN list, keys svcnb needs to do its job)
 SCHEMAS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
-    "vm": (frozenset(_VM_SUMMARY + ("sshKeys", "firewalls", "privateNetworks")), ("id", "updatedAt")),
+    "vm": (
+        frozenset(_VM_SUMMARY + ("sshKeys", "firewalls", "privateNetworks")),
+        ("id", "updatedAt"),
+    ),
     "firewall": (frozenset({"id", "name", "description", "createdAt", "updatedAt"}), ("id",)),
     "rule": (
-        frozenset({
-            "id", "firewallId", "position", "direction", "action", "protocol", "port",
-            "sourceIps", "destIps", "description", "createdAt", "updatedAt",
-        }),
+        frozenset(
+            {
+                "id",
+                "firewallId",
+                "position",
+                "direction",
+                "action",
+                "protocol",
+                "port",
+                "sourceIps",
+                "destIps",
+                "description",
+                "createdAt",
+                "updatedAt",
+            }
+        ),
         ("id",),
     ),  # fmt: skip
     "network": (
@@ -40,24 +55,52 @@ SCHEMAS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
     "detachment": (frozenset({"vmId", "networkId"}), ()),
     "wallet": (frozenset({"id", "createdAt", "updatedAt", "balance"}), ("id",)),
     "webhook": (
-        frozenset({
-            "id", "url", "events", "description", "isActive", "createdAt", "updatedAt",
-            "consecutiveFailures", "secret",
-        }),
+        frozenset(
+            {
+                "id",
+                "url",
+                "events",
+                "description",
+                "isActive",
+                "createdAt",
+                "updatedAt",
+                "consecutiveFailures",
+                "secret",
+            }
+        ),
         ("id",),
     ),  # fmt: skip
     "new webhook": (
-        frozenset({
-            "id", "url", "events", "description", "isActive", "createdAt", "updatedAt",
-            "consecutiveFailures", "secret",
-        }),
+        frozenset(
+            {
+                "id",
+                "url",
+                "events",
+                "description",
+                "isActive",
+                "createdAt",
+                "updatedAt",
+                "consecutiveFailures",
+                "secret",
+            }
+        ),
         ("id", "secret"),
     ),  # fmt: skip
     "delivery": (
-        frozenset({
-            "id", "eventId", "event", "url", "statusCode", "success", "attempts", "createdAt",
-            "lastAttemptAt", "error",
-        }),
+        frozenset(
+            {
+                "id",
+                "eventId",
+                "event",
+                "url",
+                "statusCode",
+                "success",
+                "attempts",
+                "createdAt",
+                "lastAttemptAt",
+                "error",
+            }
+        ),
         ("id",),
     ),  # fmt: skip
     "action": (frozenset({"actionId"}), ("actionId",)),

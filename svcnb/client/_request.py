@@ -8,6 +8,7 @@ A write is never sent again without that key.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
 import re
@@ -207,19 +208,32 @@ class Requester:
                 self.governor.release(None)
                 self.stats.add(requests=1)
                 if failures >= self.max_retries:
+                    key = headers.get("idempotency-key")
+                    maybe = (
+                        f"; the write may have been applied (sent with Idempotency-Key {key}): "
+                        "check the resource before sending it again"
+                        if key
+                        else ""
+                    )
                     raise TransportError(
                         f"{method} {path}: no answer from {self.base_url} after "
                         f"{failures + 1} attempt(s) ({type(exc).__name__}: "
                         f"{scrub(str(exc), self._token) or 'connection failed'}); check that the "
-                        "server is reachable, or raise max_retries/timeout",
+                        f"server is reachable, or raise max_retries/timeout{maybe}",
                         method,
                         path,
                     ) from None
                 failures += 1
                 self.stats.add(retries=1)
                 delay = self._backoff(failures, RETRY_BASE_SECONDS, RETRY_CAP_SECONDS)
-                _log.debug("%s %s: %s; retry %d in %.2fs", method, path, type(exc).__name__,
-                           failures, delay)
+                _log.debug(
+                    "%s %s: %s; retry %d in %.2fs",
+                    method,
+                    path,
+                    type(exc).__name__,
+                    failures,
+                    delay,
+                )
                 self._sleep(delay)
                 continue
             self.governor.release(response.headers)
@@ -273,10 +287,8 @@ class Requester:
     def _observe(self, response: httpx.Response, seconds: float) -> None:
         date = response.headers.get("date")
         if date:
-            try:
+            with contextlib.suppress(TypeError, ValueError):
                 self.server_time = parsedate_to_datetime(date)
-            except (TypeError, ValueError):
-                pass
         self.latency = seconds if self.latency is None else 0.9 * self.latency + 0.1 * seconds
 
     def _unwrap(self, response, method, path, scope, body) -> Reply:
@@ -295,8 +307,7 @@ class Requester:
                     path,
                 )
             if payload.get("success") is False:
-                raise self._error(status, method, path, _error_text(payload), scope, body,
-                                  response)
+                raise self._error(status, method, path, _error_text(payload), scope, body, response)
             meta = payload.get("meta")
             return Reply(
                 status,
@@ -320,13 +331,19 @@ class Requester:
                     401,
                     f"{where}: no API token was sent{said}; pass api_key= to Client or set "
                     f"{ENV_API_KEY}",
-                    method, path, reason="missing", **kw,
+                    method,
+                    path,
+                    reason="missing",
+                    **kw,
                 )
             return AuthError(
                 401,
                 f"{where}: the API token {self.masked_token} was rejected{said}; it is unknown, "
                 "deleted, expired or revoked: create a new token in the account dashboard",
-                method, path, reason="rejected", **kw,
+                method,
+                path,
+                reason="rejected",
+                **kw,
             )
         if status == 403:
             found = _SCOPE_RE.search(server)
@@ -336,7 +353,10 @@ class Requester:
                 403,
                 f"{where}: the API token {self.masked_token} lacks {what} this endpoint "
                 f"needs{said}; use a token created with {needed or 'that scope'}",
-                method, path, scope=needed, **kw,
+                method,
+                path,
+                scope=needed,
+                **kw,
             )
         if status == 404:
             tried = ""
@@ -345,13 +365,20 @@ class Requester:
             return NotFound(404, f"{where}: not found{tried}{said}", method, path, **kw)
         if status == 409:
             return Conflict(
-                409, f"{where}: conflicts with the resource's current state{said}", method,
-                path, **kw,
+                409,
+                f"{where}: conflicts with the resource's current state{said}",
+                method,
+                path,
+                **kw,
             )
         if status == 422:
             return ValidationError(
-                422, f"{where}: the API rejected the request body{said}", method, path,
-                field=_field_named(server, body), **kw,
+                422,
+                f"{where}: the API rejected the request body{said}",
+                method,
+                path,
+                field=_field_named(server, body),
+                **kw,
             )
         if status == 429:
             retry_after = _retry_after(response.headers)
@@ -359,14 +386,22 @@ class Requester:
                 429,
                 f"{where}: still rate limited after {MAX_RATE_LIMITED} waits{said}; the token's "
                 "budget is being spent elsewhere too, or the limit is very low",
-                method, path, retry_after=retry_after, **kw,
+                method,
+                path,
+                retry_after=retry_after,
+                **kw,
             )
         if status >= 500:
-            tries = "" if method in WRITE_METHODS and status == 502 else (
-                f" after {self.max_retries + 1} attempt(s)"
+            tries = (
+                ""
+                if method in WRITE_METHODS and status == 502
+                else (f" after {self.max_retries + 1} attempt(s)")
             )
             return ServerError(
-                status, f"{where}: the server failed with {status}{tries}{said}", method, path,
+                status,
+                f"{where}: the server failed with {status}{tries}{said}",
+                method,
+                path,
                 **kw,
             )
         return ApiError(status, f"{where}: failed with {status}{said}", method, path, **kw)

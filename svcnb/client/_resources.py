@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote
 
+from svcnb.client._config import DEFAULT_PER_PAGE
 from svcnb.client._paging import read_all
 from svcnb.client._records import RecordParser
 from svcnb.client._request import Requester
@@ -25,8 +26,11 @@ class _Resource:
         self._req = requester
         self._records = records
 
-    def _list(self, path: str, resource: str, scope: str) -> list[dict]:
-        return self._records.many(resource, read_all(self._req, path, resource, scope=scope))
+    def _list(self, path: str, resource: str, scope: str, paged: bool = True) -> list[dict]:
+        # Only the lists DESIGN names as paged take page parameters; others reject them.
+        per_page = DEFAULT_PER_PAGE if paged else None
+        rows = read_all(self._req, path, resource, scope=scope, per_page=per_page)
+        return self._records.many(resource, rows)
 
     def _one(self, method: str, path: str, resource: str, scope: str, **kw: Any) -> dict:
         reply = self._req.request(method, path, scope=scope, **kw)
@@ -91,7 +95,7 @@ class Networks(_Resource):
     def attachments(self, net_id: str) -> list[dict]:
         """The attachments of network ``net_id`` (a sandbox extension of the API)."""
         path = f"/networks/{segment('net_id', net_id)}/attachments"
-        return self._list(path, "attachment", "networks:read")
+        return self._list(path, "attachment", "networks:read", paged=False)
 
     def attach(self, net_id: str, vm_id: str, private_ip: str | None = None) -> dict:
         """Attach VM ``vm_id`` to network ``net_id`` (same region); returns the attachment."""
@@ -132,7 +136,7 @@ class Webhooks(_Resource):
 
     def list(self) -> list[dict]:
         """Every subscription (never with ``secret``)."""
-        return self._list("/webhooks", "webhook", "webhooks:read")
+        return self._list("/webhooks", "webhook", "webhooks:read", paged=False)
 
     def set_active(self, wh_id: str, active: bool) -> dict:
         """Enable (``True``, also re-enables one disabled after failures) or disable it."""

@@ -51,8 +51,10 @@ def _position(name: str, value: Any) -> int:
 
 def _port(name: str, value: Any) -> str:
     if not isinstance(value, str):
-        raise ValueError(f"{name} must be a string such as '22', '80,443', '8000-8100', 'any' "
-                         f"or '' (ICMP), got {value!r}")
+        raise ValueError(
+            f"{name} must be a string such as '22', '80,443', '8000-8100', 'any' "
+            f"or '' (ICMP), got {value!r}"
+        )
     if len(value) > PORT_MAX_LEN:
         raise ValueError(f"{name} is at most {PORT_MAX_LEN} characters, got {len(value)}")
     if value == "" or value.lower() == "any":
@@ -99,9 +101,7 @@ def _description(name: str, value: Any) -> str:
     if not isinstance(value, str):
         raise ValueError(f"{name} must be a string, got {value!r}")
     if len(value) > DESCRIPTION_MAX_LEN:
-        raise ValueError(
-            f"{name} is at most {DESCRIPTION_MAX_LEN} characters, got {len(value)}"
-        )
+        raise ValueError(f"{name} is at most {DESCRIPTION_MAX_LEN} characters, got {len(value)}")
     return value
 
 

@@ -86,6 +86,10 @@ class VMs(_Resource):
             raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
         show = self._progress() if progress is None else bool(progress)
         return pull_vms(
-            self._req, self._records, details=details, previous=previous, progress=show,
+            self._req,
+            self._records,
+            details=details,
+            previous=previous,
+            progress=show,
             workers=workers,
         )

@@ -304,11 +304,104 @@ def _gc_paused() -> Iterator[None]:
 def _build(
     resource: str, schema: dict[str, Field], records: list[Any], ids: Sequence[Any] | None
 ) -> pd.DataFrame:
-    cols = _Columns(resource, records, ids, [field.path for field in schema.values()])
-    data = {name: _column(cols, field) for name, field in schema.items()}
-    return pd.DataFrame(data, index=pd.RangeIndex(len(records)), copy=False)
+    data: dict[str, Any] = {}
+    if records:
+        try:
+            data = _arrow_columns(resource, records)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, ValueError, TypeError):
+            data = {}  # the exact checks below find the bad value and name it
+    rest = [name for name in schema if name not in data]
+    cols = _Columns(resource, records, ids, [schema[name].path for name in rest])
+    for name in rest:
+        data[name] = _column(cols, schema[name])
+    frame = {name: data[name] for name in schema}
+    return pd.DataFrame(frame, index=pd.RangeIndex(len(records)), copy=False)
+
+
+# Arrow's converter is strict for these target types (a str is not an int, a bool is not an
+# int, an int is not a str); decimal128 is used for integers because int64 would truncate 1.5.
+_ARROW_TYPES = {
+    STRING: pa.string(),
+    INT: pa.decimal128(38, 0),
+    BOOL: pa.bool_(),
+    TIME: pa.string(),
+}
+
+
+def _fast_fields(resource: str) -> dict[str, Field]:
+    """The columns the Arrow pass can convert exactly: plain paths of strict types."""
+    return {
+        name: field
+        for name, field in SCHEMAS[resource].items()
+        if not field.parse and "|" not in field.path and field.dtype in _ARROW_TYPES
+    }
+
+
+def _struct(fields: dict[str, Field]) -> pa.StructType:
+    tree: dict[str, Any] = {}
+    for field in fields.values():
+        node = tree
+        *parents, leaf = field.path.split(".")
+        for parent in parents:
+            node = node.setdefault(parent, {})
+        node[leaf] = _ARROW_TYPES[field.dtype]
+
+    def build(node: dict[str, Any]) -> pa.StructType:
+        return pa.struct(
+            [(k, build(v) if isinstance(v, dict) else v) for k, v in node.items()]
+        )
+
+    return build(tree)
+
+
+def _arrow_columns(resource: str, records: list[Any]) -> dict[str, Any]:
+    """Most columns in one pass of Arrow's C++ converter over the records.
+
+    Raises on any value of an unexpected type; the caller then runs the exact Python checks,
+    which name the record and field.
+    """
+    fields = _fast_fields(resource)
+    if not fields:
+        return {}
+    array = pa.array(records, type=_struct(fields))
+    children: dict[str, pa.Array] = {}
+
+    def child(path: str) -> pa.Array:
+        if path not in children:
+            parent, _, leaf = path.rpartition(".")
+            holder = child(parent) if parent else array
+            # flatten() applies the parent's nulls to its children
+            names = [holder.type.field(i).name for i in range(holder.type.num_fields)]
+            for name, values in zip(names, holder.flatten(), strict=True):
+                children[f"{parent}.{name}" if parent else name] = values
+        return children[path]
+
+    out: dict[str, Any] = {}
+    for name, field in fields.items():
+        values = child(field.path)
+        if field.dtype == STRING:
+            out[name] = (
+                pd.arrays.ArrowStringArray(values.cast(pa.large_string()))
+                if _ARROW_STRINGS
+                else pd.array(values.to_pylist(), dtype=STRING)
+            )
+        elif field.dtype == INT:
+            out[name] = pd.Int64Dtype().__from_arrow__(values.cast(pa.int64()))
+        elif field.dtype == BOOL:
+            out[name] = pd.BooleanDtype().__from_arrow__(values)
+        else:
+            parsed = pd.to_datetime(
+                values.to_numpy(zero_copy_only=False), utc=True, format="ISO8601"
+            )
+            out[name] = pd.DatetimeIndex(parsed).astype(TIME).array
+    return out
+
+
+_EMPTY: dict[str, pd.DataFrame] = {}
 
 
 def empty(resource: str) -> pd.DataFrame:
-    """An empty frame with the schema's columns and dtypes."""
-    return build(resource, [])
+    """An empty frame with the schema's columns and dtypes (a new frame each call)."""
+    if resource not in _EMPTY:
+        _EMPTY[resource] = build(resource, [])
+    return _EMPTY[resource].copy()

@@ -8,11 +8,11 @@ displays itself when it is the last expression of a cell.
 from __future__ import annotations
 
 from svcnb.panels._audit import FirewallAuditPanel
-# TEMP from svcnb.panels._bandwidth import BandwidthPanel
+from svcnb.panels._bandwidth import BandwidthPanel
 from svcnb.panels._billing import BillingPanel
 from svcnb.panels._rules import RuleEditor
 from svcnb.panels._vms import VmPanel
-# TEMP from svcnb.panels._webhooks import WebhooksPanel
+from svcnb.panels._webhooks import WebhooksPanel
 
 __all__ = [
     "BandwidthPanel",

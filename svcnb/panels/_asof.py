@@ -18,7 +18,7 @@ import pandas as pd
 from svcnb.panels._messages import banner, show, shown_in
 from svcnb.panels._render import table
 
-_NO_SNAPSHOT = "no snapshot"
+_NO_SNAPSHOT = "no snapshot"  # the slider's only option (value "") while the store is empty
 
 
 def _iso_times(frame: pd.DataFrame) -> pd.DataFrame:
@@ -50,7 +50,7 @@ class AsOfPanel:
 
         self.date_slider = widgets.SelectionSlider(
             description="As of",
-            options=[(_NO_SNAPSHOT, None)],
+            options=[(_NO_SNAPSHOT, "")],
             continuous_update=False,
             layout=widgets.Layout(width="95%"),
         ).add_class("svcnb-date-slider")
@@ -124,7 +124,7 @@ class AsOfPanel:
             times = self.snapshot_times()
             self.date_slider.unobserve(self._on_slide, names="value")
             if not times:
-                self.date_slider.options = [(_NO_SNAPSHOT, None)]
+                self.date_slider.options = [(_NO_SNAPSHOT, "")]
                 self.date_slider.disabled = True
                 self.date_slider.observe(self._on_slide, names="value")
                 show(
@@ -142,7 +142,7 @@ class AsOfPanel:
             self.show_at(times[-1])
 
     def _on_slide(self, change: dict) -> None:
-        if change["new"] is not None:
+        if isinstance(change["new"], pd.Timestamp):
             self.show_at(change["new"])
 
     def show_at(self, at: pd.Timestamp) -> None:

@@ -91,7 +91,10 @@ class BillingPanel(AsOfPanel):
             mine = due[(due["within_days"] == days)]
             if not pd.isna(currency):
                 mine = mine[mine["currency"] == currency]
-            self.figures[f"due_{days}d"] = float(mine["amount"].sum()) if len(mine) else 0.0
+            # cents: a sum of float prices carries binary noise nobody should see in a figure
+            self.figures[f"due_{days}d"] = (
+                round(float(mine["amount"].sum()), 2) if len(mine) else 0.0
+            )
         return results
 
     def summary_html(self) -> str:

@@ -35,7 +35,9 @@ def redact(text: str) -> str:
 
 
 def _api_message(exc: BaseException) -> str:
-    message = getattr(exc, "message", None) or str(exc)
+    # The server's own words are short and specific; the client's full message repeats advice
+    # that the sentences below already give, so it is only the fallback.
+    message = getattr(exc, "server_message", "") or getattr(exc, "message", None) or str(exc)
     return str(message).rstrip(".")
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html
 import io
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -81,8 +80,3 @@ def png(draw: Callable[[Any], Any], *, size: tuple[float, float] = (7.0, 3.2)) -
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     return buf.getvalue()
-
-
-def to_json(value: Any) -> str:
-    """``value`` as compact JSON, for audit records and diffs (lists and numbers kept typed)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)

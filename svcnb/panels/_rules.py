@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -15,7 +16,7 @@ from svcnb import errors
 # update_rule would refuse. (Private module until the client exports a per-field validator.)
 from svcnb.client._validate import rule_update
 from svcnb.panels._messages import RateWait, banner, describe, show, shown_in
-from svcnb.panels._render import cell, table, to_json
+from svcnb.panels._render import cell, table
 
 # API field -> label shown next to its input
 EDITABLE = {
@@ -47,6 +48,27 @@ def _as_text(field: str, value: Any) -> str:
     return "" if value is None else str(value)
 
 
+def _plain(value: Any) -> str:
+    """A field value in words for the status line (an empty IP list means any)."""
+    if isinstance(value, list):
+        return ", ".join(value) or "any"
+    return repr(value) if value == "" else str(value)
+
+
+def _change_words(before: Any, after: Any) -> str:
+    """An audit record's before/after fields as "Port 22 → 2222; ..." (as text if not dicts)."""
+    if isinstance(before, str) or isinstance(after, str):
+        try:
+            before, after = json.loads(before), json.loads(after)
+        except (TypeError, ValueError):
+            return f"{before} → {after}"
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return f"{before} → {after}"
+    return "; ".join(
+        f"{EDITABLE.get(f, f)} {_plain(before.get(f))} → {_plain(v)}" for f, v in after.items()
+    )
+
+
 def _parse(field: str, text: str) -> Any:
     """The typed value of a field's input text; ValueError naming the field if it has no type."""
     if field == "position":
@@ -72,8 +94,9 @@ class RuleEditor:
     """Pick a firewall and a rule, edit it in a validated form, review the diff, save, audit.
 
     Reads firewall records ``{id, name}`` and rule records with the API's keys (position, port,
-    sourceIps, destIps, description, ...). Every save is appended to ``store.append_audit`` with
-    time, firewall_id, rule_id, before, after (JSON of the changed fields), outcome and detail;
+    sourceIps, destIps, description, ...). Every save that is sent is appended to
+    ``store.append_audit`` with time, firewall_id, rule_id, before and after (dicts of the
+    changed fields), outcome and detail;
     ``audit_log()`` returns them as a frame.
 
     Widgets (stable attribute names): ``firewall_picker``, ``rule_picker``, one input per
@@ -346,7 +369,7 @@ class RuleEditor:
             assert updated is not None
             self._replace_rule(updated)
             summary = ", ".join(
-                f"{EDITABLE[f]} {cell(before[f])} → {cell(v)}" for f, v in changes.items()
+                f"{EDITABLE[f]} {_plain(before[f])} → {_plain(v)}" for f, v in changes.items()
             )
             show(self.status, "ok", f"Saved rule {rule_id}: {summary}.{waited.words()}")
         elif outcome == "upstream_sync_failed":
@@ -387,8 +410,8 @@ class RuleEditor:
             "time": self._clock(),
             "firewall_id": fw_id,
             "rule_id": rule_id,
-            "before": to_json(before),
-            "after": to_json(after),
+            "before": before,
+            "after": after,
             "outcome": outcome,
             "detail": detail,
         }
@@ -411,9 +434,14 @@ class RuleEditor:
             mine = log[log["rule_id"] == str(self.rule["id"])]
             if "time" in mine:
                 mine = mine.sort_values("time", ascending=False)
+            mine = mine.assign(
+                change=[
+                    _change_words(b, a) for b, a in zip(mine["before"], mine["after"], strict=True)
+                ]
+            )
             self.history.value = (
                 "<b>Earlier changes to this rule</b>"
-                + table(mine, ["time", "before", "after", "outcome"], limit=10)
+                + table(mine, ["time", "change", "outcome"], limit=10)
                 if not mine.empty
                 else ""
             )

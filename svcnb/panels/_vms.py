@@ -71,7 +71,8 @@ class VmPanel:
         self.vms = frames.vms([])
         self.pending: list[str] = []
         self.actions_by_vm: dict[str, StopAction] = {}
-        self._lock = threading.Lock()
+        # guards vms and actions_by_vm: the watcher thread updates them while the user clicks
+        self._lock = threading.RLock()
         self._watcher: threading.Thread | None = None
 
         self.status_filter = widgets.Dropdown(description="Status", options=[("all statuses", "")])
@@ -174,7 +175,8 @@ class VmPanel:
         return frame
 
     def _redraw(self) -> None:
-        shown = self.filtered()
+        with self._lock:
+            shown = self.filtered()
         self.table.value = table(shown, _TABLE_COLUMNS, empty="No VM matches the filters.")
         keep = set(self.vm_select.value)
         self.vm_select.unobserve(self._on_select, names="value")
@@ -303,7 +305,7 @@ class VmPanel:
                     status = "not found"
                 with self._lock:
                     action.status = status
-                self.vms.loc[self.vms["id"] == action.vm_id, "status"] = action.status
+                    self.vms.loc[self.vms["id"] == action.vm_id, "status"] = status
             self._draw_actions()
             self._redraw()
             left = self.watching

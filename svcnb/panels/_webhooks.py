@@ -9,18 +9,24 @@ import pandas as pd
 
 from svcnb import frames
 from svcnb.panels._messages import RateWait, show, shown_in
-from svcnb.panels._render import flag, table
+from svcnb.panels._render import flag, png, table
 from svcnb.reports import webhooks as health_report
 
-_SUBSCRIPTION_COLUMNS = [
+_HEALTH_COLUMNS = [
     "url",
-    "id",
+    "webhook_id",
     "is_active",
     "events",
-    "deliveries",
+    "delivered",
+    "failed",
     "success_rate",
+    "ok_attempt_1",
+    "ok_attempt_2",
+    "ok_attempt_3",
     "consecutive_failures",
     "failures_to_disable",
+    "last_success_at",
+    "last_failure_at",
 ]
 _DELIVERY_COLUMNS = [
     "created_at",
@@ -39,12 +45,15 @@ class WebhooksPanel:
 
     Reads the ``webhooks`` frame (id, url, events, is_active, consecutive_failures) and the
     ``deliveries`` frame (webhook_id, created_at, event, attempts, status_code, success, error);
-    health comes from ``svcnb.reports.webhooks``.
+    health comes from ``svcnb.reports.webhooks.health`` (``health``: webhook_id, url,
+    is_active, events, delivered, failed, success_rate, ok_attempt_1..3, consecutive_failures,
+    failures_to_disable, last_success_at, last_failure_at).
 
     Widgets (stable attribute names): ``subscription_select`` (values are webhook ids),
-    ``table`` (subscriptions with health), ``deliveries_table`` (of the chosen subscription,
-    newest first), ``enable_button`` (CSS ``svcnb-enable``; enabled only for a disabled
-    subscription), ``refresh_button`` and ``status`` (CSS ``svcnb-status``).
+    ``table`` (subscriptions with health), ``plot`` (failure runs, PNG), ``deliveries_table``
+    (of the chosen subscription, newest first), ``enable_button`` (CSS ``svcnb-enable``;
+    enabled only for a disabled subscription), ``refresh_button`` and ``status`` (CSS
+    ``svcnb-status``).
     """
 
     def __init__(self, client: Any, *, deliveries_shown: int = 50) -> None:
@@ -58,6 +67,7 @@ class WebhooksPanel:
             description="Subscription", rows=6, layout=widgets.Layout(width="95%")
         )
         self.table = widgets.HTML()
+        self.plot = widgets.Image(format="png", layout=widgets.Layout(max_width="720px"))
         self.deliveries_table = widgets.HTML()
         self.enable_button = widgets.Button(
             description="Enable again", icon="play", button_style="success", disabled=True
@@ -73,6 +83,7 @@ class WebhooksPanel:
             [
                 self.refresh_button,
                 self.table,
+                self.plot,
                 self.subscription_select,
                 self.enable_button,
                 self.status,
@@ -99,24 +110,16 @@ class WebhooksPanel:
                     records.append({**delivery, "webhookId": sub["id"]})
             self.webhooks = frames.webhooks(subs)
             self.deliveries = frames.deliveries(records)
-            self.health = self._health()
+            self.health = health_report.health(webhooks=self.webhooks, deliveries=self.deliveries)
+            self.plot.value = png(lambda ax: health_report.plot_health(self.health, ax=ax))
             self._redraw()
             disabled = int((~self.webhooks["is_active"].fillna(True)).sum())
             words = f"{len(self.webhooks)} subscriptions, {len(self.deliveries)} delivery records"
             words += f"; {disabled} disabled." if disabled else "."
             show(self.status, "warn" if disabled else "info", words + waited.words())
 
-    def _health(self) -> pd.DataFrame:
-        """Subscriptions joined with their health (one row per webhook id)."""
-        health = health_report.health(webhooks=self.webhooks, deliveries=self.deliveries)
-        key = "webhook_id" if "webhook_id" in health else "id"
-        extra = [c for c in health.columns if c not in self.webhooks.columns or c == key]
-        return self.webhooks.merge(
-            health[extra], left_on="id", right_on=key, how="left", suffixes=("", "_health")
-        )
-
     def _redraw(self) -> None:
-        self.table.value = table(self.health, _SUBSCRIPTION_COLUMNS, empty="No subscription.")
+        self.table.value = table(self.health, _HEALTH_COLUMNS, empty="No subscription.")
         keep = self.subscription_select.value
         self.subscription_select.unobserve(self._on_select, names="value")
         self.subscription_select.options = [

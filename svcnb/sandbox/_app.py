@@ -1,7 +1,7 @@
 """The sandbox as one ASGI app: public API, control, OpenAPI, and envelopes for everything else.
 
-``create_app(config)`` builds the state and returns a Starlette app whose single mount is the
-dispatcher below; it can run under uvicorn or be mounted in-process with
+``create_app(config)`` builds the state and returns a Starlette app whose router sends every
+request to the dispatcher below; it can run under uvicorn or be mounted in-process with
 ``httpx.ASGITransport``. ``app.state.sandbox`` is the :class:`State`.
 """
 
@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 
 from starlette.applications import Starlette
-from starlette.routing import Mount
 
 from ._build import new_state
 from ._clock import Ticker
@@ -66,7 +65,10 @@ def create_app(config: SandboxConfig | None = None) -> Starlette:
     ticker = Ticker(lambda: state.clock.run_due()) if config.time_scale > 0 else None
     if ticker is not None:
         ticker.start()
-    app = Starlette(routes=[Mount("/", app=Dispatcher(state, config))])
+    app = Starlette()
+    # every request goes to the dispatcher: Starlette's own routing would answer odd paths
+    # (a newline in an id, say) with a plain-text 404 outside the envelope
+    app.router.default = Dispatcher(state, config)
     app.state.sandbox = state
     app.state.ticker = ticker
     return app

@@ -16,28 +16,58 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--vms", type=int, default=DEFAULT_VMS, help="size of the seeded fleet")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of the fleet")
     parser.add_argument("--latency-ms", type=float, default=0.0, help="added to every request")
-    parser.add_argument("--rate-limit", type=int, default=SandboxConfig.rate_limit,
-                        help="default per-token limit per window")
-    parser.add_argument("--ip-rate-limit", type=int, default=SandboxConfig.ip_rate_limit,
-                        help="per-IP limit per window for requests without a valid token")
-    parser.add_argument("--rate-window", type=float, default=SandboxConfig.rate_window_seconds,
-                        help="length of the fixed rate-limit window in seconds")
-    parser.add_argument("--time-scale", type=float, default=1.0,
-                        help="sandbox seconds per real second (0 freezes the clock)")
-    parser.add_argument("--connection-file", default=None,
-                        help="write {base_url, api_root, control_url, tokens} as JSON here")
-    parser.add_argument("--ca-bundle", default=None,
-                        help="PEM file webhook deliveries trust (for a local test receiver)")
+    parser.add_argument(
+        "--rate-limit",
+        type=int,
+        default=SandboxConfig.rate_limit,
+        help="default per-token limit per window",
+    )
+    parser.add_argument(
+        "--ip-rate-limit",
+        type=int,
+        default=SandboxConfig.ip_rate_limit,
+        help="per-IP limit per window for requests without a valid token",
+    )
+    parser.add_argument(
+        "--rate-window",
+        type=float,
+        default=SandboxConfig.rate_window_seconds,
+        help="length of the fixed rate-limit window in seconds",
+    )
+    parser.add_argument(
+        "--time-scale",
+        type=float,
+        default=1.0,
+        help="sandbox seconds per real second (0 freezes the clock)",
+    )
+    parser.add_argument(
+        "--connection-file",
+        default=None,
+        help="write {base_url, api_root, control_url, tokens} as JSON here",
+    )
+    parser.add_argument(
+        "--ca-bundle",
+        default=None,
+        help="PEM file webhook deliveries trust (for a local test receiver)",
+    )
 
 
 def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
     """Serve until Ctrl-C (or until ``stop`` is set, for tests)."""
     try:
-        context = serve(host=args.host, port=args.port, connection_file=args.connection_file,
-                        vms=args.vms, seed=args.seed, latency_ms=args.latency_ms,
-                        rate_limit=args.rate_limit, ip_rate_limit=args.ip_rate_limit,
-                        rate_window_seconds=args.rate_window, time_scale=args.time_scale,
-                        ca_bundle=args.ca_bundle)
+        context = serve(
+            host=args.host,
+            port=args.port,
+            connection_file=args.connection_file,
+            vms=args.vms,
+            seed=args.seed,
+            latency_ms=args.latency_ms,
+            rate_limit=args.rate_limit,
+            ip_rate_limit=args.ip_rate_limit,
+            rate_window_seconds=args.rate_window,
+            time_scale=args.time_scale,
+            ca_bundle=args.ca_bundle,
+        )
         sandbox = context.__enter__()
     except (ValueError, RuntimeError, OSError) as exc:
         print(f"svcnb sandbox: {exc}", file=sys.stderr)
@@ -46,8 +76,10 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
         print(sandbox.base_url, flush=True)
         print(f"  public API: {sandbox.api_root}  control: {sandbox.control_url}", flush=True)
         if args.connection_file:
-            print(f"  tokens ({', '.join(sandbox.tokens)}) written to {args.connection_file}",
-                  flush=True)
+            print(
+                f"  tokens ({', '.join(sandbox.tokens)}) written to {args.connection_file}",
+                flush=True,
+            )
         else:
             print("  pass --connection-file PATH to get the API tokens", flush=True)
         waiter = stop or threading.Event()

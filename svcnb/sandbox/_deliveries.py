@@ -271,7 +271,7 @@ class _Courier:
         if count + 1 >= AUTO_DISABLE_AFTER and sub.get("isActive"):
             sub["isActive"] = False
             sub["updatedAt"] = max(str(sub.get("updatedAt") or ""), iso(attempt.due))
-            _log.warning(
+            _log.info(
                 "webhook %s disabled after %d consecutive failed delivery attempts; "
                 "PATCH /webhooks/%s with isActive true to enable it again",
                 delivery.webhook_id,

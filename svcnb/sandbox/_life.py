@@ -22,8 +22,9 @@ Renewals
 Money
     ``billing.low_balance`` is emitted when the balance falls below what is owed plus the
     renewals due within the next :data:`LOW_BALANCE_WINDOW` (7 days); it is emitted once per
-    crossing and armed again once the balance covers that amount. The check runs after every
-    renewal and top-up and at every full hour.
+    crossing and armed again once the balance covers that amount. The check runs at every full
+    hour, after a top-up, and when a VM starts or is terminated; a renewal takes its price from
+    the balance and from the need alike, so it does not move the margin by itself.
 
     A renewal the wallet cannot pay leaves the VM running with ``billing.status`` ``overdue``
     and the price owed. After :data:`GRACE` (3 days) the VM is suspended: ``status`` and
@@ -37,7 +38,14 @@ Money
     after suspension, the VM returns to the status it had (``stopping`` comes back as
     ``stopped``; ``vm.started`` is emitted when it comes back running) and a fresh cycle starts
     at the payment. Starting such a VM through control is an operator override: the debt is
-    forgiven and a fresh cycle starts then.
+    forgiven and a fresh cycle starts then. A VM suspended through control when its grace ends
+    stays suspended after its debt is paid (only a control start lifts that).
+
+Event data (amounts are decimal strings with two places):
+``vm.renewed`` ``{vm: {id, name, hostname, status}, amount, balance, periodStart,
+nextRenewalAt}``; ``vm.suspended`` ``{vm, reason: "nonpayment", amountDue, overdueSince}``;
+``vm.started`` after a paid resumption ``{vm, reason: "payment_received"}``;
+``billing.low_balance`` ``{balance, required, renewalsDue, windowDays}``.
 
 While a VM owes, its internal record carries ``_amountDue`` (decimal string) and
 ``_overdueSince``, visible through ``GET /_sandbox/vms/{id}`` and never served publicly.
@@ -126,11 +134,6 @@ def _day_bytes(seed: int, vm_id: str, mean: int, day: date) -> int:
     return mean * noise // 1000
 
 
-def _hour_bytes(day_total: int, hour: int) -> int:
-    # spreads the day's bytes over 24 steps so the day's total is exact
-    return day_total // 24 + (1 if hour < day_total % 24 else 0)
-
-
 def pack_bytes_of(vm: dict) -> int:
     """The VM's pack in bytes: ``bandwidthPackBytes``, else ``bandwidth`` GiB, else 1 TiB."""
     try:
@@ -202,12 +205,22 @@ class _Debt:
     job: Job | None = field(default=None, repr=False)
 
 
+@dataclass
+class _Due:
+    """The one scheduled renewal of a VM: at ``text`` (as served), costing ``price``."""
+
+    text: str
+    at: datetime
+    price: Decimal
+    job: Job = field(repr=False)
+
+
 class _Life:
     def __init__(self, state: State) -> None:
         self.state = state
         self.clock = state.clock
         self.seed = state.seed
-        self.renewal_jobs: dict[str, tuple[str, Job]] = {}
+        self.renewal_jobs: dict[str, _Due] = {}
         self.anchors: dict[str, int] = {}
         self.debts: dict[str, _Debt] = {}
         self.low_warned = False
@@ -242,7 +255,10 @@ class _Life:
     def _hourly(self) -> None:
         now = self.clock.now()
         self._catch_up(now)
-        self._sync_renewals()
+        if now.hour == 0:
+            # events keep the renewal jobs in step; this daily sweep only guards against a
+            # change that came without one
+            self._sync_renewals()
         self._check_low_balance()
         self.clock.schedule(now + BANDWIDTH_STEP, self._hourly)
 
@@ -261,28 +277,30 @@ class _Life:
         if day != self.day_of_totals:
             self.day_totals = {}
             self.day_of_totals = day
+        totals = self.day_totals
+        hour = hour_start.hour
         for vm_id, vm in self.state.vms.items():
-            if vm.get("status") != "running":
+            if vm["status"] != "running":
                 continue
-            total = self.day_totals.get(vm_id)
+            total = totals.get(vm_id)
             if total is None:
                 pack = pack_bytes_of(vm)
                 cached = self.rates.get(vm_id)
                 if cached is None or cached[0] != pack:
                     cached = (pack, daily_rate_bytes(self.seed, vm_id, pack))
                     self.rates[vm_id] = cached
-                total = _day_bytes(self.seed, vm_id, cached[1], day)
-                self.day_totals[vm_id] = total
-            used = vm.get("bandwidthUsedBytes")
-            used = used if isinstance(used, int) and not isinstance(used, bool) else 0
-            vm["bandwidthUsedBytes"] = used + _hour_bytes(total, hour_start.hour)
+                total = totals[vm_id] = _day_bytes(self.seed, vm_id, cached[1], day)
+            used = vm["bandwidthUsedBytes"]
+            if type(used) is not int:
+                used = 0
+            vm["bandwidthUsedBytes"] = used + total // 24 + (1 if hour < total % 24 else 0)
 
     # -- renewals --
     def _sync_renewals(self) -> None:
         for vm_id, vm in self.state.vms.items():
             self._sync_vm(vm_id, vm)
         for vm_id in [v for v in self.renewal_jobs if v not in self.state.vms]:
-            self.clock.cancel(self.renewal_jobs.pop(vm_id)[1])
+            self.clock.cancel(self.renewal_jobs.pop(vm_id).job)
 
     def _sync_vm(self, vm_id: str, vm: dict) -> None:
         """Keep exactly one renewal job per billable VM, at its current ``nextRenewalAt``."""
@@ -297,13 +315,14 @@ class _Life:
             and vm_id not in self.debts
         )
         current = self.renewal_jobs.get(vm_id)
-        if current is not None and (not billable or current[0] != text):
-            self.clock.cancel(current[1])
+        if current is not None and (not billable or current.text != text):
+            self.clock.cancel(current.job)
             del self.renewal_jobs[vm_id]
             current = None
         if billable and current is None:
-            job = self.clock.schedule(_parsed(text), lambda: self._renew_due(vm_id, text))
-            self.renewal_jobs[vm_id] = (text, job)
+            at = _parsed(text)
+            job = self.clock.schedule(at, lambda: self._renew_due(vm_id, text))
+            self.renewal_jobs[vm_id] = _Due(text, at, price_of(vm), job)
 
     def _reconcile_debt(self, vm: dict, debt: _Debt) -> None:
         if vm.get("status") == "terminated" or not isinstance(vm.get("billing"), dict):
@@ -325,7 +344,7 @@ class _Life:
 
     def _renew_due(self, vm_id: str, text: str) -> None:
         entry = self.renewal_jobs.get(vm_id)
-        if entry is not None and entry[0] == text:
+        if entry is not None and entry.text == text:
             del self.renewal_jobs[vm_id]
         vm = self.state.vms.get(vm_id)
         if vm is None:
@@ -357,8 +376,9 @@ class _Life:
                 _money(self.state.wallet["_balance"]),
                 iso(due + GRACE),
             )
+        # no low-balance check here: a renewal takes its price from the balance and from what
+        # is needed alike, so only time (hourly), top-ups and fleet changes move the margin
         self._sync_vm(vm_id, vm)
-        self._check_low_balance()
 
     def _charge(self, vm: dict, price: Decimal, start: datetime, next_at: datetime) -> None:
         self._catch_up(self.clock.now())
@@ -406,6 +426,10 @@ class _Life:
             return
         debt.suspended = True
         debt.status_before = "stopped" if vm["status"] == "stopping" else vm["status"]
+        if vm["status"] == "suspended":
+            # already suspended through control: paying later does not lift that suspension
+            vm["billing"]["status"] = "suspended"
+            return
         vm["status"] = "suspended"
         vm["billing"]["status"] = "suspended"
         self.state.touch(vm)
@@ -448,12 +472,10 @@ class _Life:
         horizon = self.clock.now() + LOW_BALANCE_WINDOW
         need = sum((d.amount for d in self.debts.values()), Decimal(0))
         count = len(self.debts)
-        for vm_id, (text, _job) in self.renewal_jobs.items():
-            if _parsed(text) <= horizon:
-                vm = self.state.vms.get(vm_id)
-                if vm is not None:
-                    need += price_of(vm)
-                    count += 1
+        for due in self.renewal_jobs.values():
+            if due.at <= horizon:
+                need += due.price
+                count += 1
         return need, count
 
     def _check_low_balance(self) -> None:

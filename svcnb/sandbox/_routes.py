@@ -7,7 +7,8 @@ The same table drives dispatch, scope checks and the OpenAPI document.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
+from itertools import islice
 from dataclasses import dataclass, field
 
 from ._state import State
@@ -67,7 +68,7 @@ class Route:
         return ("page", "perPage") if self.listing else ()
 
 
-def page_of(items: list, query: dict[str, str]) -> dict:
+def page_of(items: Collection, query: dict[str, str]) -> dict:
     """The success envelope for one page of ``items`` (``page`` from 1, ``perPage`` 1..100)."""
     page = _int_query(query, "page", 1, 1, None)
     per_page = _int_query(query, "perPage", PAGE_DEFAULT, 1, PAGE_MAX)
@@ -79,7 +80,11 @@ def page_of(items: list, query: dict[str, str]) -> dict:
         "total": total,
         "totalPages": (total + per_page - 1) // per_page,
     }
-    return ok(items[start : start + per_page], meta)
+    if isinstance(items, list):
+        chosen = items[start : start + per_page]
+    else:  # a dict view: walk to the page instead of copying every record
+        chosen = list(islice(items, start, start + per_page))
+    return ok(chosen, meta)
 
 
 def _int_query(query: dict[str, str], name: str, default: int, low: int, high: int | None) -> int:

@@ -8,19 +8,19 @@ from ._vmops import request_stop
 from ._wire import ok
 
 # served by GET /vms/{id} only; GET /vms items leave them out (DESIGN section 3)
-DETAIL_KEYS = ("sshKeys", "firewalls", "privateNetworks")
+DETAIL_KEYS = frozenset({"sshKeys", "firewalls", "privateNetworks"})
 
 
 def vm_full(vm: dict) -> dict:
-    return {k: v for k, v in vm.items() if not k.startswith("_")}
+    return {k: v for k, v in vm.items() if k[0] != "_"}
 
 
 def vm_summary(vm: dict) -> dict:
-    return {k: v for k, v in vm.items() if not k.startswith("_") and k not in DETAIL_KEYS}
+    return {k: v for k, v in vm.items() if k[0] != "_" and k not in DETAIL_KEYS}
 
 
 def list_vms(state: State, call: Call) -> tuple[int, dict]:
-    envelope = page_of(list(state.vms.values()), call.query)
+    envelope = page_of(state.vms.values(), call.query)
     envelope["data"] = [vm_summary(vm) for vm in envelope["data"]]
     return 200, envelope
 

@@ -17,7 +17,7 @@ from decimal import Decimal
 
 from ._catalog import GIB, OS_TEMPLATES, PLANS, REGIONS, ROLES, price_value
 from ._state import State
-from ._vmops import schedule_provisioning, schedule_stop
+from ._vmops import schedule_provisioning, schedule_stop, vm_brief
 from ._wire import iso
 
 # (weight, status) of the seeded fleet
@@ -356,7 +356,7 @@ def _seed_webhooks(state: State, rng: random.Random, epoch: datetime) -> None:
                 "id": state.new_id("evt"),
                 "type": events[k % len(events)],
                 "createdAt": iso(at),
-                "data": {},
+                "data": _past_event_data(state, rng, events[k % len(events)]),
             }
             state.events.append(event)
             # the finance feed failed only on its latest event; the old receiver on all
@@ -384,3 +384,17 @@ def _seed_webhooks(state: State, rng: random.Random, epoch: datetime) -> None:
                     }
                 )
     state.events.sort(key=lambda e: e["createdAt"])
+
+
+def _past_event_data(state: State, rng: random.Random, kind: str) -> dict:
+    """Data of a seeded past event, shaped like the live ones."""
+    if kind.startswith("vm.") and state.vms:
+        return {"vm": vm_brief(rng.choice(list(state.vms.values())))}
+    if kind == "billing.payment_received":
+        amount = Decimal(rng.randint(5, 50) * 10)
+        return {
+            "amount": f"{amount:.2f}",
+            "balance": f"{state.wallet['_balance']:.2f}",
+            "currency": "EUR",
+        }
+    return {"balance": f"{state.wallet['_balance']:.2f}", "currency": "EUR"}

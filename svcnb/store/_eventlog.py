@@ -168,7 +168,9 @@ class EventLog:
                 record = _decode(line) if line.strip() else None
                 if record is not None:
                     self._remember(record["event_id"], record.get("delivery_id"))
-            self._offset = size
+            # stop after the last complete line: bytes after it are a write still in progress
+            # (``seen`` reads without the lock) or torn by a crash, and are read again next time
+            self._offset += chunk.rfind(b"\n") + 1
         return size
 
     def _known(self, event_id: str | None, delivery_id: str | None) -> bool:

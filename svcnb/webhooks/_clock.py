@@ -30,7 +30,7 @@ class SandboxClock:
     Raises ``ConnectionError`` at once if the sandbox cannot be asked the time.
     """
 
-    def __init__(self, control_url: str, *, interval: float = 0.1, timeout: float = 5.0) -> None:
+    def __init__(self, control_url: str, *, interval: float = 0.25, timeout: float = 5.0) -> None:
         if interval <= 0:
             raise ValueError(f"interval must be > 0 seconds, got {interval}")
         self.url = control_url.rstrip("/") + "/clock"

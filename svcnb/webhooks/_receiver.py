@@ -35,7 +35,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
@@ -157,7 +157,10 @@ class Receiver:
         await self._app(scope, receive, send)
 
     async def _handle(self, request: Request) -> JSONResponse:
-        body = await _read_body(request, self.max_body_bytes)
+        try:
+            body = await _read_body(request, self.max_body_bytes)
+        except ClientDisconnect:  # the sender gave up mid-body: nothing to verify or answer
+            return _error(400, "the request body was cut off")
         if body is None:
             self.stats["rejected_too_large"] += 1
             return _error(413, f"the body is larger than {self.max_body_bytes} bytes")
@@ -181,7 +184,7 @@ class Receiver:
         age = (now - event.created_at).total_seconds()
         record = {
             "received_at": now.astimezone(UTC),
-            "delivery_id": delivery_ids[0] if delivery_ids else None,
+            "delivery_id": (delivery_ids[0] if delivery_ids else None) or None,
             "event_id": event.id,
             "type": event.type,
             "event_header": ", ".join(event_headers) if event_headers else None,

@@ -7,6 +7,7 @@ tests can check what the client sent without a sandbox.
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
@@ -17,6 +18,7 @@ import httpx
 
 TOKEN = "svc_unit_test_secret_token_9f3a"
 BASE = "http://api.test"
+_hosts = itertools.count(1)
 
 
 def vm(i: int, updated: datetime | None = None) -> dict:
@@ -75,6 +77,8 @@ class FakeApi:
         latency: float = 0.0,
     ) -> None:
         self.latency = latency
+        # Each fake is its own server, so no rate-limit state carries over between tests.
+        self.base = f"http://api-{next(_hosts)}.test"
         self.prefix = prefix
         self.vms = {v["id"]: v for v in (vm(i) for i in range(vms))}
         self.limit = limit
@@ -93,8 +97,10 @@ class FakeApi:
 
     def touch(self, vm_id: str) -> None:
         self.vms[vm_id]["updatedAt"] = (
-            datetime(2026, 11, 2, tzinfo=UTC) + timedelta(seconds=len(self.actions))
-        ).isoformat().replace("+00:00", "Z")
+            (datetime(2026, 11, 2, tzinfo=UTC) + timedelta(seconds=len(self.actions)))
+            .isoformat()
+            .replace("+00:00", "Z")
+        )
         self.vms[vm_id]["name"] += "-x"
 
     def transport(self) -> httpx.MockTransport:
@@ -166,13 +172,20 @@ class FakeApi:
             ids = sorted(self.vms)
             chunk = ids[(page - 1) * per : page * per]
             summaries = [
-                {k: v for k, v in self.vms[i].items() if k not in ("sshKeys", "firewalls",
-                                                                    "privateNetworks")}
+                {
+                    k: v
+                    for k, v in self.vms[i].items()
+                    if k not in ("sshKeys", "firewalls", "privateNetworks")
+                }
                 for i in chunk
             ]
             total = len(ids)
-            meta = {"page": page, "perPage": per, "total": total,
-                    "totalPages": max(1, -(-total // per))}
+            meta = {
+                "page": page,
+                "perPage": per,
+                "total": total,
+                "totalPages": max(1, -(-total // per)),
+            }
             return envelope(summaries, meta=meta)
         if request.method == "GET" and len(parts) == 2 and parts[0] == "vms":
             if parts[1] not in self.vms:

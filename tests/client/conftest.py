@@ -1,69 +1,51 @@
 """Client test fixtures, and the session-wide token leak scan.
 
-Every log record (svcnb, httpx, httpcore, at DEBUG), every warning, and every exception and
-repr a test hands to ``leak_scan.add`` is kept; at the end of the session none of them may hold
-any API token the tests used.
+Every log record (svcnb, httpx and httpcore opened down to DEBUG), every warning, every failed
+test's report, and every exception and repr a test hands to ``leak_scan.add`` is kept; at the
+end of the session none of them may hold any API token the tests used.
 """
 
 from __future__ import annotations
 
 import logging
-import traceback
 
 import pytest
-
-from _fakeapi import BASE, TOKEN, FakeApi
+from _fakeapi import TOKEN, FakeApi
+from _leakscan import LeakScan
 
 import svcnb
 
 _LOGGERS = ("svcnb", "httpx", "httpcore")
 
 
-class LeakScan(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(level=logging.DEBUG)
-        self.tokens: set[str] = {TOKEN}
-        self.texts: list[tuple[str, str]] = []  # (where it came from, text)
-
-    def emit(self, record: logging.LogRecord) -> None:
-        text = record.getMessage()
-        if record.exc_info:
-            text += "".join(traceback.format_exception(*record.exc_info))
-        self.texts.append((f"log {record.name}", text))
-
-    def add(self, obj: object) -> object:
-        """Keep ``str``, ``repr`` (and for exceptions the formatted traceback) of ``obj``."""
-        self.texts.append(("str", str(obj)))
-        self.texts.append(("repr", repr(obj)))
-        if isinstance(obj, BaseException):
-            self.texts.append(("traceback", "".join(traceback.format_exception(obj))))
-        return obj
-
-    def leaks(self) -> list[tuple[str, str]]:
-        return [(where, text) for where, text in self.texts
-                if any(token in text for token in self.tokens)]
-
-
 _scan = LeakScan()
+_scan.tokens.add(TOKEN)
 
 
 def pytest_warning_recorded(warning_message, when, nodeid, location):
     _scan.texts.append(("warning", str(warning_message.message)))
 
 
+def pytest_runtest_logreport(report):
+    if report.failed:  # a failing test's report prints exceptions and locals: scan it too
+        _scan.texts.append((f"report {report.nodeid}", str(report.longrepr)))
+
+
 @pytest.fixture(scope="session", autouse=True)
 def leak_scan():
-    levels = {}
+    # On the root logger, so records of every logger (uvicorn, the sandbox...) are seen; the
+    # client's and httpx's own loggers are opened down to DEBUG.
+    levels = {name: logging.getLogger(name).level for name in _LOGGERS}
     for name in _LOGGERS:
-        logger = logging.getLogger(name)
-        levels[name] = logger.level
-        logger.setLevel(logging.DEBUG)
-        logger.addHandler(_scan)
+        logging.getLogger(name).setLevel(logging.DEBUG)
+    logging.getLogger().addHandler(_scan)
     yield _scan
-    for name in _LOGGERS:
-        logging.getLogger(name).removeHandler(_scan)
-        logging.getLogger(name).setLevel(levels[name])
-    assert len(_scan.texts) > 0, "the leak scan saw nothing: it is not wired up"
+    logging.getLogger().removeHandler(_scan)
+    for name, level in levels.items():
+        logging.getLogger(name).setLevel(level)
+    assert any(where.startswith("log svcnb") for where, _ in _scan.texts), (
+        "the leak scan saw no svcnb log record: it is not wired up"
+    )
     leaks = _scan.leaks()
     assert not leaks, f"an API token appeared in {len(leaks)} text(s), first: {leaks[0][0]}"
 
@@ -78,10 +60,16 @@ def make_client(leak_scan):
     """``make_client(api, **options)``: a Client on a FakeApi; its waits are recorded, not slept."""
     made = []
 
-    def make(api: FakeApi, *, base_url: str = BASE, api_key: str | None = TOKEN, sleep=True,
-             **options) -> svcnb.Client:
+    def make(
+        api: FakeApi,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = TOKEN,
+        sleep=True,
+        **options,
+    ) -> svcnb.Client:
         options.setdefault("progress", False)
-        client = svcnb.Client(api_key, base_url, transport=api.transport(), **options)
+        client = svcnb.Client(api_key, base_url or api.base, transport=api.transport(), **options)
         client.slept = []
         if not sleep:
             client._req._sleep = client.slept.append
@@ -92,9 +80,3 @@ def make_client(leak_scan):
     yield make
     for client in made:
         client.close()
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch):
-    monkeypatch.delenv("SVC_API_KEY", raising=False)
-    monkeypatch.delenv("SVC_BASE_URL", raising=False)

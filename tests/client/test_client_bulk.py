@@ -43,8 +43,9 @@ def test_refresh_reads_details_only_where_updated_at_moved(make_client):
     api.requests.clear()
     after = client.vms.all(previous=before)
     assert after == _one_by_one(api)
-    details = sorted(r.url.path.rsplit("/", 1)[1] for r in api.requests
-                     if not r.url.path.endswith("/vms"))
+    details = sorted(
+        r.url.path.rsplit("/", 1)[1] for r in api.requests if not r.url.path.endswith("/vms")
+    )
     assert details == ["vm_0003", "vm_0077", "vm_0149"]
     assert len(api.requests) == 2 + 3
 
@@ -68,8 +69,7 @@ def test_refresh_from_a_snapshot_with_timestamps_and_new_and_gone_vms(make_clien
 
 def test_a_vm_deleted_during_the_pull_is_left_out_and_reported(make_client):
     api = FakeApi(vms=10)
-    api.fault = lambda r: (envelope("VM not found", 404) if r.url.path.endswith("vm_0004")
-                           else None)
+    api.fault = lambda r: envelope("VM not found", 404) if r.url.path.endswith("vm_0004") else None
     with pytest.warns(PagingWarning, match="1 VM.*deleted while the fleet was read.*vm_0004"):
         rows = make_client(api).vms.all()
     assert "vm_0004" not in [r["id"] for r in rows] and len(rows) == 9
@@ -77,8 +77,9 @@ def test_a_vm_deleted_during_the_pull_is_left_out_and_reported(make_client):
 
 def test_a_failure_stops_the_pull_with_its_own_error(make_client):
     api = FakeApi(vms=50)
-    api.fault = lambda r: (envelope("token lacks vms:read", 403) if r.url.path.endswith("vm_0020")
-                           else None)
+    api.fault = lambda r: (
+        envelope("token lacks vms:read", 403) if r.url.path.endswith("vm_0020") else None
+    )
     with pytest.raises(ScopeError, match="vms:read"):
         make_client(api).vms.all()
 

@@ -12,8 +12,11 @@ from svcnb.client._pacing import Governor, governor_for
 
 
 def _headers(remaining, reset, limit=10):
-    return {"x-ratelimit-limit": str(limit), "x-ratelimit-remaining": str(remaining),
-            "x-ratelimit-reset": str(reset)}
+    return {
+        "x-ratelimit-limit": str(limit),
+        "x-ratelimit-remaining": str(remaining),
+        "x-ratelimit-reset": str(reset),
+    }
 
 
 def test_one_governor_per_token_and_server():

@@ -47,8 +47,9 @@ def test_data_items_shape_with_inner_meta(make_client):
     def handler(request):
         n = int(request.url.params["page"])
         ids = {1: ["a", "b"], 2: ["c"]}[n]
-        return envelope({"items": _items(ids), "page": n, "perPage": 2, "total": 3,
-                         "totalPages": 2})
+        return envelope(
+            {"items": _items(ids), "page": n, "perPage": 2, "total": 3, "totalPages": 2}
+        )
 
     api.extra[("GET", "/firewalls")] = handler
     assert [r["id"] for r in make_client(api).firewalls.list()] == ["a", "b", "c"]
@@ -134,8 +135,11 @@ def test_duplicated_ids_are_dropped_with_a_warning(make_client):
     api = FakeApi()
     # An item was inserted before page 2 was read: "b" shifts onto page 2 as well.
     api.extra[("GET", "/firewalls")] = _paged({1: ["a", "b"], 2: ["b", "c"]}, total=4)
-    with pytest.warns(PagingWarning, match="dropped 1 duplicated firewall id"):
+    with pytest.warns(PagingWarning) as seen:
         rows = make_client(api).firewalls.list()
+    said = [str(w.message) for w in seen]
+    assert "dropped 1 duplicated firewall id(s) (b)" in said[0]
+    assert "total reported 4, 3 read" in said[1]
     assert [r["id"] for r in rows] == ["a", "b", "c"]
 
 

@@ -33,7 +33,9 @@ def test_a_missing_needed_key_names_resource_id_and_key(make_client):
     with pytest.raises(MissingFieldError) as info:
         make_client(api).vms.get("vm_0001")
     assert (info.value.resource, info.value.record_id, info.value.key) == (
-        "vm", "vm_0001", "updatedAt"
+        "vm",
+        "vm_0001",
+        "updatedAt",
     )
     assert "vm 'vm_0001' has no 'updatedAt' key" in str(info.value)
     assert isinstance(info.value, KeyError)
@@ -48,10 +50,17 @@ def test_stop_without_an_action_id_is_an_error_not_a_none(make_client):
 
 def test_webhook_creation_returns_the_secret_and_requires_it(make_client):
     api = FakeApi()
-    answers = iter([
-        {"id": "wh_1", "url": "https://h.example", "events": ["vm.stopped"], "secret": "whsec_1"},
-        {"id": "wh_2", "url": "https://h.example", "events": ["vm.stopped"]},
-    ])
+    answers = iter(
+        [
+            {
+                "id": "wh_1",
+                "url": "https://h.example",
+                "events": ["vm.stopped"],
+                "secret": "whsec_1",
+            },
+            {"id": "wh_2", "url": "https://h.example", "events": ["vm.stopped"]},
+        ]
+    )
     api.extra[("POST", "/webhooks")] = lambda r: envelope(next(answers), 201)
     client = make_client(api)
     assert client.webhooks.create("https://h.example", ["vm.stopped"])["secret"] == "whsec_1"

@@ -12,7 +12,6 @@ from svcnb.errors import (
     AuthError,
     Conflict,
     NotFound,
-    RateLimited,
     ScopeError,
     ServerError,
     TransportError,
@@ -42,8 +41,7 @@ def test_get_unwraps_envelope_and_reads_server_time(fake, make_client):
         (400, "malformed JSON", ApiError),
     ],
 )
-def test_each_failure_status_raises_its_own_type(fake, make_client, leak_scan, status, error,
-                                                 kind):
+def test_each_failure_status_raises_its_own_type(fake, make_client, leak_scan, status, error, kind):
     fake.extra[("GET", "/wallet")] = lambda r: envelope(error, status)
     client = make_client(fake)
     with pytest.raises(kind) as info:
@@ -267,3 +265,34 @@ def test_short_tokens_are_not_revealed_by_their_tail():
     assert mask_token("svc_abc") == "svc_…"
     assert mask_token(None) == "<none>"
     assert mask_token(TOKEN) == "svc_…" + TOKEN[-4:]
+
+
+def test_the_leak_scan_finds_a_token_in_a_log_line_or_an_error():
+    import logging
+
+    from _leakscan import LeakScan
+
+    scan = LeakScan()
+    scan.tokens.add(TOKEN)
+    logger = logging.getLogger("svcnb.selftest")
+    logger.addHandler(scan)
+    logger.propagate = False
+    try:
+        logger.warning("sent key %s", TOKEN)
+    finally:
+        logger.removeHandler(scan)
+    scan.add(ValueError(f"boom {TOKEN[:-1]}"))  # not the whole token: not a leak
+    assert [where for where, _ in scan.leaks()] == ["log svcnb.selftest"]
+
+
+def test_a_write_that_never_got_an_answer_says_it_may_have_been_applied(fake, make_client):
+    def fault(request):
+        raise httpx.ReadError("connection reset", request=request)
+
+    fake.fault = fault
+    client = make_client(fake, sleep=False, max_retries=1)
+    with pytest.raises(TransportError, match="may have been applied") as info:
+        client.vms.stop("vm_0001")
+    key = fake.requests[-1].headers["idempotency-key"]
+    assert key in str(info.value)
+    assert {r.headers["idempotency-key"] for r in fake.requests} == {key}

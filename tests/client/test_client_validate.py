@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from _fakeapi import FakeApi, envelope
 
 from svcnb.errors import ServerError, UpstreamSyncError
 
-RULE = {"id": "r_1", "firewallId": "fw_1", "position": 10, "direction": "IN",
-        "action": "ACCEPT", "protocol": "TCP", "port": "22", "sourceIps": [], "destIps": [],
-        "description": "", "createdAt": "x", "updatedAt": "y"}
+RULE = {
+    "id": "r_1",
+    "firewallId": "fw_1",
+    "position": 10,
+    "direction": "IN",
+    "action": "ACCEPT",
+    "protocol": "TCP",
+    "port": "22",
+    "sourceIps": [],
+    "destIps": [],
+    "description": "",
+    "createdAt": "x",
+    "updatedAt": "y",
+}
 
 
 @pytest.mark.parametrize(
@@ -49,17 +62,29 @@ def test_good_fields_are_sent_in_the_api_spelling(make_client):
     sent = []
 
     def patch(request):
-        sent.append(__import__("json").loads(request.content))
+        sent.append(json.loads(request.content))
         return envelope({**RULE, **sent[-1]})
 
     api.extra[("PATCH", "/firewalls/fw_1/rules/r_1")] = patch
     client = make_client(api)
     rule = client.firewalls.update_rule(
-        "fw_1", "r_1", position=0, port="80,443,8000-8100", source_ips=["10.0.0.0/8", "::1"],
-        dest_ips=[], description="web",
+        "fw_1",
+        "r_1",
+        position=0,
+        port="80,443,8000-8100",
+        source_ips=["10.0.0.0/8", "::1"],
+        dest_ips=[],
+        description="web",
     )
-    assert sent == [{"position": 0, "port": "80,443,8000-8100",
-                     "sourceIps": ["10.0.0.0/8", "::1"], "destIps": [], "description": "web"}]
+    assert sent == [
+        {
+            "position": 0,
+            "port": "80,443,8000-8100",
+            "sourceIps": ["10.0.0.0/8", "::1"],
+            "destIps": [],
+            "description": "web",
+        }
+    ]
     assert rule["port"] == "80,443,8000-8100"
     client.firewalls.update_rule("fw_1", "r_1", port="any")
     client.firewalls.update_rule("fw_1", "r_1", port="")
@@ -71,7 +96,7 @@ def test_a_502_carries_the_rule_as_re_read(make_client, leak_scan):
     stored = dict(RULE)
 
     def patch(request):
-        stored.update(__import__("json").loads(request.content))
+        stored.update(json.loads(request.content))
         return envelope("upstream security group sync failed", 502)
 
     api.extra[("PATCH", "/firewalls/fw_1/rules/r_1")] = patch

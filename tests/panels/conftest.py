@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import svcnb
+from svcnb.store import Store
 
 
 @pytest.fixture
@@ -27,4 +28,4 @@ def reader(sandbox):
 
 @pytest.fixture
 def panel_store(tmp_path):
-    return svcnb.Store(tmp_path / "store")
+    return Store(tmp_path / "store")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 import svcnb
@@ -93,14 +91,22 @@ def test_a_valid_edit_lands_in_the_sandbox_and_in_the_audit_log(sandbox, editor,
     entry = log.iloc[0]
     assert [entry["firewall_id"], entry["rule_id"]] == [fw_id, rule["id"]]
     assert entry["outcome"] == "saved"
-    assert json.loads(entry["before"]) == {
+    assert entry["before"] == {
         "port": rule["port"],
         "sourceIps": rule["sourceIps"],
         "description": rule["description"],
     }
-    assert json.loads(entry["after"])["port"] == "2222"
+    assert entry["after"] == {
+        "port": "2222",
+        "sourceIps": ["192.0.2.0/24", "198.51.100.7"],
+        "description": "ssh moved to 2222",
+    }
     assert editor.save_button.disabled and "No changes" in editor.diff.value
-    assert "2222" in editor.history.value
+    assert f"Port {rule['port']} → 2222" in editor.history.value
+    for path in panel_store.path.rglob("*"):
+        if path.is_file():
+            text = path.read_bytes().decode("utf-8", "replace")
+            assert all(token not in text for token in sandbox.tokens.values())
 
 
 def test_a_forced_sync_failure_shows_the_rule_as_read_again(sandbox, editor, panel_store):

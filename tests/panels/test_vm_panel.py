@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import svcnb
 from svcnb.panels import VmPanel
 
 
@@ -11,12 +12,22 @@ def _running(panel: VmPanel, *, protected: bool) -> list[str]:
     return [str(v) for v in hit["id"]]
 
 
+def _new_stops(sandbox, before: set[str]) -> list[dict]:
+    """Stop actions the sandbox holds that were not there at ``before`` (its seed has some)."""
+    return [a for a in sandbox.control.actions() if a["type"] == "stop" and a["id"] not in before]
+
+
+def _action_ids(sandbox) -> set[str]:
+    return {a["id"] for a in sandbox.control.actions()}
+
+
 def _status_of(sandbox, vm_id: str) -> str:
     return sandbox.control.vm(vm_id)["status"]
 
 
 def test_stopping_two_vms_through_the_panel_leaves_them_stopped(sandbox, admin):
     panel = VmPanel(admin, watch_interval=None)
+    before = _action_ids(sandbox)
     first, second = _running(panel, protected=False)[:2]
     panel.status_filter.value = "running"
     panel.vm_select.value = (first, second)
@@ -30,7 +41,7 @@ def test_stopping_two_vms_through_the_panel_leaves_them_stopped(sandbox, admin):
     assert not panel.confirm_button.disabled
 
     panel.confirm_button.click()
-    actions = [a for a in sandbox.control.actions() if a["type"] == "stop"]
+    actions = _new_stops(sandbox, before)
     assert sorted(a["vmId"] for a in actions) == sorted([first, second])
     for action in actions:
         assert action["id"] in panel.actions.value
@@ -44,11 +55,12 @@ def test_stopping_two_vms_through_the_panel_leaves_them_stopped(sandbox, admin):
     assert panel.actions.value.count("stopped") >= 2
     # a second Confirm click sends nothing: the confirmation was used up
     panel.confirm_button.click()
-    assert len([a for a in sandbox.control.actions() if a["type"] == "stop"]) == 2
+    assert len(_new_stops(sandbox, before)) == 2
 
 
 def test_confirmation_lists_exactly_the_running_selection_and_skips_the_rest(sandbox, admin):
     panel = VmPanel(admin, watch_interval=None)
+    before = _action_ids(sandbox)
     running = _running(panel, protected=False)[0]
     sandbox.control.vm_action(running, "suspend")
     other = _running(panel, protected=False)[1]
@@ -59,7 +71,7 @@ def test_confirmation_lists_exactly_the_running_selection_and_skips_the_rest(san
     assert "only running VMs can be stopped" in panel.confirmation.value
     panel.cancel_button.click()
     assert "nothing was sent" in panel.status.value
-    assert [a for a in sandbox.control.actions() if a["type"] == "stop"] == []
+    assert _new_stops(sandbox, before) == []
 
 
 def test_a_protected_vm_is_stopped_only_after_an_explicit_tick(sandbox, admin):
@@ -136,3 +148,27 @@ def test_the_background_watcher_follows_the_stop_to_the_end(sandbox, admin):
     assert not panel._watcher.is_alive()
     assert panel.actions_by_vm[vm_id].status == "stopped"
     assert "All stops finished" in panel.status.value
+
+
+def test_a_rate_limit_wait_is_reported_in_words(sandbox):
+    sandbox.control.settings(rateWindowSeconds=1)
+    token = sandbox.control.create_token("slow", ["vms:read", "vms:write"], rate_limit=2)
+    with svcnb.Client(api_key=token["secret"], base_url=sandbox.base_url, progress=False) as slow:
+        panel = VmPanel(slow, watch_interval=None)
+        chosen = tuple(_running(panel, protected=False)[:3])
+        panel.vm_select.value = chosen
+        panel.stop_button.click()
+        panel.confirm_button.click()
+        assert "Stop queued for 3 VM(s)" in panel.status.value
+        assert "for the API rate limit" in panel.status.value
+    assert token["secret"] not in panel.status.value
+
+
+def test_the_panel_displays_as_its_widget(sandbox, admin):
+    panel = VmPanel(admin, watch_interval=None)
+    bundle = panel._repr_mimebundle_()
+    view = bundle["application/vnd.jupyter.widget-view+json"]
+    assert view["model_id"] == panel.widget.model_id
+    assert "svcnb-stop" in panel.stop_button._dom_classes
+    assert "svcnb-confirm" in panel.confirm_button._dom_classes
+    assert "svcnb-status" in panel.status._dom_classes

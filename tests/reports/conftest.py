@@ -1,4 +1,4 @@
-"""Inline frames shaped as docs/contracts.md section 4 says, and a figure closer."""
+"""Inline frames shaped as docs/contracts.md section 4 says (the root conftest closes figures)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
+
+from svcnb import frames  # noqa: E402
 
 DT = "datetime64[ns, UTC]"
 
@@ -38,7 +39,13 @@ COLUMNS: dict[str, dict[str, str]] = {
         "balance_amount": "Float64",
         "balance_currency": "string",
     },
-    "firewalls": {"id": "string", "name": "string", "description": "string"},
+    "firewalls": {
+        "id": "string",
+        "name": "string",
+        "description": "string",
+        "created_at": DT,
+        "updated_at": DT,
+    },
     "firewall_rules": {
         "id": "string",
         "firewall_id": "string",
@@ -59,6 +66,8 @@ COLUMNS: dict[str, dict[str, str]] = {
         "description": "string",
         "is_active": "boolean",
         "consecutive_failures": "Int64",
+        "created_at": DT,
+        "updated_at": DT,
     },
     "deliveries": {
         "id": "string",
@@ -94,7 +103,47 @@ def frame() -> Callable[[str, list[dict]], pd.DataFrame]:
     return make_frame
 
 
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
+@pytest.fixture(scope="session")
+def played(tmp_path_factory):
+    """A store of 5 daily snapshots of a sandbox (seed 13, 6 VMs), and the frames read straight
+    from the API at each one (without the store)."""
+    from svcnb.client import Client
+    from svcnb.sandbox import serve
+    from svcnb.store import Store
+
+    path = tmp_path_factory.mktemp("store")
+    with (
+        serve(vms=6, seed=13, rate_limit=100_000) as sb,
+        Client(api_key=sb.tokens["admin"], base_url=sb.base_url, progress=False) as client,
+    ):
+        store = Store(path)
+        seen = []
+        for day in range(5):
+            if day:
+                sb.control.advance(86_400)
+            store.take(client)
+            seen.append(_read(client))
+        yield store, seen
+
+
+def _read(client) -> dict:
+    """The frames of the account now, built from the API without the store."""
+    full = client.vms.all(details=True, progress=False)
+    hooks = client.webhooks.list()
+    records = []
+    for hook in hooks:
+        records += [dict(r, webhookId=hook["id"]) for r in client.webhooks.deliveries(hook["id"])]
+    rules = []
+    fws = client.firewalls.list()
+    for fw in fws:
+        rules += client.firewalls.rules(fw["id"])
+    return {
+        "now": pd.Timestamp(client.server_time),
+        "vms": frames.vms(full),
+        "wallet": frames.wallet([client.wallet.get()]),
+        "vm_firewalls": frames.vm_firewalls(full),
+        "firewalls": frames.firewalls(fws),
+        "rules": frames.firewall_rules(rules),
+        "webhooks": frames.webhooks(hooks),
+        "deliveries": frames.deliveries(records),
+    }

@@ -146,7 +146,11 @@ def test_run_rate_by_plan_and_region_per_currency(account):
     vms, wallet = account
     by_plan = billing.run_rate(vms, wallet, by="plan_slug")
     got = {(r.plan_slug, r.currency): (r.vms, r.monthly_amount) for r in by_plan.itertuples()}
-    assert got == {("large", "EUR"): (1, 50.0), ("small", "EUR"): (2, 70.0), ("small", "USD"): (1, 20.0)}
+    assert got == {
+        ("large", "EUR"): (1, 50.0),
+        ("small", "EUR"): (2, 70.0),
+        ("small", "USD"): (1, 20.0),
+    }
     by_region = billing.run_rate(vms, wallet, by="region_slug")
     got = {(r.region_slug, r.currency): r.monthly_amount for r in by_region.itertuples()}
     assert got == {("ams", "EUR"): 40.0, ("fra", "EUR"): 80.0, ("nyc", "USD"): 20.0}

@@ -99,7 +99,9 @@ def test_exact_duplicate_and_same_position(frame):
         ],
     )
     got = firewall.shadowing(rules)
-    assert got[["rule_id", "kind", "by_rule_id"]].values.tolist() == [["again", "duplicate", "first"]]
+    assert got[["rule_id", "kind", "by_rule_id"]].values.tolist() == [
+        ["again", "duplicate", "first"]
+    ]
 
 
 def test_exposed_sensitive_ports_and_any_protocol(frame):
@@ -212,7 +214,9 @@ def test_plot_findings_counts_per_check(frame):
         ],
     )
     ax = firewall.plot_findings(firewall.audit(rules))
-    bars = {t.get_text(): p.get_width() for t, p in zip(ax.get_yticklabels(), ax.patches, strict=True)}
+    bars = {
+        t.get_text(): p.get_width() for t, p in zip(ax.get_yticklabels(), ax.patches, strict=True)
+    }
     assert bars == {"exposed_sensitive_port (high)": 2, "unparsed_port (medium)": 1}
 
 

@@ -29,7 +29,9 @@ def test_port_parser_never_raises_on_other_values(value):
 
 @given(
     st.one_of(
-        st.lists(st.one_of(st.text(), st.none(), st.integers(), st.from_regex(r"[0-9./:a-f]{1,20}"))),
+        st.lists(
+            st.one_of(st.text(), st.none(), st.integers(), st.from_regex(r"[0-9./:a-f]{1,20}"))
+        ),
         st.text(),
         st.none(),
         st.integers(),
@@ -99,7 +101,7 @@ def _ports_of(text):
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _net(text):
     return ipaddress.ip_network(text, strict=False)
 

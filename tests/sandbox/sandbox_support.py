@@ -15,8 +15,14 @@ class Api:
         self.sandbox = sandbox
         self.http = httpx.Client(base_url=sandbox.base_url, timeout=30.0)
 
-    def request(self, method: str, path: str, token: str | None = "admin",
-                prefix: str = "/api/public/v1", **kwargs) -> httpx.Response:
+    def request(
+        self,
+        method: str,
+        path: str,
+        token: str | None = "admin",
+        prefix: str = "/api/public/v1",
+        **kwargs,
+    ) -> httpx.Response:
         headers = dict(kwargs.pop("headers", {}) or {})
         if token is not None:
             headers["x-api-key"] = self.sandbox.tokens.get(token, token)
@@ -62,10 +68,12 @@ def failure(response: httpx.Response, status: int) -> str:
 def account_view(api: Api) -> dict:
     """Everything the public API shows about the account, to prove a request changed nothing."""
     view: dict = {"vms": [api.data(f"/vms/{vm['id']}") for vm in api.all("/vms")]}
-    view["rules"] = [r for fw in api.all("/firewalls")
-                     for r in api.all(f"/firewalls/{fw['id']}/rules")]
-    view["attachments"] = [a for n in api.all("/networks")
-                           for a in api.all(f"/networks/{n['id']}/attachments")]
+    view["rules"] = [
+        r for fw in api.all("/firewalls") for r in api.all(f"/firewalls/{fw['id']}/rules")
+    ]
+    view["attachments"] = [
+        a for n in api.all("/networks") for a in api.all(f"/networks/{n['id']}/attachments")
+    ]
     view["wallet"] = api.data("/wallet")
     view["webhooks"] = api.data("/webhooks")
     view["actions"] = api.sandbox.control.actions()

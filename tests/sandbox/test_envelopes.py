@@ -60,8 +60,17 @@ def test_date_header_follows_the_sandbox_clock(api, sandbox):
     assert date.isoformat() == "2026-11-04T00:00:05+00:00"
 
 
-@pytest.mark.parametrize("path", ["/", "/nope", "/api/public/v2/vms", "/api/public/v1",
-                                  "/api/public/v1/vms/x/y/z", "/favicon.ico"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/",
+        "/nope",
+        "/api/public/v2/vms",
+        "/api/public/v1",
+        "/api/public/v1/vms/x/y/z",
+        "/favicon.ico",
+    ],
+)
 def test_unknown_routes_get_a_404_envelope(api, path):
     response = api.http.get(path, headers={"x-api-key": api.sandbox.tokens["admin"]})
     failure(response, 404)
@@ -116,8 +125,9 @@ BAD_BODIES = [
 def test_bad_rule_bodies_get_a_clear_failure_and_change_nothing(api, body, status, names):
     path = _rule_path(api)
     before = account_view(api)
-    error = failure(api.patch(path, content=body, headers={"content-type": "application/json"}),
-                    status)
+    error = failure(
+        api.patch(path, content=body, headers={"content-type": "application/json"}), status
+    )
     assert names in error
     assert account_view(api) == before
 
@@ -132,8 +142,20 @@ def test_huge_bodies_are_refused_with_413_and_change_nothing(api):
     assert account_view(api) == before
 
 
-@pytest.mark.parametrize("odd_id", ["..", "%2e%2e", "vm%2Fx", "' OR 1=1 --", "\u00e9\u00e8",
-                                    "x" * 5000, "%00", "vm_eca2d91cff2db54d ", "null"])
+@pytest.mark.parametrize(
+    "odd_id",
+    [
+        "..",
+        "%2e%2e",
+        "vm%2Fx",
+        "' OR 1=1 --",
+        "\u00e9\u00e8",
+        "x" * 5000,
+        "%00",
+        "vm_eca2d91cff2db54d ",
+        "null",
+    ],
+)
 def test_odd_path_ids_get_404_envelopes(api, odd_id):
     response = api.get(f"/vms/{odd_id}")
     assert response.status_code in (404, 405), response.text
@@ -149,7 +171,8 @@ def test_unknown_and_repeated_query_parameters_are_refused(api):
 
 def test_stop_refuses_a_body(api):
     vm = next(v for v in api.data("/vms", params={"perPage": 100}) if v["status"] == "running")
-    assert "no request body" in failure(api.post(f"/vms/{vm['id']}/stop", json={"force": True}),
-                                        422)
+    assert "no request body" in failure(
+        api.post(f"/vms/{vm['id']}/stop", json={"force": True}), 422
+    )
     assert api.data(f"/vms/{vm['id']}")["status"] == "running"
     assert api.post(f"/vms/{vm['id']}/stop", json={}).status_code == 202

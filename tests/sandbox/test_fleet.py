@@ -8,10 +8,30 @@ from datetime import datetime
 import httpx
 
 VM_KEYS = [
-    "id", "name", "hostname", "status", "vcpu", "ram", "disk", "bandwidth", "networkSpeed",
-    "network10gEnabled", "dailyBackupEnabled", "isProtected", "ipAddress", "region", "plan",
-    "osTemplate", "billing", "createdAt", "bandwidthUsedBytes", "bandwidthPackBytes", "sshKeys",
-    "firewalls", "privateNetworks", "updatedAt",
+    "id",
+    "name",
+    "hostname",
+    "status",
+    "vcpu",
+    "ram",
+    "disk",
+    "bandwidth",
+    "networkSpeed",
+    "network10gEnabled",
+    "dailyBackupEnabled",
+    "isProtected",
+    "ipAddress",
+    "region",
+    "plan",
+    "osTemplate",
+    "billing",
+    "createdAt",
+    "bandwidthUsedBytes",
+    "bandwidthPackBytes",
+    "sshKeys",
+    "firewalls",
+    "privateNetworks",
+    "updatedAt",
 ]
 DETAIL_KEYS = {"sshKeys", "firewalls", "privateNetworks"}
 
@@ -76,8 +96,11 @@ def test_fleet_varies_every_field_the_reports_use(api):
     assert len({vm["status"] for vm in vms}) >= 4
     for flag in ("isProtected", "dailyBackupEnabled", "network10gEnabled"):
         assert {vm[flag] for vm in vms} == {True, False}, flag
-    prices = [vm["billing"]["priceMonthly"] for vm in vms
-              if vm["billing"] and "priceMonthly" in vm["billing"]]
+    prices = [
+        vm["billing"]["priceMonthly"]
+        for vm in vms
+        if vm["billing"] and "priceMonthly" in vm["billing"]
+    ]
     prices += [vm["plan"]["priceMonthly"] for vm in vms if "priceMonthly" in vm["plan"]]
     assert {_price_form(p) for p in prices} == {"number", "string", "object"}
     assert any(vm["sshKeys"] for vm in vms)
@@ -88,8 +111,13 @@ def test_fleet_varies_every_field_the_reports_use(api):
 
 def test_firewalls_include_risky_and_unparseable_rules(api):
     rules = [r for fw in api.all("/firewalls") for r in api.all(f"/firewalls/{fw['id']}/rules")]
-    assert any(r["port"] == "22" and "0.0.0.0/0" in r["sourceIps"] and r["action"] == "ACCEPT"
-               and r["direction"] == "IN" for r in rules)
+    assert any(
+        r["port"] == "22"
+        and "0.0.0.0/0" in r["sourceIps"]
+        and r["action"] == "ACCEPT"
+        and r["direction"] == "IN"
+        for r in rules
+    )
     assert any(r["port"] == "ssh" for r in rules)
     assert any("10.0.0.300" in r["sourceIps"] for r in rules)
     for rule in rules:
@@ -101,18 +129,24 @@ def test_firewalls_include_risky_and_unparseable_rules(api):
 
 def test_networks_attachments_wallet_and_webhooks_are_seeded(api):
     networks = api.all("/networks")
-    assert networks and all(set(n) == {"id", "name", "region", "ipRange", "createdAt",
-                                       "updatedAt"} for n in networks)
+    assert networks and all(
+        set(n) == {"id", "name", "region", "ipRange", "createdAt", "updatedAt"} for n in networks
+    )
     attachments = [a for n in networks for a in api.all(f"/networks/{n['id']}/attachments")]
     assert attachments
-    assert list(attachments[0]) == ["id", "vmId", "networkId", "privateIp", "netInterface",
-                                    "attachedAt"]
+    assert list(attachments[0]) == [
+        "id",
+        "vmId",
+        "networkId",
+        "privateIp",
+        "netInterface",
+        "attachedAt",
+    ]
     wallet = api.data("/wallet")
     assert list(wallet) == ["id", "createdAt", "updatedAt", "balance"]
     webhooks = api.data("/webhooks")
     assert webhooks and all("secret" not in w for w in webhooks)
-    assert all(w["url"].startswith("https://") and "127.0.0.1" not in w["url"]
-               for w in webhooks)
+    assert all(w["url"].startswith("https://") and "127.0.0.1" not in w["url"] for w in webhooks)
     assert {w["isActive"] for w in webhooks} == {True, False}
     deliveries = [d for w in webhooks for d in api.all(f"/webhooks/{w['id']}/deliveries")]
     assert {d["success"] for d in deliveries} == {True, False}
@@ -121,18 +155,24 @@ def test_networks_attachments_wallet_and_webhooks_are_seeded(api):
 
 def _pages(base_url: str, token: str) -> list[bytes]:
     with httpx.Client(base_url=base_url) as http:
-        return [http.get("/api/public/v1/vms", params={"page": p, "perPage": 7},
-                         headers={"x-api-key": token}).content for p in (1, 2, 3)]
+        return [
+            http.get(
+                "/api/public/v1/vms", params={"page": p, "perPage": 7}, headers={"x-api-key": token}
+            ).content
+            for p in (1, 2, 3)
+        ]
 
 
 def test_two_runs_with_the_same_seed_serve_byte_identical_vm_pages(make_sandbox):
     first = make_sandbox(vms=25, seed=11)
     second = make_sandbox(vms=25, seed=11)
     other = make_sandbox(vms=25, seed=12)
-    assert _pages(first.base_url, first.tokens["read"]) == _pages(second.base_url,
-                                                                  second.tokens["read"])
-    assert _pages(first.base_url, first.tokens["read"]) != _pages(other.base_url,
-                                                                  other.tokens["read"])
+    assert _pages(first.base_url, first.tokens["read"]) == _pages(
+        second.base_url, second.tokens["read"]
+    )
+    assert _pages(first.base_url, first.tokens["read"]) != _pages(
+        other.base_url, other.tokens["read"]
+    )
 
 
 def test_reset_serves_the_same_bytes_again(api, sandbox):

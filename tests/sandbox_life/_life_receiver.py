@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Iterator
@@ -32,6 +33,7 @@ class Receiver:
     url: str
     ca_path: str
     answers: list[int] = field(default_factory=lambda: [200])
+    delay: float = 0.0  # seconds to wait before answering
     seen: list[Received] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -70,6 +72,8 @@ def https_receiver(tmp_path: Path, path: str = "/hook") -> Iterator[Receiver]:
 
     async def hook(request: Request) -> Response:
         body = await request.body()
+        if receiver.delay:
+            await asyncio.sleep(receiver.delay)
         status = receiver.answer()
         with receiver.lock:
             receiver.seen.append(Received(body, dict(request.headers), status))

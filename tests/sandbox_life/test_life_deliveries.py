@@ -77,7 +77,9 @@ def test_every_delivery_is_signed_over_the_raw_body_and_matches_its_record(sb, r
     assert len(records) == 3
 
     for got, event, record in zip(seen, [sent[0], sent[1], sent[3]], records, strict=True):
-        expected = "sha256=" + hmac.new(sub["secret"].encode(), got.body, hashlib.sha256).hexdigest()
+        expected = (
+            "sha256=" + hmac.new(sub["secret"].encode(), got.body, hashlib.sha256).hexdigest()
+        )
         assert hmac.compare_digest(got.headers["x-service-signature"], expected)
         assert json.loads(got.body) == event  # {id, type, createdAt, data}, nothing else
         assert got.headers["x-service-event"] == event["type"]
@@ -218,3 +220,29 @@ def test_a_receiver_whose_certificate_is_not_trusted_is_a_failed_attempt(make_sa
     assert record["statusCode"] is None
     assert "certificate" in record["error"]
     assert receiver.count() == 0
+
+
+def test_an_answer_later_than_the_timeout_is_a_failed_attempt(sb, receiver, monkeypatch):
+    from svcnb.sandbox import _deliveries
+
+    monkeypatch.setattr(_deliveries, "TIMEOUT_SECONDS", 0.3)  # the real limit is 15 s
+    receiver.delay = 1.0
+    sub = subscribe(sb, receiver.url, ["ticket.reply"])
+    sb.control.emit("ticket.reply", {"ticketId": "t_1"})
+    (record,) = deliveries(sb, sub["id"])
+    assert (record["statusCode"], record["success"]) == (None, False)
+    assert record["error"] == "timed out after 0.3 s"
+
+
+def test_attempts_fall_due_in_clock_order_so_a_burst_still_stops_at_exactly_50(sb, receiver):
+    receiver.answers = [500]
+    sub = subscribe(sb, receiver.url, ["vm.stopped"])
+    for n in range(20):  # 60 attempts would fall due; the 50th disables the subscription
+        sb.control.emit("vm.stopped", {"vm": {"id": f"vm_{n}"}})
+    sb.control.advance(3600)
+    records = deliveries(sb, sub["id"])
+    assert receiver.count() == len(records) == 50
+    # all first attempts, then all second attempts, then third attempts of the first ten events
+    assert [r["attempts"] for r in records] == [1] * 20 + [2] * 20 + [3] * 10
+    state = webhook(sb, sub["id"])
+    assert (state["isActive"], state["consecutiveFailures"]) == (False, 50)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import timedelta
 from decimal import Decimal
 
+from _life_fleet import DAY, add_vm, advance_to, at, empty_account, events_of, served_price, topup
+
 from svcnb.sandbox._life import GRACE, LOW_BALANCE_WINDOW, add_month
 from svcnb.sandbox._wire import iso, parse_iso
-
-from _life_fleet import DAY, add_vm, advance_to, at, empty_account, events_of, served_price, topup
 
 
 def _renewed_for(state, vm_id: str) -> list[dict]:
@@ -192,7 +192,9 @@ def test_seeded_overdue_and_suspended_vms_owe_their_price_from_the_start():
     from svcnb.sandbox._config import SandboxConfig
 
     state = new_state(SandboxConfig(seed=7, vms=40))
-    overdue = [v for v in state.vms.values() if v["billing"] and v["billing"]["status"] == "overdue"]
+    overdue = [
+        v for v in state.vms.values() if v["billing"] and v["billing"]["status"] == "overdue"
+    ]
     assert overdue, "seed 7 has VMs seeded overdue"
     for vm in overdue:
         assert vm["_amountDue"] == f"{served_or_catalog(vm):.2f}"
@@ -213,3 +215,34 @@ def served_or_catalog(vm: dict) -> Decimal:
         return served_price(vm)
     except AssertionError:
         return vm["_price"]
+
+
+def test_starting_a_vm_suspended_for_nonpayment_through_control_forgives_the_debt():
+    from svcnb.sandbox._vmops import control_action
+
+    state, x, y = _starving_account()
+    advance_to(state, at(days=13))
+    assert y["status"] == "suspended"
+    with state.lock:
+        control_action(state, y, "start")
+    assert y["status"] == "running"
+    assert y["billing"]["status"] == "active"
+    assert "_amountDue" not in y
+    assert y["billing"]["nextRenewalAt"] == iso(add_month(at(days=13), 14))
+    assert state.wallet["_balance"] == Decimal("37.50")  # nothing was charged for the override
+
+
+def test_terminating_a_vm_that_owes_drops_the_debt_and_its_renewals():
+    from svcnb.sandbox._vmops import control_action
+
+    state, x, y = _starving_account()
+    advance_to(state, at(days=10))
+    assert y["billing"]["status"] == "overdue"
+    with state.lock:
+        control_action(state, y, "terminate")
+    advance_to(state, at(days=50))
+    assert y["status"] == "terminated"
+    assert not [e for e in events_of(state, "vm.suspended")]
+    assert {e["data"]["vm"]["id"] for e in events_of(state, "vm.renewed")} == {x["id"]}
+    topup(state, "100.00")
+    assert state.wallet["_balance"] == Decimal("37.50") - Decimal("12.50") + Decimal("100.00")

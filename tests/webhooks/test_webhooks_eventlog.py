@@ -82,7 +82,8 @@ def _append_many(path, start, count):
 
 def test_concurrent_processes_keep_each_event_once(tmp_path):
     ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_append_many, args=(tmp_path, n * 30, 30)) for n in range(3)]
+    # two writers, each offering all 30 events under delivery ids of its own
+    procs = [ctx.Process(target=_append_many, args=(tmp_path, n * 30, 30)) for n in range(2)]
     for p in procs:
         p.start()
     for p in procs:
@@ -128,3 +129,17 @@ def test_lone_surrogates_in_data_do_not_break_the_log(tmp_path):
     log.append(record(data={"note": json.loads('"\\ud800"')}))
     frame = log.frame()
     assert json.loads(frame.loc[0, "data"]) == {"note": "\ud800"}
+
+
+def test_a_write_seen_half_done_is_read_again_once_complete(tmp_path):
+    writer, reader = EventLog(tmp_path), EventLog(tmp_path)
+    writer.append(record("evt_1", "dlv_1"))
+    line = json.dumps({**json.loads((tmp_path / LOG_NAME).read_bytes()), "event_id": "evt_2"})
+    line = line.replace('"dlv_1"', '"dlv_2"').encode() + b"\n"
+    with open(tmp_path / LOG_NAME, "ab") as f:  # another process, caught mid-write
+        f.write(line[:30])
+        f.flush()
+        assert not reader.seen(event_id="evt_2")
+        f.write(line[30:])
+    assert reader.seen(event_id="evt_2") and reader.seen(delivery_id="dlv_2")
+    assert reader.append(record("evt_2", "dlv_9")) is False

@@ -91,8 +91,9 @@ def is_valid(body: bytes, headers) -> bool:
     return len(values) == 1 and values[0].strip(b" \t") == true_signature(body).encode()
 
 
-def delivery_ids(headers):
-    return [v for k, v in headers if k.decode("latin-1").lower() == "x-service-delivery-id"]
+def lines(receiver) -> int:
+    path = receiver.log.path
+    return path.read_bytes().count(b"\n") if path.exists() else 0
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -102,20 +103,18 @@ def test_random_requests_never_5xx_and_only_valid_signatures_are_stored(batch):
         receiver = Receiver(SECRET, store, clock=lambda: NOW)
         expected = []
         for body, headers in batch:
-            before = len(receiver.log.frame())
+            before = lines(receiver)
             response = raw_post(receiver, body, headers)
-            after = receiver.log.frame()
             assert response.status_code < 500, response.text
             if not is_valid(body, headers):
                 assert response.status_code in (401, 413)
-                assert len(after) == before
+                assert lines(receiver) == before
                 continue
             if response.status_code == 200 and not response.json()["duplicate"]:
-                event = json.loads(body)
-                expected.append(event["id"])
-                assert after["event_id"].iloc[-1] == event["id"]
+                expected.append(json.loads(body)["id"])
+                assert lines(receiver) == before + 1
             else:
-                assert len(after) == before
+                assert lines(receiver) == before
         final = receiver.log.frame()
         assert final["event_id"].tolist() == expected
         assert final["event_id"].is_unique

@@ -239,3 +239,29 @@ def test_bad_construction_is_refused(tmp_path, kwargs, error):
     args = {"secret": SECRET, "store_path": tmp_path, **kwargs}
     with pytest.raises(error):
         Receiver(**args)
+
+
+def test_sender_hanging_up_mid_body_is_not_a_server_error(receiver):
+    body = event_body()
+    messages = [
+        {"type": "http.request", "body": body[:10], "more_body": True},
+        {"type": "http.disconnect"},
+    ]
+    sent = []
+
+    async def receive():
+        return messages.pop(0) if messages else {"type": "http.disconnect"}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/hook",
+        "headers": [(b"x-service-signature", sign(body).encode())],
+        "query_string": b"",
+    }
+    asyncio.run(receiver(scope, receive, send))
+    assert sent[0]["status"] == 400
+    assert not receiver.log.path.exists()

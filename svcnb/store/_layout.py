@@ -1,0 +1,132 @@
+"""Where things live in a store folder, and the manifest that lists published snapshots.
+
+```
+<store>/
+  manifest.json                                # published snapshots, replaced atomically
+  .lock                                        # writers hold an exclusive flock on it
+  audit.jsonl                                  # rule-editor audit log (append-only)
+  webhook_events.jsonl                         # webhook event log (svcnb.store._eventlog)
+  <resource>/segment=<first seq>/base.parquet  # every row at the segment's first snapshot
+  <resource>/segment=<first seq>/changes.parquet  # rows new, changed or removed since then
+```
+
+Every Parquet row carries ``_seq`` (the snapshot that wrote this version) and ``_removed`` (a
+tombstone: the key left the account at that snapshot). The state at snapshot N is: the segment
+that holds N, rows with ``_seq <= N``, the last version of each key, tombstones dropped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: one writer per store
+    fcntl = None
+
+MANIFEST = "manifest.json"
+LOCK = ".lock"
+FORMAT = 1
+DEFAULT_PATH = "data/store"
+ENV_PATH = "SVCNB_STORE"
+
+
+class SnapshotWarning(UserWarning):
+    """A snapshot or store file could not be read and was skipped; the others still are."""
+
+
+class StoreError(RuntimeError):
+    """The store folder cannot be used as asked; the message says what to do."""
+
+
+def resolve_path(path: str | os.PathLike[str] | None) -> Path:
+    """The argument, then ``$SVCNB_STORE``, then ``data/store``."""
+    if path is not None:
+        return Path(path)
+    return Path(os.environ.get(ENV_PATH) or DEFAULT_PATH)
+
+
+def segment_dir(root: Path, resource: str, segment: int) -> Path:
+    return root / resource / f"segment={segment:06d}"
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write beside, fsync, then rename over ``path``: readers see the old or the new file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(path.parent)
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a rename in ``path`` durable (best effort where directories cannot be opened)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # pragma: no cover
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+def read_manifest(root: Path) -> list[dict[str, Any]]:
+    """Published snapshots in order; [] for a new store. A damaged manifest raises StoreError."""
+    path = root / MANIFEST
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    try:
+        doc = json.loads(text)
+        snapshots = doc["snapshots"]
+        if doc.get("format") != FORMAT or not isinstance(snapshots, list):
+            raise ValueError(f"unknown manifest format {doc.get('format')!r}")
+    except (ValueError, KeyError, TypeError) as exc:
+        raise StoreError(
+            f"{path} is not a readable svcnb manifest ({exc}). It is only ever replaced "
+            "atomically, so it was changed by something else: restore it from a backup or "
+            "call Store.repair_manifest() to rebuild it from the Parquet files."
+        ) from None
+    return snapshots
+
+
+def write_manifest(root: Path, snapshots: list[dict[str, Any]]) -> None:
+    doc = {"format": FORMAT, "snapshots": snapshots}
+    write_atomic(root / MANIFEST, json.dumps(doc, indent=1, sort_keys=True).encode())
+
+
+@contextlib.contextmanager
+def writer_lock(root: Path) -> Iterator[None]:
+    """Exclusive lock for one writer at a time, across processes (released if the process dies)."""
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / LOCK, "a+b") as f:
+        if fcntl is not None:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            if fcntl is not None:
+                fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+
+def warn(message: str) -> None:
+    warnings.warn(message, SnapshotWarning, stacklevel=4)

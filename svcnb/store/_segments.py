@@ -1,0 +1,165 @@
+"""Segment files: typed frames <-> Parquet row versions, and the state at a snapshot.
+
+A segment is a base (every row at its first snapshot) plus the versions written after it. Loading
+snapshot N reads at most those two files, so reading any day costs about one full read however
+long the history is; a new segment starts once the changes outgrow a share of the base.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from svcnb.frames import KEYS, SCHEMAS, empty
+
+from ._layout import segment_dir
+
+SEQ = "_seq"
+REMOVED = "_removed"
+BASE = "base.parquet"
+CHANGES = "changes.parquet"
+_KEY_SEP = "\x1f"
+
+_ARROW = {
+    "string": pa.string(),
+    "Int64": pa.int64(),
+    "Float64": pa.float64(),
+    "boolean": pa.bool_(),
+    "datetime64[ns, UTC]": pa.timestamp("ns", tz="UTC"),
+    "object": pa.list_(pa.string()),
+}
+
+
+def arrow_schema(resource: str) -> pa.Schema:
+    fields = [pa.field(c, _ARROW[f.dtype]) for c, f in SCHEMAS[resource].items()]
+    return pa.schema([*fields, pa.field(SEQ, pa.int32()), pa.field(REMOVED, pa.bool_())])
+
+
+def to_table(resource: str, frame: pd.DataFrame, seq: int, removed: bool = False) -> pa.Table:
+    """Rows of ``frame`` (the resource's columns only) as versions written by snapshot ``seq``."""
+    schema = arrow_schema(resource)
+    columns = list(SCHEMAS[resource])
+    data = frame[columns].copy()
+    for c, f in SCHEMAS[resource].items():
+        if f.dtype == "object":  # lists: Arrow wants lists or None, never NaN
+            values = [v if isinstance(v, list) else None for v in data[c]]
+            data[c] = pd.Series(values, index=data.index, dtype=object)
+    data[SEQ] = np.full(len(data), seq, dtype=np.int32)
+    data[REMOVED] = np.full(len(data), removed, dtype=bool)
+    table = pa.Table.from_pandas(data, schema=schema, preserve_index=False)
+    return table.replace_schema_metadata(None)
+
+
+def write_table(path: Path, table: pa.Table, meta: dict[str, Any]) -> None:
+    """Write beside and rename over ``path`` (the caller publishes through the manifest)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = table.replace_schema_metadata({"svcnb": json.dumps(meta, sort_keys=True)})
+    tmp = path.with_name(f".{path.name}.{meta['seq']}.tmp")
+    pq.write_table(table, tmp, compression="zstd", row_group_size=1 << 20)
+    with open(tmp, "rb") as f:
+        os.fsync(f.fileno())
+    tmp.replace(path)
+
+
+def read_table(path: Path, upto: int | None = None) -> pa.Table:
+    """A segment file; with ``upto``, only versions written by snapshots up to that seq."""
+    table = pq.ParquetFile(path, memory_map=True).read()
+    if upto is not None and table.num_rows and pc.max(table.column(SEQ)).as_py() > upto:
+        table = table.filter(pc.less_equal(table.column(SEQ), upto))
+    return table.replace_schema_metadata(None)
+
+
+def _keys(resource: str, table: pa.Table) -> pa.ChunkedArray | pa.Array:
+    keys = KEYS[resource]
+    if len(keys) == 1:
+        return table.column(keys[0])
+    return pc.binary_join_element_wise(*[table.column(k) for k in keys], _KEY_SEP)
+
+
+def sort_by_key(resource: str, table: pa.Table) -> pa.Table:
+    order = pc.sort_indices(table, sort_keys=[(k, "ascending") for k in KEYS[resource]])
+    return table.take(order)
+
+
+def state(resource: str, tables: list[pa.Table], upto: int) -> pa.Table:
+    """The rows present at snapshot ``upto``, sorted by key, from a segment's base (unique keys,
+    sorted) and its changes (versions in the order written)."""
+    if not tables:
+        return to_table(resource, empty(resource), 0)
+    base = tables[0]
+    changes = tables[1] if len(tables) > 1 else None
+    if changes is not None and changes.num_rows:
+        if pc.max(changes.column(SEQ)).as_py() > upto:
+            changes = changes.filter(pc.less_equal(changes.column(SEQ), upto))
+    if changes is None or not changes.num_rows:
+        return base
+    # the last version of each changed key wins over the base and over its earlier versions
+    latest = ~pd.Index(_keys(resource, changes).to_numpy(zero_copy_only=False)).duplicated(
+        keep="last"
+    )
+    changes = changes.filter(pa.array(latest))
+    replaced = pc.is_in(_keys(resource, base), value_set=_keys(resource, changes))
+    kept = base.filter(pc.invert(replaced))
+    alive = changes.filter(pc.invert(changes.column(REMOVED)))
+    return sort_by_key(resource, pa.concat_tables([kept, alive]))
+
+
+def _types(arrow_type: pa.DataType) -> Any:
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+        return pd.StringDtype()
+    if pa.types.is_int64(arrow_type):
+        return pd.Int64Dtype()
+    if pa.types.is_boolean(arrow_type):
+        return pd.BooleanDtype()
+    if pa.types.is_float64(arrow_type):
+        return pd.Float64Dtype()
+    return None
+
+
+def to_frame(resource: str, table: pa.Table) -> pd.DataFrame:
+    """The frame exactly as ``svcnb.frames`` builds it: same columns, dtypes, list values."""
+    schema = SCHEMAS[resource]
+    table = table.select(list(schema))
+    frame = table.to_pandas(types_mapper=_types)
+    for c, f in schema.items():
+        if f.dtype == "object":
+            frame[c] = pd.Series(table.column(c).to_pylist(), dtype=object)
+        elif f.dtype.startswith("datetime") and frame[c].dtype != f.dtype:
+            frame[c] = frame[c].astype(f.dtype)
+    return frame
+
+
+def row_hashes(resource: str, frame: pd.DataFrame) -> pd.Series:
+    """One 64-bit hash per row over every column, indexed by key, to find changed rows."""
+    data = frame[list(SCHEMAS[resource])].copy()
+    for c, f in SCHEMAS[resource].items():
+        if f.dtype == "object":
+            data[c] = pd.array(
+                [json.dumps(v) if isinstance(v, list) else None for v in data[c]], dtype="string"
+            )
+    hashes = pd.util.hash_pandas_object(data, index=False)
+    hashes.index = frame_keys(resource, frame)
+    return hashes
+
+
+def frame_keys(resource: str, frame: pd.DataFrame) -> pd.Index:
+    keys = KEYS[resource]
+    if len(keys) == 1:
+        return pd.Index(frame[keys[0]].astype(object), name=keys[0])
+    joined = frame[keys[0]].astype(object)
+    for k in keys[1:]:
+        joined = joined + _KEY_SEP + frame[k].astype(object)
+    return pd.Index(joined)
+
+
+def files(root: Path, resource: str, segment: int) -> tuple[Path, Path]:
+    folder = segment_dir(root, resource, segment)
+    return folder / BASE, folder / CHANGES

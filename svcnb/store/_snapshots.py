@@ -1,0 +1,192 @@
+"""Writing a snapshot (under the writer lock) and reading the state at one.
+
+A manifest entry is the published record of one snapshot::
+
+    {"snapshot_id", "seq", "server_time", "local_time",
+     "rows": {resource: rows present},
+     "parts": {resource: [segment, versions in changes.parquet with _seq <= seq]}}
+
+The counts let a reader tell a damaged or truncated file from a good one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from svcnb.frames import KEYS, SCHEMAS, empty
+
+from ._layout import read_manifest, warn, write_manifest, writer_lock
+from ._segments import (
+    REMOVED,
+    SEQ,
+    arrow_schema,
+    files,
+    frame_keys,
+    read_table,
+    row_hashes,
+    sort_by_key,
+    state,
+    to_frame,
+    to_table,
+    write_table,
+)
+
+RESOURCES: tuple[str, ...] = tuple(SCHEMAS)
+
+# a new segment starts when its changes would exceed this share of its base rows, and at least
+# this many rows: a load then reads at most (1 + share) x the rows of one full copy
+SEGMENT_SHARE = 0.5
+SEGMENT_MIN_CHANGES = 2000
+
+
+class Unreadable(Exception):
+    """A segment file is missing, damaged or does not hold what the manifest recorded."""
+
+
+def check_frame(resource: str, frame: pd.DataFrame) -> None:
+    missing = [c for c in SCHEMAS[resource] if c not in frame.columns]
+    if missing:
+        raise ValueError(
+            f"frames[{resource!r}] lacks columns {missing}: build it with svcnb.frames.{resource}()"
+        )
+    keys = frame_keys(resource, frame)
+    if keys.has_duplicates:
+        dup = keys[keys.duplicated()][0]
+        raise ValueError(f"frames[{resource!r}] holds key {dup!r} twice; keys {KEYS[resource]}")
+
+
+def _tombstones(resource: str, keys: pd.DataFrame, seq: int) -> pa.Table:
+    schema = arrow_schema(resource)
+    n = len(keys)
+    arrays = []
+    for field in schema:
+        if field.name in KEYS[resource]:
+            arrays.append(pa.array(keys[field.name].astype(object).tolist(), type=field.type))
+        elif field.name == SEQ:
+            arrays.append(pa.array([seq] * n, type=field.type))
+        elif field.name == REMOVED:
+            arrays.append(pa.array([True] * n, type=field.type))
+        else:
+            arrays.append(pa.nulls(n, type=field.type))
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def read_part(root: Path, resource: str, entry: Mapping[str, Any]) -> list[pa.Table]:
+    """The base and changes tables holding ``resource`` at ``entry``; raises Unreadable."""
+    segment, expected = entry["parts"][resource]
+    base_path, changes_path = files(root, resource, segment)
+    try:
+        tables = [read_table(base_path)]
+        if expected:
+            changes = read_table(changes_path, upto=entry["seq"])
+            if changes.num_rows != expected:
+                raise Unreadable(
+                    f"{changes_path} holds {changes.num_rows} versions up to snapshot "
+                    f"{entry['seq']}, the manifest recorded {expected}"
+                )
+            tables.append(changes)
+    except (OSError, pa.ArrowException) as exc:
+        raise Unreadable(f"{exc}") from None
+    return tables
+
+
+def state_at(root: Path, resource: str, entry: Mapping[str, Any]) -> pa.Table:
+    table = state(resource, read_part(root, resource, entry), entry["seq"])
+    if table.num_rows != entry["rows"][resource]:
+        raise Unreadable(
+            f"{resource} at snapshot {entry['snapshot_id']} has {table.num_rows} rows, "
+            f"the manifest recorded {entry['rows'][resource]}"
+        )
+    return table
+
+
+def _write_resource(
+    root: Path, resource: str, frame: pd.DataFrame, entry: dict[str, Any], prev: dict | None
+) -> None:
+    seq = entry["seq"]
+    meta = {"seq": seq, "snapshot_id": entry["snapshot_id"], "resource": resource}
+    entry["rows"][resource] = len(frame)
+    old: list[pa.Table] | None = None
+    if prev is not None and resource in prev.get("parts", {}):
+        try:
+            old = read_part(root, resource, prev)
+            before = to_frame(resource, state(resource, old, prev["seq"]))
+        except Unreadable as exc:
+            warn(f"{resource}: the previous snapshot is unreadable ({exc}); starting a new segment")
+            old = None
+    if old is not None:
+        segment = prev["parts"][resource][0]
+        base, changes = old[0], (old[1] if len(old) > 1 else None)
+        new_h, old_h = row_hashes(resource, frame), row_hashes(resource, before)
+        same = new_h.index.isin(old_h.index)
+        same[same] = new_h[same].to_numpy() == old_h.reindex(new_h.index[same]).to_numpy()
+        changed = frame.loc[~same]
+        gone = before.loc[~old_h.index.isin(new_h.index), list(KEYS[resource])]
+        kept = changes.num_rows if changes is not None else 0
+        total = kept + len(changed) + len(gone)
+        if not len(changed) and not len(gone):
+            entry["parts"][resource] = [segment, kept]
+            return
+        if total <= max(SEGMENT_SHARE * base.num_rows, SEGMENT_MIN_CHANGES):
+            parts = [changes] if changes is not None else []
+            parts += [to_table(resource, changed, seq), _tombstones(resource, gone, seq)]
+            _, changes_path = files(root, resource, segment)
+            write_table(changes_path, pa.concat_tables(parts), meta)
+            entry["parts"][resource] = [segment, total]
+            return
+    base_path, _ = files(root, resource, seq)
+    write_table(base_path, sort_by_key(resource, to_table(resource, frame, seq)), meta)
+    entry["parts"][resource] = [seq, 0]
+
+
+def _stamp(value: Any) -> str | None:
+    if value is None or value is pd.NaT:
+        return None
+    ts = pd.Timestamp(value)
+    ts = ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
+    return ts.isoformat()
+
+
+def write_snapshot(
+    root: Path,
+    frames: Mapping[str, pd.DataFrame],
+    server_time: Any,
+    local_time: Any,
+) -> str:
+    unknown = set(frames) - set(RESOURCES)
+    if unknown:
+        raise ValueError(f"unknown resources {sorted(unknown)}; known: {', '.join(RESOURCES)}")
+    for resource, frame in frames.items():
+        check_frame(resource, frame)
+    server, local = _stamp(server_time), _stamp(local_time)
+    with writer_lock(root):
+        manifest = read_manifest(root)
+        seq = manifest[-1]["seq"] + 1 if manifest else 1
+        when = pd.Timestamp(server or local)
+        entry: dict[str, Any] = {
+            "snapshot_id": f"{when:%Y%m%dT%H%M%SZ}-{seq:06d}",
+            "seq": seq,
+            "server_time": server,
+            "local_time": local,
+            "rows": {},
+            "parts": {},
+        }
+        prev = manifest[-1] if manifest else None
+        for resource in RESOURCES:
+            frame = frames.get(resource)
+            _write_resource(root, resource, empty(resource) if frame is None else frame, entry, prev)
+        write_manifest(root, [*manifest, entry])  # the atomic rename that publishes it
+    return entry["snapshot_id"]
+
+
+def group_by_segment(resource: str, entries: list[dict]) -> dict[int, list[dict]]:
+    """Entries by the segment that holds ``resource`` for them, in seq order."""
+    out: dict[int, list[dict]] = {}
+    for entry in entries:
+        out.setdefault(entry["parts"][resource][0], []).append(entry)
+    return out

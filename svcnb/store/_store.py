@@ -1,0 +1,296 @@
+"""``Store``: the snapshot history of an account in a folder of Parquet files.
+
+See ``svcnb.store._layout`` for the files. Reading needs no server and no svcnb:
+DuckDB or pyarrow read the same files (the README shows the query).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from svcnb.frames import KEYS, SCHEMAS, vm_records
+
+from . import _audit
+from ._diff import diff_frames
+from ._eventlog import EventLog
+from ._layout import StoreError, read_manifest, resolve_path, warn
+from ._pull import pull
+from ._segments import files, state, to_frame
+from ._snapshots import (
+    RESOURCES,
+    Unreadable,
+    group_by_segment,
+    read_part,
+    state_at,
+    write_snapshot,
+)
+
+TimeLike = str | datetime | pd.Timestamp
+
+
+def _utc(value: TimeLike, name: str) -> pd.Timestamp:
+    try:
+        ts = pd.Timestamp(value)
+    except (ValueError, TypeError):
+        raise ValueError(f"{name}={value!r} is not a time; give a datetime or ISO 8601 text") from None
+    if ts is pd.NaT:
+        raise ValueError(f"{name} is NaT; give a datetime or ISO 8601 text")
+    # a naive time is read as UTC: snapshot times are the server's, which are UTC
+    return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
+
+
+def _when(entry: Mapping[str, Any]) -> pd.Timestamp:
+    return pd.Timestamp(entry["server_time"] or entry["local_time"])
+
+
+def _check_resource(resource: str) -> None:
+    if resource not in SCHEMAS:
+        raise ValueError(f"resource={resource!r} is not stored; choose one of {', '.join(RESOURCES)}")
+
+
+class Store:
+    """Snapshot history in ``path`` (argument, then ``$SVCNB_STORE``, then ``data/store``).
+
+    Snapshots are ordered by when they were taken; ``at``, ``since`` and ``until`` are compared
+    with each snapshot's server time (the API's ``Date`` header, the local clock if it had none).
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path: Path = resolve_path(path)
+
+    def __repr__(self) -> str:
+        return f"Store({str(self.path)!r})"
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def take(self, client: Any) -> str:
+        """Pull the whole account through ``client`` into one snapshot; returns its id.
+
+        VM details are fetched only for VMs whose ``updatedAt`` moved since the latest snapshot.
+        The snapshot is published complete (an atomic rename) or not at all.
+        """
+        previous = self._previous_vms()
+        pulled = pull(client, previous)
+        return self.write(pulled, server_time=client.server_time, local_time=datetime.now(UTC))
+
+    def write(
+        self,
+        frames: Mapping[str, pd.DataFrame],
+        *,
+        server_time: TimeLike | None,
+        local_time: TimeLike | None = None,
+    ) -> str:
+        """Store frames built by ``svcnb.frames`` as one snapshot; returns its id.
+
+        ``frames`` maps resource names (``svcnb.store.RESOURCES``) to frames; a resource left out
+        is stored as empty. Only rows new or changed since the previous snapshot are written.
+        """
+        local = datetime.now(UTC) if local_time is None else local_time
+        return write_snapshot(self.path, frames, server_time, local)
+
+    def build_history(
+        self,
+        client: Any,
+        days: float,
+        advance: Callable[[float], Any],
+        every: str | pd.Timedelta = "1D",
+    ) -> list[str]:
+        """Take a snapshot, call ``advance(seconds)`` to move a sandbox clock by ``every``,
+        and repeat until ``days`` have passed: ``days / every + 1`` snapshots, the first now,
+        the last ``days`` later. Returns their ids in order.
+        """
+        step = pd.Timedelta(every)
+        if step <= pd.Timedelta(0):
+            raise ValueError(f"every={every!r} must be a positive duration such as '1D' or '6h'")
+        if days < 0:
+            raise ValueError(f"days={days!r} must not be negative")
+        count = int(pd.Timedelta(days=days) / step)
+        ids = [self.take(client)]
+        for _ in range(count):
+            advance(step.total_seconds())
+            ids.append(self.take(client))
+        return ids
+
+    def append_audit(self, record: Mapping[str, Any]) -> None:
+        """Append one rule edit to the audit log: time, firewall_id, rule_id, before, after,
+        outcome (extra keys are kept). Secret-named keys are dropped, tokens masked."""
+        _audit.append(self.path, record)
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def snapshots(self) -> pd.DataFrame:
+        """One row per readable snapshot: snapshot_id, seq, server_time, local_time and
+        ``<resource>_rows`` for each resource. Snapshots whose files are damaged are left out
+        with a SnapshotWarning."""
+        entries = self._readable(read_manifest(self.path))
+        data: dict[str, Any] = {
+            "snapshot_id": pd.array([e["snapshot_id"] for e in entries], dtype="string"),
+            "seq": pd.array([e["seq"] for e in entries], dtype="Int64"),
+            "server_time": pd.to_datetime(
+                [e["server_time"] for e in entries], utc=True, format="ISO8601"
+            ).astype("datetime64[ns, UTC]"),
+            "local_time": pd.to_datetime(
+                [e["local_time"] for e in entries], utc=True, format="ISO8601"
+            ).astype("datetime64[ns, UTC]"),
+        }
+        for resource in RESOURCES:
+            data[f"{resource}_rows"] = pd.array(
+                [e["rows"].get(resource) for e in entries], dtype="Int64"
+            )
+        return pd.DataFrame(data)
+
+    def load(self, resource: str, at: TimeLike | None = None) -> pd.DataFrame:
+        """The frame of ``resource`` as of server time ``at`` (the latest snapshot by default).
+
+        Columns and dtypes are those of ``svcnb.frames.<resource>``; rows sorted by key. Works
+        offline. A snapshot whose files are damaged is skipped with a SnapshotWarning and the
+        one before it is used.
+        """
+        _check_resource(resource)
+        for entry in reversed(self._until(at)):
+            try:
+                return to_frame(resource, state_at(self.path, resource, entry))
+            except Unreadable as exc:
+                warn(f"skipping snapshot {entry['snapshot_id']}: {exc}")
+        raise StoreError(self._nothing_before(at))
+
+    def history(
+        self,
+        resource: str,
+        columns: Iterable[str] | None = None,
+        since: TimeLike | None = None,
+        until: TimeLike | None = None,
+    ) -> pd.DataFrame:
+        """One long frame: snapshot_id, server_time, the key columns and ``columns`` (all by
+        default) for every row of every snapshot with ``since <= server time <= until``."""
+        _check_resource(resource)
+        keys = list(KEYS[resource])
+        wanted = [c for c in (SCHEMAS[resource] if columns is None else columns) if c not in keys]
+        unknown = [c for c in wanted if c not in SCHEMAS[resource]]
+        if unknown:
+            raise ValueError(f"{resource} has no columns {unknown}; it has {list(SCHEMAS[resource])}")
+        entries = self._until(until)
+        if since is not None:
+            start = _utc(since, "since")
+            entries = [e for e in entries if _when(e) >= start]
+        parts = []
+        for segment_entries in group_by_segment(resource, entries).values():
+            last = segment_entries[-1]
+            try:
+                tables = read_part(self.path, resource, last)
+            except Unreadable as exc:
+                warn(f"skipping {len(segment_entries)} snapshot(s) of {resource}: {exc}")
+                continue
+            for entry in segment_entries:
+                frame = to_frame(resource, state(resource, tables, entry["seq"]))[keys + wanted]
+                frame.insert(0, "server_time", _when(entry))
+                frame.insert(0, "snapshot_id", entry["snapshot_id"])
+                parts.append(frame)
+        if not parts:
+            out = to_frame(resource, state(resource, [], 0))[keys + wanted]
+            out.insert(0, "server_time", pd.Series(dtype="datetime64[ns, UTC]"))
+            out.insert(0, "snapshot_id", pd.Series(dtype="string"))
+            return out
+        out = pd.concat(parts, ignore_index=True)
+        out["snapshot_id"] = out["snapshot_id"].astype("string")
+        out["server_time"] = out["server_time"].astype("datetime64[ns, UTC]")
+        return out
+
+    def diff(self, resource: str, a: TimeLike, b: TimeLike) -> pd.DataFrame:
+        """Rows added, removed and changed from ``a`` to ``b`` (snapshot ids or times).
+
+        Columns: the key columns, change ("added" | "removed" | "changed"), column, before,
+        after; one row per changed column of a changed row.
+        """
+        _check_resource(resource)
+        return diff_frames(resource, self._frame_of(resource, a), self._frame_of(resource, b))
+
+    def events(self) -> pd.DataFrame:
+        """The webhook event log kept in this store (``svcnb.webhooks`` writes it)."""
+        return EventLog(self.path).frame()
+
+    def audit_log(self) -> pd.DataFrame:
+        """The rule-editor audit log: time, firewall_id, rule_id, before, after, outcome."""
+        return _audit.read(self.path)
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _until(self, at: TimeLike | None) -> list[dict[str, Any]]:
+        entries = read_manifest(self.path)
+        if at is None:
+            return entries
+        limit = _utc(at, "at")
+        return [e for e in entries if _when(e) <= limit]
+
+    def _nothing_before(self, at: TimeLike | None) -> str:
+        entries = read_manifest(self.path)
+        if not entries:
+            return (
+                f"no snapshots in {self.path}: take one with `svcnb snapshot --store {self.path}` "
+                "or Store.take(client)"
+            )
+        first = _when(entries[0])
+        if at is not None and _utc(at, "at") < first:
+            return f"no snapshot at or before {at}; the first was taken at {first.isoformat()}"
+        return f"no readable snapshot at or before {at or 'now'} in {self.path}"
+
+    def _frame_of(self, resource: str, which: TimeLike) -> pd.DataFrame:
+        entries = read_manifest(self.path)
+        if isinstance(which, str):
+            for entry in entries:
+                if entry["snapshot_id"] == which:
+                    try:
+                        return to_frame(resource, state_at(self.path, resource, entry))
+                    except Unreadable as exc:
+                        raise StoreError(f"snapshot {which} is unreadable: {exc}") from None
+            try:
+                pd.Timestamp(which)
+            except ValueError:
+                raise ValueError(
+                    f"{which!r} is neither a snapshot id of {self.path} nor a time"
+                ) from None
+        return self.load(resource, at=which)
+
+    def _readable(self, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Entries whose files exist and open, checked once per file (footers only)."""
+        bad: dict[Path, str] = {}
+        checked: set[Path] = set()
+        out = []
+        for entry in entries:
+            problem = None
+            for resource, (segment, changes) in entry["parts"].items():
+                base, extra = files(self.path, resource, segment)
+                for path in (base, extra) if changes else (base,):
+                    if path not in checked:
+                        checked.add(path)
+                        try:
+                            pq.read_metadata(path)
+                        except (OSError, pa.ArrowException) as exc:
+                            bad[path] = str(exc)
+                    if path in bad:
+                        problem = f"{path}: {bad[path]}"
+            if problem:
+                warn(f"skipping snapshot {entry['snapshot_id']}: {problem}")
+            else:
+                out.append(entry)
+        return out
+
+    def _previous_vms(self) -> list[dict[str, Any]] | None:
+        if not read_manifest(self.path):
+            return None
+        try:
+            frames = [
+                self.load(r)
+                for r in ("vms", "vm_ssh_keys", "vm_firewalls", "vm_private_networks")
+            ]
+        except StoreError:
+            return None
+        return vm_records(*frames)

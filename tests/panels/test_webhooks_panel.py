@@ -1,0 +1,54 @@
+"""WebhooksPanel: subscriptions with health, their deliveries, and re-enabling a disabled one."""
+
+from __future__ import annotations
+
+from svcnb.panels import WebhooksPanel
+
+
+def _disabled(panel: WebhooksPanel) -> str:
+    hooks = panel.webhooks
+    return str(hooks[~hooks["is_active"].fillna(True)]["id"].iloc[0])
+
+
+def test_subscriptions_show_their_health_and_deliveries(sandbox, admin):
+    panel = WebhooksPanel(admin)
+    hooks = admin.webhooks.list()
+    assert len(panel.subscription_select.options) == len(hooks)
+    for hook in hooks:
+        assert hook["url"] in panel.table.value
+    # the seeded old receiver failed 50 times in a row and was disabled
+    old = _disabled(panel)
+    assert "DISABLED" in dict((v, k) for k, v in panel.subscription_select.options)[old]
+    assert "1 disabled" in panel.status.value
+
+    panel.subscription_select.value = old
+    deliveries = admin.webhooks.deliveries(old)
+    assert deliveries, "the sandbox seeds delivery attempts"
+    for record in deliveries:
+        assert record["id"] in panel.deliveries_table.value
+    assert not panel.enable_button.disabled
+
+    active = next(str(h["id"]) for h in hooks if h["isActive"])
+    panel.subscription_select.value = active
+    assert panel.enable_button.disabled
+
+
+def test_the_enable_button_makes_a_disabled_subscription_active_again(sandbox, admin):
+    panel = WebhooksPanel(admin)
+    old = _disabled(panel)
+    panel.subscription_select.value = old
+    panel.enable_button.click()
+    assert next(h for h in admin.webhooks.list() if h["id"] == old)["isActive"] is True
+    assert "active again" in panel.status.value
+    assert panel.subscription_select.value == old
+    assert panel.enable_button.disabled
+    assert "DISABLED" not in panel.table.value
+
+
+def test_a_read_only_token_cannot_enable_and_is_told_why(sandbox, reader):
+    panel = WebhooksPanel(reader)
+    old = _disabled(panel)
+    panel.subscription_select.value = old
+    panel.enable_button.click()
+    assert "webhooks:write" in panel.status.value
+    assert next(h for h in reader.webhooks.list() if h["id"] == old)["isActive"] is False

@@ -1,0 +1,141 @@
+"""Bandwidth report on a hand-built fleet and its four daily snapshots."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from svcnb.reports import bandwidth
+
+NOW = pd.Timestamp("2026-11-11T00:00Z")
+DAYS = ["2026-11-08", "2026-11-09", "2026-11-10", "2026-11-11"]
+GIB = bandwidth.GIB
+
+
+@pytest.fixture
+def fleet(frame):
+    """Pack 1000 bytes each. a grows 100/day; b 10/day and renewed on 11-10 (usage restarted);
+    c stopped and already over; d has no pack."""
+    vms = frame(
+        "vms",
+        [
+            vmrow("a", "running", 400, 1000, "2026-11-21"),
+            vmrow("b", "running", 15, 1000, "2026-12-10"),
+            vmrow("c", "stopped", 1200, 1000, "2026-11-30"),
+            vmrow("d", "running", 70, None, "2026-11-30"),
+            vmrow("e", "terminated", 999, 1000, None),
+        ],
+    )
+    used = {"a": [100, 200, 300, 400], "b": [50, 60, 5, 15], "c": [1200] * 4, "d": [40, 50, 60, 70]}
+    hist = pd.DataFrame(
+        [
+            {
+                "snapshot_id": f"s{i}",
+                "server_time": pd.Timestamp(day, tz="UTC"),
+                "id": vm_id,
+                "bandwidth_used_bytes": series[i],
+                "bandwidth_pack_bytes": None if vm_id == "d" else 1000,
+            }
+            for vm_id, series in used.items()
+            for i, day in enumerate(DAYS)
+        ]
+    ).astype({"bandwidth_used_bytes": "Int64", "bandwidth_pack_bytes": "Int64"})
+    return vms, hist
+
+
+def vmrow(vm_id, status, used, pack, renews):
+    return {
+        "id": vm_id,
+        "name": f"vm-{vm_id}",
+        "status": status,
+        "plan_slug": "small",
+        "next_renewal_at": pd.Timestamp(renews, tz="UTC") if renews else None,
+        "bandwidth_used_bytes": used,
+        "bandwidth_pack_bytes": pack,
+    }
+
+
+def test_usage_share_per_vm(fleet):
+    vms, _ = fleet
+    got = bandwidth.usage(vms)
+    assert got["vm_id"].tolist() == ["c", "a", "b", "d"]  # terminated e left out
+    assert got["share"].tolist()[:3] == [1.2, 0.4, 0.015]
+    assert pd.isna(got["share"].iloc[3])
+
+
+def test_growth_skips_the_pair_across_a_renewal(fleet):
+    _, hist = fleet
+    rates = bandwidth.growth(hist, now=NOW).set_index("vm_id")["rate_bytes_per_day"]
+    assert rates["a"] == 100
+    assert rates["b"] == 10  # +10, (renewal: unknown), +10 over two days
+    assert rates["c"] == 0
+
+
+def test_projected_overage_date(fleet):
+    vms, hist = fleet
+    got = bandwidth.projection(vms, hist, now=NOW).set_index("vm_id")
+    # a: 400 + 100/day * 10 days to 11-21 = 1400 > 1000; 600 bytes left at 100/day: 6 days
+    assert got.loc["a", "projected_bytes"] == 1400
+    assert got.loc["a", "exceeds_at"] == pd.Timestamp("2026-11-17T00:00Z")
+    assert got.loc["a", "outlook"] == "will exceed"
+    # b: 15 + 10 * 29 days = 305
+    assert got.loc["b", "projected_bytes"] == 305
+    assert got.loc["b", "outlook"] == "within pack"
+    assert not got.loc["b", "exceeds"]
+    # c is stopped: it stays where it is, already over
+    assert got.loc["c", "projected_bytes"] == 1200
+    assert got.loc["c", "outlook"] == "over"
+    assert got.loc["d", "outlook"] == "unknown"
+    names = bandwidth.exceeding(vms, hist, now=NOW)["vm_id"].tolist()
+    assert names == ["a", "c"]
+
+
+def test_short_lookback_uses_recent_pairs_only():
+    hist = pd.DataFrame(
+        {
+            "server_time": pd.to_datetime(DAYS, utc=True),
+            "id": "a",
+            "bandwidth_used_bytes": pd.array([0, 10, 100, 400], dtype="Int64"),
+            "bandwidth_pack_bytes": pd.array([1000] * 4, dtype="Int64"),
+        }
+    )
+    assert bandwidth.growth(hist, now=NOW, lookback="1D")["rate_bytes_per_day"].iloc[0] == 300
+    assert bandwidth.growth(hist, now=NOW, lookback="7D")["rate_bytes_per_day"].iloc[0] == 400 / 3
+
+
+def test_top_consumers_and_fleet_total(fleet):
+    vms, hist = fleet
+    assert bandwidth.top_consumers(vms, n=2)["vm_id"].tolist() == ["c", "a"]
+    total = bandwidth.fleet_total(hist)
+    assert total["used_bytes"].tolist() == [1390, 1510, 1565, 1685]
+    assert total["pack_bytes"].tolist() == [3000] * 4
+    assert total["vms"].tolist() == [4] * 4
+
+
+def test_plot_usage_draws_pack_and_used_bars(fleet):
+    vms, hist = fleet
+    proj = bandwidth.projection(vms, hist, now=NOW)
+    ax = bandwidth.plot_usage(proj)
+    widths = [p.get_width() * GIB for p in ax.patches]
+    n = len(proj)
+    assert widths[:n] == [1000, 1000, 1000, 0]  # packs: a, c, b, d (order of the frame)
+    assert widths[n:] == [400, 1200, 15, 70]  # used
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["vm-a", "vm-c", "vm-b", "vm-d"]
+    marker = ax.get_lines()[0]
+    assert marker.get_xdata()[0] * GIB == 1400
+
+
+def test_plot_top_draws_one_line_per_vm(fleet):
+    vms, hist = fleet
+    over_time = bandwidth.usage_over_time(vms, hist, n=2)
+    ax = bandwidth.plot_top(over_time)
+    lines = {line.get_label(): [y * GIB for y in line.get_ydata()] for line in ax.get_lines()}
+    assert lines == {"vm-a": [100, 200, 300, 400], "vm-c": [1200] * 4}
+
+
+def test_plot_fleet_total(fleet):
+    _, hist = fleet
+    ax = bandwidth.plot_fleet_total(bandwidth.fleet_total(hist))
+    used, pack = ax.get_lines()
+    assert [round(y * GIB) for y in used.get_ydata()] == [1390, 1510, 1565, 1685]
+    assert pack.get_label() == "total pack"

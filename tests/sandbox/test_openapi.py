@@ -1,0 +1,65 @@
+"""The OpenAPI 3.1 document, and a schemathesis run against it: no server errors, and every
+response conforms to the document (status, content type, headers, body schema)."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, given, settings
+from schemathesis.checks import (
+    content_type_conformance,
+    not_a_server_error,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from svcnb.sandbox._public import ROUTES
+
+
+def test_document_is_openapi_3_1_version_1_0_0_with_every_route(sandbox):
+    doc = httpx.get(sandbox.base_url + "/openapi.json").json()
+    assert doc["openapi"].startswith("3.1") and doc["info"]["version"] == "1.0.0"
+    served = {(m.upper(), p) for p, ops in doc["paths"].items() for m in ops}
+    assert served == {(r.method, "/api/public/v1" + r.template) for r in ROUTES}
+    for path, ops in doc["paths"].items():
+        for method, op in ops.items():
+            codes = set(op["responses"])
+            assert {"401", "404", "405", "429", "500"} <= codes, (method, path)
+            failure_refs = [r for c, r in op["responses"].items() if int(c) >= 400]
+            assert all(
+                r["content"]["application/json"]["schema"]["$ref"].endswith("/Failure")
+                for r in failure_refs
+            )
+            assert "Retry-After" in op["responses"]["429"]["headers"]
+    rule_patch = doc["paths"]["/api/public/v1/firewalls/{id}/rules/{ruleId}"]["patch"]
+    assert "502" in rule_patch["responses"]
+    vm_schema = doc["components"]["schemas"]["VM"]
+    assert vm_schema["additionalProperties"] is False and len(vm_schema["required"]) == 24
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=[r.name for r in ROUTES])
+def test_every_operation_conforms_and_never_fails_on_the_server(sandbox, route):
+    # driven through hypothesis directly: schemathesis' pytest plugin does not run on pytest 9
+    sandbox.control.settings(defaultRateLimit=1_000_000)
+    api_schema = schemathesis.openapi.from_url(sandbox.base_url + "/openapi.json")
+    operation = api_schema["/api/public/v1" + route.template][route.method]
+    checks = [
+        not_a_server_error,
+        status_code_conformance,
+        content_type_conformance,
+        response_headers_conformance,
+        response_schema_conformance,
+    ]
+
+    @given(case=operation.as_strategy())
+    @settings(
+        max_examples=30, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
+    def run(case) -> None:
+        case.call_and_validate(
+            base_url=sandbox.base_url, headers={"x-api-key": sandbox.tokens["admin"]}, checks=checks
+        )
+
+    run()

@@ -1,0 +1,118 @@
+"""serve(), the connection file, the CLI, and the same app mounted in-process."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import threading
+
+import httpx
+
+from svcnb.cli import build_parser
+from svcnb.sandbox import SandboxConfig, create_app
+from svcnb.sandbox import _cli as sandbox_cli
+
+
+def test_serve_writes_a_private_connection_file(make_sandbox, tmp_path):
+    path = tmp_path / "conn" / "sandbox.json"
+    sb = make_sandbox(vms=2, connection_file=str(path))
+    info = json.loads(path.read_text())
+    assert info == {
+        "base_url": sb.base_url,
+        "api_root": sb.base_url + "/api/public/v1",
+        "control_url": sb.base_url + "/_sandbox",
+        "tokens": sb.tokens,
+    }
+    assert set(info["tokens"]) >= {"admin", "read"}
+    assert all(t.startswith("svc_") for t in info["tokens"].values())
+    assert os.stat(path).st_mode & 0o077 == 0
+    assert sb.base_url.startswith("http://127.0.0.1:")
+
+
+def test_cli_serves_until_stopped_and_prints_no_token(tmp_path, capsys):
+    path = tmp_path / "c.json"
+    args = build_parser("sandbox").parse_args(
+        [
+            "sandbox",
+            "--vms",
+            "3",
+            "--seed",
+            "5",
+            "--time-scale",
+            "0",
+            "--rate-limit",
+            "50",
+            "--connection-file",
+            str(path),
+            "--ca-bundle",
+            str(tmp_path / "ca.pem"),
+        ]
+    )
+    stop = threading.Event()
+    result: list[int] = []
+    thread = threading.Thread(target=lambda: result.append(sandbox_cli.run(args, stop=stop)))
+    thread.start()
+    try:
+        for _ in range(500):
+            if path.exists() and path.stat().st_size:
+                break
+            threading.Event().wait(0.01)
+        info = json.loads(path.read_text())
+        response = httpx.get(
+            info["api_root"] + "/vms", headers={"x-api-key": info["tokens"]["read"]}
+        )
+        assert response.json()["meta"]["total"] == 3
+        assert response.headers["x-ratelimit-limit"] == "50"
+    finally:
+        stop.set()
+        thread.join(10)
+    assert result == [0]
+    out = capsys.readouterr().out
+    assert info["base_url"] in out
+    assert not any(token in out for token in info["tokens"].values())
+
+
+def test_cli_reports_bad_settings_without_a_traceback(capsys):
+    args = argparse.Namespace(
+        host="127.0.0.1",
+        port=0,
+        connection_file=None,
+        vms=-1,
+        seed=1,
+        latency_ms=0.0,
+        rate_limit=600,
+        ip_rate_limit=100,
+        rate_window=60.0,
+        time_scale=1.0,
+        ca_bundle=None,
+    )
+    assert sandbox_cli.run(args) == 2
+    assert "vms" in capsys.readouterr().err
+
+
+def test_same_app_mounts_in_process():
+    app = create_app(SandboxConfig(vms=5, seed=9))
+    token = app.state.sandbox.default_secrets["read"]
+
+    async def talk() -> tuple[dict, dict]:
+        transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 5000))
+        async with httpx.AsyncClient(transport=transport, base_url="http://sandbox") as http:
+            vms = await http.get("/api/public/v1/vms", headers={"x-api-key": token})
+            clock = await http.get("/_sandbox/clock")
+            return vms.json(), clock.json()
+
+    vms, clock = asyncio.run(talk())
+    assert vms["meta"]["total"] == 5
+    assert clock["data"]["now"] == "2026-11-01T00:00:00Z"
+
+
+def test_config_rejects_nonsense():
+    for bad in ({"vms": -1}, {"time_scale": -1}, {"rate_limit": 0}, {"rate_window_seconds": 0}):
+        try:
+            SandboxConfig(**bad)
+        except ValueError as exc:
+            assert next(iter(bad)) in str(exc)
+        else:
+            raise AssertionError(f"{bad} was accepted")
