@@ -1,8 +1,10 @@
 """Sandbox throughput: GET /vms pages and GET /vms/{id} on loopback with 10,000 VMs.
 
 The sandbox runs as ``svcnb sandbox`` in its own process (faults off, rate limits raised);
-several keep-alive clients in threads send a fixed number of requests per endpoint; the script prints requests/s per endpoint and the ratio to the
-500 req/s target. Run: ``.venv/bin/python bench/sandbox_throughput.py [--vms N] [--requests N]``.
+several keep-alive clients in threads send a fixed number of requests per endpoint;
+the script prints requests/s per endpoint and the ratio to the 500 req/s target.
+
+Run: ``.venv/bin/python bench/sandbox_throughput.py [--vms N] [--requests N] [--clients N]``.
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ from svcnb.client._request import Requester
 from svcnb.client._resources import Firewalls, Networks, Wallet, Webhooks
 from svcnb.client._vms import VMs
 
-# Connections kept per Client: enough for vms.all's default 8 workers and a few more.
-POOL_SIZE = 32
+# Connections per Client: also the most workers vms.all may use.
+POOL_SIZE = 64
 
 
 class Client:

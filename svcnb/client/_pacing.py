@@ -14,6 +14,8 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 
+import httpx
+
 # Sent this long after the estimated reset, so a request never lands just before it.
 RESET_MARGIN_SECONDS = 0.05
 
@@ -44,6 +46,8 @@ class Governor:
         self.remaining: int | None = None  # None: unknown, send one probe at a time
         self._reset_at: float | None = None  # clock time the current window ends
         self.window: float | None = None  # longest Reset seen: the window length, at most
+        # The server answered without rate-limit headers: nothing to pace by, so no probing.
+        self.headerless = False
 
     def acquire(self) -> float:
         start = self._clock()
@@ -55,7 +59,7 @@ class Governor:
                     self._reset_at = None
                     self.remaining = self.limit
                 if self.remaining is None:
-                    if self._inflight == 0:
+                    if self._inflight == 0 or self.headerless:
                         break
                     self._cond.wait()
                     continue
@@ -94,7 +98,9 @@ class Governor:
         if limit is not None:
             self.limit = int(limit)
         if remaining is None or reset is None:
+            self.headerless = self.remaining is None
             return
+        self.headerless = False
         now = self._clock()
         reset_at = now + reset
         if changed:
@@ -138,10 +144,12 @@ _registry_lock = threading.Lock()
 
 
 def governor_for(base_url: str, token: str | None) -> Governor:
-    """The one governor of ``token`` on ``base_url`` (requests without a token share the IP's)."""
+    """The one governor of ``token`` on the server of ``base_url`` (whatever path the URL
+    holds); requests without a token share one, as they share the server's per-IP bucket."""
     # Keyed by a digest so the registry never holds the secret itself.
     digest = hashlib.sha256((token or "").encode()).hexdigest()
-    key = (base_url, digest)
+    url = httpx.URL(base_url)
+    key = (f"{url.scheme}://{url.netloc.decode('ascii')}", digest)
     with _registry_lock:
         gov = _registry.get(key)
         if gov is None:

@@ -82,8 +82,8 @@ class VMs(_Resource):
         """
         if not isinstance(details, bool):
             raise ValueError(f"details must be True or False, got {details!r}")
-        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-            raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+        if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= 64:
+            raise ValueError(f"workers must be an integer from 1 to 64, got {workers!r}")
         show = self._progress() if progress is None else bool(progress)
         return pull_vms(
             self._req,

@@ -15,6 +15,7 @@ from typing import Any
 import ipywidgets as widgets
 import pandas as pd
 
+from svcnb.panels._display import Displayed
 from svcnb.panels._messages import banner, show, shown_in
 from svcnb.panels._render import table
 
@@ -29,7 +30,7 @@ def _iso_times(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-class AsOfPanel:
+class AsOfPanel(Displayed):
     """Base of BillingPanel and BandwidthPanel (see module docstring).
 
     Widgets (stable attribute names): ``date_slider`` (values are snapshot server times, CSS
@@ -91,9 +92,6 @@ class AsOfPanel:
             ]
         ).add_class(f"svcnb-{self.name}-panel")
         self.refresh()
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
 
     # --- what a subclass provides -------------------------------------------------------------
 

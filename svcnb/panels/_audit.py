@@ -7,6 +7,7 @@ from typing import Any
 import ipywidgets as widgets
 import pandas as pd
 
+from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, show, shown_in
 from svcnb.panels._render import png, table
 from svcnb.panels._rules import RuleEditor
@@ -46,16 +47,17 @@ def _label(row: Any) -> str:
     return f"[{row.severity}] {row.check} · {where} · {reason}"
 
 
-class FirewallAuditPanel:
+class FirewallAuditPanel(Displayed):
     """Firewall findings as of the latest snapshot, filterable by severity and check.
 
     Reads ``firewall.audit`` findings: severity, check, firewall_id, firewall_name, rule_id,
     position, direction, action, protocol, port, vm_id, affected_vm_count, reason.
 
     Widgets (stable attribute names): ``severity_filter``, ``check_filter``, ``finding_select``
-    (values are row positions in ``findings``), ``table``, ``plot`` (PNG), ``open_button``
-    (CSS ``svcnb-open-rule``), ``retake_button`` (snapshot now and audit again; needs a client),
-    ``editor_box`` (holds ``editor``, a RuleEditor, once a rule was opened) and ``status``.
+    (values are row positions in ``findings``; CSS ``svcnb-finding-select``), ``table``,
+    ``plot`` (PNG), ``open_button`` (CSS ``svcnb-open-rule``), ``retake_button`` (snapshot now
+    and audit again; needs a client), ``editor_box`` (holds ``editor``, a RuleEditor, once a
+    rule was opened) and ``status`` (CSS ``svcnb-status``).
     Without a client the panel only reads the store and cannot open rules.
     """
 
@@ -72,7 +74,7 @@ class FirewallAuditPanel:
         self.check_filter = widgets.Dropdown(description="Check", options=[("all checks", "")])
         self.finding_select = widgets.Select(
             description="Finding", rows=8, layout=widgets.Layout(width="95%")
-        )
+        ).add_class("svcnb-finding-select")
         self.table = widgets.HTML()
         self.plot = widgets.Image(format="png", layout=widgets.Layout(max_width="720px"))
         self.open_button = widgets.Button(
@@ -102,9 +104,6 @@ class FirewallAuditPanel:
             ]
         ).add_class("svcnb-audit-panel")
         self.refresh()
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
 
     def refresh(self) -> None:
         """Run the audit on the store's latest snapshot and redraw."""

@@ -15,6 +15,7 @@ from svcnb import errors
 # The client's own pre-send check, called one field at a time, so the form refuses exactly what
 # update_rule would refuse. (Private module until the client exports a per-field validator.)
 from svcnb.client._validate import rule_update
+from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, banner, describe, show, shown_in
 from svcnb.panels._render import cell, table
 
@@ -90,21 +91,22 @@ def _rule_label(rule: dict) -> str:
     )
 
 
-class RuleEditor:
+class RuleEditor(Displayed):
     """Pick a firewall and a rule, edit it in a validated form, review the diff, save, audit.
 
     Reads firewall records ``{id, name}`` and rule records with the API's keys (position, port,
     sourceIps, destIps, description, ...). Every save that is sent is appended to
     ``store.append_audit`` with time, firewall_id, rule_id, before and after (dicts of the
-    changed fields), outcome and detail;
-    ``audit_log()`` returns them as a frame.
+    changed fields), outcome and detail; ``audit_log()`` returns them as a frame.
 
-    Widgets (stable attribute names): ``firewall_picker``, ``rule_picker``, one input per
+    Widgets (stable attribute names): ``firewall_picker`` (CSS ``svcnb-firewall-picker``),
+    ``rule_picker`` (CSS ``svcnb-rule-picker``), one input per
     editable field in ``inputs`` (``position``, ``port`` (CSS ``svcnb-port``), ``source_ips``,
     ``dest_ips``, ``description``) each with its message widget in ``messages`` (``port_error``
     has CSS ``svcnb-port-error``), ``diff``, ``save_button`` (CSS ``svcnb-save``),
-    ``reset_button``, ``reread`` (the rule as read again after a failed sync), ``history``
-    (this rule's audit entries) and ``status`` (CSS ``svcnb-status``).
+    ``reset_button``, ``refresh_button`` (reload firewalls and rules), ``reread`` (the rule as
+    read again after a failed sync), ``history`` (this rule's audit entries) and ``status``
+    (CSS ``svcnb-status``).
     """
 
     def __init__(
@@ -121,10 +123,12 @@ class RuleEditor:
         self.rules: list[dict] = []
         self.rule: dict | None = None
 
-        self.firewall_picker = widgets.Dropdown(description="Firewall", options=[])
+        self.firewall_picker = widgets.Dropdown(description="Firewall", options=[]).add_class(
+            "svcnb-firewall-picker"
+        )
         self.rule_picker = widgets.Dropdown(
             description="Rule", options=[], layout=widgets.Layout(width="95%")
-        )
+        ).add_class("svcnb-rule-picker")
         self.position = widgets.Text(description="Position", continuous_update=True)
         self.port = widgets.Text(
             description="Port", placeholder='22, 80,443, 8000-8100, any or "" (ICMP)'
@@ -166,6 +170,7 @@ class RuleEditor:
             description="Save", button_style="primary", icon="save", disabled=True
         ).add_class("svcnb-save")
         self.reset_button = widgets.Button(description="Undo edits", disabled=True)
+        self.refresh_button = widgets.Button(description="Reload", icon="refresh")
         self.reread = widgets.HTML().add_class("svcnb-reread")
         self.history = widgets.HTML()
         self.status = widgets.HTML().add_class("svcnb-status")
@@ -174,10 +179,11 @@ class RuleEditor:
         self.rule_picker.observe(self._on_rule, names="value")
         self.save_button.on_click(lambda _b: self.save())
         self.reset_button.on_click(lambda _b: self._fill())
+        self.refresh_button.on_click(lambda _b: self.load_firewalls())
 
         self.widget = widgets.VBox(
             [
-                self.firewall_picker,
+                widgets.HBox([self.firewall_picker, self.refresh_button]),
                 self.rule_picker,
                 *[widgets.VBox([self.inputs[f], self.messages[f]]) for f in EDITABLE],
                 self.diff,
@@ -188,9 +194,6 @@ class RuleEditor:
             ]
         ).add_class("svcnb-rule-editor")
         self.load_firewalls()
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
 
     # --- choosing ---------------------------------------------------------------------------
 
@@ -210,6 +213,7 @@ class RuleEditor:
 
     def _on_firewall(self, _change: object = None) -> None:
         fw_id = self.firewall_picker.value
+        keep = self.rule_picker.value
         self.rules = []
         if fw_id is not None:
             with shown_in(self.status, f"reading the rules of firewall {fw_id}"):
@@ -218,7 +222,8 @@ class RuleEditor:
                 )
         self.rule_picker.unobserve(self._on_rule, names="value")
         self.rule_picker.options = [(_rule_label(r), str(r["id"])) for r in self.rules]
-        self.rule_picker.value = str(self.rules[0]["id"]) if self.rules else None
+        ids = [str(r["id"]) for r in self.rules]
+        self.rule_picker.value = keep if keep in ids else (ids[0] if ids else None)
         self.rule_picker.observe(self._on_rule, names="value")
         self._on_rule()
 
@@ -331,7 +336,9 @@ class RuleEditor:
         """Send the changed fields, record the outcome in the audit log and return it.
 
         Outcomes: ``saved``, ``upstream_sync_failed`` (stored, not synced; the re-read rule is
-        shown), ``refused`` (not sent: invalid), ``failed`` (the API refused it), ``no_change``.
+        shown), ``refused`` (not sent: invalid), ``failed`` (the API refused it), ``no_change``,
+        ``stale`` (not sent: the rule changed on the service since it was loaded; the diff now
+        compares with its current values and the user saves again after reviewing it).
         """
         if self.rule is None:
             show(self.status, "error", "Choose a firewall and a rule first.")
@@ -347,9 +354,15 @@ class RuleEditor:
             return "no_change"
         fw_id = str(self.firewall_picker.value)
         rule_id = str(self.rule["id"])
-        before = {f: self._current(f) for f in changes}
         doing = f"saving rule {rule_id} of firewall {fw_id}"
         self.reread.value = ""
+        if self._went_stale(fw_id, rule_id, doing):
+            return "stale"
+        changes = self.changes()
+        if not changes:
+            show(self.status, "info", "Nothing to save: the rule already holds these values.")
+            return "no_change"
+        before = {f: self._current(f) for f in changes}
         detail = ""
         with RateWait(self.client) as waited:
             try:
@@ -387,6 +400,41 @@ class RuleEditor:
             self.status.value = banner("error", detail)
         self._show_history()
         return outcome
+
+    def _went_stale(self, fw_id: str, rule_id: str, doing: str) -> bool:
+        """Read the rule again; True (and say so) when someone changed it since it was loaded.
+
+        The audit's "before" must be what the service held, and a save must not silently undo
+        another person's edit, so the diff is recomputed against the current rule first.
+        """
+        with shown_in(self.status, doing):
+            fresh = next(
+                (r for r in self.client.firewalls.rules(fw_id) if str(r["id"]) == rule_id), None
+            )
+            if fresh is None:
+                show(self.status, "error", f"Rule {rule_id} is gone from firewall {fw_id}.")
+                return True
+            assert self.rule is not None
+            if all(fresh.get(f) == self.rule.get(f) for f in EDITABLE):
+                return False
+            # keep what the user typed; take the service's current value everywhere else, so
+            # saving never reverts the other person's change to a field the user did not touch
+            typed = {
+                f: box.value
+                for f, box in self.inputs.items()
+                if box.value != _as_text(f, self.rule.get(f))
+            }
+            self._replace_rule(fresh)
+            for field, text in typed.items():
+                self.inputs[field].value = text
+            show(
+                self.status,
+                "warn",
+                f"Not saved: rule {rule_id} was changed on the service since it was loaded. "
+                "The diff now compares with its current values; review it and save again.",
+            )
+            return True
+        return True  # the re-read failed; the status line says why
 
     def _replace_rule(self, rule: dict) -> None:
         self.rules = [rule if str(r["id"]) == str(rule["id"]) else r for r in self.rules]

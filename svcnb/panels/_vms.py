@@ -11,6 +11,7 @@ import ipywidgets as widgets
 import pandas as pd
 
 from svcnb import errors, frames
+from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, banner, describe, show, shown_in
 from svcnb.panels._render import flag, table
 
@@ -42,14 +43,15 @@ def _choices(frame: pd.DataFrame, column: str, label: str) -> list[tuple[str, st
     return [(f"all {label}", "")] + [(v, v) for v in values]
 
 
-class VmPanel:
+class VmPanel(Displayed):
     """The fleet as a filterable table; selected VMs are stopped after an explicit confirmation.
 
     Reads the ``vms`` frame columns id, name, hostname, status, region_slug, plan_slug,
     ip_address and is_protected.
 
     Widgets (stable attribute names): ``status_filter``, ``region_filter``, ``plan_filter``,
-    ``search``, ``vm_select`` (values are VM ids), ``table``, ``refresh_button``, ``stop_button``
+    ``search`` (CSS ``svcnb-search``), ``vm_select`` (values are VM ids; labels start with the
+    VM name; CSS ``svcnb-vm-select``), ``table``, ``refresh_button``, ``stop_button``
     (CSS ``svcnb-stop``), ``confirmation``, ``allow_protected``, ``confirm_button`` (CSS
     ``svcnb-confirm``), ``cancel_button``, ``actions`` (CSS ``svcnb-actions``), ``status`` (CSS
     ``svcnb-status``). ``widget`` is the whole panel; the panel also displays itself.
@@ -80,10 +82,10 @@ class VmPanel:
         self.plan_filter = widgets.Dropdown(description="Plan", options=[("all plans", "")])
         self.search = widgets.Text(
             description="Search", placeholder="name, hostname, IP or id", continuous_update=True
-        )
+        ).add_class("svcnb-search")
         self.vm_select = widgets.SelectMultiple(
             description="VMs", rows=10, layout=widgets.Layout(width="95%")
-        )
+        ).add_class("svcnb-vm-select")
         self.table = widgets.HTML()
         self.refresh_button = widgets.Button(description="Refresh", icon="refresh")
         self.stop_button = widgets.Button(
@@ -130,9 +132,6 @@ class VmPanel:
             ]
         ).add_class("svcnb-vm-panel")
         self.refresh()
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
 
     # --- reading -------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ import ipywidgets as widgets
 import pandas as pd
 
 from svcnb import frames
+from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, show, shown_in
 from svcnb.panels._render import flag, png, table
 from svcnb.reports import webhooks as health_report
@@ -40,7 +41,7 @@ _DELIVERY_COLUMNS = [
 ]
 
 
-class WebhooksPanel:
+class WebhooksPanel(Displayed):
     """Webhook subscriptions, their delivery health, and a button to enable one again.
 
     Reads the ``webhooks`` frame (id, url, events, is_active, consecutive_failures) and the
@@ -92,9 +93,6 @@ class WebhooksPanel:
             ]
         ).add_class("svcnb-webhooks-panel")
         self.refresh()
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
 
     def refresh(self) -> None:
         """Read the subscriptions and every subscription's deliveries again, then redraw."""

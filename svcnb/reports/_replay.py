@@ -59,7 +59,9 @@ class Report:
 
     def inputs(self, store: StoreLike, at: Any = None) -> dict[str, Any]:
         """The keyword arguments ``from_store`` would pass: frames, histories and ``now``."""
-        snap = snapshot_at(store, at)
+        return self._inputs(store, snapshot_at(store, at))
+
+    def _inputs(self, store: StoreLike, snap: pd.Series) -> dict[str, Any]:
         when = snap["server_time"]
         kwargs: dict[str, Any] = {
             name: store.load(resource, at=when) for name, resource in self.frames.items()
@@ -104,9 +106,12 @@ def resolve_now(now: Any) -> pd.Timestamp:
     return pd.Timestamp.now(tz=UTC) if now is None else to_utc(now, "now")
 
 
-def snapshot_at(store: StoreLike, at: Any = None) -> pd.Series:
-    """The manifest row of the latest snapshot whose server time is at or before ``at``."""
-    snaps = store.snapshots()
+def snapshot_at(store: StoreLike, at: Any = None, snaps: pd.DataFrame | None = None) -> pd.Series:
+    """The manifest row of the latest snapshot whose server time is at or before ``at``.
+
+    ``snaps`` is ``store.snapshots()`` when the caller already has it.
+    """
+    snaps = store.snapshots() if snaps is None else snaps
     if snaps.empty:
         raise ValueError("the store holds no snapshot; take one first (svcnb snapshot)")
     snaps = snaps.sort_values(["server_time", "snapshot_id"], kind="stable")
@@ -155,10 +160,10 @@ def replay(
     parts = []
     cache: dict[Any, pd.DataFrame] = {}
     for at in pd.date_range(start, end, freq=step):
-        snap = snapshot_at(store, at)
+        snap = snapshot_at(store, at, snaps)
         key = snap["snapshot_id"]
         if key not in cache:
-            cache[key] = _as_frame(report.from_store(store, at=at, **options))
+            cache[key] = _as_frame(report.fn(**report._inputs(store, snap), **options))
         part = cache[key].copy()
         part.insert(0, "snapshot_time", snap["server_time"])
         part.insert(0, "at", at)

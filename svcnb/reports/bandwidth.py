@@ -82,20 +82,26 @@ def growth(
     """
     now = resolve_now(now)
     since = now - pd.Timedelta(lookback)
-    hist = history[(history["server_time"] <= now)].sort_values(["id", "server_time"])
-    rows = []
-    for vm_id, part in hist.groupby("id", sort=True):
-        times = pd.to_datetime(part["server_time"], utc=True)
-        used = part["bandwidth_used_bytes"].astype("Float64")
-        grew = used.diff()
-        span = times.diff() / _DAY
-        keep = (times > since) & grew.notna() & (grew >= 0) & (span > 0)
-        # a pair is in the lookback when it ends there and starts no earlier than its start
-        keep &= times.shift() >= since
-        days = float(span[keep].sum())
-        rate = float(grew[keep].sum()) / days if days > 0 else pd.NA
-        rows.append({"vm_id": str(vm_id), "rate_bytes_per_day": rate, "days_observed": days})
-    out = pd.DataFrame(rows, columns=["vm_id", "rate_bytes_per_day", "days_observed"])
+    hist = history[history["server_time"] <= now].sort_values(["id", "server_time"])
+    times = pd.to_datetime(hist["server_time"], utc=True)
+    per_vm = hist.groupby("id", sort=False)
+    grew = per_vm["bandwidth_used_bytes"].diff().astype("Float64")
+    started = pd.to_datetime(per_vm["server_time"].shift(), utc=True)
+    span = (times - started) / _DAY
+    # a pair counts when it lies wholly in the lookback and its usage did not fall (a renewal)
+    keep = ((started >= since) & (grew >= 0) & (span > 0)).fillna(False).astype(bool)
+    pairs = pd.DataFrame(
+        {
+            "vm_id": hist["id"].astype("string"),
+            "grew": grew.where(keep, 0.0).astype(float),
+            "days": span.where(keep, 0.0).astype(float),
+        }
+    )
+    out = pairs.groupby("vm_id", sort=True)[["grew", "days"]].sum().reset_index()
+    rate = (out["grew"] / out["days"]).where(out["days"] > 0)
+    out = pd.DataFrame(
+        {"vm_id": out["vm_id"], "rate_bytes_per_day": rate, "days_observed": out["days"]}
+    )
     return out.astype(
         {"vm_id": "string", "rate_bytes_per_day": "Float64", "days_observed": "Float64"}
     )

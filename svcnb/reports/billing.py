@@ -13,12 +13,16 @@ Renewal model (the sandbox's, ``svcnb/sandbox/_life.py``; the spec shows none):
 
 - A VM renews at ``next_renewal_at`` and then every calendar month on the same day of the month
   (clamped to shorter months), debiting its monthly price when the balance covers it.
+- Renewals are walked in time order; those at the same instant in VM id order (the service's
+  order is not shown).
 - A renewal the wallet cannot pay debits nothing; the VM then owes its price, turns ``overdue``
   and does not renew again until a top-up pays the debt (after 3 days it is suspended).
 - Terminated and suspended VMs and VMs that already owe (``billing_status`` overdue or
   suspended) do not renew; what the owing ones owe is counted as ``owed``.
-- A renewal in a currency other than the wallet's, or with no price in the data, cannot be
-  debited here and is listed with ``debitable`` False, never converted.
+- A VM whose record states no price is billed its plan's catalog price: the price every VM of
+  the same plan states, when they agree (``price_source`` "plan"); otherwise it stays unknown.
+- A renewal in a currency other than the wallet's, or with an unknown price, cannot be debited
+  here and is listed with ``debitable`` False, never converted.
 - The low-balance warning (``billing.low_balance``) compares the balance with what is owed plus
   the renewals due within the next 7 days (``DEFAULT_LOW_BALANCE_WINDOW``).
 """
@@ -110,12 +114,38 @@ def _priced(vms: pd.DataFrame, currency: Any) -> pd.DataFrame:
             "next_renewal_at": pd.to_datetime(vms["next_renewal_at"], utc=True),
             "amount": vms["price_monthly_amount"].astype("Float64"),
             "currency": stated if pd.isna(currency) else stated.fillna(currency),
+            "price_source": pd.array(["stated"] * len(vms), dtype="string"),
             "renews": renews.astype(bool),
             "owes": owes.astype(bool),
             "billed": (status != "terminated").astype(bool),
         }
+    ).reset_index(drop=True)
+    return _price_from_plan(out)
+
+
+def _price_from_plan(priced: pd.DataFrame) -> pd.DataFrame:
+    """Give a VM that states no price the price every priced VM of its plan states, if they agree.
+
+    The service bills such a VM its plan's catalog price (the sandbox does); the VMs of the same
+    plan that do state one show it. ``price_source`` says "plan" for these, NA stays NA.
+    """
+    known = priced.dropna(subset=["amount", "plan_slug"])
+    per_plan = known.groupby("plan_slug")[["amount", "currency"]].agg(
+        lambda s: s.unique().tolist() if s.notna().all() else []
     )
-    return out.reset_index(drop=True)
+    missing = priced["amount"].isna() & priced["plan_slug"].notna()
+    for i in priced.index[missing]:
+        plan = priced.at[i, "plan_slug"]
+        if plan not in per_plan.index:
+            continue
+        amounts, currencies = per_plan.at[plan, "amount"], per_plan.at[plan, "currency"]
+        if len(amounts) == 1 and len(currencies) <= 1:
+            priced.at[i, "amount"] = amounts[0]
+            if currencies and pd.isna(priced.at[i, "currency"]):
+                priced.at[i, "currency"] = currencies[0]
+            priced.at[i, "price_source"] = "plan"
+    priced.loc[priced["amount"].isna(), "price_source"] = pd.NA
+    return priced
 
 
 def _debitable(amount: Any, currency: Any, wallet_currency: Any) -> bool:
@@ -171,6 +201,7 @@ RENEWAL_COLUMNS = [
     "billing_status",
     "amount",
     "currency",
+    "price_source",
 ]
 
 
@@ -190,7 +221,8 @@ def renewals(
     Reads ``vms``: id, name, status, plan_slug, region_slug, billing_status, next_renewal_at,
     price_monthly_amount, price_monthly_currency; ``wallet``: balance_currency (for NA currency).
     Returns renewal_at, days_until, vm_id, name, plan_slug, region_slug, billing_status,
-    amount, currency.
+    amount, currency, price_source ("stated", or "plan" when the VM states no price and its
+    plan's VMs all state the same one; NA when unknown).
     """
     now = resolve_now(now)
     priced = _priced(vms, account_currency(vms, wallet))
@@ -205,6 +237,7 @@ def renewals(
             "billing_status": r.billing_status,
             "amount": r.amount,
             "currency": r.currency,
+            "price_source": r.price_source,
         }
         for when, r in _occurrences(priced, now, now + pd.Timedelta(within), cycle)
     ]
@@ -220,6 +253,7 @@ def renewals(
             "billing_status": "string",
             "amount": "Float64",
             "currency": "string",
+            "price_source": "string",
         }
     )
 
@@ -398,11 +432,15 @@ def runway(
     Reads the columns of :func:`renewal_schedule`. Returns now, balance, currency, owed (by VMs
     already overdue or suspended, which a top-up pays first), runway_at (NaT when every
     renewal within the horizon is paid), runway_days, vm_id, name, amount (of the unpaid
-    renewal), shortfall (its amount minus the balance left then), horizon_end.
+    renewal), shortfall (its amount minus the balance left then), unpaid_then (ids of every VM
+    whose renewal at that same instant goes unpaid), unscheduled (VMs that will renew but have
+    no renewal date yet, e.g. still provisioning: the walk cannot include them, so the runway
+    may come sooner), horizon_end.
     """
     now = resolve_now(now)
     balance, currency = _wallet_balance(wallet, vms)
-    owed = _owed(_priced(vms, currency), currency)
+    priced = _priced(vms, currency)
+    owed = _owed(priced, currency)
     schedule = renewal_schedule(vms, wallet, now=now, horizon=horizon, cycle=cycle)
     unpaid = schedule[schedule["debitable"] & ~schedule["paid"]]
     row: dict[str, Any] = {
@@ -416,6 +454,8 @@ def runway(
         "name": pd.NA,
         "amount": pd.NA,
         "shortfall": pd.NA,
+        "unpaid_then": [],
+        "unscheduled": _unscheduled(priced),
         "horizon_end": now + pd.Timedelta(horizon),
     }
     if not unpaid.empty:
@@ -427,6 +467,7 @@ def runway(
             name=first["name"],
             amount=first["amount"],
             shortfall=first["amount"] - first["balance_before"],
+            unpaid_then=sorted(unpaid.loc[unpaid["renewal_at"] == first["renewal_at"], "vm_id"]),
         )
     out = pd.DataFrame([row])
     for col in ("now", "runway_at", "horizon_end"):
@@ -441,8 +482,13 @@ def runway(
             "name": "string",
             "amount": "Float64",
             "shortfall": "Float64",
+            "unscheduled": "Int64",
         }
     )
+
+
+def _unscheduled(priced: pd.DataFrame) -> int:
+    return int((priced["renews"] & priced["next_renewal_at"].isna()).sum())
 
 
 @report(frames={"vms": "vms", "wallet": "wallet"})
@@ -460,12 +506,13 @@ def low_balance_forecast(
     :func:`renewal_schedule` up to t are set against the debitable renewals due in
     ``(t, t + window]``. (The sandbox checks hourly, so its ``billing.low_balance`` comes at the
     first full hour at or after ``low_at``.) Returns now, window_days, low_at (NaT when never
-    within the horizon), balance_then, needed, currency.
+    within the horizon), balance_then, needed, currency, unscheduled (as in :func:`runway`).
     """
     now = resolve_now(now)
     span = pd.Timedelta(window)
     balance, currency = _wallet_balance(wallet, vms)
-    owed = _owed(_priced(vms, currency), currency)
+    priced = _priced(vms, currency)
+    owed = _owed(priced, currency)
     schedule = renewal_schedule(vms, wallet, now=now, horizon=horizon, cycle=cycle)
     dues = schedule[schedule["debitable"]]
     times = dues["renewal_at"]
@@ -489,6 +536,7 @@ def low_balance_forecast(
         "balance_then": found[1] if found else pd.NA,
         "needed": found[2] if found else pd.NA,
         "currency": currency,
+        "unscheduled": _unscheduled(priced),
     }
     out = pd.DataFrame([row])
     for col in ("now", "low_at"):
@@ -499,6 +547,7 @@ def low_balance_forecast(
             "balance_then": "Float64",
             "needed": "Float64",
             "currency": "string",
+            "unscheduled": "Int64",
         }
     )
 
@@ -575,7 +624,8 @@ def plot_renewals(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
     ax.set_xlabel("renewal date (UTC)")
     ax.set_ylabel("amount renewing")
     ax.legend(title="currency")
-    ax.figure.autofmt_xdate()
+    # rotate on this Axes only: autofmt_xdate would hide the labels of the figure's other Axes
+    ax.tick_params(axis="x", labelrotation=30)
     return ax
 
 

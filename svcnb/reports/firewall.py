@@ -439,6 +439,8 @@ def rule_changes(
 
 
 def _show(value: Any) -> str:
+    if isinstance(value, pd.Timestamp):
+        return value.isoformat()
     if isinstance(value, str):
         return repr(value)
     if hasattr(value, "tolist"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 import threading
 
@@ -46,14 +47,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="write {base_url, api_root, control_url, tokens} as JSON here",
     )
     parser.add_argument(
+        "--quiet", action="store_true", help="do not log each sandbox event to stderr"
+    )
+    parser.add_argument(
         "--ca-bundle",
         default=None,
         help="PEM file webhook deliveries trust (for a local test receiver)",
     )
 
 
+def _log_to_stderr(quiet: bool) -> logging.Handler:
+    """Sandbox log lines (one per event, from the life engine) go to stderr as plain lines."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    logger = logging.getLogger("svcnb.sandbox")
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING if quiet else logging.INFO)
+    return handler
+
+
 def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
     """Serve until Ctrl-C (or until ``stop`` is set, for tests)."""
+    handler = _log_to_stderr(getattr(args, "quiet", False))
+    try:
+        return _serve_until_stopped(args, stop)
+    finally:
+        logging.getLogger("svcnb.sandbox").removeHandler(handler)
+
+
+def _serve_until_stopped(args: argparse.Namespace, stop: threading.Event | None) -> int:
     try:
         context = serve(
             host=args.host,

@@ -50,6 +50,7 @@ import threading
 import time
 import weakref
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
@@ -161,7 +162,7 @@ class _Courier:
                 at = at + delay
                 delivery.jobs.append(self.clock.schedule(at, self._retry_job(delivery, number, at)))
 
-    def _retry_job(self, delivery: _Delivery, number: int, at: datetime):
+    def _retry_job(self, delivery: _Delivery, number: int, at: datetime) -> Callable[[], None]:
         def due() -> None:
             if not delivery.settled:
                 self._enqueue(delivery, number, at)
@@ -259,7 +260,8 @@ class _Courier:
         count = count if isinstance(count, int) and count < AUTO_DISABLE_AFTER else 0
         sub["consecutiveFailures"] = count + 1
         _log.debug(
-            "webhook %s: attempt %d/%d of %s (%s) to %s failed: %s",
+            "%s webhook %s: attempt %d/%d of %s (%s) to %s failed: %s",
+            iso(attempt.due),
             delivery.webhook_id,
             attempt.number,
             MAX_ATTEMPTS,
@@ -272,8 +274,9 @@ class _Courier:
             sub["isActive"] = False
             sub["updatedAt"] = max(str(sub.get("updatedAt") or ""), iso(attempt.due))
             _log.info(
-                "webhook %s disabled after %d consecutive failed delivery attempts; "
+                "%s webhook %s disabled after %d consecutive failed delivery attempts; "
                 "PATCH /webhooks/%s with isActive true to enable it again",
+                iso(attempt.due),
                 delivery.webhook_id,
                 AUTO_DISABLE_AFTER,
                 delivery.webhook_id,

@@ -78,3 +78,11 @@ def finish(state: State, token_id: str, key: str, status: int, body: bytes) -> N
             del state.idempotency[(token_id, key)]
             return
         entry.update(inFlight=False, status=status, body=body)
+
+
+def abandon(state: State, token_id: str, key: str) -> None:
+    """Forget an in-flight key whose request died before it had an answer, so a retry runs."""
+    with state.lock:
+        entry = state.idempotency.get((token_id, key))
+        if entry is not None and entry["inFlight"]:
+            del state.idempotency[(token_id, key)]

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import calendar
 import hashlib
+import json
 import logging
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
@@ -239,11 +240,7 @@ class _Life:
             if billing.get("status") == "overdue":
                 self._owe(vm, now, self._next_at(vm))
             elif billing.get("status") == "suspended" and vm.get("status") == "suspended":
-                debt = self._owe(vm, now, None)
-                debt.suspended = True
-                if debt.job is not None:
-                    self.clock.cancel(debt.job)
-                    debt.job = None
+                self._owe(vm, now, None, suspended=True)
         self._sync_renewals()
         self.clock.schedule(self.accrued_until + BANDWIDTH_STEP, self._hourly)
 
@@ -402,9 +399,12 @@ class _Life:
         )
 
     # -- debts and suspension --
-    def _owe(self, vm: dict, since: datetime, period_end: datetime | None) -> _Debt:
-        debt = _Debt(vm["id"], price_of(vm), since, period_end)
-        debt.job = self.clock.schedule(since + GRACE, lambda: self._suspend(debt))
+    def _owe(
+        self, vm: dict, since: datetime, period_end: datetime | None, suspended: bool = False
+    ) -> _Debt:
+        debt = _Debt(vm["id"], price_of(vm), since, period_end, suspended=suspended)
+        if not suspended:
+            debt.job = self.clock.schedule(since + GRACE, lambda: self._suspend(debt))
         self.debts[vm["id"]] = debt
         vm["_amountDue"] = _money(debt.amount)
         vm["_overdueSince"] = iso(since)
@@ -520,9 +520,17 @@ def describe(event: dict) -> str:
         parts.append(f"{vm.get('name')} ({vm.get('id')}) now {vm.get('status')}")
     for key, value in data.items():
         if key != "vm" and not isinstance(value, dict | list):
-            parts.append(f"{key} {value}")
+            parts.append(f"{_one_line(key)} {_one_line(value)}")
     text = ", ".join(parts) if parts else "(no data)"
     return f"{event.get('createdAt')} {event.get('type')}: {text}"
+
+
+def _one_line(value: object, limit: int = 120) -> str:
+    # event data can come from anyone with control access: keep each event on one log line
+    text = str(value)
+    if not text.isprintable():
+        text = json.dumps(text, ensure_ascii=False)[1:-1]
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _log_event(event: dict) -> None:

@@ -111,10 +111,15 @@ async def handle_public(state: State, scope: dict, receive, send, headers: dict[
                 extra["idempotent-replayed"] = "true"
                 await _answer(state, send, stored["status"], stored["body"], extra)
                 return
-        if state.faults.latencyMs > 0:
-            await asyncio.sleep(state.faults.latencyMs / 1000)
-        status, payload = _run(state, route, Call(method, sub, params, query, body, token))
-        encoded = dumps(payload)
+        try:
+            if state.faults.latencyMs > 0:
+                await asyncio.sleep(state.faults.latencyMs / 1000)
+            status, payload = _run(state, route, Call(method, sub, params, query, body, token))
+            encoded = dumps(payload)
+        except BaseException:
+            if key is not None:  # e.g. the client went away during the latency fault
+                _idempotency.abandon(state, token["id"], key)
+            raise
         if key is not None:
             _idempotency.finish(state, token["id"], key, status, encoded)
         drop = _faults.drops_connection(state)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection
-from itertools import islice
 from dataclasses import dataclass, field
+from itertools import islice
 
 from ._state import State
 from ._wire import ApiFailure, ok

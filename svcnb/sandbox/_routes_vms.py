@@ -9,6 +9,30 @@ from ._wire import ok
 
 # served by GET /vms/{id} only; GET /vms items leave them out (DESIGN section 3)
 DETAIL_KEYS = frozenset({"sshKeys", "firewalls", "privateNetworks"})
+# the spec's VM keys in their order, less the detail keys
+SUMMARY_KEYS = (
+    "id",
+    "name",
+    "hostname",
+    "status",
+    "vcpu",
+    "ram",
+    "disk",
+    "bandwidth",
+    "networkSpeed",
+    "network10gEnabled",
+    "dailyBackupEnabled",
+    "isProtected",
+    "ipAddress",
+    "region",
+    "plan",
+    "osTemplate",
+    "billing",
+    "createdAt",
+    "bandwidthUsedBytes",
+    "bandwidthPackBytes",
+    "updatedAt",
+)
 
 
 def vm_full(vm: dict) -> dict:
@@ -16,7 +40,7 @@ def vm_full(vm: dict) -> dict:
 
 
 def vm_summary(vm: dict) -> dict:
-    return {k: v for k, v in vm.items() if k[0] != "_" and k not in DETAIL_KEYS}
+    return {k: vm[k] for k in SUMMARY_KEYS}
 
 
 def list_vms(state: State, call: Call) -> tuple[int, dict]:

@@ -88,11 +88,25 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+# parsed manifests by path, valid while the file's identity is unchanged: it is only ever
+# replaced by a rename, which gives it a new inode
+_PARSED: dict[Path, tuple[tuple[int, int, int], list[dict[str, Any]]]] = {}
+
+
 def read_manifest(root: Path) -> list[dict[str, Any]]:
-    """Published snapshots in order; [] for a new store. A damaged manifest raises StoreError."""
+    """Published snapshots in order; [] for a new store. A damaged manifest raises StoreError.
+
+    The list is shared between callers: treat it as read-only.
+    """
     path = root / MANIFEST
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, "rb") as f:
+            st = os.fstat(f.fileno())
+            identity = (st.st_ino, st.st_size, st.st_mtime_ns)
+            hit = _PARSED.get(path)
+            if hit is not None and hit[0] == identity:
+                return hit[1]
+            text = f.read().decode("utf-8", errors="replace")
     except FileNotFoundError:
         return []
     try:
@@ -103,9 +117,10 @@ def read_manifest(root: Path) -> list[dict[str, Any]]:
     except (ValueError, KeyError, TypeError) as exc:
         raise StoreError(
             f"{path} is not a readable svcnb manifest ({exc}). It is only ever replaced "
-            "atomically, so it was changed by something else: restore it from a backup or "
-            "call Store.repair_manifest() to rebuild it from the Parquet files."
+            "atomically, so something else changed it: restore it from a backup, or "
+            "remove it to start the history afresh (the Parquet files stay readable by DuckDB)."
         ) from None
+    _PARSED[path] = (identity, snapshots)
     return snapshots
 
 

@@ -101,15 +101,19 @@ def state(resource: str, tables: list[pa.Table], upto: int) -> pa.Table:
             changes = changes.filter(pc.less_equal(changes.column(SEQ), upto))
     if changes is None or not changes.num_rows:
         return base
-    # the last version of each changed key wins over the base and over its earlier versions
-    latest = ~pd.Index(_keys(resource, changes).to_numpy(zero_copy_only=False)).duplicated(
-        keep="last"
-    )
-    changes = changes.filter(pa.array(latest))
-    replaced = pc.is_in(_keys(resource, base), value_set=_keys(resource, changes))
-    kept = base.filter(pc.invert(replaced))
-    alive = changes.filter(pc.invert(changes.column(REMOVED)))
-    return sort_by_key(resource, pa.concat_tables([kept, alive]))
+    # One take over base + changes: the base rows no change replaced (already in key order)
+    # with the last version of each changed key that is not a tombstone merged in by key.
+    change_keys = _keys(resource, changes).to_numpy(zero_copy_only=False)
+    latest = ~pd.Index(change_keys).duplicated(keep="last")
+    replaced = pc.is_in(_keys(resource, base), value_set=pa.array(change_keys[latest]))
+    kept = np.flatnonzero(~replaced.to_numpy(zero_copy_only=False))
+    removed = changes.column(REMOVED).to_numpy(zero_copy_only=False)
+    alive = np.flatnonzero(latest & ~removed)
+    alive = alive[np.argsort(change_keys[alive], kind="stable")]
+    base_keys = _keys(resource, base).take(pa.array(kept)).to_numpy(zero_copy_only=False)
+    where = np.searchsorted(base_keys, change_keys[alive]) if len(base_keys) else alive * 0
+    order = np.insert(kept, where, alive + base.num_rows)
+    return pa.concat_tables([base, changes]).take(pa.array(order))
 
 
 def _types(arrow_type: pa.DataType) -> Any:

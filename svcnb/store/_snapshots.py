@@ -12,6 +12,8 @@ The counts let a reader tell a damaged or truncated file from a good one.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +42,11 @@ RESOURCES: tuple[str, ...] = tuple(SCHEMAS)
 
 # a new segment starts when its changes would exceed this share of its base rows, and at least
 # this many rows: a load then reads at most (1 + share) x the rows of one full copy
-SEGMENT_SHARE = 0.5
+SEGMENT_SHARE = 0.35
 SEGMENT_MIN_CHANGES = 2000
+
+
+_READERS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="svcnb-store-read")
 
 
 class Unreadable(Exception):
@@ -81,18 +86,20 @@ def read_part(root: Path, resource: str, entry: Mapping[str, Any]) -> list[pa.Ta
     segment, expected = entry["parts"][resource]
     base_path, changes_path = files(root, resource, segment)
     try:
-        tables = [read_table(base_path)]
-        if expected:
-            changes = read_table(changes_path, upto=entry["seq"])
-            if changes.num_rows != expected:
-                raise Unreadable(
-                    f"{changes_path} holds {changes.num_rows} versions up to snapshot "
-                    f"{entry['seq']}, the manifest recorded {expected}"
-                )
-            tables.append(changes)
+        if not expected:
+            return [read_table(base_path)]
+        # the two reads overlap: Arrow releases the GIL while it decodes
+        later = _READERS.submit(read_table, changes_path, entry["seq"])
+        base = read_table(base_path)
+        changes = later.result()
     except (OSError, pa.ArrowException) as exc:
         raise Unreadable(f"{exc}") from None
-    return tables
+    if changes.num_rows != expected:
+        raise Unreadable(
+            f"{changes_path} holds {changes.num_rows} versions up to snapshot "
+            f"{entry['seq']}, the manifest recorded {expected}"
+        )
+    return [base, changes]
 
 
 def state_at(root: Path, resource: str, entry: Mapping[str, Any]) -> pa.Table:
@@ -105,43 +112,75 @@ def state_at(root: Path, resource: str, entry: Mapping[str, Any]) -> pa.Table:
     return table
 
 
+@dataclass
+class Known:
+    """What a writer needs of the previous state of one resource, kept between writes."""
+
+    snapshot_id: str
+    part: list[int]  # [segment, versions in changes]
+    hashes: pd.Series  # one per row, by key
+    keys: pd.DataFrame  # the key columns, rows as in ``hashes``
+    base_rows: int
+    changes: pa.Table | None
+
+
+def _known(root: Path, resource: str, prev: dict | None, cache: dict[str, Known]) -> Known | None:
+    if prev is None or resource not in prev.get("parts", {}):
+        return None
+    hit = cache.get(resource)
+    if hit is not None and hit.snapshot_id == prev["snapshot_id"]:
+        if hit.part == prev["parts"][resource]:
+            return hit
+    try:
+        tables = read_part(root, resource, prev)
+        before = to_frame(resource, state(resource, tables, prev["seq"]))
+    except Unreadable as exc:
+        warn(f"{resource}: the previous snapshot is unreadable ({exc}); starting a new segment")
+        return None
+    return Known(
+        prev["snapshot_id"],
+        prev["parts"][resource],
+        row_hashes(resource, before),
+        before[list(KEYS[resource])],
+        tables[0].num_rows,
+        tables[1] if len(tables) > 1 else None,
+    )
+
+
 def _write_resource(
-    root: Path, resource: str, frame: pd.DataFrame, entry: dict[str, Any], prev: dict | None
-) -> None:
+    root: Path, resource: str, frame: pd.DataFrame, entry: dict[str, Any], old: Known | None
+) -> Known:
+    """Write what changed in ``resource``; returns what the next write needs to know."""
     seq = entry["seq"]
     meta = {"seq": seq, "snapshot_id": entry["snapshot_id"], "resource": resource}
     entry["rows"][resource] = len(frame)
-    old: list[pa.Table] | None = None
-    if prev is not None and resource in prev.get("parts", {}):
-        try:
-            old = read_part(root, resource, prev)
-            before = to_frame(resource, state(resource, old, prev["seq"]))
-        except Unreadable as exc:
-            warn(f"{resource}: the previous snapshot is unreadable ({exc}); starting a new segment")
-            old = None
+    keys = list(KEYS[resource])
+    new_h = row_hashes(resource, frame)
     if old is not None:
-        segment = prev["parts"][resource][0]
-        base, changes = old[0], (old[1] if len(old) > 1 else None)
-        new_h, old_h = row_hashes(resource, frame), row_hashes(resource, before)
-        same = new_h.index.isin(old_h.index)
-        same[same] = new_h[same].to_numpy() == old_h.reindex(new_h.index[same]).to_numpy()
+        segment = old.part[0]
+        same = new_h.index.isin(old.hashes.index)
+        same[same] = new_h[same].to_numpy() == old.hashes.reindex(new_h.index[same]).to_numpy()
         changed = frame.loc[~same]
-        gone = before.loc[~old_h.index.isin(new_h.index), list(KEYS[resource])]
-        kept = changes.num_rows if changes is not None else 0
+        gone = old.keys.loc[~old.hashes.index.isin(new_h.index)]
+        kept = old.changes.num_rows if old.changes is not None else 0
         total = kept + len(changed) + len(gone)
         if not len(changed) and not len(gone):
             entry["parts"][resource] = [segment, kept]
-            return
-        if total <= max(SEGMENT_SHARE * base.num_rows, SEGMENT_MIN_CHANGES):
-            parts = [changes] if changes is not None else []
+            return Known(entry["snapshot_id"], [segment, kept], new_h, frame[keys],
+                         old.base_rows, old.changes)
+        if total <= max(SEGMENT_SHARE * old.base_rows, SEGMENT_MIN_CHANGES):
+            parts = [old.changes] if old.changes is not None else []
             parts += [to_table(resource, changed, seq), _tombstones(resource, gone, seq)]
+            changes = pa.concat_tables(parts).combine_chunks()
             _, changes_path = files(root, resource, segment)
-            write_table(changes_path, pa.concat_tables(parts), meta)
+            write_table(changes_path, changes, meta)
             entry["parts"][resource] = [segment, total]
-            return
+            return Known(entry["snapshot_id"], [segment, total], new_h, frame[keys],
+                         old.base_rows, changes)
     base_path, _ = files(root, resource, seq)
     write_table(base_path, sort_by_key(resource, to_table(resource, frame, seq)), meta)
     entry["parts"][resource] = [seq, 0]
+    return Known(entry["snapshot_id"], [seq, 0], new_h, frame[keys], len(frame), None)
 
 
 def _stamp(value: Any) -> str | None:
@@ -157,7 +196,13 @@ def write_snapshot(
     frames: Mapping[str, pd.DataFrame],
     server_time: Any,
     local_time: Any,
+    cache: dict[str, Known],
 ) -> str:
+    """Write and publish one snapshot under the writer lock; returns its id.
+
+    ``cache`` carries each resource's state from this process's previous write, used only when
+    that write is still the latest published snapshot.
+    """
     unknown = set(frames) - set(RESOURCES)
     if unknown:
         raise ValueError(f"unknown resources {sorted(unknown)}; known: {', '.join(RESOURCES)}")
@@ -177,10 +222,15 @@ def write_snapshot(
             "parts": {},
         }
         prev = manifest[-1] if manifest else None
+        known = {}
         for resource in RESOURCES:
             frame = frames.get(resource)
-            _write_resource(root, resource, empty(resource) if frame is None else frame, entry, prev)
+            frame = empty(resource) if frame is None else frame
+            old = _known(root, resource, prev, cache)
+            known[resource] = _write_resource(root, resource, frame, entry, old)
         write_manifest(root, [*manifest, entry])  # the atomic rename that publishes it
+        cache.clear()
+        cache.update(known)
     return entry["snapshot_id"]
 
 

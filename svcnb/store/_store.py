@@ -48,7 +48,12 @@ def _utc(value: TimeLike, name: str) -> pd.Timestamp:
 
 
 def _when(entry: Mapping[str, Any]) -> pd.Timestamp:
-    return pd.Timestamp(entry["server_time"] or entry["local_time"])
+    return pd.Timestamp(_instant(entry))
+
+
+def _instant(entry: Mapping[str, Any]) -> datetime:
+    # the stamps are written by _snapshots._stamp as UTC ISO 8601
+    return datetime.fromisoformat(entry["server_time"] or entry["local_time"])
 
 
 def _check_resource(resource: str) -> None:
@@ -65,6 +70,7 @@ class Store:
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.path: Path = resolve_path(path)
+        self._known: dict = {}  # this process's last write, to skip re-reading it
 
     def __repr__(self) -> str:
         return f"Store({str(self.path)!r})"
@@ -94,7 +100,7 @@ class Store:
         is stored as empty. Only rows new or changed since the previous snapshot are written.
         """
         local = datetime.now(UTC) if local_time is None else local_time
-        return write_snapshot(self.path, frames, server_time, local)
+        return write_snapshot(self.path, frames, server_time, local, self._known)
 
     def build_history(
         self,
@@ -227,8 +233,8 @@ class Store:
         entries = read_manifest(self.path)
         if at is None:
             return entries
-        limit = _utc(at, "at")
-        return [e for e in entries if _when(e) <= limit]
+        limit = _utc(at, "at").to_pydatetime()
+        return [e for e in entries if _instant(e) <= limit]
 
     def _nothing_before(self, at: TimeLike | None) -> str:
         entries = read_manifest(self.path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 from svcnb import Client
@@ -24,14 +25,12 @@ def test_an_over_long_port_is_refused_and_a_valid_edit_lands(lab, sandbox, lab_t
     audit.wait_for(state="visible", timeout=60_000)
     lab.assert_no_widget_errors()
 
-    # Choose a finding about a rule other than the one the notebook already fixed, open it.
-    audit.locator(".widget-dropdown").filter(has_text="Severity").locator("select").select_option(
-        label="all severities"
-    )
+    # The notebook left the findings filtered to "high" and fixed the SSH rule; choose another
+    # rule's finding (option labels use no-break spaces).
     findings = audit.locator(".widget-select select").first
-    labels = findings.locator("option").all_inner_texts()
+    labels = [t.replace("\xa0", " ") for t in findings.locator("option").all_inner_texts()]
     target = next(
-        (i for i, text in enumerate(labels) if " rule " in text and "port 22" not in text), None
+        (i for i, text in enumerate(labels) if " rule " in text and "(22)" not in text), None
     )
     assert target is not None, f"no finding about a rule among {labels[:5]}"
     findings.select_option(index=target)
@@ -77,5 +76,7 @@ def test_an_over_long_port_is_refused_and_a_valid_edit_lands(lab, sandbox, lab_t
     log = Store(lab_tmp / "store").audit_log()
     mine = log[(log["rule_id"] == rule_id) & (log["firewall_id"] == firewall_id)]
     assert list(mine["outcome"]) == ["saved"]
-    assert NEW_PORT in mine.iloc[0]["after"]
+    recorded = mine.iloc[0]["after"]
+    recorded = json.loads(recorded) if isinstance(recorded, str) else recorded
+    assert recorded == {"port": NEW_PORT}
     lab.assert_no_widget_errors()

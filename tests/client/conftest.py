@@ -33,21 +33,27 @@ def pytest_runtest_logreport(report):
 
 @pytest.fixture(scope="session", autouse=True)
 def leak_scan():
-    # On the root logger, so records of every logger (uvicorn, the sandbox...) are seen; the
-    # client's and httpx's own loggers are opened down to DEBUG.
-    levels = {name: logging.getLogger(name).level for name in _LOGGERS}
-    for name in _LOGGERS:
-        logging.getLogger(name).setLevel(logging.DEBUG)
+    # On the root logger, so records of every logger (uvicorn, the sandbox...) are seen.
     logging.getLogger().addHandler(_scan)
     yield _scan
     logging.getLogger().removeHandler(_scan)
-    for name, level in levels.items():
-        logging.getLogger(name).setLevel(level)
     assert any(where.startswith("log svcnb") for where, _ in _scan.texts), (
         "the leak scan saw no svcnb log record: it is not wired up"
     )
     leaks = _scan.leaks()
     assert not leaks, f"an API token appeared in {len(leaks)} text(s), first: {leaks[0][0]}"
+
+
+@pytest.fixture(autouse=True)
+def _debug_logs_of_the_client():
+    """While a client test runs, the client's and httpx's loggers are opened down to DEBUG (only
+    then, so other layers' failure reports are not flooded)."""
+    levels = {name: logging.getLogger(name).level for name in _LOGGERS}
+    for name in _LOGGERS:
+        logging.getLogger(name).setLevel(logging.DEBUG)
+    yield
+    for name, level in levels.items():
+        logging.getLogger(name).setLevel(level)
 
 
 @pytest.fixture

@@ -23,6 +23,7 @@ def test_one_governor_per_token_and_server():
     assert governor_for(BASE, TOKEN) is governor_for(BASE, TOKEN)
     assert governor_for(BASE, TOKEN) is not governor_for(BASE, "svc_other_token_0000")
     assert governor_for(BASE, TOKEN) is not governor_for("http://other.test", TOKEN)
+    assert governor_for(BASE, TOKEN) is governor_for(BASE + "/api/v1", TOKEN)  # same server
     a = svcnb.Client(TOKEN, "http://shared.test", progress=False)
     b = svcnb.Client(TOKEN, "http://shared.test", progress=False)
     assert a._req.governor is b._req.governor
@@ -81,3 +82,10 @@ def test_concurrent_pulls_on_one_token_never_see_a_429(make_client):
     assert api.inflight_max > 1  # it did run concurrently
     assert first.stats["rate_limited"] == second.stats["rate_limited"] == 0
     assert first.stats["waited_seconds"] + second.stats["waited_seconds"] > 0
+
+
+def test_a_server_without_rate_limit_headers_is_not_probed_one_request_at_a_time(make_client):
+    api = FakeApi(vms=40, latency=0.01)  # no limit: its answers carry no X-RateLimit-* headers
+    client = make_client(api)
+    assert len(client.vms.all(workers=8)) == 40
+    assert api.inflight_max > 1

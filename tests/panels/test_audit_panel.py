@@ -51,3 +51,21 @@ def test_choosing_a_finding_opens_that_rule_in_the_editor(snapshot, admin):
     assert panel.editor.firewall_picker.value == finding["firewall_id"]
     assert panel.editor.rule["id"] == finding["rule_id"]
     assert panel.editor.port.value == (panel.editor.rule["port"] or "")
+
+
+def test_fixing_the_rule_from_a_finding_clears_it_after_a_new_snapshot(snapshot, admin):
+    panel = FirewallAuditPanel(snapshot, admin)
+    panel.check_filter.value = "exposed_sensitive_port"
+    index = panel.finding_select.options[0][1]
+    rule_id = panel.findings.loc[index, "rule_id"]
+    panel.finding_select.value = index
+    panel.open_button.click()
+
+    panel.editor.source_ips.value = "10.0.0.0/8"
+    panel.editor.save_button.click()
+    assert "Saved rule" in panel.editor.status.value
+    panel.retake_button.click()
+    assert "Snapshot" in panel.status.value
+    exposed = panel.findings[panel.findings["check"] == "exposed_sensitive_port"]
+    assert rule_id not in set(exposed["rule_id"])
+    assert len(snapshot.snapshots()) == 2

@@ -144,3 +144,22 @@ def test_a_read_only_token_is_refused_in_words_and_audited(sandbox, reader, pane
     assert "firewalls:write" in editor.status.value
     assert sandbox.tokens["read"] not in editor.status.value
     assert editor.audit_log().iloc[-1]["outcome"] == "failed"
+
+
+def test_a_rule_changed_elsewhere_is_not_overwritten_blindly(sandbox, editor, admin):
+    fw_id, rule = editor.firewall_picker.value, editor.rule
+    editor.description.value = "mine"
+    admin.firewalls.update_rule(fw_id, rule["id"], port="2200")  # someone else, meanwhile
+
+    assert editor.save() == "stale"
+    assert "changed on the service" in editor.status.value
+    assert _fresh_rule(sandbox, fw_id, rule["id"])["description"] == rule["description"]
+    assert editor.description.value == "mine"  # the user's typing is kept
+    assert editor.port.value == "2200"  # the untouched field follows the service
+    assert "2200" not in editor.diff.value  # the diff is against the current rule now
+    assert editor.audit_log().empty
+
+    assert editor.save() == "saved"
+    entry = editor.audit_log().iloc[-1]
+    assert entry["before"] == {"description": rule["description"]}
+    assert _fresh_rule(sandbox, fw_id, rule["id"])["port"] == "2200"

@@ -169,6 +169,8 @@ def test_the_panel_displays_as_its_widget(sandbox, admin):
     bundle = panel._repr_mimebundle_()
     view = bundle["application/vnd.jupyter.widget-view+json"]
     assert view["model_id"] == panel.widget.model_id
+    # short and stable, so nbval can compare the cell that shows the panel
+    assert bundle["text/plain"] == "<VmPanel: svcnb widget panel>"
     assert "svcnb-stop" in panel.stop_button._dom_classes
     assert "svcnb-confirm" in panel.confirm_button._dom_classes
     assert "svcnb-status" in panel.status._dom_classes

@@ -267,3 +267,45 @@ def test_export_csv_writes_iso_times(account):
     assert list(back["vm_id"]) == ["d", "a"]
     assert list(back["renewal_at"]) == ["2026-11-03T00:00:00+00:00", "2026-11-05T00:00:00+00:00"]
     assert list(back["currency"]) == ["USD", "EUR"]
+
+
+def test_unstated_price_is_the_plans_when_its_vms_agree(frame):
+    vms = frame(
+        "vms",
+        [
+            vm("p1", 10, "EUR", "2026-11-02", plan="s"),
+            vm("p2", 10, None, "2026-11-03", plan="s"),
+            vm("x", None, None, "2026-11-04", plan="s"),
+            vm("y", None, None, "2026-11-05", plan="big"),  # no VM of its plan states a price
+            vm("m1", 5, "EUR", "2026-11-06", plan="m"),
+            vm("m2", 6, "EUR", "2026-11-07", plan="m"),
+            vm("z", None, None, "2026-11-08", plan="m"),  # its plan's VMs disagree
+        ],
+    )
+    wallet = frame("wallet", [{"id": "w", "balance_amount": 100.0, "balance_currency": "EUR"}])
+    due = billing.renewals(vms, wallet, now=NOW, within="7D").set_index("vm_id")
+    assert due.loc["x", "amount"] == 10
+    assert due.loc["x", "price_source"] == "plan"
+    assert due.loc["p2", "price_source"] == "stated"
+    assert pd.isna(due.loc["y", "amount"]) and pd.isna(due.loc["y", "price_source"])
+    assert pd.isna(due.loc["z", "amount"])
+    totals = billing.renewals_due(vms, wallet, now=NOW, windows=[7]).iloc[0]
+    assert (totals["amount"], totals["renewals"], totals["unpriced"]) == (41.0, 7, 2)
+
+
+def test_runway_lists_every_vm_unpaid_at_that_instant_and_counts_unscheduled(frame):
+    vms = frame(
+        "vms",
+        [
+            vm("b", 40, "EUR", "2026-11-10"),
+            vm("a", 30, "EUR", "2026-11-10"),
+            vm("new", 99, "EUR", None, status="provisioning"),  # no renewal date yet
+        ],
+    )
+    wallet = frame("wallet", [{"id": "w", "balance_amount": 20.0, "balance_currency": "EUR"}])
+    got = billing.runway(vms, wallet, now=NOW).iloc[0]
+    assert got["runway_at"] == pd.Timestamp("2026-11-10T00:00Z")
+    assert got["vm_id"] == "a"  # same instant: VM id order
+    assert got["unpaid_then"] == ["a", "b"]
+    assert got["unscheduled"] == 1
+    assert billing.low_balance_forecast(vms, wallet, now=NOW).iloc[0]["unscheduled"] == 1

@@ -159,3 +159,38 @@ def test_sixty_days_on_the_sandbox(make_sandbox, tmp_path):
     hist = billing.balance_history.from_store(store)
     assert len(hist) == len(snaps)
     assert hist["balance"].iloc[0] > hist["balance"].iloc[-1]
+
+
+def test_rule_changes_between_two_snapshots(make_sandbox, tmp_path):
+    sb = make_sandbox(vms=4, seed=SEED, rate_limit=100_000)
+    store = Store(tmp_path / "store")
+    with Client(api_key=sb.tokens["admin"], base_url=sb.base_url, progress=False) as client:
+        store.take(client)
+        fw = client.firewalls.list()[0]
+        rule = client.firewalls.rules(fw["id"])[0]
+        sb.control.advance(3600)
+        client.firewalls.update_rule(fw["id"], rule["id"], port="2222", description="moved")
+        store.take(client)
+    got = firewall.changes(store)
+    assert got["rule_id"].tolist() == [rule["id"]]
+    row = got.iloc[0]
+    assert row["change"] == "changed"
+    assert row["firewall_id"] == fw["id"]
+    assert "port" in row["columns"] and "description" in row["columns"]
+    assert f"port: {rule['port']!r} -> '2222'" in row["detail"]
+
+
+def test_replay_grid_between_snapshots(played):
+    store, seen = played
+    got = replay(billing.runway, store, every="12h", horizon="60D")
+    first, last = seen[0]["now"], seen[-1]["now"]
+    assert got["at"].tolist() == list(pd.date_range(first, last, freq="12h"))
+    # a time between two daily snapshots is answered by the one before it
+    assert (got["snapshot_time"] <= got["at"]).all()
+    assert (got["at"] - got["snapshot_time"] < pd.Timedelta(days=1)).all()
+    assert (got["now"] == got["snapshot_time"]).all()
+    assert (got["horizon_end"] - got["now"] == pd.Timedelta(days=60)).all()
+    with pytest.raises(ValueError, match="from_store"):
+        replay(lambda **kw: None, store)
+    with pytest.raises(ValueError, match="every='soon'"):
+        replay(billing.runway, store, every="soon")

@@ -41,7 +41,8 @@ def add_vm(
 ) -> dict:
     """A VM in the spec's shape whose price is stated as ``price`` on ``billing`` or ``plan``.
 
-    The life engine picks it up at its next hourly step (renewals are due a day on or later).
+    No event announces it, so the life engine picks it up at its daily sweep (the next sandbox
+    midnight); give it a renewal due after that.
     """
     with state.lock:
         index = len(state.vms)

@@ -246,3 +246,18 @@ def test_attempts_fall_due_in_clock_order_so_a_burst_still_stops_at_exactly_50(s
     assert [r["attempts"] for r in records] == [1] * 20 + [2] * 20 + [3] * 10
     state = webhook(sb, sub["id"])
     assert (state["isActive"], state["consecutiveFailures"]) == (False, 50)
+
+
+def test_a_reset_drops_what_the_old_account_still_had_to_deliver(sb, receiver):
+    receiver.delay = 0.3
+    sub = subscribe(sb, receiver.url, ["ticket.reply"])
+    from svcnb.sandbox._deliveries import _COURIERS
+
+    sent = {sb.control.emit("ticket.reply", {"n": n})["id"] for n in range(5)}
+    old_courier = _COURIERS[sb.state]
+    sb.control.reset(seed=7, vms=0)
+    assert old_courier.wait_idle(timeout=20)  # the old account's worker has finished its queue
+    assert receiver.count() <= 1  # at most the attempt already on the wire
+    with sb.state.lock:
+        assert sub["id"] not in sb.state.webhooks
+        assert not [d for d in sb.state.deliveries if d["eventId"] in sent]

@@ -17,13 +17,13 @@ def test_every_event_is_logged_once_as_one_line(caplog):
     vm = add_vm(state, "12.50", at(days=2))
     with caplog.at_level(logging.INFO, logger="svcnb.sandbox.events"):
         advance_to(state, at(days=3))
-        state.emit("ticket.reply", {"ticketId": "t_42", "message": "we are on it"})
+        state.emit("ticket.reply", {"ticketId": "t_42", "message": "we are\non it"})
     lines = [r.getMessage() for r in caplog.records if r.name == "svcnb.sandbox.events"]
     assert lines == [
         f"2026-11-03T00:00:00Z vm.renewed: {vm['name']} ({vm['id']}) now running, "
         "amount 12.50, balance 87.50, periodStart 2026-11-03T00:00:00Z, "
         "nextRenewalAt 2026-12-03T00:00:00Z",
-        "2026-11-04T00:00:00Z ticket.reply: ticketId t_42, message we are on it",
+        "2026-11-04T00:00:00Z ticket.reply: ticketId t_42, message we are\\non it",
     ]
     assert all("\n" not in line for line in lines)
 

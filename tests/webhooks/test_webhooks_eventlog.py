@@ -74,8 +74,9 @@ def test_two_writers_on_one_log_see_each_other(tmp_path):
     assert log_lines(tmp_path) == 2
 
 
-def _append_many(path, start, count):
+def _append_many(path, start, count, barrier):
     log = EventLog(path)
+    barrier.wait(60)  # both writers start appending together, after their slow imports
     for i in range(start, start + count):
         log.append(record(f"evt_{i % 30}", f"dlv_{i}"))
 
@@ -83,11 +84,15 @@ def _append_many(path, start, count):
 def test_concurrent_processes_keep_each_event_once(tmp_path):
     ctx = multiprocessing.get_context("spawn")
     # two writers, each offering all 30 events under delivery ids of its own
-    procs = [ctx.Process(target=_append_many, args=(tmp_path, n * 30, 30)) for n in range(2)]
+    barrier = ctx.Barrier(2)
+    procs = [
+        ctx.Process(target=_append_many, args=(tmp_path, n * 30, 30, barrier)) for n in range(2)
+    ]
     for p in procs:
         p.start()
     for p in procs:
         p.join(60)
+    assert [p.exitcode for p in procs] == [0, 0]
     frame = EventLog(tmp_path).frame()
     assert sorted(frame["event_id"]) == sorted(f"evt_{i}" for i in range(30))
     assert frame.attrs["skipped_lines"] == 0

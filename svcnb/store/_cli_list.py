@@ -1,0 +1,35 @@
+"""``svcnb snapshots [--store PATH]``: list the snapshots in the store (works offline)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ._layout import StoreError
+from ._store import Store
+
+_SHOWN = ("snapshot_id", "server_time", "local_time", "vms_rows", "firewall_rules_rows")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--store",
+        default=None,
+        metavar="PATH",
+        help="store folder (default: $SVCNB_STORE, else data/store)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    store = Store(args.store)
+    try:
+        frame = store.snapshots()
+    except StoreError as exc:
+        print(f"svcnb snapshots: {exc}", file=sys.stderr)
+        return 1
+    if frame.empty:
+        print(f"no snapshots in {store.path}; take one with `svcnb snapshot --store {store.path}`")
+        return 0
+    print(frame[list(_SHOWN)].to_string(index=False))
+    print(f"{len(frame)} snapshot(s) in {store.path}")
+    return 0

@@ -1,0 +1,209 @@
+"""svcnb.frames: columns and dtypes from the schema tables, parsing, errors, round trips."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from svcnb import frames
+from svcnb.frames import KEYS, SCHEMAS, RecordError, parse_money
+
+from ._samples import account, rule, vm
+
+# frame name -> records that build it, from one sample account
+_ACCOUNT = account()
+_INPUTS = {
+    "vms": _ACCOUNT["vms"],
+    "vm_ssh_keys": _ACCOUNT["vms"],
+    "vm_firewalls": _ACCOUNT["vms"],
+    "vm_private_networks": _ACCOUNT["vms"],
+    **{name: _ACCOUNT[name] for name in SCHEMAS if name in _ACCOUNT and not name.startswith("vm")},
+}
+
+
+def _build(name, records):
+    return getattr(frames, name)(records)
+
+
+def _expected_dtypes(name):
+    return pd.Series({c: pd.api.types.pandas_dtype(f.dtype) for c, f in SCHEMAS[name].items()})
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_columns_and_dtypes_follow_the_schema_table(name):
+    frame = _build(name, _INPUTS[name])
+    assert list(frame.columns) == list(SCHEMAS[name])
+    assert frame.dtypes.to_dict() == _expected_dtypes(name).to_dict()
+    assert len(frame) > 0
+    assert not frame.duplicated(list(KEYS[name])).any()
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_empty_input_gives_empty_frame_with_the_same_columns_and_dtypes(name):
+    frame = _build(name, [])
+    assert frame.empty
+    assert list(frame.columns) == list(SCHEMAS[name])
+    assert frame.dtypes.to_dict() == _expected_dtypes(name).to_dict()
+    assert frames.empty(name).dtypes.to_dict() == frame.dtypes.to_dict()
+
+
+def test_every_schema_dtype_is_one_of_the_contract_dtypes():
+    allowed = {"string", "Int64", "Float64", "boolean", "datetime64[ns, UTC]", "object"}
+    for name, schema in SCHEMAS.items():
+        for column, (path, dtype) in schema.items():
+            assert dtype in allowed, (name, column)
+            assert column == column.lower() and " " not in column
+            assert path
+
+
+def test_vm_is_flattened_with_units_in_the_names():
+    row = frames.vms([vm(3)]).iloc[0]
+    assert row["region_slug"] == "fra1" and row["region_name"] == "Frankfurt 1"
+    assert row["plan_slug"] == "s-2" and row["os_version"] == "12"
+    assert row["ram_mib"] == 4096 and row["disk_gib"] == 80 and row["network_speed_mbps"] == 1000
+    assert row["billing_status"] == "active"
+    assert row["bandwidth_pack_bytes"] == 2_147_483_648_000
+    assert row["next_renewal_at"] == pd.Timestamp("2026-12-01T00:00:00Z")
+    assert str(frames.vms([vm(3)])["updated_at"].dt.tz) == "UTC"
+
+
+@pytest.mark.parametrize(
+    ("price", "amount", "currency"),
+    [
+        (12.5, 12.5, None),
+        ("12.50", 12.5, None),
+        ({"amount": "12.50", "currency": "EUR"}, 12.5, "EUR"),
+        ({"amount": 7, "currency": "USD"}, 7.0, "USD"),
+        (0, 0.0, None),
+    ],
+)
+def test_price_is_parsed_from_all_three_forms_and_the_raw_value_kept(price, amount, currency):
+    record = vm(1, billing={"priceMonthly": price, "nextRenewalAt": None, "status": "active"})
+    row = frames.vms([record]).iloc[0]
+    assert row["price_monthly_amount"] == amount
+    assert (row["price_monthly_currency"] is pd.NA) if currency is None else (
+        row["price_monthly_currency"] == currency
+    )
+    assert parse_money(price).amount == amount
+    assert frames.vms(frames.vm_records(frames.vms([record])))["price_monthly_raw"].iloc[0] == (
+        row["price_monthly_raw"]
+    )
+
+
+def test_price_falls_back_to_the_plan_when_billing_has_none():
+    record = vm(1, billing={"nextRenewalAt": None, "status": "overdue"})
+    record["plan"]["priceMonthly"] = "9.99"
+    row = frames.vms([record]).iloc[0]
+    assert row["price_monthly_amount"] == 9.99
+    assert row["price_monthly_raw"] == '"9.99"'
+
+
+def test_null_nested_objects_give_na_not_errors():
+    row = frames.vms([vm(1, region=None, plan=None, osTemplate=None, billing=None)]).iloc[0]
+    for column in ("region_slug", "plan_name", "os_slug", "billing_status", "price_monthly_raw"):
+        assert row[column] is pd.NA
+    assert row["next_renewal_at"] is pd.NaT
+
+
+def test_unknown_status_values_are_kept():
+    frame = frames.vms([vm(1, status="hibernating"), vm(2, billing={"status": "grace"})])
+    assert frame["status"].tolist() == ["hibernating", "running"]
+    assert frame["billing_status"].iloc[1] == "grace"
+
+
+def test_whole_float_counts_are_accepted_as_integers():
+    frame = frames.vms([vm(1, bandwidthUsedBytes=1.5e9)])
+    assert frame["bandwidth_used_bytes"].iloc[0] == 1_500_000_000
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("vcpu", "4"),
+        ("vcpu", True),
+        ("vcpu", 2.5),
+        ("name", 5),
+        ("isProtected", 1),
+        ("region", "fra1"),
+        ("updatedAt", "yesterday"),
+        ("bandwidthPackBytes", "2 TB"),
+        ("billing", {"priceMonthly": "twelve", "nextRenewalAt": None, "status": "active"}),
+        ("billing", {"priceMonthly": True, "nextRenewalAt": None, "status": "active"}),
+    ],
+)
+def test_a_value_of_the_wrong_type_names_resource_id_and_field(field, value):
+    with pytest.raises(RecordError) as info:
+        frames.vms([vm(0), vm(7, **{field: value})])
+    message = str(info.value)
+    assert "vms" in message and "vm-00007" in message and field in message
+    assert info.value.record_id == "vm-00007" and info.value.field.startswith(field)
+
+
+def test_wrong_types_in_other_frames_are_named_too():
+    with pytest.raises(RecordError, match=r"firewall_rules record 'rule-2', field 'sourceIps'"):
+        frames.firewall_rules([rule(1), rule(2, sourceIps="10.0.0.0/8")])
+    with pytest.raises(RecordError, match=r"vm_ssh_keys record 'vm-00001/k', field 'fingerprint'"):
+        frames.vm_ssh_keys([vm(1, sshKeys=[{"id": "k", "name": "n", "fingerprint": 3}])])
+    with pytest.raises(RecordError, match="expected an object"):
+        frames.vms([vm(1), "not a record"])
+
+
+def test_odd_rule_values_are_kept_for_the_audit_to_judge():
+    frame = frames.firewall_rules([rule(1, port="ssh", sourceIps=["10.0.0.300"])])
+    assert frame["port"].iloc[0] == "ssh"
+    assert frame["source_ips"].iloc[0] == ["10.0.0.300"]
+    assert frames.firewall_rules([rule(2)])["source_ips"].iloc[0] == []
+
+
+def test_link_frames_list_each_vm_item_and_skip_summaries():
+    summary = {k: v for k, v in vm(5).items() if k not in ("sshKeys", "firewalls", "privateNetworks")}
+    keys = frames.vm_ssh_keys([vm(1), summary])
+    assert keys[["vm_id", "ssh_key_id"]].values.tolist() == [["vm-00001", "key-1"]]
+    assert frames.vm_private_networks([vm(0)])["network_id"].tolist() == ["net-1"]
+    assert frames.vm_private_networks([vm(1)]).empty
+
+
+def test_webhook_secret_never_becomes_a_column():
+    hook = {**_ACCOUNT["webhooks"][0], "secret": "whsec_do_not_keep"}
+    frame = frames.webhooks([hook])
+    assert "secret" not in frame.columns
+    assert "whsec_do_not_keep" not in frame.to_csv()
+
+
+def test_deliveries_take_the_webhook_id_when_listed_under_one():
+    record = {k: v for k, v in _ACCOUNT["deliveries"][0].items() if k != "webhookId"}
+    frame = frames.deliveries([record], webhook_id="wh-9")
+    assert frame["webhook_id"].iloc[0] == "wh-9"
+    assert frame["status_code"].iloc[0] is pd.NA
+
+
+def test_wallet_accepts_the_single_object_get_wallet_returns():
+    frame = frames.wallet(_ACCOUNT["wallet"][0])
+    assert frame["balance_amount"].iloc[0] == 150.0
+    assert frame["balance_currency"].iloc[0] == "EUR"
+
+
+def test_vm_records_rebuild_the_frames_they_came_from():
+    records = [vm(i) for i in range(9)] + [vm(20, region=None, billing=None, ipAddress=None)]
+    vms = frames.vms(records)
+    links = [frames.vm_ssh_keys(records), frames.vm_firewalls(records)]
+    links.append(frames.vm_private_networks(records))
+    rebuilt = frames.vm_records(vms, *links)
+    pd.testing.assert_frame_equal(frames.vms(rebuilt), vms)
+    pd.testing.assert_frame_equal(frames.vm_ssh_keys(rebuilt), links[0])
+    pd.testing.assert_frame_equal(frames.vm_firewalls(rebuilt), links[1])
+    pd.testing.assert_frame_equal(frames.vm_private_networks(rebuilt), links[2])
+    # shaped like GET /vms/{id}: the same keys, nested objects and link lists
+    assert set(rebuilt[0]) == set(records[0])
+    assert rebuilt[0]["bandwidthPackBytes"] == records[0]["bandwidthPackBytes"]
+    assert rebuilt[0]["updatedAt"] == records[0]["updatedAt"]
+    assert rebuilt[-1]["region"] is None and rebuilt[-1]["billing"] is None
+    assert rebuilt[1]["privateNetworks"] == []
+
+
+def test_a_large_fleet_is_built_in_one_pass_with_the_same_result_as_small_batches():
+    records = [vm(i, vcpu=1 + i % 8) for i in range(3000)]
+    whole = frames.vms(records)
+    parts = pd.concat([frames.vms(records[:1000]), frames.vms(records[1000:])], ignore_index=True)
+    pd.testing.assert_frame_equal(whole, parts)
+    assert whole["vcpu"].sum() == sum(1 + i % 8 for i in range(3000))
