@@ -66,6 +66,18 @@ class Reply:
     replayed: bool = False
 
 
+@dataclass(frozen=True)
+class Call:
+    """One API call as the caller asked for it; every attempt of it sends exactly this."""
+
+    method: str
+    path: str  # under the API prefix
+    params: Mapping[str, Any] | None
+    body: Any
+    headers: dict[str, str]
+    scope: str | None  # the scope the endpoint needs, named in a 403
+
+
 @dataclass
 class Stats:
     """Counters of one Client. ``waited_seconds`` is wall-clock time during which at least one
@@ -156,7 +168,6 @@ class Requester:
         json: Any = None,
         scope: str | None = None,
         idempotency_key: str | None = None,
-        raise_for_status: bool = True,
     ) -> Reply:
         """Send one call to ``path`` (relative to the API prefix) and unwrap its envelope.
 
@@ -166,21 +177,23 @@ class Requester:
         method = method.upper()
         headers = {}
         if method in WRITE_METHODS:
+            # Made once per call: every retry of this call sends the same key.
             headers["idempotency-key"] = idempotency_key or uuid.uuid4().hex
+        call = Call(method, path, params, json, headers, scope)
         if self.base_path is not None:
-            response = self._send(method, self.base_path + path, path, params, json, headers)
+            response = self._send(call, self.base_path)
         else:
-            response = self._discover(method, path, params, json, headers)
-        return self._unwrap(response, method, path, scope, json)
+            response = self._discover(call)
+        return self._unwrap(response, call)
 
-    def _discover(self, method, path, params, json, headers) -> httpx.Response:
+    def _discover(self, call: Call) -> httpx.Response:
         # One thread finds the base path; the others wait and then use it.
         with self._discover_lock:
             if self.base_path is not None:
-                return self._send(method, self.base_path + path, path, params, json, headers)
+                return self._send(call, self.base_path)
             first = None
             for candidate in self._candidates:
-                response = self._send(method, candidate + path, path, params, json, headers)
+                response = self._send(call, candidate)
                 if response.status_code != 404:
                     self.base_path = candidate
                     _log.info("API base path is %s%s", self.base_url, candidate)
@@ -189,8 +202,9 @@ class Requester:
             # 404 under every prefix: the documented prefix's answer says the most.
             return first
 
-    def _send(self, method, full_path, path, params, json, headers) -> httpx.Response:
+    def _send(self, call: Call, prefix: str) -> httpx.Response:
         """The retry loop: returns the first answer that is not to be retried."""
+        method, path, headers = call.method, call.path, call.headers
         failures = 0
         limited = 0
         while True:
@@ -202,7 +216,7 @@ class Requester:
             started = time.monotonic()
             try:
                 response = self._http.request(
-                    method, full_path, params=params, json=json, headers=headers
+                    method, prefix + path, params=call.params, json=call.body, headers=headers
                 )
             except _TRANSPORT_ERRORS as exc:
                 self.governor.release(None)
@@ -291,8 +305,8 @@ class Requester:
                 self.server_time = parsedate_to_datetime(date)
         self.latency = seconds if self.latency is None else 0.9 * self.latency + 0.1 * seconds
 
-    def _unwrap(self, response, method, path, scope, body) -> Reply:
-        status = response.status_code
+    def _unwrap(self, response: httpx.Response, call: Call) -> Reply:
+        status, method, path = response.status_code, call.method, call.path
         try:
             payload = response.json()
         except ValueError:

@@ -4,6 +4,7 @@
 <store>/
   manifest.json                                # published snapshots, replaced atomically
   .lock                                        # writers hold an exclusive flock on it
+  .writing                                     # exists while a snapshot is being written
   audit.jsonl                                  # rule-editor audit log (append-only)
   webhook_events.jsonl                         # webhook event log (svcnb.store._eventlog)
   <resource>/segment=<first seq>/base.parquet  # every row at the segment's first snapshot
@@ -33,6 +34,7 @@ except ImportError:  # pragma: no cover - Windows: one writer per store
 
 MANIFEST = "manifest.json"
 LOCK = ".lock"
+WRITING = ".writing"  # present while a writer works; found at the next write: clean up first
 FORMAT = 1
 DEFAULT_PATH = "data/store"
 ENV_PATH = "SVCNB_STORE"

@@ -11,6 +11,8 @@ The counts let a reader tell a damaged or truncated file from a good one.
 
 from __future__ import annotations
 
+import logging
+import shutil
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -19,11 +21,13 @@ from typing import Any
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from svcnb.frames import KEYS, SCHEMAS, empty
 
-from ._layout import read_manifest, warn, write_manifest, writer_lock
+from ._layout import WRITING, read_manifest, warn, write_manifest, writer_lock
 from ._segments import (
+    CHANGES,
     REMOVED,
     SEQ,
     arrow_schema,
@@ -39,6 +43,7 @@ from ._segments import (
 )
 
 RESOURCES: tuple[str, ...] = tuple(SCHEMAS)
+_log = logging.getLogger("svcnb.store")
 
 # a new segment starts when its changes would exceed this share of its base rows, and at least
 # this many rows: a load then reads at most (1 + share) x the rows of one full copy
@@ -191,6 +196,29 @@ def _stamp(value: Any) -> str | None:
     return ts.isoformat()
 
 
+def _recover(root: Path, manifest: list[dict[str, Any]]) -> None:
+    """Remove what a writer killed before it published left behind: segments it started, temp
+    files, and versions it appended to a changes file. Readers never saw them (they follow the
+    manifest); this keeps them from raw DuckDB or pyarrow reads and from the next snapshot."""
+    published = manifest[-1]["seq"] if manifest else 0
+    _log.info("store %s: cleaning up after a snapshot that was interrupted", root)
+    for resource in RESOURCES:
+        for folder in sorted((root / resource).glob("segment=*")):
+            if int(folder.name.partition("=")[2]) > published:
+                shutil.rmtree(folder, ignore_errors=True)
+                continue
+            for tmp in folder.glob(".*.tmp"):
+                tmp.unlink(missing_ok=True)
+            changes = folder / CHANGES
+            try:
+                table = read_table(changes) if changes.exists() else None
+            except (OSError, pa.ArrowException):
+                continue  # damaged: readers skip the snapshots that need it
+            if table is not None and table.num_rows and max_seq(table) > published:
+                meta = {"seq": published, "resource": resource, "recovered": True}
+                write_table(changes, read_table(changes, upto=published), meta)
+
+
 def write_snapshot(
     root: Path,
     frames: Mapping[str, pd.DataFrame],
@@ -211,6 +239,10 @@ def write_snapshot(
     server, local = _stamp(server_time), _stamp(local_time)
     with writer_lock(root):
         manifest = read_manifest(root)
+        marker = root / WRITING
+        if marker.exists():
+            _recover(root, manifest)
+        marker.touch()
         seq = manifest[-1]["seq"] + 1 if manifest else 1
         when = pd.Timestamp(server or local)
         entry: dict[str, Any] = {
@@ -229,9 +261,14 @@ def write_snapshot(
             old = _known(root, resource, prev, cache)
             known[resource] = _write_resource(root, resource, frame, entry, old)
         write_manifest(root, [*manifest, entry])  # the atomic rename that publishes it
+        marker.unlink()
         cache.clear()
         cache.update(known)
     return entry["snapshot_id"]
+
+
+def max_seq(table: pa.Table) -> int:
+    return int(pc.max(table.column(SEQ)).as_py())
 
 
 def group_by_segment(resource: str, entries: list[dict]) -> dict[int, list[dict]]:
