@@ -68,9 +68,7 @@ def main() -> int:
         f"setup: {VMS} VMs, {LATENCY_MS} ms latency, {LIMIT} requests per {WINDOW_SECONDS:g} s "
         "window, 8 worker threads"
     )
-    with serve(
-        vms=VMS, seed=7, latency_ms=LATENCY_MS, rate_window_seconds=WINDOW_SECONDS
-    ) as sb:
+    with serve(vms=VMS, seed=7, latency_ms=LATENCY_MS, rate_window_seconds=WINDOW_SECONDS) as sb:
         client = svcnb.Client(sb.tokens["read"], sb.base_url, progress=False)
 
         # Figure 1: the detailed pull.
@@ -105,8 +103,10 @@ def main() -> int:
             f"refresh: {len(changed)} changed VMs, {after - before} requests "
             f"(pages + changed = {ideal})"
         )
-        print(f"Figure 2: refresh requests / (pages + changed) = {(after - before) / ideal:.3f}"
-              "  (target <= 1.2)")
+        print(
+            f"Figure 2: refresh requests / (pages + changed) = {(after - before) / ideal:.3f}"
+            "  (target <= 1.2)"
+        )
 
         # Figure 3: the hand-written sequential loop over the same pull.
         time.sleep(WINDOW_SECONDS)  # start it on a fresh window too

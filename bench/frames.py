@@ -98,8 +98,10 @@ def main() -> int:
     t_svcnb, got = best_of(frames.vms, records)
     pd.testing.assert_frame_equal(got, expected)
     ratio = t_base / t_svcnb
-    print(f"vms on {N:,} records: svcnb {t_svcnb * 1000:.0f} ms, json_normalize baseline "
-          f"{t_base * 1000:.0f} ms (best of 3 each, same columns and dtypes)")
+    print(
+        f"vms on {N:,} records: svcnb {t_svcnb * 1000:.0f} ms, json_normalize baseline "
+        f"{t_base * 1000:.0f} ms (best of 3 each, same columns and dtypes)"
+    )
     print(f"speed-up: {ratio:.1f}x (target >= 4x)")
     return 0 if ratio >= 4 else 1
 

@@ -6,15 +6,20 @@ This is the one module that may import both the client and the sandbox.
 from __future__ import annotations
 
 import atexit
+import json
 import logging
 import os
 import threading
+from pathlib import Path
 from typing import Any
 
 from svcnb.client import Client
 from svcnb.client._config import ENV_API_KEY, ENV_BASE_URL
 
 _log = logging.getLogger("svcnb")
+
+# A sandbox connection file (DESIGN section 4), as `svcnb lab` and `svcnb sandbox` write it.
+ENV_SANDBOX_FILE = "SVCNB_SANDBOX"
 
 # The background sandbox of this process: started by the first connect() that needs it, kept
 # until the interpreter exits, and shared by every later connect() without a server named.
@@ -36,8 +41,9 @@ def connect(
 ) -> Client:
     """A :class:`Client` from the arguments, then ``SVC_API_KEY``/``SVC_BASE_URL``.
 
-    When neither names a server it starts a sandbox in the background (once per process, with
-    ``svcnb.sandbox.serve(**sandbox)``) and returns a Client on it holding its admin token.
+    When neither names a server: the sandbox of the connection file ``SVCNB_SANDBOX`` names, if
+    set; else a sandbox started in the background (once per process, with
+    ``svcnb.sandbox.serve(**sandbox)``). Either way the Client holds the sandbox's admin token.
     ``client_options`` go to ``Client`` (``timeout``, ``max_retries``, ``progress``).
     """
     key = api_key if api_key is not None else os.environ.get(ENV_API_KEY) or None
@@ -49,8 +55,24 @@ def connect(
                 f"{ENV_API_KEY}/{ENV_BASE_URL} and pass neither api_key nor base_url"
             )
         return Client(key, url, **client_options)
+    connection_file = os.environ.get(ENV_SANDBOX_FILE)
+    if connection_file and sandbox is None:
+        url, key = _read_connection_file(Path(connection_file))
+        return Client(key, url, **client_options)
     sb = _background_sandbox(sandbox or {})
     return Client(sb.tokens["admin"], sb.base_url, **client_options)
+
+
+def _read_connection_file(path: Path) -> tuple[str, str]:
+    try:
+        info = json.loads(path.read_text())
+        return str(info["base_url"]), str(info["tokens"]["admin"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(
+            f"{ENV_SANDBOX_FILE}={str(path)!r} is not a readable sandbox connection file with "
+            f"base_url and tokens.admin ({type(exc).__name__}); start one with `svcnb sandbox "
+            f"--connection-file PATH` or unset {ENV_SANDBOX_FILE}"
+        ) from None
 
 
 def _background_sandbox(options: dict[str, Any]) -> Any:

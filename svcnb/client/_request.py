@@ -321,7 +321,7 @@ class Requester:
                     path,
                 )
             if payload.get("success") is False:
-                raise self._error(status, method, path, _error_text(payload), scope, body, response)
+                raise self._error(response, call, _error_text(payload))
             meta = payload.get("meta")
             return Reply(
                 status,
@@ -332,9 +332,17 @@ class Requester:
                 replayed=response.headers.get("idempotent-replayed", "").lower() == "true",
             )
         text = _error_text(payload) or response.reason_phrase or ""
-        raise self._error(status, method, path, text, scope, body, response)
+        raise self._error(response, call, text)
 
-    def _error(self, status, method, path, text, scope, body, response) -> ApiError:
+    def _error(self, response: httpx.Response, call: Call, text: str) -> ApiError:
+        """The exception for a failure answer: its type by status, its message actionable."""
+        status, method, path, scope, body = (
+            response.status_code,
+            call.method,
+            call.path,
+            call.scope,
+            call.body,
+        )
         server = scrub(text, self._token)
         said = f" (server said: {server})" if server else ""
         where = f"{method} {path}"

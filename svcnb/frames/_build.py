@@ -76,7 +76,9 @@ class _Columns:
         if not set(map(type, records)) <= {dict}:
             for i, r in enumerate(records):
                 if type(r) is not dict:
-                    raise RecordError(resource, i, "<record>", f"expected an object, got {_show(r)}")
+                    raise RecordError(
+                        resource, i, "<record>", f"expected an object, got {_show(r)}"
+                    )
         # leaves wanted under each parent path ("" is the record itself), plucked together
         self._leaves: dict[str, list[str]] = {}
         for alternatives in paths:
@@ -248,7 +250,10 @@ def _list(cols: _Columns, path: str, values: list[Any]) -> Any:
             continue
         if type(v) is not list or not all(type(x) is str for x in v):
             raise RecordError(
-                cols.resource, cols.record_id(i), path, f"expected a list of strings, got {_show(v)}"
+                cols.resource,
+                cols.record_id(i),
+                path,
+                f"expected a list of strings, got {_show(v)}",
             )
         out[i] = list(v)
     return out
@@ -347,9 +352,7 @@ def _struct(fields: dict[str, Field]) -> pa.StructType:
         node[leaf] = _ARROW_TYPES[field.dtype]
 
     def build(node: dict[str, Any]) -> pa.StructType:
-        return pa.struct(
-            [(k, build(v) if isinstance(v, dict) else v) for k, v in node.items()]
-        )
+        return pa.struct([(k, build(v) if isinstance(v, dict) else v) for k, v in node.items()])
 
     return build(tree)
 

@@ -38,7 +38,9 @@ def _links(resource: str, vm_records: Iterable[Mapping[str, Any]], field: str) -
             raise RecordError(resource, vm.get("id"), field, "expected a list of objects")
         for item in items:
             if not isinstance(item, Mapping):
-                raise RecordError(resource, vm.get("id"), field, f"expected an object: {item!r:.40}")
+                raise RecordError(
+                    resource, vm.get("id"), field, f"expected an object: {item!r:.40}"
+                )
             rows.append({**item, "vmId": vm.get("id")})
             ids.append(f"{vm.get('id')}/{item.get('id')}")
     return build(resource, rows, ids)
@@ -96,9 +98,7 @@ def webhooks(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     return build("webhooks", records)
 
 
-def deliveries(
-    records: Iterable[Mapping[str, Any]], webhook_id: str | None = None
-) -> pd.DataFrame:
+def deliveries(records: Iterable[Mapping[str, Any]], webhook_id: str | None = None) -> pd.DataFrame:
     """One row per delivery attempt: id, webhook_id, event_id, event, url, status_code (NA when
     no answer came), success, attempts, error, created_at, last_attempt_at.
 

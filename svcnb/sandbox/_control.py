@@ -95,7 +95,9 @@ def _tokens(state: State, base: SandboxConfig, params: dict, body: object) -> tu
     return 200, [public(t) for t in state.tokens.values()]
 
 
-def _create_token(state, base, params, body) -> tuple[int, object]:
+def _create_token(
+    state: State, base: SandboxConfig, params: dict, body: object
+) -> tuple[int, object]:
     body = v.fields(
         body,
         {"name": v.string(200, 1), "scopes": _scopes, "expiresAt": _expiry, "rateLimit": _rate},
@@ -107,11 +109,13 @@ def _create_token(state, base, params, body) -> tuple[int, object]:
     return 201, {**record, "secret": secret}
 
 
-def _revoke(state, base, params, body) -> tuple[int, object]:
+def _revoke(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:
     return 200, revoke_token(state, params["id"])
 
 
-def _update_token(state, base, params, body) -> tuple[int, object]:
+def _update_token(
+    state: State, base: SandboxConfig, params: dict, body: object
+) -> tuple[int, object]:
     body = v.fields(body, {"rateLimit": _rate, "expiresAt": _expiry}, at_least_one=True)
     record = find(state.tokens, params["id"], "token")
     if "rateLimit" in body:
@@ -122,26 +126,36 @@ def _update_token(state, base, params, body) -> tuple[int, object]:
     return 200, public(record)
 
 
-def _delete_token(state, base, params, body) -> tuple[int, object]:
+def _delete_token(
+    state: State, base: SandboxConfig, params: dict, body: object
+) -> tuple[int, object]:
     delete_token(state, params["id"])
     return 200, {"id": params["id"]}
 
 
-def _get_faults(state, base, params, body) -> tuple[int, object]:
+def _get_faults(
+    state: State, base: SandboxConfig, params: dict, body: object
+) -> tuple[int, object]:
     return 200, asdict(state.faults)
 
 
-def _put_faults(state, base, params, body) -> tuple[int, object]:
+def _put_faults(
+    state: State, base: SandboxConfig, params: dict, body: object
+) -> tuple[int, object]:
     if not isinstance(body, dict):
         raise ApiFailure(400, "request body must be a JSON object")
     return 200, asdict(_faults.set_faults(state, body))
 
 
-def _get_settings(state, base, params, body) -> tuple[int, object]:
+def _get_settings(
+    state: State, base: SandboxConfig, params: dict, body: object
+) -> tuple[int, object]:
     return 200, asdict(state.settings)
 
 
-def _put_settings(state, base, params, body) -> tuple[int, object]:
+def _put_settings(
+    state: State, base: SandboxConfig, params: dict, body: object
+) -> tuple[int, object]:
     def window(name: str, value: object) -> float:
         if (
             isinstance(value, bool)
@@ -165,7 +179,7 @@ def _put_settings(state, base, params, body) -> tuple[int, object]:
     return 200, asdict(state.settings)
 
 
-def _topup(state, base, params, body) -> tuple[int, object]:
+def _topup(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:
     def amount(name: str, value: object) -> Decimal:
         if isinstance(value, bool) or not isinstance(value, int | float | str):
             raise ApiFailure(422, f"{name}: must be a number or a numeric string")
@@ -191,7 +205,7 @@ def _topup(state, base, params, body) -> tuple[int, object]:
     return 200, wallet_public(state)
 
 
-def _emit(state, base, params, body) -> tuple[int, object]:
+def _emit(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:
     def event_type(name: str, value: object) -> str:
         if value not in EVENT_TYPES:
             raise ApiFailure(422, f"{name}: unknown event type; known: {', '.join(EVENT_TYPES)}")
@@ -206,19 +220,19 @@ def _emit(state, base, params, body) -> tuple[int, object]:
     return 201, state.emit(body["type"], body.get("data", {}))
 
 
-def _events(state, base, params, body) -> tuple[int, object]:
+def _events(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:
     return 200, list(state.events)
 
 
-def _actions(state, base, params, body) -> tuple[int, object]:
+def _actions(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:
     return 200, list(state.actions.values())
 
 
-def _stats(state, base, params, body) -> tuple[int, object]:
+def _stats(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:
     return 200, {**state.stats, "byStatus": dict(state.stats["byStatus"])}
 
 
-def _create_vm(state, base, params, body) -> tuple[int, object]:
+def _create_vm(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:
     def region(name: str, value: object) -> tuple:
         found = region_by_slug(value) if isinstance(value, str) else None
         if found is None:
@@ -255,12 +269,12 @@ def _create_vm(state, base, params, body) -> tuple[int, object]:
     return 201, vm_full(vm)
 
 
-def _vm_action(state, base, params, body) -> tuple[int, object]:
+def _vm_action(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:
     vm = find(state.vms, params["id"], "VM")
     return 200, vm_full(control_action(state, vm, params["action"]))
 
 
-def _vm(state, base, params, body) -> tuple[int, object]:
+def _vm(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:
     return 200, dict(find(state.vms, params["id"], "VM"))
 
 

@@ -89,8 +89,6 @@ def serve(
     ``ip_rate_limit``, ``rate_window_seconds``, ``ca_bundle``)."""
     config = SandboxConfig().with_changes(**settings)
     app = create_app(config)
-    if config.latency_ms:
-        app.state.sandbox.faults.latencyMs = config.latency_ms
     server = _Server(uvicorn_config(app, host, port))
     thread = threading.Thread(target=server.run, name="svcnb-sandbox", daemon=True)
     thread.start()

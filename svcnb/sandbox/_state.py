@@ -82,7 +82,7 @@ class State:
             # the account dashboard and the server's own machinery
             self.tokens: dict[str, dict] = {}
             self.token_ids_by_hash: dict[str, str] = {}
-            self.faults = Faults()
+            self.faults = Faults(latencyMs=config.latency_ms)
             self.fault_rng = random.Random(0)
             self.settings = Settings(
                 rateWindowSeconds=config.rate_window_seconds,

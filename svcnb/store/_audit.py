@@ -38,9 +38,7 @@ def _mask(match: re.Match[str]) -> str:
 def scrub(value: Any) -> Any:
     """``value`` with secret-named keys dropped and token-like text masked, at any depth."""
     if isinstance(value, Mapping):
-        return {
-            str(k): scrub(v) for k, v in value.items() if str(k).lower() not in _SECRET_KEYS
-        }
+        return {str(k): scrub(v) for k, v in value.items() if str(k).lower() not in _SECRET_KEYS}
     if isinstance(value, list | tuple):
         return [scrub(v) for v in value]
     if isinstance(value, str):
@@ -60,9 +58,11 @@ def append(root: Path, record: Mapping[str, Any]) -> dict[str, Any]:
         raise ValueError(f"audit record lacks {missing}; fields are {', '.join(AUDIT_COLUMNS)}")
     clean = scrub(dict(record))
     when = clean.get("time") or datetime.now(UTC)
-    clean["time"] = pd.Timestamp(when).tz_localize("UTC").isoformat() if pd.Timestamp(
-        when
-    ).tzinfo is None else pd.Timestamp(when).tz_convert("UTC").isoformat()
+    clean["time"] = (
+        pd.Timestamp(when).tz_localize("UTC").isoformat()
+        if pd.Timestamp(when).tzinfo is None
+        else pd.Timestamp(when).tz_convert("UTC").isoformat()
+    )
     line = json.dumps(clean, default=_jsonable, ensure_ascii=False, sort_keys=True).encode() + b"\n"
     root.mkdir(parents=True, exist_ok=True)
     fd = os.open(root / AUDIT_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)

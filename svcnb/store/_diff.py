@@ -65,7 +65,9 @@ def diff_frames(resource: str, a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame
     out["before"] = out["before"].astype(object)
     out["after"] = out["after"].astype(object)
     order = {"removed": 0, "changed": 1, "added": 2}
-    out = out.sort_values([*keys, "change"], key=lambda s: s.map(order) if s.name == "change" else s)
+    out = out.sort_values(
+        [*keys, "change"], key=lambda s: s.map(order) if s.name == "change" else s
+    )
     return out.reset_index(drop=True)
 
 

@@ -171,8 +171,14 @@ def _write_resource(
         total = kept + len(changed) + len(gone)
         if not len(changed) and not len(gone):
             entry["parts"][resource] = [segment, kept]
-            return Known(entry["snapshot_id"], [segment, kept], new_h, frame[keys],
-                         old.base_rows, old.changes)
+            return Known(
+                entry["snapshot_id"],
+                [segment, kept],
+                new_h,
+                frame[keys],
+                old.base_rows,
+                old.changes,
+            )
         if total <= max(SEGMENT_SHARE * old.base_rows, SEGMENT_MIN_CHANGES):
             parts = [old.changes] if old.changes is not None else []
             parts += [to_table(resource, changed, seq), _tombstones(resource, gone, seq)]
@@ -180,8 +186,9 @@ def _write_resource(
             _, changes_path = files(root, resource, segment)
             write_table(changes_path, changes, meta)
             entry["parts"][resource] = [segment, total]
-            return Known(entry["snapshot_id"], [segment, total], new_h, frame[keys],
-                         old.base_rows, changes)
+            return Known(
+                entry["snapshot_id"], [segment, total], new_h, frame[keys], old.base_rows, changes
+            )
     base_path, _ = files(root, resource, seq)
     write_table(base_path, sort_by_key(resource, to_table(resource, frame, seq)), meta)
     entry["parts"][resource] = [seq, 0]

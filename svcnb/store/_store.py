@@ -40,7 +40,9 @@ def _utc(value: TimeLike, name: str) -> pd.Timestamp:
     try:
         ts = pd.Timestamp(value)
     except (ValueError, TypeError):
-        raise ValueError(f"{name}={value!r} is not a time; give a datetime or ISO 8601 text") from None
+        raise ValueError(
+            f"{name}={value!r} is not a time; give a datetime or ISO 8601 text"
+        ) from None
     if ts is pd.NaT:
         raise ValueError(f"{name} is NaT; give a datetime or ISO 8601 text")
     # a naive time is read as UTC: snapshot times are the server's, which are UTC
@@ -58,7 +60,9 @@ def _instant(entry: Mapping[str, Any]) -> datetime:
 
 def _check_resource(resource: str) -> None:
     if resource not in SCHEMAS:
-        raise ValueError(f"resource={resource!r} is not stored; choose one of {', '.join(RESOURCES)}")
+        raise ValueError(
+            f"resource={resource!r} is not stored; choose one of {', '.join(RESOURCES)}"
+        )
 
 
 class Store:
@@ -182,7 +186,9 @@ class Store:
         wanted = [c for c in (SCHEMAS[resource] if columns is None else columns) if c not in keys]
         unknown = [c for c in wanted if c not in SCHEMAS[resource]]
         if unknown:
-            raise ValueError(f"{resource} has no columns {unknown}; it has {list(SCHEMAS[resource])}")
+            raise ValueError(
+                f"{resource} has no columns {unknown}; it has {list(SCHEMAS[resource])}"
+            )
         entries = self._until(until)
         if since is not None:
             start = _utc(since, "since")
@@ -294,8 +300,7 @@ class Store:
             return None
         try:
             frames = [
-                self.load(r)
-                for r in ("vms", "vm_ssh_keys", "vm_firewalls", "vm_private_networks")
+                self.load(r) for r in ("vms", "vm_ssh_keys", "vm_firewalls", "vm_private_networks")
             ]
         except StoreError:
             return None

@@ -257,3 +257,16 @@ def test_connect_uses_the_environment_then_a_background_sandbox(
     out = capsys.readouterr().out
     assert out.count("local sandbox") == 1 and "simulated data" in out
     assert "svc_" not in out
+
+
+def test_connect_uses_a_sandbox_connection_file(sandbox, monkeypatch, tmp_path, leak_scan):
+    path = sandbox.write_connection_file(tmp_path / "sandbox.json")
+    monkeypatch.setenv("SVCNB_SANDBOX", str(path))
+    client = svcnb.connect(progress=False)
+    leak_scan.add(client)
+    assert client.base_url == sandbox.base_url
+    assert client.webhooks.create("https://h.example/x", ["vm.stopped"])["secret"]  # admin
+    (tmp_path / "broken.json").write_text("{}")
+    monkeypatch.setenv("SVCNB_SANDBOX", str(tmp_path / "broken.json"))
+    with pytest.raises(ValueError, match="SVCNB_SANDBOX=.*broken.json.*not a readable"):
+        svcnb.connect()

@@ -81,12 +81,15 @@ def test_price_is_parsed_from_all_three_forms_and_the_raw_value_kept(price, amou
     record = vm(1, billing={"priceMonthly": price, "nextRenewalAt": None, "status": "active"})
     row = frames.vms([record]).iloc[0]
     assert row["price_monthly_amount"] == amount
-    assert (row["price_monthly_currency"] is pd.NA) if currency is None else (
-        row["price_monthly_currency"] == currency
+    assert (
+        (row["price_monthly_currency"] is pd.NA)
+        if currency is None
+        else (row["price_monthly_currency"] == currency)
     )
     assert parse_money(price).amount == amount
-    assert frames.vms(frames.vm_records(frames.vms([record])))["price_monthly_raw"].iloc[0] == (
-        row["price_monthly_raw"]
+    assert (
+        frames.vms(frames.vm_records(frames.vms([record])))["price_monthly_raw"].iloc[0]
+        == (row["price_monthly_raw"])
     )
 
 
@@ -156,7 +159,9 @@ def test_odd_rule_values_are_kept_for_the_audit_to_judge():
 
 
 def test_link_frames_list_each_vm_item_and_skip_summaries():
-    summary = {k: v for k, v in vm(5).items() if k not in ("sshKeys", "firewalls", "privateNetworks")}
+    summary = {
+        k: v for k, v in vm(5).items() if k not in ("sshKeys", "firewalls", "privateNetworks")
+    }
     keys = frames.vm_ssh_keys([vm(1), summary])
     assert keys[["vm_id", "ssh_key_id"]].values.tolist() == [["vm-00001", "key-1"]]
     assert frames.vm_private_networks([vm(0)])["network_id"].tolist() == ["net-1"]

@@ -116,3 +116,26 @@ def test_config_rejects_nonsense():
             assert next(iter(bad)) in str(exc)
         else:
             raise AssertionError(f"{bad} was accepted")
+
+
+def test_an_unexpected_error_is_a_500_envelope_and_the_server_keeps_serving(caplog):
+    app = create_app(SandboxConfig(vms=2, seed=9))
+    token = app.state.sandbox.default_secrets["admin"]
+    del app.state.sandbox.wallet["_balance"]  # a broken record stands in for a sandbox bug
+
+    async def talk() -> tuple[httpx.Response, httpx.Response]:
+        transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 5000))
+        async with httpx.AsyncClient(transport=transport, base_url="http://sandbox") as http:
+            broken = await http.get("/api/public/v1/wallet", headers={"x-api-key": token})
+            fine = await http.get("/api/public/v1/vms", headers={"x-api-key": token})
+            return broken, fine
+
+    broken, fine = asyncio.run(talk())
+    assert broken.status_code == 500
+    assert broken.json() == {
+        "success": False,
+        "error": "internal server error in the sandbox while handling GET /wallet",
+    }
+    assert "x-ratelimit-limit" in broken.headers
+    assert fine.status_code == 200
+    assert token not in caplog.text
