@@ -140,6 +140,7 @@ class _Pull:
         if self.bar is None:
             return
         self.bar.n = self.done
+        self.bar.total = max(self.bar.total, self.done)  # pages the first answer did not count
         waited = self.req.stats.as_dict()["waited_seconds"] - self.stats0["waited_seconds"]
         self.bar.set_postfix_str(f"waited {waited:.1f}s on the limit", refresh=False)
         self.bar.refresh()

@@ -88,7 +88,8 @@ def describe(exc: BaseException, doing: str) -> tuple[Kind, str]:
     elif isinstance(exc, errors.SvcnbError):
         text = f"Failed {doing}: {msg}."
     elif isinstance(exc, ValueError):
-        text = f"Not sent {doing}: {msg}."
+        # raised before anything was sent: a bad value, or nothing to work on yet
+        text = f"Cannot go on {doing}: {msg}."
     else:
         text = f"Unexpected {type(exc).__name__} {doing}: {msg}. Please report this."
     return "error", redact(text)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -58,11 +57,6 @@ def _plain(value: Any) -> str:
 
 def _change_words(before: Any, after: Any) -> str:
     """An audit record's before/after fields as "Port 22 → 2222; ..." (as text if not dicts)."""
-    if isinstance(before, str) or isinstance(after, str):
-        try:
-            before, after = json.loads(before), json.loads(after)
-        except (TypeError, ValueError):
-            return f"{before} → {after}"
     if not isinstance(before, dict) or not isinstance(after, dict):
         return f"{before} → {after}"
     return "; ".join(
@@ -79,6 +73,8 @@ def _parse(field: str, text: str) -> Any:
         return int(stripped)
     if field in _LIST_FIELDS:
         return [part for part in _SPLIT.split(text.strip()) if part]
+    if field == "port":
+        return text.strip()  # "22 " is 22; the API would keep the space
     return text
 
 
@@ -285,11 +281,13 @@ class RuleEditor(Displayed):
         return value, ""
 
     def changes(self) -> dict[str, Any]:
-        """API field -> new value, for every valid field whose value differs from the rule's."""
+        """API field -> new value, for every edited, valid field that differs from the rule's."""
         if self.rule is None:
             return {}
         out = {}
         for field in EDITABLE:
+            if not self._edited(field):
+                continue
             value, problem = self.check(field)
             if not problem and value != self._current(field):
                 out[field] = value
@@ -300,17 +298,34 @@ class RuleEditor(Displayed):
         value = self.rule.get(field)
         return list(value or []) if field in _LIST_FIELDS else value
 
+    def _edited(self, field: str) -> bool:
+        assert self.rule is not None
+        return self.inputs[field].value != _as_text(field, self.rule.get(field))
+
     def problems(self) -> dict[str, str]:
-        """API field -> message for every field whose input the client would refuse."""
+        """API field -> message for every edited field whose input the client would refuse.
+
+        A stored value the client would refuse (the audit's unparsed ports and IPs) does not
+        block saving other fields: it is not sent unless the user edits it.
+        """
         if self.rule is None:
             return {}
-        return {f: p for f in EDITABLE if (p := self.check(f)[1])}
+        return {f: p for f in EDITABLE if self._edited(f) and (p := self.check(f)[1])}
 
     def _on_edit(self, _change: object = None) -> None:
         problems = self.problems()
         for field, message in self.messages.items():
             text = problems.get(field, "")
-            message.value = banner("error", text) if text else ""
+            stored = "" if self.rule is None or self._edited(field) else self.check(field)[1]
+            if text:
+                message.value = banner("error", text)
+            elif stored:
+                message.value = banner(
+                    "warn",
+                    f"The stored value is not valid ({stored}); it is kept unless you change it.",
+                )
+            else:
+                message.value = ""
         changes = self.changes()
         if self.rule is None:
             self.diff.value = "<i>Choose a firewall and a rule.</i>"

@@ -112,7 +112,7 @@ class VmPanel(Displayed):
 
         for w in (self.status_filter, self.region_filter, self.plan_filter, self.search):
             w.observe(self._on_filter, names="value")
-        self.vm_select.observe(self._on_select, names="value")
+        self.vm_select.observe(self._on_user_select, names="value")
         self.allow_protected.observe(self._on_allow_protected, names="value")
         self.refresh_button.on_click(lambda _b: self.refresh())
         self.stop_button.on_click(lambda _b: self.review_stop())
@@ -178,17 +178,26 @@ class VmPanel(Displayed):
             shown = self.filtered()
         self.table.value = table(shown, _TABLE_COLUMNS, empty="No VM matches the filters.")
         keep = set(self.vm_select.value)
-        self.vm_select.unobserve(self._on_select, names="value")
+        self.vm_select.unobserve(self._on_user_select, names="value")
         self.vm_select.options = [
             (f"{r.name} ({r.id}) · {r.status} · {r.region_slug} · {r.plan_slug}", r.id)
             for r in shown.itertuples()
         ]
         self.vm_select.value = tuple(v for _, v in self.vm_select.options if v in keep)
-        self.vm_select.observe(self._on_select, names="value")
+        self.vm_select.observe(self._on_user_select, names="value")
         self._on_select()
 
     def _on_filter(self, _change: object = None) -> None:
         self._redraw()
+
+    def _on_user_select(self, _change: object = None) -> None:
+        # a confirmation lists exactly what will be stopped: a new selection voids it
+        if self.confirm_box.layout.display != "none":
+            self.pending = []
+            self.confirm_box.layout.display = "none"
+            self.confirm_button.disabled = True
+            show(self.status, "info", "The selection changed; press Stop to review it again.")
+        self._on_select()
 
     def _on_select(self, _change: object = None) -> None:
         self.stop_button.disabled = not self.vm_select.value

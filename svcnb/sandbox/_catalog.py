@@ -85,3 +85,10 @@ def price_value(amount: Decimal, form: str) -> object:
     if form == "string":
         return f"{amount:.2f}"
     return {"amount": f"{amount:.2f}", "currency": CURRENCY}
+
+
+def public_ip(index: int) -> str:
+    """The public address of the VM with this fleet index, unique per index."""
+    # 100.64.0.0/10 (shared address space): never a real customer address, room for 4M VMs
+    n = index + 1
+    return f"100.{64 + (n >> 16) % 64}.{(n >> 8) & 255}.{n & 255}"

@@ -15,7 +15,7 @@ import random
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from ._catalog import GIB, OS_TEMPLATES, PLANS, REGIONS, ROLES, price_value
+from ._catalog import GIB, OS_TEMPLATES, PLANS, REGIONS, ROLES, price_value, public_ip
 from ._state import State
 from ._vmops import schedule_provisioning, schedule_stop, vm_brief
 from ._wire import iso
@@ -152,7 +152,7 @@ def new_vm_record(
         "network10gEnabled": ten_g,
         "dailyBackupEnabled": rng.random() < 0.45,
         "isProtected": rng.random() < 0.25,
-        "ipAddress": None if gone or status == "provisioning" else _public_ip(index),
+        "ipAddress": None if gone or status == "provisioning" else public_ip(index),
         "region": {"slug": slug, "name": region_name},
         "plan": plan_obj,
         "osTemplate": {"slug": os_slug, "name": os_name, "version": os_version},
@@ -166,13 +166,8 @@ def new_vm_record(
         "updatedAt": iso(updated),
         "_price": price,
         "_priceForm": price_form,
+        "_index": index,
     }
-
-
-def _public_ip(index: int) -> str:
-    # 100.64.0.0/10 (shared address space): never a real customer address, room for 4M VMs
-    n = index + 1
-    return f"100.{64 + (n >> 16) % 64}.{(n >> 8) & 255}.{n & 255}"
 
 
 def _seed_ssh_keys(state: State, rng: random.Random, epoch: datetime) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from ._catalog import public_ip
 from ._state import State
 from ._wire import ApiFailure, iso
 
@@ -74,8 +75,7 @@ def schedule_provisioning(state: State, vm: dict, at: datetime) -> None:
             current = state.vms.get(vm["id"])
             if current is None or current["status"] != "provisioning":
                 return
-            index = len(state.vms)
-            current["ipAddress"] = f"100.127.{(index >> 8) & 255}.{index & 255}"
+            current["ipAddress"] = public_ip(current.get("_index", len(state.vms)))
             if current["billing"] is not None and current["billing"]["nextRenewalAt"] is None:
                 current["billing"]["nextRenewalAt"] = iso(state.now() + timedelta(days=30))
             _set_status(state, current, "running", "vm.created")

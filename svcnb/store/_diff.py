@@ -9,6 +9,7 @@ import pandas as pd
 from svcnb.frames import KEYS, SCHEMAS
 
 DIFF_COLUMNS = ("change", "column", "before", "after")
+_NO_VALUES = {"column": None, "before": None, "after": None}
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -37,9 +38,9 @@ def diff_frames(resource: str, a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame
     right = b.set_index(keys, drop=False)
     rows: list[dict[str, Any]] = []
     for key in right.index.difference(left.index, sort=False):
-        rows.append({**_key(keys, right.loc[key]), "change": "added"})
+        rows.append({**_key(keys, right.loc[key]), "change": "added", **_NO_VALUES})
     for key in left.index.difference(right.index, sort=False):
-        rows.append({**_key(keys, left.loc[key]), "change": "removed"})
+        rows.append({**_key(keys, left.loc[key]), "change": "removed", **_NO_VALUES})
     common = left.index.intersection(right.index, sort=False)
     columns = [c for c in SCHEMAS[resource] if c not in keys]
     lvals = left.loc[common, columns].astype(object)

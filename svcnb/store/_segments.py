@@ -96,9 +96,8 @@ def state(resource: str, tables: list[pa.Table], upto: int) -> pa.Table:
         return to_table(resource, empty(resource), 0)
     base = tables[0]
     changes = tables[1] if len(tables) > 1 else None
-    if changes is not None and changes.num_rows:
-        if pc.max(changes.column(SEQ)).as_py() > upto:
-            changes = changes.filter(pc.less_equal(changes.column(SEQ), upto))
+    if changes is not None and changes.num_rows and pc.max(changes.column(SEQ)).as_py() > upto:
+        changes = changes.filter(pc.less_equal(changes.column(SEQ), upto))
     if changes is None or not changes.num_rows:
         return base
     # One take over base + changes: the base rows no change replaced (already in key order)

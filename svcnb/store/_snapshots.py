@@ -133,9 +133,9 @@ def _known(root: Path, resource: str, prev: dict | None, cache: dict[str, Known]
     if prev is None or resource not in prev.get("parts", {}):
         return None
     hit = cache.get(resource)
-    if hit is not None and hit.snapshot_id == prev["snapshot_id"]:
-        if hit.part == prev["parts"][resource]:
-            return hit
+    current = hit is not None and hit.snapshot_id == prev["snapshot_id"]
+    if current and hit.part == prev["parts"][resource]:
+        return hit
     try:
         tables = read_part(root, resource, prev)
         before = to_frame(resource, state(resource, tables, prev["seq"]))

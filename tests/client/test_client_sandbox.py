@@ -247,6 +247,7 @@ def test_connect_uses_the_environment_then_a_background_sandbox(
     assert client.base_url == sandbox.base_url and len(client.vms.list()) == 40
     monkeypatch.delenv("SVC_API_KEY")
     monkeypatch.delenv("SVC_BASE_URL")
+    monkeypatch.delenv("SVCNB_SANDBOX", raising=False)
     monkeypatch.setattr(connecting, "_sandbox", None)
     first = svcnb.connect(progress=False, sandbox={"vms": 12})
     second = svcnb.connect(progress=False)

@@ -1,4 +1,4 @@
-"""Records shaped like the spec (and contracts section 1), built inline for frame and store tests."""
+"""Records shaped like the spec (and contracts section 1), for the frame and store tests."""
 
 from __future__ import annotations
 

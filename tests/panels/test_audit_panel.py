@@ -69,3 +69,12 @@ def test_fixing_the_rule_from_a_finding_clears_it_after_a_new_snapshot(snapshot,
     exposed = panel.findings[panel.findings["check"] == "exposed_sensitive_port"]
     assert rule_id not in set(exposed["rule_id"])
     assert len(snapshot.snapshots()) == 2
+
+
+def test_an_empty_store_says_so_and_a_snapshot_fills_the_audit(panel_store, admin):
+    panel = FirewallAuditPanel(panel_store, admin)
+    assert panel.findings.empty
+    assert "no snapshot" in panel.status.value
+    panel.retake_button.click()
+    assert len(panel.findings) > 0
+    assert len(panel.finding_select.options) == len(panel.findings)

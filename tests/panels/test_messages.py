@@ -48,7 +48,11 @@ TOKEN = "svc_" + "A1b2C3d4E5f6G7h8I9j0K1l2"
             "error",
             ["No answer", "connection refused"],
         ),
-        (ValueError("port is at most 64 characters"), "error", ["Not sent", "at most 64"]),
+        (
+            ValueError("port is at most 64 characters"),
+            "error",
+            ["Cannot go on stopping web-1", "at most 64"],
+        ),
     ],
 )
 def test_each_error_is_described_in_words(exc, kind, words):

@@ -163,3 +163,28 @@ def test_a_rule_changed_elsewhere_is_not_overwritten_blindly(sandbox, editor, ad
     entry = editor.audit_log().iloc[-1]
     assert entry["before"] == {"description": rule["description"]}
     assert _fresh_rule(sandbox, fw_id, rule["id"])["port"] == "2200"
+
+
+def test_a_stored_invalid_port_is_flagged_but_does_not_block_other_edits(sandbox, editor, admin):
+    # the seed holds a few rules whose port does not parse (e.g. "ssh") on purpose
+    fw_id, bad = next(
+        (fw["id"], rule)
+        for fw in admin.firewalls.list()
+        for rule in admin.firewalls.rules(fw["id"])
+        if rule["port"]
+        and not rule["port"].replace(",", "").replace("-", "").isdigit()
+        and rule["port"].lower() != "any"
+    )
+    editor.open(fw_id, bad["id"])
+    assert "stored value is not valid" in editor.port_error.value
+    assert editor.save_button.disabled  # nothing changed yet
+
+    editor.description.value = "port still to be fixed"
+    assert not editor.save_button.disabled
+    assert editor.save() == "saved"
+    stored = _fresh_rule(sandbox, fw_id, bad["id"])
+    assert stored["port"] == bad["port"] and stored["description"] == "port still to be fixed"
+
+    editor.port.value = bad["port"] + "x"  # an edit of the bad value is checked as usual
+    assert "not a port list" in editor.port_error.value
+    assert editor.save_button.disabled

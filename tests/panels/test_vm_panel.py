@@ -174,3 +174,16 @@ def test_the_panel_displays_as_its_widget(sandbox, admin):
     assert "svcnb-stop" in panel.stop_button._dom_classes
     assert "svcnb-confirm" in panel.confirm_button._dom_classes
     assert "svcnb-status" in panel.status._dom_classes
+
+
+def test_changing_the_selection_voids_the_confirmation(sandbox, admin):
+    panel = VmPanel(admin, watch_interval=None)
+    before = _action_ids(sandbox)
+    first, second = _running(panel, protected=False)[:2]
+    panel.vm_select.value = (first,)
+    panel.stop_button.click()
+    panel.vm_select.value = (first, second)
+    assert panel.confirm_button.disabled and panel.pending == []
+    assert "press Stop to review it again" in panel.status.value
+    panel.confirm_button.click()
+    assert _new_stops(sandbox, before) == []

@@ -14,8 +14,10 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
-
 from frames._samples import account, rule, vm
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from svcnb import frames
 from svcnb.frames import KEYS, SCHEMAS
 from svcnb.store import RESOURCES, SnapshotWarning, Store, StoreError
@@ -330,3 +332,45 @@ def test_an_empty_frame_set_and_a_resource_left_out_are_stored_as_empty(tmp_path
     assert store.load("vms").empty
     assert list(store.load("vms").columns) == list(SCHEMAS["vms"])
     assert store.load("firewall_rules")["source_ips"].iloc[0] == ["10.0.0.0/8"]
+
+
+_EDITS = st.lists(
+    st.tuples(
+        st.sampled_from(["add", "remove", "rename", "usage", "price", "nothing"]),
+        st.integers(min_value=0, max_value=30),
+    ),
+    max_size=6,
+)
+
+
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(days=st.lists(_EDITS, min_size=1, max_size=6), share=st.sampled_from([0.0, 0.35, 5.0]))
+def test_any_sequence_of_edits_loads_back_exactly(tmp_path_factory, monkeypatch, days, share):
+    # share 0 starts a segment at every change, 5 never does: both ends of the layout
+    monkeypatch.setattr("svcnb.store._snapshots.SEGMENT_SHARE", share)
+    monkeypatch.setattr("svcnb.store._snapshots.SEGMENT_MIN_CHANGES", 0)
+    store = Store(tmp_path_factory.mktemp("store"))
+    fleet = {i: vm(i) for i in range(4)}
+    written = []
+    for day, edits in enumerate(days):
+        for action, i in edits:
+            if action == "add":
+                fleet.setdefault(i, vm(i))
+            elif action == "remove":
+                fleet.pop(i, None)
+            elif i in fleet and action == "rename":
+                fleet[i]["name"] = f"renamed-{day}"
+            elif i in fleet and action == "usage":
+                fleet[i]["bandwidthUsedBytes"] += 1
+            elif i in fleet and action == "price":
+                fleet[i]["billing"] = {**fleet[i]["billing"], "priceMonthly": {"amount": day}}
+        records = copy.deepcopy(list(fleet.values()))
+        pulled = {"vms": frames.vms(records), "vm_ssh_keys": frames.vm_ssh_keys(records)}
+        store.write(pulled, server_time=T0 + day * DAY)
+        written.append(pulled)
+    for day, pulled in enumerate(written):
+        for resource, frame in pulled.items():
+            got = store.load(resource, at=T0 + day * DAY)
+            pd.testing.assert_frame_equal(got, sorted_frame(resource, frame))
