@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -162,12 +163,19 @@ def render_html(
         resources={"metadata": {"path": str(workdir)}},
         store_widget_state=False,
     )
-    # The kernel's own chatter (e.g. its transport warning) goes to a log beside the page.
-    with open(target.with_suffix(".kernel.log"), "wb") as kernel_log:
+    # The kernel's own chatter (e.g. its transport warning) is shown only when the run fails.
+    with tempfile.TemporaryFile() as kernel_log:
         try:
             client.execute(env=env, stderr=kernel_log)
         except CellExecutionError as exc:
             raise SystemExit(f"svcnb demo: {notebook.name} failed:\n{exc}") from None
+        except Exception as exc:  # the kernel died or never started: its stderr says why
+            kernel_log.seek(0)
+            tail = kernel_log.read().decode("utf-8", "replace")[-3000:]
+            raise SystemExit(
+                f"svcnb demo: {notebook.name} could not run ({type(exc).__name__}: {exc}); "
+                f"the kernel said:\n{tail}"
+            ) from None
     _drop_widget_views(nb)
     if note:
         nb.cells.insert(1, nbformat.v4.new_markdown_cell(note))

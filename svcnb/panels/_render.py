@@ -7,6 +7,7 @@ import io
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
@@ -21,6 +22,8 @@ _TABLE_STYLE = (
 
 def cell(value: Any) -> str:
     """A value as escaped text for a table cell; lists joined, missing values blank."""
+    if isinstance(value, bool | np.bool_):
+        return "yes" if value else "no"
     if isinstance(value, list | tuple):
         return html.escape(", ".join(str(v) for v in value)) or "<i>any</i>"
     if value is None or (not isinstance(value, str | bytes) and _is_missing(value)):

@@ -264,6 +264,18 @@ class VmPanel(Displayed):
 
         Returns the actions queued now; failures are shown per VM in the status line.
         """
+        if not self.pending:
+            show(self.status, "info", "Nothing to confirm: select VMs and press Stop first.")
+            return []
+        guarded = [v for v in self.pending if flag(self._row(v)["is_protected"])]
+        if guarded and not self.allow_protected.value:
+            # a disabled button still runs its handler when clicked from code: check here too
+            show(
+                self.status,
+                "warn",
+                f"Not sent: {len(guarded)} protected VM(s) in the list; tick the box to stop them.",
+            )
+            return []
         todo, self.pending = self.pending, []
         self.confirm_box.layout.display = "none"
         self.confirm_button.disabled = True

@@ -100,19 +100,38 @@ def state(resource: str, tables: list[pa.Table], upto: int) -> pa.Table:
         changes = changes.filter(pc.less_equal(changes.column(SEQ), upto))
     if changes is None or not changes.num_rows:
         return base
-    # One take over base + changes: the base rows no change replaced (already in key order)
-    # with the last version of each changed key that is not a tombstone merged in by key.
-    change_keys = _keys(resource, changes).to_numpy(zero_copy_only=False)
-    latest = ~pd.Index(change_keys).duplicated(keep="last")
-    replaced = pc.is_in(_keys(resource, base), value_set=pa.array(change_keys[latest]))
-    kept = np.flatnonzero(~replaced.to_numpy(zero_copy_only=False))
-    removed = changes.column(REMOVED).to_numpy(zero_copy_only=False)
-    alive = np.flatnonzero(latest & ~removed)
-    alive = alive[np.argsort(change_keys[alive], kind="stable")]
-    base_keys = _keys(resource, base).take(pa.array(kept)).to_numpy(zero_copy_only=False)
-    where = np.searchsorted(base_keys, change_keys[alive]) if len(base_keys) else alive * 0
-    order = np.insert(kept, where, alive + base.num_rows)
+    # One take over base + changes, in base order: a base row whose key changed points at the
+    # key's last version (dropped if that is a tombstone); keys the base lacks are merged in.
+    n = base.num_rows
+    change_keys = _keys(resource, changes)
+    last = _last_rows(change_keys)
+    last_keys = change_keys.take(last)
+    last_removed = changes.column(REMOVED).take(last).to_numpy(zero_copy_only=False)
+    base_keys = _keys(resource, base)
+    hit = pc.index_in(base_keys, value_set=last_keys).to_numpy(zero_copy_only=False)
+    hit = np.where(np.isnan(hit.astype(float)), -1, hit).astype(np.int64)
+    replaced = hit >= 0
+    order = np.arange(n, dtype=np.int64)
+    order[replaced] = n + last[hit[replaced]]
+    keep = ~(replaced & last_removed[np.where(replaced, hit, 0)])
+    order, base_rows = order[keep], np.flatnonzero(keep)
+    added = ~pc.is_in(last_keys, value_set=base_keys).to_numpy(zero_copy_only=False)
+    added &= ~last_removed
+    if added.any():
+        # positions are in key order (a replaced row keeps its key): merge the new keys in
+        new_keys = last_keys.filter(pa.array(added)).to_numpy(zero_copy_only=False)
+        by_key = np.argsort(new_keys, kind="stable")
+        kept_keys = base_keys.take(pa.array(base_rows)).to_numpy(zero_copy_only=False)
+        where = np.searchsorted(kept_keys, new_keys[by_key])
+        order = np.insert(order, where, (n + last[added])[by_key])
     return pa.concat_tables([base, changes]).take(pa.array(order))
+
+
+def _last_rows(keys: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Positions of the last occurrence of each distinct key, in order of position."""
+    table = pa.table({"k": keys, "i": pa.array(np.arange(len(keys), dtype=np.int64))})
+    last = table.group_by("k", use_threads=False).aggregate([("i", "max")])
+    return np.sort(last.column("i_max").to_numpy())
 
 
 def _types(arrow_type: pa.DataType) -> Any:

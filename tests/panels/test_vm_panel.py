@@ -81,6 +81,10 @@ def test_a_protected_vm_is_stopped_only_after_an_explicit_tick(sandbox, admin):
     panel.stop_button.click()
     assert "Protected" in panel.confirmation.value
     assert panel.confirm_button.disabled
+    before = _action_ids(sandbox)
+    assert panel.confirm_stop() == []  # even called from code, nothing goes without the tick
+    assert _new_stops(sandbox, before) == []
+    assert "protected" in panel.status.value
     panel.allow_protected.value = True
     assert not panel.confirm_button.disabled
     panel.confirm_button.click()
