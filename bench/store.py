@@ -4,7 +4,7 @@ Compares the store with the naive layout, one full Parquet file of the ``vms`` f
 
 - size on disk of the store / total size of the 180 full files (target <= 0.10);
 - time of ``Store.load("vms", at=day)`` / time of ``pd.read_parquet(that day's full file)``,
-  best of 7 each, run alternately, for every day; the worst day is the figure (target <= 2).
+  best of 9 each, run alternately, for every day; the worst day is the figure (target <= 2).
 
 Run: ``.venv/bin/python bench/store.py``. Takes about a minute.
 """
@@ -90,7 +90,7 @@ def size_of(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
-def best_pair(a, b, runs: int = 7) -> tuple[float, float]:
+def best_pair(a, b, runs: int = 9) -> tuple[float, float]:
     """Best wall time of each, the two run alternately so a busy machine slows both alike."""
     ta, tb = [], []
     for _ in range(runs):
@@ -145,7 +145,7 @@ def main() -> int:
             f"{full_bytes / 1e6:.2f} MB -> ratio {size_ratio:.3f} (target <= 0.10)"
         )
         print(
-            f"  load as of a day / read that day's full file (best of 7 each, all {DAYS} days): "
+            f"  load as of a day / read that day's full file (best of 9 each, all {DAYS} days): "
             f"median {ratios_s.median():.2f}, worst {ratios_s.max():.2f} (target <= 2)"
         )
         ok = size_ratio <= 0.10 and ratios_s.max() <= 2

@@ -47,8 +47,8 @@ _log = logging.getLogger("svcnb.store")
 
 # a new segment starts when its changes would exceed this share of its base rows, and at least
 # this many rows: a load then reads at most (1 + share) x the rows of one full copy
-SEGMENT_SHARE = 0.35
-SEGMENT_MIN_CHANGES = 2000
+SEGMENT_SHARE = 0.3
+SEGMENT_MIN_CHANGES = 500
 
 
 _READERS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="svcnb-store-read")
