@@ -44,7 +44,7 @@ def make_sandbox() -> Iterator[Callable[..., Sandbox]]:
 @pytest.fixture(autouse=True)
 def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """No test may reach a real account or a user's store through the environment."""
-    for name in ("SVC_API_KEY", "SVC_BASE_URL", "SVCNB_STORE"):
+    for name in ("SVC_API_KEY", "SVC_BASE_URL", "SVCNB_STORE", "SVCNB_SANDBOX"):
         monkeypatch.delenv(name, raising=False)
 
 

@@ -4,5 +4,6 @@
 from __future__ import annotations
 
 from svcnb.client._client import Client
+from svcnb.client._validate import rule_update as validate_rule_update
 
-__all__ = ["Client"]
+__all__ = ["Client", "validate_rule_update"]

@@ -13,7 +13,7 @@ from svcnb import errors
 
 # The client's own pre-send check, called one field at a time, so the form refuses exactly what
 # update_rule would refuse. (Private module until the client exports a per-field validator.)
-from svcnb.client._validate import rule_update
+from svcnb.client import validate_rule_update
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, banner, describe, show, shown_in
 from svcnb.panels._render import cell, table
@@ -275,7 +275,7 @@ class RuleEditor(Displayed):
         """
         try:
             value = _parse(field, self.inputs[field].value)
-            rule_update({field: value})
+            validate_rule_update({field: value})
         except ValueError as exc:
             return None, str(exc)
         return value, ""

@@ -11,7 +11,9 @@ from dataclasses import asdict
 from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 
-from . import _build, _faults
+import anyio
+
+from . import _build, _deliveries, _faults
 from . import _validate as v
 from ._auth import create_token, delete_token, revoke_token
 from ._catalog import EVENT_TYPES, PLANS, REGIONS, SCOPES, plan_by_slug, region_by_slug
@@ -301,6 +303,8 @@ _TABLE: list[tuple[str, str, Handler]] = [
     ("GET", "/vms/{id}", _vm),
 ]
 # routes whose body may be left out
+# at most one delivery timeout (15 s) plus slack is waited for after an advance
+ADVANCE_WAIT_SECONDS = 20.0
 _OPTIONAL_BODY = {"/reset", "/vms", "/tokens/{id}/revoke", "/vms/{id}/{action}"}
 _COMPILED = [
     (m, t, re.compile("^" + re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", t) + "$"), h)
@@ -334,6 +338,10 @@ async def handle_control(
                     body = parse_json_body(raw, True)
             with state.lock:
                 status, data = handler(state, base, found.groupdict(), body)
+            if template == "/clock/advance":
+                # Deliveries run on courier threads that need the lock; waiting here, outside it
+                # and off the event loop, lets HTTP-only callers see every attempt that fell due.
+                await anyio.to_thread.run_sync(_deliveries.wait_idle, state, ADVANCE_WAIT_SECONDS)
             encoded = dumps(ok(data))
             break
         else:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import shutil
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,9 +48,6 @@ _log = logging.getLogger("svcnb.store")
 # this many rows: a load then reads at most (1 + share) x the rows of one full copy
 SEGMENT_SHARE = 0.3
 SEGMENT_MIN_CHANGES = 500
-
-
-_READERS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="svcnb-store-read")
 
 
 class Unreadable(Exception):
@@ -93,10 +89,8 @@ def read_part(root: Path, resource: str, entry: Mapping[str, Any]) -> list[pa.Ta
     try:
         if not expected:
             return [read_table(base_path)]
-        # the two reads overlap: Arrow releases the GIL while it decodes
-        later = _READERS.submit(read_table, changes_path, entry["seq"])
         base = read_table(base_path)
-        changes = later.result()
+        changes = read_table(changes_path, entry["seq"])
     except (OSError, pa.ArrowException) as exc:
         raise Unreadable(f"{exc}") from None
     if changes.num_rows != expected:

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from svcnb.client import Client
 from svcnb.reports import bandwidth, billing, firewall, replay, webhooks
-from svcnb.sandbox._life import will_exceed_pack
+from svcnb.sandbox import will_exceed_pack
 from svcnb.store import Store
 
 # Seed 13 with 6 VMs: every VM states its price, none is provisioning or owing at the start, and

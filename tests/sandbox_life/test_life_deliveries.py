@@ -12,8 +12,7 @@ import httpx
 import pytest
 from _life_receiver import Receiver, https_receiver
 
-from svcnb.sandbox import Sandbox
-from svcnb.sandbox._deliveries import wait_idle
+from svcnb.sandbox import Sandbox, wait_idle
 from svcnb.sandbox._wire import iso, parse_iso
 
 

@@ -22,7 +22,7 @@ from _webhooks_support import FailFirstAnswers, Recorder, needs_openssl, openssl
 
 import svcnb
 from svcnb.sandbox import serve as serve_sandbox
-from svcnb.sandbox._deliveries import wait_idle
+from svcnb.sandbox import wait_idle
 from svcnb.store import Store
 from svcnb.store._eventlog import EventLog
 from svcnb.webhooks import Receiver, SandboxClock, free_port, serve
