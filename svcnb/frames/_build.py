@@ -1,6 +1,9 @@
 """Records -> typed frame, driven by a schema table.
 
-Each column is pulled out of the records as one Python list (one pass per source path, shared by
+Most columns come from one pass of Arrow's C++ converter (``_fast``); the exact Python path below
+is the reference: it converts what Arrow cannot (money, decimal strings, lists) and, when Arrow
+rejects a value, finds it and names the record and field. There each column is pulled out of the
+records as one Python list (one pass per source path, shared by
 the columns that read the same object), its element types are checked as a set, and it is
 converted to its dtype once. That keeps the per-record cost to a few dict lookups, which is what
 makes it several times faster than ``pd.json_normalize`` followed by casts.
@@ -17,12 +20,11 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from ._fast import ARROW_STRINGS, arrow_columns
 from ._money import Money, parse_money
 from ._schema import BOOL, FLOAT, INT, LIST, SCHEMAS, STRING, TIME, Field
 
 _NONE = type(None)
-# building the pyarrow-backed string array directly skips pandas' per-element re-check
-_ARROW_STRINGS = pd.StringDtype().storage == "pyarrow"
 
 
 class RecordError(ValueError):
@@ -169,7 +171,7 @@ def _memo_key(value: Any) -> Any:
 
 
 def _strings(values: list[Any]) -> Any:
-    if _ARROW_STRINGS:
+    if ARROW_STRINGS:
         return pd.arrays.ArrowStringArray(pa.array(values, type=pa.large_string()))
     return pd.array(values, dtype=STRING)
 
@@ -230,16 +232,24 @@ def _time(cols: _Columns, path: str, values: list[Any]) -> Any:
     if not set(map(type, values)) <= {str, _NONE}:
         cols.fail(values, path, (str, _NONE), "an ISO 8601 date-time string or null")
     try:
-        parsed = pd.to_datetime(values, utc=True, format="ISO8601")
+        return _to_utc(values)
     except (ValueError, OverflowError):
         for i, v in enumerate(values):
             try:
-                pd.to_datetime([v], utc=True, format="ISO8601")
+                _to_utc([v])
             except (ValueError, OverflowError):
                 raise RecordError(
-                    cols.resource, cols.record_id(i), path, f"not an ISO 8601 date-time: {_show(v)}"
+                    cols.resource,
+                    cols.record_id(i),
+                    path,
+                    f"not an ISO 8601 date-time between 1677 and 2262: {_show(v)}",
                 ) from None
         raise
+
+
+def _to_utc(values: Any) -> Any:
+    """ISO 8601 text -> datetime64[ns, UTC]; raises ValueError past what nanoseconds hold."""
+    parsed = pd.to_datetime(values, utc=True, format="ISO8601")
     return pd.DatetimeIndex(parsed).astype(TIME).array
 
 
@@ -312,7 +322,7 @@ def _build(
     data: dict[str, Any] = {}
     if records:
         try:
-            data = _arrow_columns(resource, records)
+            data = arrow_columns(resource, records)
         except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, ValueError, TypeError):
             data = {}  # the exact checks below find the bad value and name it
     rest = [name for name in schema if name not in data]
@@ -321,83 +331,6 @@ def _build(
         data[name] = _column(cols, schema[name])
     frame = {name: data[name] for name in schema}
     return pd.DataFrame(frame, index=pd.RangeIndex(len(records)), copy=False)
-
-
-# Arrow's converter is strict for these target types (a str is not an int, a bool is not an
-# int, an int is not a str); decimal128 is used for integers because int64 would truncate 1.5.
-_ARROW_TYPES = {
-    STRING: pa.string(),
-    INT: pa.decimal128(38, 0),
-    BOOL: pa.bool_(),
-    TIME: pa.string(),
-}
-
-
-def _fast_fields(resource: str) -> dict[str, Field]:
-    """The columns the Arrow pass can convert exactly: plain paths of strict types."""
-    return {
-        name: field
-        for name, field in SCHEMAS[resource].items()
-        if not field.parse and "|" not in field.path and field.dtype in _ARROW_TYPES
-    }
-
-
-def _struct(fields: dict[str, Field]) -> pa.StructType:
-    tree: dict[str, Any] = {}
-    for field in fields.values():
-        node = tree
-        *parents, leaf = field.path.split(".")
-        for parent in parents:
-            node = node.setdefault(parent, {})
-        node[leaf] = _ARROW_TYPES[field.dtype]
-
-    def build(node: dict[str, Any]) -> pa.StructType:
-        return pa.struct([(k, build(v) if isinstance(v, dict) else v) for k, v in node.items()])
-
-    return build(tree)
-
-
-def _arrow_columns(resource: str, records: list[Any]) -> dict[str, Any]:
-    """Most columns in one pass of Arrow's C++ converter over the records.
-
-    Raises on any value of an unexpected type; the caller then runs the exact Python checks,
-    which name the record and field.
-    """
-    fields = _fast_fields(resource)
-    if not fields:
-        return {}
-    array = pa.array(records, type=_struct(fields))
-    children: dict[str, pa.Array] = {}
-
-    def child(path: str) -> pa.Array:
-        if path not in children:
-            parent, _, leaf = path.rpartition(".")
-            holder = child(parent) if parent else array
-            # flatten() applies the parent's nulls to its children
-            names = [holder.type.field(i).name for i in range(holder.type.num_fields)]
-            for name, values in zip(names, holder.flatten(), strict=True):
-                children[f"{parent}.{name}" if parent else name] = values
-        return children[path]
-
-    out: dict[str, Any] = {}
-    for name, field in fields.items():
-        values = child(field.path)
-        if field.dtype == STRING:
-            out[name] = (
-                pd.arrays.ArrowStringArray(values.cast(pa.large_string()))
-                if _ARROW_STRINGS
-                else pd.array(values.to_pylist(), dtype=STRING)
-            )
-        elif field.dtype == INT:
-            out[name] = pd.Int64Dtype().__from_arrow__(values.cast(pa.int64()))
-        elif field.dtype == BOOL:
-            out[name] = pd.BooleanDtype().__from_arrow__(values)
-        else:
-            parsed = pd.to_datetime(
-                values.to_numpy(zero_copy_only=False), utc=True, format="ISO8601"
-            )
-            out[name] = pd.DatetimeIndex(parsed).astype(TIME).array
-    return out
 
 
 _EMPTY: dict[str, pd.DataFrame] = {}

@@ -72,7 +72,7 @@ def write_table(path: Path, table: pa.Table, meta: dict[str, Any]) -> None:
 def read_table(path: Path, upto: int | None = None) -> pa.Table:
     """A segment file; with ``upto``, only versions written by snapshots up to that seq."""
     # an Arrow file handle skips pyarrow's filesystem lookup, a large share of a small read
-    with pa.OSFile(str(path)) as source:
+    with pa.memory_map(str(path)) as source:
         table = pq.ParquetFile(source).read()
     if upto is not None and table.num_rows and pc.max(table.column(SEQ)).as_py() > upto:
         table = table.filter(pc.less_equal(table.column(SEQ), upto))

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from svcnb import frames
 from svcnb.frames import KEYS, SCHEMAS, RecordError, parse_money
@@ -129,6 +133,7 @@ def test_whole_float_counts_are_accepted_as_integers():
         ("isProtected", 1),
         ("region", "fra1"),
         ("updatedAt", "yesterday"),
+        ("createdAt", "2263-01-01T00:00:00Z"),
         ("bandwidthPackBytes", "2 TB"),
         ("billing", {"priceMonthly": "twelve", "nextRenewalAt": None, "status": "active"}),
         ("billing", {"priceMonthly": True, "nextRenewalAt": None, "status": "active"}),
@@ -212,3 +217,43 @@ def test_a_large_fleet_is_built_in_one_pass_with_the_same_result_as_small_batche
     parts = pd.concat([frames.vms(records[:1000]), frames.vms(records[1000:])], ignore_index=True)
     pd.testing.assert_frame_equal(whole, parts)
     assert whole["vcpu"].sum() == sum(1 + i % 8 for i in range(3000))
+
+
+_NULLABLE = st.one_of(st.none(), st.integers(min_value=0, max_value=2**40))
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    rows=st.lists(
+        st.fixed_dictionaries(
+            {
+                "vcpu": _NULLABLE,
+                "bandwidthUsedBytes": _NULLABLE,
+                "name": st.one_of(st.none(), st.text(max_size=8)),
+                "isProtected": st.one_of(st.none(), st.booleans()),
+                "region": st.one_of(
+                    st.none(),
+                    st.fixed_dictionaries({"slug": st.text(max_size=4), "name": st.just("R")}),
+                ),
+                "updatedAt": st.one_of(
+                    st.none(),
+                    st.datetimes(
+                        min_value=datetime(1900, 1, 1),
+                        max_value=datetime(2200, 1, 1),
+                        timezones=st.just(UTC),
+                    ).map(lambda t: t.isoformat()),
+                ),
+            }
+        ),
+        max_size=8,
+    )
+)
+def test_the_fast_path_and_the_exact_path_build_the_same_frame(monkeypatch, rows):
+    records = [vm(i, **row) for i, row in enumerate(rows)]
+    fast = frames.vms(records)
+    with monkeypatch.context() as m:
+        m.setattr("svcnb.frames._build.arrow_columns", lambda resource, records: {})
+        exact = frames.vms(records)
+    pd.testing.assert_frame_equal(fast, exact)
