@@ -25,6 +25,7 @@ from svcnb.errors import (
     UpstreamSyncError,
     ValidationError,
 )
+from svcnb.store import SnapshotWarning, Store, StoreError
 
 # Kept sorted; tests/test_exports.py checks it is sorted and names every public name.
 __all__ = [
@@ -40,6 +41,9 @@ __all__ = [
     "SchemaDriftWarning",
     "ScopeError",
     "ServerError",
+    "SnapshotWarning",
+    "Store",
+    "StoreError",
     "SvcnbError",
     "TransportError",
     "UpstreamSyncError",

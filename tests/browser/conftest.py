@@ -93,7 +93,7 @@ def lab_tmp(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def sandbox(lab_tmp: Path, chromium_executable: Path) -> Iterator[SandboxProcess]:
+def lab_sandbox(lab_tmp: Path, chromium_executable: Path) -> Iterator[SandboxProcess]:
     """A ``svcnb sandbox`` child process shared by the browser tests."""
     private = lab_tmp / "private"
     private.mkdir(mode=0o700)
@@ -119,7 +119,7 @@ def lab_root(lab_tmp: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def jupyterlab(
-    lab_tmp: Path, lab_root: Path, sandbox: SandboxProcess, chromium_executable: Path
+    lab_tmp: Path, lab_root: Path, lab_sandbox: SandboxProcess, chromium_executable: Path
 ) -> Iterator[str]:
     """JupyterLab on a free loopback port with no token; yields its base URL."""
     port = free_port()
@@ -128,7 +128,7 @@ def jupyterlab(
     tracker = settings / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
     tracker.parent.mkdir(parents=True)
     tracker.write_text('{"windowingMode": "none"}', encoding="utf-8")
-    env = kernel_environment(sandbox.connection_file, store=lab_tmp / "store")
+    env = kernel_environment(lab_sandbox.connection_file, store=lab_tmp / "store")
     env.update(
         JUPYTERLAB_SETTINGS_DIR=str(settings),
         JUPYTERLAB_WORKSPACES_DIR=str(lab_tmp / "lab-workspaces"),

@@ -15,9 +15,9 @@ NOTEBOOK = "02_stop_vms.ipynb"
 SCREENSHOT = "vm-panel.png"
 
 
-def _pick_running_vm(sandbox) -> dict:
+def _pick_running_vm(sb) -> dict:
     """A running, unprotected VM (the notebook's own cells stop two others first)."""
-    with Client(sandbox.tokens()["admin"], sandbox.base_url, progress=False) as client:
+    with Client(sb.tokens()["admin"], sb.base_url, progress=False) as client:
         running = [
             vm
             for vm in client.vms.list()
@@ -27,25 +27,25 @@ def _pick_running_vm(sandbox) -> dict:
     return running[-1]
 
 
-def _wait_for_status(sandbox, vm_id: str, wanted: str, timeout: float = 60.0) -> str:
+def _wait_for_status(sb, vm_id: str, wanted: str, timeout: float = 60.0) -> str:
     deadline = time.monotonic() + timeout
     status = ""
     while time.monotonic() < deadline:
-        status = sandbox.control("GET", f"/vms/{vm_id}")["status"]
+        status = sb.control("GET", f"/vms/{vm_id}")["status"]
         if status == wanted:
             return status
         time.sleep(0.5)
     return status
 
 
-def test_stop_a_vm_by_clicking_stop_and_confirm(lab, sandbox) -> None:
+def test_stop_a_vm_by_clicking_stop_and_confirm(lab, lab_sandbox) -> None:
     lab.open(NOTEBOOK)
     lab.run_all(timeout=300)
     panel = lab.page.locator(".svcnb-vm-panel").first
     panel.wait_for(state="visible", timeout=60_000)
     lab.assert_no_widget_errors()
 
-    vm = _pick_running_vm(sandbox)
+    vm = _pick_running_vm(lab_sandbox)
     # The notebook left its filters on one region and "running"; widen them, then search.
     for label, everything in (("Status", "all statuses"), ("Region", "all regions")):
         dropdown = panel.locator(".widget-dropdown").filter(has_text=label).locator("select")
@@ -62,16 +62,16 @@ def test_stop_a_vm_by_clicking_stop_and_confirm(lab, sandbox) -> None:
     confirmation = panel.locator(".widget-html-content").filter(has_text="will be stopped")
     confirmation.wait_for(timeout=30_000)
     assert vm["name"] in confirmation.inner_text()
-    assert _wait_for_status(sandbox, vm["id"], "running", timeout=1) == "running", (
+    assert _wait_for_status(lab_sandbox, vm["id"], "running", timeout=1) == "running", (
         "the review step must not send anything"
     )
 
     lab.button("Confirm stop of 1 VM(s)", panel).click()
-    assert _wait_for_status(sandbox, vm["id"], "stopped") == "stopped"
+    assert _wait_for_status(lab_sandbox, vm["id"], "stopped") == "stopped"
 
     actions = [
         a
-        for a in sandbox.control("GET", "/actions")
+        for a in lab_sandbox.control("GET", "/actions")
         if a.get("vmId") == vm["id"] and a.get("type") == "stop"
     ]
     assert len(actions) == 1, f"expected one stop action for {vm['id']}, got {actions}"

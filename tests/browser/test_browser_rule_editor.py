@@ -13,12 +13,12 @@ EDITING = re.compile(r"Editing rule (\S+) of firewall (\S+?)\.")
 NEW_PORT = "8443"
 
 
-def _rule(sandbox, firewall_id: str, rule_id: str) -> dict:
-    with Client(sandbox.tokens()["admin"], sandbox.base_url, progress=False) as client:
+def _rule(sb, firewall_id: str, rule_id: str) -> dict:
+    with Client(sb.tokens()["admin"], sb.base_url, progress=False) as client:
         return next(r for r in client.firewalls.rules(firewall_id) if r["id"] == rule_id)
 
 
-def test_an_over_long_port_is_refused_and_a_valid_edit_lands(lab, sandbox, lab_tmp) -> None:
+def test_an_over_long_port_is_refused_and_a_valid_edit_lands(lab, lab_sandbox, lab_tmp) -> None:
     lab.open(NOTEBOOK)
     lab.run_all(timeout=300)
     audit = lab.page.locator(".svcnb-audit-panel").first
@@ -42,7 +42,7 @@ def test_an_over_long_port_is_refused_and_a_valid_edit_lands(lab, sandbox, lab_t
         "(el) => /Editing rule/.test(el.innerText)", arg=status.element_handle(), timeout=30_000
     )
     rule_id, firewall_id = EDITING.search(status.inner_text()).groups()
-    before = _rule(sandbox, firewall_id, rule_id)
+    before = _rule(lab_sandbox, firewall_id, rule_id)
 
     port = editor.locator(".svcnb-port input")
     port.fill("1" * 65)
@@ -54,7 +54,7 @@ def test_an_over_long_port_is_refused_and_a_valid_edit_lands(lab, sandbox, lab_t
     )
     save = lab.button("Save", editor)
     assert save.is_disabled(), "Save must stay disabled while a field is invalid"
-    assert _rule(sandbox, firewall_id, rule_id)["port"] == before["port"], "nothing may be sent"
+    assert _rule(lab_sandbox, firewall_id, rule_id)["port"] == before["port"], "nothing may be sent"
 
     port.fill(NEW_PORT)
     lab.page.wait_for_function(
@@ -68,7 +68,7 @@ def test_an_over_long_port_is_refused_and_a_valid_edit_lands(lab, sandbox, lab_t
     lab.page.wait_for_function(
         "(el) => /Saved rule/.test(el.innerText)", arg=status.element_handle(), timeout=60_000
     )
-    after = _rule(sandbox, firewall_id, rule_id)
+    after = _rule(lab_sandbox, firewall_id, rule_id)
     assert after["port"] == NEW_PORT
     unchanged = ("position", "sourceIps", "destIps", "description", "protocol", "action")
     assert {k: after[k] for k in unchanged} == {k: before[k] for k in unchanged}
