@@ -100,11 +100,11 @@ def run(args: argparse.Namespace) -> int:
         ) as sb,
     ):
         _say(f"sandbox at {sb.base_url} ({args.vms} VMs, seed {args.seed})")
-        client = Client(api_key=sb.tokens["admin"], base_url=sb.base_url, progress=False)
         store = Store(store_path)
         started = time.monotonic()
         _say(f"simulating {args.days} days with a snapshot each day into {store_path}")
-        ids = store.build_history(client, args.days, sb.control.advance)
+        with Client(sb.tokens["admin"], sb.base_url, progress=False) as client:
+            ids = store.build_history(client, args.days, sb.control.advance)
         _say(f"{len(ids)} snapshots in {time.monotonic() - started:.1f} s")
 
         connection = sb.write_connection_file(private / "sandbox.json")

@@ -63,10 +63,34 @@ def write_table(path: Path, table: pa.Table, meta: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     table = table.replace_schema_metadata({"svcnb": json.dumps(meta, sort_keys=True)})
     tmp = path.with_name(f".{path.name}.{meta['seq']}.tmp")
-    pq.write_table(table, tmp, compression="zstd", row_group_size=1 << 20)
+    pq.write_table(table, tmp, compression=compression(table), row_group_size=1 << 20)
     with open(tmp, "rb") as f:
         os.fsync(f.fileno())
     tmp.replace(path)
+
+
+# A column is compressed only if that saves at least this many bytes: every compressed column
+# chunk costs a decoder set-up on each read, which for the many small columns of a frame
+# (dictionary-encoded flags, sizes, regions) cost more time than their few bytes were worth.
+_WORTH_COMPRESSING = 2048
+
+
+def compression(table: pa.Table) -> dict[str, str]:
+    """Codec by column path: zstd where it shrinks the column by ``_WORTH_COMPRESSING`` bytes or
+    more, none elsewhere. About the size of all-zstd; reads faster (see ``bench/store.py``)."""
+    trial = pa.BufferOutputStream()
+    pq.write_table(table, trial, compression="zstd", row_group_size=1 << 20)
+    metadata = pq.read_metadata(pa.BufferReader(trial.getvalue()))
+    saved: dict[str, int] = {}
+    for g in range(metadata.num_row_groups):
+        group = metadata.row_group(g)
+        for i in range(group.num_columns):
+            chunk = group.column(i)  # a list column's path is name.list.element
+            gain = chunk.total_uncompressed_size - chunk.total_compressed_size
+            saved[chunk.path_in_schema] = saved.get(chunk.path_in_schema, 0) + gain
+    if not saved:  # no rows, no row groups: nothing to compress
+        return dict.fromkeys(table.column_names, "none")
+    return {path: "zstd" if gain >= _WORTH_COMPRESSING else "none" for path, gain in saved.items()}
 
 
 def read_table(path: Path, upto: int | None = None) -> pa.Table:
@@ -104,26 +128,31 @@ def state(resource: str, tables: list[pa.Table], upto: int) -> pa.Table:
         return base
     # One take over base + changes, in base order: a base row whose key changed points at the
     # key's last version (dropped if that is a tombstone); keys the base lacks are merged in.
+    # One hash lookup of the last versions' keys in the base does all the matching.
     n = base.num_rows
     change_keys = _keys(resource, changes)
     last = _last_rows(change_keys)
     last_keys = change_keys.take(last)
-    last_removed = changes.column(REMOVED).take(last).to_numpy(zero_copy_only=False)
+    removed = changes.column(REMOVED).take(last).to_numpy(zero_copy_only=False)
     base_keys = _keys(resource, base)
-    hit = pc.index_in(base_keys, value_set=last_keys).to_numpy(zero_copy_only=False)
-    hit = np.where(np.isnan(hit.astype(float)), -1, hit).astype(np.int64)
-    replaced = hit >= 0
+    found = pc.index_in(last_keys, value_set=base_keys)
+    in_base = found.is_valid().to_numpy(zero_copy_only=False)
+    row = found.fill_null(0).to_numpy(zero_copy_only=False)
     order = np.arange(n, dtype=np.int64)
-    order[replaced] = n + last[hit[replaced]]
-    keep = ~(replaced & last_removed[np.where(replaced, hit, 0)])
-    order, base_rows = order[keep], np.flatnonzero(keep)
-    added = ~pc.is_in(last_keys, value_set=base_keys).to_numpy(zero_copy_only=False)
-    added &= ~last_removed
+    replaced = in_base & ~removed
+    order[row[replaced]] = n + last[replaced]
+    dropped = row[in_base & removed]
+    if len(dropped):
+        keep = np.ones(n, dtype=bool)
+        keep[dropped] = False
+        order = order[keep]
+    added = ~in_base & ~removed
     if added.any():
         # positions are in key order (a replaced row keeps its key): merge the new keys in
+        kept_rows = np.flatnonzero(keep) if len(dropped) else np.arange(n)
         new_keys = last_keys.filter(pa.array(added)).to_numpy(zero_copy_only=False)
         by_key = np.argsort(new_keys, kind="stable")
-        kept_keys = base_keys.take(pa.array(base_rows)).to_numpy(zero_copy_only=False)
+        kept_keys = base_keys.take(pa.array(kept_rows)).to_numpy(zero_copy_only=False)
         where = np.searchsorted(kept_keys, new_keys[by_key])
         order = np.insert(order, where, (n + last[added])[by_key])
     return pa.concat_tables([base, changes]).take(pa.array(order))
@@ -131,28 +160,31 @@ def state(resource: str, tables: list[pa.Table], upto: int) -> pa.Table:
 
 def _last_rows(keys: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """Positions of the last occurrence of each distinct key, in order of position."""
-    table = pa.table({"k": keys, "i": pa.array(np.arange(len(keys), dtype=np.int64))})
-    last = table.group_by("k", use_threads=False).aggregate([("i", "max")])
-    return np.sort(last.column("i_max").to_numpy())
+    if isinstance(keys, pa.ChunkedArray):
+        keys = keys.combine_chunks()
+    codes = pc.dictionary_encode(keys).indices.to_numpy(zero_copy_only=False)
+    # the first occurrence of each code in the reversed codes is its last one
+    _, first_from_end = np.unique(codes[::-1], return_index=True)
+    return np.sort(len(codes) - 1 - first_from_end)
 
 
-def _types(arrow_type: pa.DataType) -> Any:
-    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
-        return pd.StringDtype()
-    if pa.types.is_int64(arrow_type):
-        return pd.Int64Dtype()
-    if pa.types.is_boolean(arrow_type):
-        return pd.BooleanDtype()
-    if pa.types.is_float64(arrow_type):
-        return pd.Float64Dtype()
-    return None
+def _pandas_types() -> dict[pa.DataType, Any]:
+    """Arrow type -> the schema's pandas dtype, so ``to_pandas`` gives them with no fix-up."""
+    string = pd.StringDtype()  # made per call: it follows pd.options.mode.string_storage
+    return {
+        pa.string(): string,
+        pa.large_string(): string,
+        pa.int64(): pd.Int64Dtype(),
+        pa.bool_(): pd.BooleanDtype(),
+        pa.float64(): pd.Float64Dtype(),
+    }
 
 
 def to_frame(resource: str, table: pa.Table) -> pd.DataFrame:
     """The frame exactly as ``svcnb.frames`` builds it: same columns, dtypes, list values."""
     schema = SCHEMAS[resource]
     table = table.select(list(schema))
-    frame = table.to_pandas(types_mapper=_types)
+    frame = table.to_pandas(types_mapper=_pandas_types().get)
     for c, f in schema.items():
         if f.dtype == "object":
             frame[c] = pd.Series(table.column(c).to_pylist(), dtype=object)
