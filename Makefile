@@ -21,6 +21,8 @@ format: $(STAMP)
 	$(VENV)/bin/ruff format .
 
 test: $(STAMP) lint
+	@# CI must run the browser tests, so it installs Debian's chromium when it is missing.
+	@if [ "$$CI" = "true" ]; then bash scripts/install-browser.sh; fi
 	$(PY) -m pytest
 
 demo: $(STAMP)
