@@ -54,3 +54,9 @@ def _close_figures() -> Iterator[None]:
     pyplot = sys.modules.get("matplotlib.pyplot")
     if pyplot is not None:
         pyplot.close("all")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # The real-browser tests go last: they are the slowest, and a browser left open by one of
+    # them must never change the event-loop state the rest of the suite runs in.
+    items.sort(key=lambda item: "tests/browser/" in item.nodeid)

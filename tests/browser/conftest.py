@@ -73,7 +73,9 @@ def chromium_executable() -> Path:
     return CHROMIUM
 
 
-@pytest.fixture(scope="session")
+# Module scope: Playwright's sync API keeps an asyncio loop running in the main thread while it
+# is open, which would make every later asyncio.run() in the session fail.
+@pytest.fixture(scope="module")
 def browser(chromium_executable: Path) -> Iterator[object]:
     from playwright.sync_api import sync_playwright
 
