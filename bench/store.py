@@ -5,12 +5,16 @@ Compares the store with the naive layout, one full Parquet file of the ``vms`` f
 - size on disk of the store / total size of the 180 full files (target <= 0.10);
 - time of ``Store.load("vms", at=day)`` / time of ``pd.read_parquet(that day's full file)``,
   best of 9 each, run alternately, for every day; the worst day is the figure (target <= 2).
+  The 9 runs of a day are spread over 3 passes through all days, so that a burst of load from
+  another process on this shared machine cannot spoil all of one day's runs (it treats both
+  sides alike). Both sides give the same frame: same columns, dtypes and values (checked).
 
 Run: ``.venv/bin/python bench/store.py``. Takes about a minute.
 """
 
 from __future__ import annotations
 
+import gc
 import random
 import shutil
 import sys
@@ -90,14 +94,28 @@ def size_of(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
-def best_pair(a, b, runs: int = 9) -> tuple[float, float]:
-    """Best wall time of each, the two run alternately so a busy machine slows both alike."""
+PASSES, RUNS_PER_PASS = 3, 3
+
+
+def best_pair(a, b, runs: int = RUNS_PER_PASS) -> tuple[float, float]:
+    """Best wall time of each, the two run alternately so a busy machine slows both alike.
+
+    The garbage collector is off while timing, as ``timeit`` does: a full collection walks every
+    object of this process (the 5,000 VM records the benchmark keeps), a cost of the benchmark's
+    own heap that lands on whichever call happens to cross the allocation threshold.
+    """
     ta, tb = [], []
-    for _ in range(runs):
-        for fn, times in ((a, ta), (b, tb)):
-            start = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - start)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(runs):
+            for fn, times in ((a, ta), (b, tb)):
+                start = time.perf_counter()
+                fn()
+                times.append(time.perf_counter() - start)
+    finally:
+        if enabled:
+            gc.enable()
     return min(ta), min(tb)
 
 
@@ -127,15 +145,22 @@ def main() -> int:
 
         for day, frame in expected.items():  # the store gives back what was written
             want = frame.sort_values("id").reset_index(drop=True)
-            pd.testing.assert_frame_equal(store.load("vms", at=days[day]), want)
+            loaded = store.load("vms", at=days[day])
+            pd.testing.assert_frame_equal(loaded, want)
+            # the baseline reads the same frame, dtypes included: the comparison is like for like
+            pd.testing.assert_frame_equal(pd.read_parquet(full / f"{day:03d}.parquet"), loaded)
 
-        ratios = []
-        for day, now in enumerate(days):
-            t_load, t_full = best_pair(
-                lambda now=now: store.load("vms", at=now),
-                lambda day=day: pd.read_parquet(full / f"{day:03d}.parquet"),
-            )
-            ratios.append(t_load / t_full)
+        best_load = [float("inf")] * DAYS
+        best_full = [float("inf")] * DAYS
+        for _ in range(PASSES):
+            for day, now in enumerate(days):
+                t_load, t_full = best_pair(
+                    lambda now=now: store.load("vms", at=now),
+                    lambda day=day: pd.read_parquet(full / f"{day:03d}.parquet"),
+                )
+                best_load[day] = min(best_load[day], t_load)
+                best_full[day] = min(best_full[day], t_full)
+        ratios = [t_load / t_full for t_load, t_full in zip(best_load, best_full, strict=True)]
         ratios_s = pd.Series(ratios)
 
         print(f"{DAYS} daily snapshots of {N_VMS:,} VMs, {CHANGING:.0%} changing per day")
@@ -144,9 +169,11 @@ def main() -> int:
             f"  on disk: store {store_bytes / 1e6:.2f} MB, one full file per day "
             f"{full_bytes / 1e6:.2f} MB -> ratio {size_ratio:.3f} (target <= 0.10)"
         )
+        runs = PASSES * RUNS_PER_PASS
         print(
-            f"  load as of a day / read that day's full file (best of 9 each, all {DAYS} days): "
-            f"median {ratios_s.median():.2f}, worst {ratios_s.max():.2f} (target <= 2)"
+            f"  load as of a day / read that day's full file (best of {runs}, all {DAYS} days): "
+            f"median {ratios_s.median():.2f}, worst {ratios_s.max():.2f} on day "
+            f"{ratios_s.idxmax()} (target <= 2)"
         )
         ok = size_ratio <= 0.10 and ratios_s.max() <= 2
         return 0 if ok else 1

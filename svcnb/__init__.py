@@ -1,12 +1,13 @@
 """svcnb: the VM-hosting public API in Jupyter.
 
 ``svcnb.connect()`` returns a :class:`Client` (on a local sandbox when no server is configured);
+``svcnb.sandbox_control()`` returns that sandbox's control helper (None on the real service);
 errors live in :mod:`svcnb.errors`.
 """
 
 from __future__ import annotations
 
-from svcnb._connect import connect
+from svcnb._connect import connect, sandbox_control
 from svcnb.client import Client
 from svcnb.errors import (
     ApiError,
@@ -49,4 +50,5 @@ __all__ = [
     "UpstreamSyncError",
     "ValidationError",
     "connect",
+    "sandbox_control",
 ]

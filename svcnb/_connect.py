@@ -1,4 +1,5 @@
-"""``connect()``: a Client on the real service, or on a background sandbox when none is named.
+"""``connect()``: a Client on the real service, or on a background sandbox when none is named;
+``sandbox_control()``: the control helper of that sandbox, or None on the real service.
 
 This is the one module that may import both the client and the sandbox.
 """
@@ -11,10 +12,13 @@ import logging
 import os
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from svcnb.client import Client
 from svcnb.client._config import ENV_API_KEY, ENV_BASE_URL
+
+if TYPE_CHECKING:
+    from svcnb.sandbox import Control
 
 _log = logging.getLogger("svcnb")
 
@@ -25,6 +29,9 @@ ENV_SANDBOX_FILE = "SVCNB_SANDBOX"
 # until the interpreter exits, and shared by every later connect() without a server named.
 _sandbox: Any = None
 _sandbox_lock = threading.Lock()
+# Control helpers of sandboxes named by connection files, by control URL: one HTTP pool each,
+# however often a notebook asks.
+_file_controls: dict[str, Control] = {}
 
 SANDBOX_NOTICE = (
     "svcnb: neither SVC_API_KEY nor SVC_BASE_URL is set, so this session uses a local sandbox "
@@ -45,6 +52,7 @@ def connect(
     set; else a sandbox started in the background (once per process, with
     ``svcnb.sandbox.serve(**sandbox)``). Either way the Client holds the sandbox's admin token.
     ``client_options`` go to ``Client`` (``timeout``, ``max_retries``, ``progress``).
+    :func:`sandbox_control` gives the control helper of that sandbox (None on the real service).
     """
     key = api_key if api_key is not None else os.environ.get(ENV_API_KEY) or None
     url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL) or None
@@ -57,16 +65,71 @@ def connect(
         return Client(key, url, **client_options)
     connection_file = os.environ.get(ENV_SANDBOX_FILE)
     if connection_file and sandbox is None:
-        url, key = _read_connection_file(Path(connection_file))
-        return Client(key, url, **client_options)
+        info = _read_connection_info(Path(connection_file))
+        return Client(info["admin"], info["base_url"], **client_options)
     sb = _background_sandbox(sandbox or {})
     return Client(sb.tokens["admin"], sb.base_url, **client_options)
 
 
-def _read_connection_file(path: Path) -> tuple[str, str]:
+def sandbox_control(client: Client | None = None) -> Control | None:
+    """The :class:`svcnb.sandbox.Control` of the sandbox ``connect()`` uses; None on the real API.
+
+    Without ``client``: the sandbox ``connect()`` would use now. None when ``SVC_API_KEY`` or
+    ``SVC_BASE_URL`` names a server (the real service: nothing to control there); else the
+    sandbox of the connection file ``SVCNB_SANDBOX`` names; else the background sandbox, started
+    now if no ``connect()`` started it yet.
+
+    With ``client``: the control of the sandbox that client talks to, when it is the background
+    sandbox or the one ``SVCNB_SANDBOX`` names; None for any other server, the real service
+    included. Notebooks use this to run state-changing steps only on a sandbox::
+
+        client = svcnb.connect()
+        sandbox = svcnb.sandbox_control(client)
+        if sandbox is not None:
+            sandbox.advance(60)  # move the simulated clock
+    """
+    if client is None:
+        if os.environ.get(ENV_API_KEY) or os.environ.get(ENV_BASE_URL):
+            return None
+        connection_file = os.environ.get(ENV_SANDBOX_FILE)
+        if connection_file:
+            return _file_control(_read_connection_info(Path(connection_file)))
+        return _background_sandbox({}).control
+    wanted = client.base_url.rstrip("/")
+    with _sandbox_lock:
+        background = _sandbox
+    if background is not None and background.base_url.rstrip("/") == wanted:
+        return background.control
+    connection_file = os.environ.get(ENV_SANDBOX_FILE)
+    if connection_file:
+        info = _read_connection_info(Path(connection_file))
+        if info["base_url"].rstrip("/") == wanted:
+            return _file_control(info)
+    return None
+
+
+def _file_control(info: dict[str, str]) -> Control:
+    from svcnb.sandbox import Control  # the server stack is imported only where a sandbox is
+
+    url = info["control_url"]
+    with _sandbox_lock:
+        control = _file_controls.get(url)
+        if control is None:
+            control = _file_controls[url] = Control(url)
+            atexit.register(control.close)
+        return control
+
+
+def _read_connection_info(path: Path) -> dict[str, str]:
+    """``base_url``, ``control_url`` and the ``admin`` token of a sandbox connection file."""
     try:
         info = json.loads(path.read_text())
-        return str(info["base_url"]), str(info["tokens"]["admin"])
+        base_url = str(info["base_url"])
+        return {
+            "base_url": base_url,
+            "control_url": str(info.get("control_url") or base_url.rstrip("/") + "/_sandbox"),
+            "admin": str(info["tokens"]["admin"]),
+        }
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ValueError(
             f"{ENV_SANDBOX_FILE}={str(path)!r} is not a readable sandbox connection file with "

@@ -178,22 +178,17 @@ def kernel_environment(
     store: str | os.PathLike[str] | None = None,
     base: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """The environment for JupyterLab and its kernels: this sandbox, never a real-API token.
+    """The environment for JupyterLab and its kernels: this sandbox, and no API token at all.
 
-    ``SVCNB_SANDBOX`` names the connection file. ``svcnb.connect()`` does not read it yet, so
-    the sandbox's own base URL and admin token are also given as ``SVC_BASE_URL`` and
-    ``SVC_API_KEY``; they replace any real token the caller had set. That token is the
-    throwaway secret of a loopback sandbox that ends with the command.
+    ``SVCNB_SANDBOX`` names the connection file; ``svcnb.connect()`` reads the sandbox's URL and
+    token from it and ``svcnb.sandbox_control()`` its control URL. ``SVC_API_KEY`` and
+    ``SVC_BASE_URL`` are removed, so a real token of the caller never reaches the kernels and
+    no secret travels in the environment (where ``%env`` or a crash dump would show it).
     """
     env = dict(os.environ if base is None else base)
     for name in REAL_API_ENV:
         env.pop(name, None)
-    env[SANDBOX_ENV] = str(connection_file)
-    info = _read_json(Path(connection_file)) or {}
-    admin = (info.get("tokens") or {}).get("admin")
-    if info.get("base_url") and admin:
-        env["SVC_BASE_URL"] = str(info["base_url"])
-        env["SVC_API_KEY"] = str(admin)
+    env[SANDBOX_ENV] = str(Path(connection_file).resolve())
     if store is not None:
         env[STORE_ENV] = str(store)
     env.setdefault("JUPYTER_PLATFORM_DIRS", "1")

@@ -200,15 +200,36 @@ class VmPanel(Displayed):
         self._on_select()
 
     def _on_select(self, _change: object = None) -> None:
-        self.stop_button.disabled = not self.vm_select.value
-        self.stop_button.description = (
-            f"Stop {len(self.vm_select.value)} VM(s)…" if self.vm_select.value else "Stop…"
+        # Called after every redraw too (refresh, filters, each poll of the watcher), so the
+        # button follows the statuses last read, not the ones seen when the VMs were selected.
+        selected = self.vm_select.value
+        stoppable = self.stoppable()
+        self.stop_button.disabled = not stoppable
+        self.stop_button.description = f"Stop {len(stoppable)} VM(s)…" if stoppable else "Stop…"
+        idle = len(selected) - len(stoppable)
+        self.stop_button.tooltip = (
+            f"{idle} selected VM(s) not running; only running VMs can be stopped" if idle else ""
         )
+
+    def _statuses(self) -> dict[str, str]:
+        with self._lock:
+            ids, status = self.vms["id"], self.vms["status"]
+            return {str(i): str(s) for i, s in zip(ids, status, strict=True) if not pd.isna(i)}
+
+    def stoppable(self) -> list[str]:
+        """The selected VM ids whose last read status is running: the ones Stop would stop."""
+        statuses = self._statuses()
+        return [v for v in self.vm_select.value if statuses.get(v) == "running"]
 
     # --- stopping --------------------------------------------------------------------------
 
     def _row(self, vm_id: str) -> pd.Series:
         return self.vms[self.vms["id"] == vm_id].iloc[0]
+
+    def _name(self, vm_id: str) -> str:
+        with self._lock:
+            names = self.vms.loc[self.vms["id"] == vm_id, "name"]
+        return str(names.iloc[0]) if len(names) else vm_id
 
     def review_stop(self) -> None:
         """Show exactly which selected VMs will be stopped, warning on protected ones."""
@@ -267,6 +288,16 @@ class VmPanel(Displayed):
         if not self.pending:
             show(self.status, "info", "Nothing to confirm: select VMs and press Stop first.")
             return []
+        # A refresh or the watcher may have read a new status since the review: a VM no longer
+        # running cannot be stopped, so it is not sent (the server would only answer 409).
+        statuses = self._statuses()
+        idle = [v for v in self.pending if statuses.get(v) != "running"]
+        self.pending = [v for v in self.pending if v not in idle]
+        skipped = [
+            f"Not sent for {self._name(v)} ({v}): it is {statuses.get(v, 'gone')} now; only "
+            "running VMs can be stopped."
+            for v in idle
+        ]
         guarded = [v for v in self.pending if flag(self._row(v)["is_protected"])]
         if guarded and not self.allow_protected.value:
             # a disabled button still runs its handler when clicked from code: check here too
@@ -292,12 +323,22 @@ class VmPanel(Displayed):
                 action = StopAction(vm_id=vm_id, name=name, action_id=str(action_id))
                 with self._lock:
                     self.actions_by_vm[vm_id] = action
+                    # accepted: the VM is stopping now, so it is no longer one Stop can act on
+                    self.vms.loc[self.vms["id"] == vm_id, "status"] = action.status
                 queued.append(action)
         self._draw_actions()
+        if queued:
+            self._redraw()
         words = f"Stop queued for {len(queued)} VM(s); watching until stopped.{waited.words()}"
-        if problems:
-            kind = "warn" if queued else "error"
-            self.status.value = banner(kind, words) + "".join(banner("error", p) for p in problems)
+        if not todo:
+            words = "Nothing was sent."
+        if problems or skipped:
+            kind = "warn" if queued or not problems else "error"
+            self.status.value = (
+                banner(kind, words)
+                + "".join(banner("info", p) for p in skipped)
+                + "".join(banner("error", p) for p in problems)
+            )
         else:
             show(self.status, "ok", words)
         if queued and self.watch_interval is not None:

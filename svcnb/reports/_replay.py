@@ -127,6 +127,29 @@ def snapshot_at(store: StoreLike, at: Any = None, snaps: pd.DataFrame | None = N
     return before.iloc[-1]
 
 
+def latest_per_time(history: pd.DataFrame, keys: list[str] | None = None) -> pd.DataFrame:
+    """The rows of one snapshot per server time: the latest taken at that time.
+
+    Two snapshots can share a server time (the sandbox's clock is frozen, or the ``Date`` header
+    has whole seconds); counted both, a fleet total would double at that point. Reads
+    ``server_time``, ``snapshot_id`` (the store's ids sort in the order snapshots were taken) and,
+    for history without ``snapshot_id``, ``keys``: then the last row per (server_time, keys) is
+    kept. Returns the same columns, rows sorted by server time, in their original order within it.
+    """
+    if history.empty:
+        return history
+    times = pd.to_datetime(history["server_time"], utc=True)
+    if "snapshot_id" in history.columns:
+        ids = history["snapshot_id"].astype("string").fillna("")
+        order = pd.DataFrame({"t": times, "s": ids}).sort_values(["t", "s"], kind="stable")
+        last = order.groupby("t", sort=False)["s"].transform("last")
+        chosen = order.index[(order["s"] == last).to_numpy(dtype=bool)]
+        return history.loc[chosen]
+    order = history.assign(_when=times).sort_values("_when", kind="stable")
+    kept = order.drop_duplicates(["_when", *(keys or [])], keep="last")
+    return history.loc[kept.index]
+
+
 def replay(
     report: Report,
     store: StoreLike,

@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
-from svcnb.reports._replay import report, resolve_now
+from svcnb.reports._replay import latest_per_time, report, resolve_now
+from svcnb.reports._timeaxis import concise_dates
 
 __all__ = [
     "BANDWIDTH_HISTORY",
@@ -82,7 +83,8 @@ def growth(
     """
     now = resolve_now(now)
     since = now - pd.Timedelta(lookback)
-    hist = history[history["server_time"] <= now].sort_values(["id", "server_time"])
+    hist = latest_per_time(history[history["server_time"] <= now], ["id"])
+    hist = hist.sort_values(["id", "server_time"], kind="stable")
     times = pd.to_datetime(hist["server_time"], utc=True)
     per_vm = hist.groupby("id", sort=False)
     grew = per_vm["bandwidth_used_bytes"].diff().astype("Float64")
@@ -209,14 +211,16 @@ def top_consumers(vms: pd.DataFrame, now: Any = None, n: int = 10) -> pd.DataFra
 
 @report(histories={"history": BANDWIDTH_HISTORY})
 def fleet_total(history: pd.DataFrame, now: Any = None) -> pd.DataFrame:
-    """Bytes used by the whole fleet at each snapshot, against the fleet's total pack.
+    """Bytes used by the whole fleet at each server time, against the fleet's total pack.
 
-    Reads ``history``: server_time, id, bandwidth_used_bytes, bandwidth_pack_bytes. Returns
-    server_time, used_bytes, pack_bytes, vms.
+    Reads ``history``: snapshot_id, server_time, id, bandwidth_used_bytes,
+    bandwidth_pack_bytes. Returns server_time, used_bytes, pack_bytes, vms: one row per server
+    time, each VM counted once (from the latest snapshot taken at that time).
     """
     hist = history
     if now is not None:
         hist = hist[hist["server_time"] <= resolve_now(now)]
+    hist = latest_per_time(hist, ["id"])
     out = (
         hist.groupby("server_time", sort=True)
         .agg(
@@ -233,15 +237,19 @@ def fleet_total(history: pd.DataFrame, now: Any = None) -> pd.DataFrame:
 def usage_over_time(
     vms: pd.DataFrame, history: pd.DataFrame, now: Any = None, n: int = 5
 ) -> pd.DataFrame:
-    """Bytes used at each snapshot by the ``n`` top consumers of now (long form).
+    """Bytes used at each server time by the ``n`` top consumers of now (long form).
 
-    Returns server_time, vm_id, name, used_bytes.
+    Reads ``vms`` as :func:`top_consumers`; ``history``: snapshot_id, server_time, id,
+    bandwidth_used_bytes. Returns server_time, vm_id, name, used_bytes (one row per VM and
+    server time, from the latest snapshot taken at that time).
     """
     top = top_consumers(vms, n=n)
     names = dict(zip(top["vm_id"], top["name"], strict=True))
-    hist = history[history["id"].astype("string").isin(list(names))]
+    hist = history
     if now is not None:
         hist = hist[hist["server_time"] <= resolve_now(now)]
+    hist = latest_per_time(hist, ["id"])
+    hist = hist[hist["id"].astype("string").isin(list(names))]
     out = pd.DataFrame(
         {
             "server_time": pd.to_datetime(hist["server_time"], utc=True),
@@ -297,6 +305,7 @@ def plot_top(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
             marker=".",
             label=str(label),
         )
+    concise_dates(ax)
     ax.set_xlabel("time (UTC)")
     ax.set_ylabel("GiB this cycle")
     ax.set_title("Top consumers over time")
@@ -316,6 +325,7 @@ def plot_fleet_total(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
         linestyle="--",
         label="total pack",
     )
+    concise_dates(ax)
     ax.set_xlabel("time (UTC)")
     ax.set_ylabel("GiB")
     ax.set_title("Fleet bandwidth")

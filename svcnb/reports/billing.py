@@ -36,7 +36,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.axes import Axes
 
-from svcnb.reports._replay import report, resolve_now
+from svcnb.reports._replay import latest_per_time, report, resolve_now
+from svcnb.reports._timeaxis import concise_dates
 
 __all__ = [
     "BILLING_HISTORY",
@@ -585,12 +586,14 @@ def overdue(vms: pd.DataFrame, now: Any = None) -> pd.DataFrame:
 def balance_history(history: pd.DataFrame, now: Any = None) -> pd.DataFrame:
     """Wallet balance at each snapshot up to ``now``.
 
-    Reads ``store.history('wallet', ['balance_amount', 'balance_currency'])``: server_time,
-    balance_amount, balance_currency. Returns server_time, balance, currency.
+    Reads ``store.history('wallet', ['balance_amount', 'balance_currency'])``: snapshot_id,
+    server_time, balance_amount, balance_currency. Returns server_time, balance, currency: one
+    row per server time (the latest snapshot taken at that time).
     """
     hist = history
     if now is not None:
         hist = hist[hist["server_time"] <= resolve_now(now)]
+    hist = latest_per_time(hist)
     out = pd.DataFrame(
         {
             "server_time": pd.to_datetime(hist["server_time"], utc=True),
@@ -624,8 +627,7 @@ def plot_renewals(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
     ax.set_xlabel("renewal date (UTC)")
     ax.set_ylabel("amount renewing")
     ax.legend(title="currency")
-    # rotate on this Axes only: autofmt_xdate would hide the labels of the figure's other Axes
-    ax.tick_params(axis="x", labelrotation=30)
+    concise_dates(ax)
     return ax
 
 
@@ -666,6 +668,7 @@ def plot_balance(
     currency = None
     if "currency" in history and not history["currency"].dropna().empty:
         currency = history["currency"].dropna().iloc[0]
+    concise_dates(ax)
     ax.set_title("Wallet balance and runway")
     ax.set_xlabel("time (UTC)")
     ax.set_ylabel(f"balance ({currency})" if currency else "balance")

@@ -4,8 +4,10 @@ test knobs. No token; loopback callers only. Same envelopes as the public API.""
 from __future__ import annotations
 
 import logging
+import os
 import random
 import re
+import ssl
 from collections.abc import Callable
 from dataclasses import asdict
 from datetime import timedelta
@@ -149,10 +151,56 @@ def _put_faults(
     return 200, asdict(_faults.set_faults(state, body))
 
 
+def _settings_view(state: State) -> dict:
+    # caBundle is listed only once one is trusted, so a sandbox that never had one answers
+    # exactly the three rate-limit settings of the contract.
+    view = asdict(state.settings)
+    if state.config.ca_bundle:
+        view["caBundle"] = state.config.ca_bundle
+    return view
+
+
 def _get_settings(
     state: State, base: SandboxConfig, params: dict, body: object
 ) -> tuple[int, object]:
-    return 200, asdict(state.settings)
+    return 200, _settings_view(state)
+
+
+def _ca_bundle(name: str, value: object) -> str | None:
+    """An absolute path to a PEM file holding at least one certificate, or null to clear."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise ApiFailure(422, f"{name}: must be the absolute path of a PEM file, or null")
+    if not os.path.isabs(value):
+        raise ApiFailure(
+            422,
+            f"{name}: {value[:200]!r} is not an absolute path; the sandbox process reads it, "
+            "so give the full path",
+        )
+    try:
+        # the check the deliveries will make: a file ssl cannot load would only fail later,
+        # as a TLS error on every delivery
+        ssl.create_default_context().load_verify_locations(cafile=value)
+    except FileNotFoundError:
+        raise ApiFailure(422, f"{name}: no file at {value[:200]!r}") from None
+    except ssl.SSLError:  # before OSError, its base class
+        raise ApiFailure(
+            422, f"{name}: {value[:200]!r} holds no PEM certificate (expected a CA bundle)"
+        ) from None
+    except OSError as exc:
+        raise ApiFailure(
+            422, f"{name}: cannot read {value[:200]!r} ({exc.strerror or type(exc).__name__})"
+        ) from None
+    return value
+
+
+def _trust_ca_bundle(state: State, path: str | None) -> None:
+    """Make the webhook deliveries of ``state`` trust ``path`` (plus the system store) from the
+    next attempt on; ``None`` goes back to the system store alone. A reset returns to the
+    ``ca_bundle`` the sandbox was started with."""
+    state.config = state.config.with_changes(ca_bundle=path)
+    _deliveries.trust_ca_bundle(state, path)
 
 
 def _put_settings(
@@ -173,12 +221,17 @@ def _put_settings(
             "rateWindowSeconds": window,
             "ipRateLimit": v.integer(1, 10**9),
             "defaultRateLimit": v.integer(1, 10**9),
+            "caBundle": _ca_bundle,
         },
     )
+    trust_only = set(body) == {"caBundle"}
+    if "caBundle" in body:
+        _trust_ca_bundle(state, body.pop("caBundle"))
     for name, value in body.items():
         setattr(state.settings, name, value)
-    state.rate_buckets.clear()  # a new limit or window starts from a fresh window
-    return 200, asdict(state.settings)
+    if not trust_only:
+        state.rate_buckets.clear()  # a new limit or window starts from a fresh window
+    return 200, _settings_view(state)
 
 
 def _topup(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:

@@ -6,7 +6,9 @@ the sandbox's own message.
 
 from __future__ import annotations
 
+import os
 from datetime import datetime
+from pathlib import Path
 
 import httpx
 
@@ -87,10 +89,18 @@ class Control:
         return self._call("GET", "/faults")
 
     def settings(self, **changes: object) -> dict:
-        """Change rateWindowSeconds, ipRateLimit, defaultRateLimit; no arguments: read them."""
+        """Change rateWindowSeconds, ipRateLimit, defaultRateLimit, caBundle; no arguments: read
+        them (``caBundle`` is listed once one is set; see :meth:`trust_ca_bundle`)."""
         if not changes:
             return self._call("GET", "/settings")
         return self._call("PUT", "/settings", changes)
+
+    def trust_ca_bundle(self, path: str | os.PathLike[str] | None) -> dict:
+        """Make webhook deliveries trust the PEM CA bundle at ``path`` (an absolute path the
+        sandbox process can read) besides the system store; ``None`` forgets it. Returns the
+        settings. A reset goes back to the ``ca_bundle`` the sandbox started with."""
+        bundle = None if path is None else os.fspath(Path(path).resolve())
+        return self._call("PUT", "/settings", {"caBundle": bundle})
 
     def topup(self, amount: float | str) -> dict:
         return self._call("POST", "/wallet/topup", {"amount": amount})

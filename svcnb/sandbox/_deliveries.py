@@ -69,6 +69,7 @@ __all__ = [
     "install",
     "is_loopback_host",
     "sign",
+    "trust_ca_bundle",
     "wait_idle",
 ]
 
@@ -351,6 +352,13 @@ class _Courier:
                 )
             return self._client
 
+    def trust(self, ca_bundle: str | None) -> None:
+        with self._client_lock:
+            self.ca_bundle = ca_bundle
+            # Dropped, not closed: an attempt in flight may still use it (each attempt opens its
+            # own connection); the next attempt builds a client with the new trust.
+            self._client = None
+
     def wait_idle(self, timeout: float) -> bool:
         with self._mutex:
             return self._mutex.wait_for(lambda: not self._busy, timeout=timeout)
@@ -387,3 +395,10 @@ def wait_idle(state: State, timeout: float = 10.0) -> bool:
     """
     courier = _COURIERS.get(state)
     return True if courier is None else courier.wait_idle(timeout)
+
+
+def trust_ca_bundle(state: State, ca_bundle: str | None) -> None:
+    """Verify receivers against ``ca_bundle`` (plus the system store) from the next attempt on."""
+    courier = _COURIERS.get(state)
+    if courier is not None:
+        courier.trust(ca_bundle)

@@ -28,8 +28,10 @@ BASE = "base.parquet"
 CHANGES = "changes.parquet"
 _KEY_SEP = "\x1f"
 
+# large_string is what pandas' Arrow-backed string dtype holds: reading it as such spares a
+# conversion of every string column on each load
 _ARROW = {
-    "string": pa.string(),
+    "string": pa.large_string(),
     "Int64": pa.int64(),
     "Float64": pa.float64(),
     "boolean": pa.bool_(),
@@ -63,34 +65,59 @@ def write_table(path: Path, table: pa.Table, meta: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     table = table.replace_schema_metadata({"svcnb": json.dumps(meta, sort_keys=True)})
     tmp = path.with_name(f".{path.name}.{meta['seq']}.tmp")
-    pq.write_table(table, tmp, compression=compression(table), row_group_size=1 << 20)
+    dictionary, compression = encodings(table)
+    pq.write_table(
+        table,
+        tmp,
+        use_dictionary=dictionary,
+        compression=compression,
+        row_group_size=_ROW_GROUP,
+    )
     with open(tmp, "rb") as f:
         os.fsync(f.fileno())
     tmp.replace(path)
 
 
-# A column is compressed only if that saves at least this many bytes: every compressed column
-# chunk costs a decoder set-up on each read, which for the many small columns of a frame
-# (dictionary-encoded flags, sizes, regions) cost more time than their few bytes were worth.
+_ROW_GROUP = 1 << 20
+# A column is compressed only if that saves at least this many bytes: each compressed column
+# chunk costs a decoder set-up on every read, and for the many small columns of a frame
+# (dictionary-encoded flags, sizes, regions) that cost more time than their bytes were worth.
 _WORTH_COMPRESSING = 2048
 
 
-def compression(table: pa.Table) -> dict[str, str]:
-    """Codec by column path: zstd where it shrinks the column by ``_WORTH_COMPRESSING`` bytes or
-    more, none elsewhere. About the size of all-zstd; reads faster (see ``bench/store.py``)."""
+def encodings(table: pa.Table) -> tuple[list[str], dict[str, str]]:
+    """Per column path: dictionary encoding where it is smaller than plain (repeated values, not
+    ids or counters), and zstd where that saves ``_WORTH_COMPRESSING`` bytes. Smaller than
+    all-zstd with a dictionary everywhere, and faster to read (see ``bench/store.py``)."""
+    # trial writes in memory; a frame has few thousand rows, so this is cheap next to the pull
+    with_dictionary = _chunk_sizes(table, True)
+    plain = _chunk_sizes(table, False)
+    dictionary = [c for c, (raw, _) in with_dictionary.items() if raw <= plain[c][0]]
+    compression = {}
+    for path in with_dictionary:
+        raw, packed = (with_dictionary if path in dictionary else plain)[path]
+        compression[path] = "zstd" if raw - packed >= _WORTH_COMPRESSING else "none"
+    return dictionary, compression
+
+
+def _chunk_sizes(table: pa.Table, dictionary: bool) -> dict[str, tuple[int, int]]:
+    """(uncompressed, zstd) bytes by column path (a list column's is ``name.list.element``)."""
     trial = pa.BufferOutputStream()
-    pq.write_table(table, trial, compression="zstd", row_group_size=1 << 20)
+    pq.write_table(
+        table, trial, use_dictionary=dictionary, compression="zstd", row_group_size=_ROW_GROUP
+    )
     metadata = pq.read_metadata(pa.BufferReader(trial.getvalue()))
-    saved: dict[str, int] = {}
+    sizes: dict[str, tuple[int, int]] = {}
     for g in range(metadata.num_row_groups):
         group = metadata.row_group(g)
         for i in range(group.num_columns):
-            chunk = group.column(i)  # a list column's path is name.list.element
-            gain = chunk.total_uncompressed_size - chunk.total_compressed_size
-            saved[chunk.path_in_schema] = saved.get(chunk.path_in_schema, 0) + gain
-    if not saved:  # no rows, no row groups: nothing to compress
-        return dict.fromkeys(table.column_names, "none")
-    return {path: "zstd" if gain >= _WORTH_COMPRESSING else "none" for path, gain in saved.items()}
+            chunk = group.column(i)
+            raw, packed = sizes.get(chunk.path_in_schema, (0, 0))
+            sizes[chunk.path_in_schema] = (
+                raw + chunk.total_uncompressed_size,
+                packed + chunk.total_compressed_size,
+            )
+    return sizes
 
 
 def read_table(path: Path, upto: int | None = None) -> pa.Table:
@@ -98,16 +125,42 @@ def read_table(path: Path, upto: int | None = None) -> pa.Table:
     # an Arrow file handle skips pyarrow's filesystem lookup, a large share of a small read
     with pa.memory_map(str(path)) as source:
         table = pq.ParquetFile(source).read()
-    if upto is not None and table.num_rows and pc.max(table.column(SEQ)).as_py() > upto:
-        table = table.filter(pc.less_equal(table.column(SEQ), upto))
+    if any(pa.types.is_string(t) for t in table.schema.types):
+        # written before strings were stored as large_string: same values, one type per column
+        table = table.cast(_widened(table.schema))
+    if upto is not None:
+        table = versions_upto(table, upto)
     return table.replace_schema_metadata(None)
+
+
+def versions_upto(table: pa.Table, upto: int) -> pa.Table:
+    """The rows of ``table`` written by snapshots up to seq ``upto``."""
+    if not table.num_rows:
+        return table
+    seqs = table.column(SEQ)
+    if pc.max(seqs).as_py() <= upto:
+        return table
+    wanted = pc.less_equal(seqs, upto)
+    count = pc.sum(wanted).as_py() or 0
+    # versions are appended in snapshot order, so the wanted ones are a prefix: a slice costs
+    # nothing where a filter copies every column; anything else is filtered
+    if not count or pc.max(seqs.slice(0, count)).as_py() <= upto:
+        return table.slice(0, count)
+    return table.filter(wanted)
+
+
+def _widened(schema: pa.Schema) -> pa.Schema:
+    return pa.schema(
+        [f.with_type(pa.large_string()) if pa.types.is_string(f.type) else f for f in schema]
+    )
 
 
 def _keys(resource: str, table: pa.Table) -> pa.ChunkedArray | pa.Array:
     keys = KEYS[resource]
     if len(keys) == 1:
         return table.column(keys[0])
-    return pc.binary_join_element_wise(*[table.column(k) for k in keys], _KEY_SEP)
+    columns = [table.column(k) for k in keys]
+    return pc.binary_join_element_wise(*columns, pa.scalar(_KEY_SEP, columns[0].type))
 
 
 def sort_by_key(resource: str, table: pa.Table) -> pa.Table:
@@ -122,8 +175,8 @@ def state(resource: str, tables: list[pa.Table], upto: int) -> pa.Table:
         return to_table(resource, empty(resource), 0)
     base = tables[0]
     changes = tables[1] if len(tables) > 1 else None
-    if changes is not None and changes.num_rows and pc.max(changes.column(SEQ)).as_py() > upto:
-        changes = changes.filter(pc.less_equal(changes.column(SEQ), upto))
+    if changes is not None:
+        changes = versions_upto(changes, upto)
     if changes is None or not changes.num_rows:
         return base
     # One take over base + changes, in base order: a base row whose key changed points at the

@@ -75,6 +75,8 @@ class Store:
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.path: Path = resolve_path(path)
         self._known: dict = {}  # this process's last write, to skip re-reading it
+        # the manifest list read_manifest shares while the file is unchanged, and its times
+        self._times: tuple[list[dict[str, Any]], list[datetime]] = ([], [])
 
     def __repr__(self) -> str:
         return f"Store({str(self.path)!r})"
@@ -240,7 +242,9 @@ class Store:
         if at is None:
             return entries
         limit = _utc(at, "at").to_pydatetime()
-        return [e for e in entries if _instant(e) <= limit]
+        if self._times[0] is not entries:
+            self._times = (entries, [_instant(e) for e in entries])
+        return [e for e, t in zip(entries, self._times[1], strict=True) if t <= limit]
 
     def _nothing_before(self, at: TimeLike | None) -> str:
         entries = read_manifest(self.path)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 
-from svcnb._lab import free_port, wait_for_http
+from svcnb._lab import SandboxProcess, free_port, kernel_environment, wait_for_http
 
 SANDBOX_LINE = re.compile(r"svcnb lab: sandbox at (http://127\.0\.0\.1:\d+)")
 
@@ -57,3 +57,29 @@ def test_svcnb_lab_serves_the_sandbox_keeps_the_login_and_stops_both(tmp_path: P
     except httpx.HTTPError:
         still_up = False
     assert not still_up, "the sandbox outlived `svcnb lab`"
+
+
+def test_kernels_get_the_sandbox_by_its_connection_file_and_no_token(tmp_path: Path) -> None:
+    with SandboxProcess(tmp_path / "sandbox.json", vms=3, seed=7, time_scale=0.0) as sandbox:
+        secrets = list(sandbox.tokens().values())
+        caller = {"SVC_API_KEY": "svc_" + "r" * 32, "SVC_BASE_URL": "https://api.example", "X": "1"}
+        env = kernel_environment(sandbox.connection_file, tmp_path / "store", base=caller)
+        assert "SVC_API_KEY" not in env and "SVC_BASE_URL" not in env
+        assert env["SVCNB_SANDBOX"] == str((tmp_path / "sandbox.json").resolve())
+        assert env["X"] == "1" and env["SVCNB_STORE"] == str(tmp_path / "store")
+        assert secrets and not any(s in value for s in secrets for value in env.values())
+        # What a kernel does with it: connect() and sandbox_control() reach this sandbox.
+        code = (
+            "import svcnb; c = svcnb.connect(progress=False); s = svcnb.sandbox_control(c); "
+            "print(c.base_url, s.url, len(c.vms.list()), s.advance(60).isoformat())"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split() == [
+            sandbox.base_url,
+            sandbox.control_url,
+            "3",
+            "2026-11-01T00:01:00+00:00",
+        ]

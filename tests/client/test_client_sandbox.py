@@ -57,13 +57,27 @@ def test_detailed_pull_under_faults_equals_the_fault_free_pull(make_sandbox, con
                 if raw.get("/wallet").status_code == 429:
                     return
 
-    spend(200)  # the token's window is used up before the pull starts
-    rival = threading.Thread(target=lambda: [spend(20), time.sleep(1.0), spend(30)])
     client = connect_to(sb, max_retries=10)
-    rival.start()
-    faulted = client.vms.all(details=True)
-    rival.join()
-    raw.close()
+    pulling = threading.Event()
+    pulling.set()
+
+    def rival():
+        # Keeps spending the token's budget until the pull has met a 429. A fixed schedule of
+        # spends did not ensure that: when the pull began just after a window turned over (a
+        # slow machine), the governor paced it to the budget and no 429 came.
+        while pulling.is_set() and client.stats["rate_limited"] == 0:
+            spend(200)
+            time.sleep(0.01)
+
+    spend(200)  # the token's window is used up before the pull starts
+    spender = threading.Thread(target=rival)
+    spender.start()
+    try:
+        faulted = client.vms.all(details=True)
+    finally:
+        pulling.clear()
+        spender.join()
+        raw.close()
     assert faulted == clean
     served = sb.control.stats()["byStatus"]
     assert served.get("500", 0) > 0 and served.get("429", 0) > 0

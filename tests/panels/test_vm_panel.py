@@ -191,3 +191,54 @@ def test_changing_the_selection_voids_the_confirmation(sandbox, admin):
     assert "press Stop to review it again" in panel.status.value
     panel.confirm_button.click()
     assert _new_stops(sandbox, before) == []
+
+
+def test_the_stop_button_turns_off_once_the_watch_sees_the_vm_stopped(sandbox, admin):
+    panel = VmPanel(admin, watch_interval=None)
+    vm_id = _running(panel, protected=False)[0]
+    panel.vm_select.value = (vm_id,)
+    assert not panel.stop_button.disabled and panel.stop_button.description == "Stop 1 VM(s)…"
+    panel.stop_button.click()
+    panel.confirm_button.click()
+    assert panel.stop_button.disabled  # the poll at once reads it as stopping
+    sandbox.control.advance(60)
+    assert panel.poll() is False
+    assert panel.vm_select.value == (vm_id,)
+    label = dict((v, k) for k, v in panel.vm_select.options)[vm_id]
+    assert "· stopped ·" in label
+    assert panel.stop_button.disabled
+    assert panel.stop_button.description == "Stop…"
+    assert "only running VMs can be stopped" in panel.stop_button.tooltip
+
+
+def test_the_stop_button_counts_only_the_running_vms_after_a_refresh(sandbox, admin):
+    panel = VmPanel(admin, watch_interval=None)
+    before = _action_ids(sandbox)
+    first, second = _running(panel, protected=False)[:2]
+    panel.vm_select.value = (first, second)
+    assert panel.stop_button.description == "Stop 2 VM(s)…"
+    sandbox.control.vm_action(first, "suspend")  # stopped elsewhere
+    panel.refresh()
+    assert panel.vm_select.value == (first, second)
+    assert not panel.stop_button.disabled and panel.stop_button.description == "Stop 1 VM(s)…"
+    assert "1 selected VM(s) not running" in panel.stop_button.tooltip
+    sandbox.control.vm_action(second, "suspend")
+    panel.refresh_button.click()
+    assert panel.stop_button.disabled
+    assert _new_stops(sandbox, before) == []
+
+
+def test_a_vm_seen_stopped_after_the_review_is_not_sent(sandbox, admin):
+    panel = VmPanel(admin, watch_interval=None)
+    before = _action_ids(sandbox)
+    first, second = _running(panel, protected=False)[:2]
+    panel.vm_select.value = (first, second)
+    panel.stop_button.click()
+    assert panel.pending == [first, second]
+    sandbox.control.vm_action(first, "suspend")
+    panel.refresh()  # the panel now knows: no 409 needed to find out
+    panel.confirm_button.click()
+    assert [a["vmId"] for a in _new_stops(sandbox, before)] == [second]
+    assert "409" not in panel.status.value
+    assert "Not sent for" in panel.status.value and first in panel.status.value
+    assert "Stop queued for 1 VM(s)" in panel.status.value

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import matplotlib.dates as mdates
 import pandas as pd
 import pytest
 
@@ -139,3 +140,63 @@ def test_plot_fleet_total(fleet):
     used, pack = ax.get_lines()
     assert [round(y * GIB) for y in used.get_ydata()] == [1390, 1510, 1565, 1685]
     assert pack.get_label() == "total pack"
+
+
+def _retaken(hist, day, vm_used, snapshot_id):
+    """A second snapshot at the server time ``day``: VMs ``vm_used`` (id -> bytes) only."""
+    return pd.concat(
+        [
+            hist,
+            pd.DataFrame(
+                {
+                    "snapshot_id": snapshot_id,
+                    "server_time": pd.Timestamp(day, tz="UTC"),
+                    "id": list(vm_used),
+                    "bandwidth_used_bytes": pd.array(list(vm_used.values()), dtype="Int64"),
+                    "bandwidth_pack_bytes": pd.array([1000] * len(vm_used), dtype="Int64"),
+                }
+            ),
+        ],
+        ignore_index=True,
+    )
+
+
+def test_fleet_total_counts_each_vm_once_when_two_snapshots_share_a_server_time(fleet):
+    _, hist = fleet
+    # Taken again at the same (frozen) server time as s1: d was deleted meanwhile, a grew.
+    twice = _retaken(hist, DAYS[1], {"a": 250, "b": 60, "c": 1200}, "s1b")
+    total = bandwidth.fleet_total(twice.sample(frac=1, random_state=3))  # row order is no clue
+    assert total["server_time"].tolist() == [pd.Timestamp(d, tz="UTC") for d in DAYS]
+    assert total["used_bytes"].tolist() == [1390, 1510, 1565, 1685]
+    assert total["pack_bytes"].tolist() == [3000] * 4
+    assert total["vms"].tolist() == [4, 3, 4, 4]
+    ax = bandwidth.plot_fleet_total(total)
+    assert [round(y * GIB) for y in ax.get_lines()[0].get_ydata()] == [1390, 1510, 1565, 1685]
+
+
+def test_growth_and_usage_over_time_read_one_snapshot_per_server_time(fleet):
+    vms, hist = fleet
+    # s1 taken again at its server time, a at 150 (between 100 and 300): two points for one time.
+    twice = _retaken(hist, DAYS[1], {"a": 150, "b": 60, "c": 1200, "d": 50}, "s1b")
+    rates = bandwidth.growth(twice, now=NOW).set_index("vm_id")["rate_bytes_per_day"]
+    assert rates["a"] == 100  # 100 -> 150 -> 300 -> 400 over 3 days; no growth lost
+    over_time = bandwidth.usage_over_time(vms, twice, n=2)
+    a = over_time[over_time["vm_id"] == "a"]
+    assert a["used_bytes"].tolist() == [100, 150, 300, 400]
+    assert a["server_time"].is_unique
+
+
+def test_time_axes_use_concise_dates(fleet):
+    vms, hist = fleet
+    for ax in (
+        bandwidth.plot_fleet_total(bandwidth.fleet_total(hist)),
+        bandwidth.plot_top(bandwidth.usage_over_time(vms, hist, n=2)),
+    ):
+        formatter = ax.xaxis.get_major_formatter()
+        assert isinstance(formatter, mdates.ConciseDateFormatter)
+        assert isinstance(ax.xaxis.get_major_locator(), mdates.AutoDateLocator)
+        ax.figure.canvas.draw()
+        labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+        # Concise: short tick labels, the year and month written once beside the axis.
+        assert labels and all(len(label) <= 6 for label in labels), labels
+        assert "2026-Nov" in formatter.get_offset()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 
+import matplotlib.dates as mdates
 import pandas as pd
 import pytest
 
@@ -309,3 +310,38 @@ def test_runway_lists_every_vm_unpaid_at_that_instant_and_counts_unscheduled(fra
     assert got["unpaid_then"] == ["a", "b"]
     assert got["unscheduled"] == 1
     assert billing.low_balance_forecast(vms, wallet, now=NOW).iloc[0]["unscheduled"] == 1
+
+
+def test_balance_history_keeps_the_latest_snapshot_of_a_server_time():
+    # s2 and s3 share a server time (a frozen sandbox clock); s3 was taken after a top-up.
+    hist = pd.DataFrame(
+        {
+            "snapshot_id": ["s3", "s1", "s2"],
+            "server_time": pd.to_datetime(["2026-11-02", "2026-11-01", "2026-11-02"], utc=True),
+            "id": ["w", "w", "w"],
+            "balance_amount": pd.array([90.0, 100.0, 70.0], dtype="Float64"),
+            "balance_currency": pd.array(["EUR", "EUR", "EUR"], dtype="string"),
+        }
+    )
+    got = billing.balance_history(hist)
+    assert list(got["balance"]) == [100.0, 90.0]
+    assert got["server_time"].is_unique
+
+
+def test_billing_time_axes_use_concise_dates(account):
+    vms, wallet = account
+    hist = pd.DataFrame(
+        {
+            "server_time": pd.to_datetime(["2026-10-31", "2026-11-01"], utc=True),
+            "balance": pd.array([120.0, 100.0], dtype="Float64"),
+            "currency": pd.array(["EUR", "EUR"], dtype="string"),
+        }
+    )
+    sched = billing.renewal_schedule(vms, wallet, now=NOW, horizon="30D")
+    due = billing.renewals(vms, wallet, now=NOW, within="30D")
+    for ax in (billing.plot_balance(hist, sched), billing.plot_renewals(due)):
+        assert isinstance(ax.xaxis.get_major_formatter(), mdates.ConciseDateFormatter)
+        assert isinstance(ax.xaxis.get_major_locator(), mdates.AutoDateLocator)
+        ax.figure.canvas.draw()
+        labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+        assert labels and all(len(label) <= 6 for label in labels), labels

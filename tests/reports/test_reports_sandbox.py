@@ -194,3 +194,19 @@ def test_replay_grid_between_snapshots(played):
         replay(lambda **kw: None, store)
     with pytest.raises(ValueError, match="every='soon'"):
         replay(billing.runway, store, every="soon")
+
+
+def test_two_snapshots_at_one_sandbox_time_count_the_fleet_once(make_sandbox, tmp_path):
+    sb = make_sandbox(vms=FLEET, seed=SEED, rate_limit=100_000)  # the clock stays frozen
+    store = Store(tmp_path / "store")
+    with Client(api_key=sb.tokens["admin"], base_url=sb.base_url, progress=False) as client:
+        store.take(client)
+        store.take(client)
+    snaps = store.snapshots()
+    assert len(snaps) == 2 and snaps["server_time"].nunique() == 1
+    vms = store.load("vms")
+    total = bandwidth.fleet_total.from_store(store)
+    assert len(total) == 1
+    assert total["vms"].iloc[0] == len(vms)
+    assert total["used_bytes"].iloc[0] == vms["bandwidth_used_bytes"].sum()
+    assert len(billing.balance_history.from_store(store)) == 1

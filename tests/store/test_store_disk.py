@@ -374,3 +374,16 @@ def test_any_sequence_of_edits_loads_back_exactly(tmp_path_factory, monkeypatch,
         for resource, frame in pulled.items():
             got = store.load(resource, at=T0 + day * DAY)
             pd.testing.assert_frame_equal(got, sorted_frame(resource, frame))
+
+
+def test_versions_up_to_a_snapshot_are_found_in_or_out_of_write_order():
+    from svcnb.store._segments import versions_upto
+
+    in_order = pa.table({"_seq": pa.array([1, 1, 2, 3], pa.int32()), "id": ["a", "b", "a", "c"]})
+    assert versions_upto(in_order, 2).column("id").to_pylist() == ["a", "b", "a"]
+    assert versions_upto(in_order, 0).num_rows == 0
+    assert versions_upto(in_order, 9).num_rows == 4
+    # a file rewritten by other tools may hold versions in any order: none may be lost or added
+    shuffled = pa.table({"_seq": pa.array([3, 1, 2, 1], pa.int32()), "id": ["c", "a", "a", "b"]})
+    assert versions_upto(shuffled, 2).column("id").to_pylist() == ["a", "a", "b"]
+    assert versions_upto(shuffled, 1).column("id").to_pylist() == ["a", "b"]
