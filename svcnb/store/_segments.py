@@ -79,6 +79,10 @@ def write_table(path: Path, table: pa.Table, meta: dict[str, Any]) -> None:
 
 
 _ROW_GROUP = 1 << 20
+# Reading or converting a few thousand rows is quicker on the calling thread than spread over
+# Arrow's thread pool (a 5,000-VM load: about 4 ms, of which threads cost 0.5 ms, the more on a
+# busy machine; measured with bench/store.py). Larger tables use every core.
+THREADED_ROWS = 50_000
 # A column is compressed only if that saves at least this many bytes: each compressed column
 # chunk costs a decoder set-up on every read, and for the many small columns of a frame
 # (dictionary-encoded flags, sizes, regions) that cost more time than their bytes were worth.
@@ -124,7 +128,8 @@ def read_table(path: Path, upto: int | None = None) -> pa.Table:
     """A segment file; with ``upto``, only versions written by snapshots up to that seq."""
     # an Arrow file handle skips pyarrow's filesystem lookup, a large share of a small read
     with pa.memory_map(str(path)) as source:
-        table = pq.ParquetFile(source).read()
+        file = pq.ParquetFile(source)
+        table = file.read(use_threads=file.metadata.num_rows >= THREADED_ROWS)
     if any(pa.types.is_string(t) for t in table.schema.types):
         # written before strings were stored as large_string: same values, one type per column
         table = table.cast(_widened(table.schema))
@@ -237,7 +242,8 @@ def to_frame(resource: str, table: pa.Table) -> pd.DataFrame:
     """The frame exactly as ``svcnb.frames`` builds it: same columns, dtypes, list values."""
     schema = SCHEMAS[resource]
     table = table.select(list(schema))
-    frame = table.to_pandas(types_mapper=_pandas_types().get)
+    threaded = table.num_rows >= THREADED_ROWS
+    frame = table.to_pandas(types_mapper=_pandas_types().get, use_threads=threaded)
     for c, f in schema.items():
         if f.dtype == "object":
             frame[c] = pd.Series(table.column(c).to_pylist(), dtype=object)
