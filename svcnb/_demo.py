@@ -16,7 +16,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from svcnb import Client, sandbox
+import pandas as pd
+
+from svcnb import Client, frames, sandbox
 from svcnb._lab import kernel_environment, private_folder
 from svcnb.store import Store
 
@@ -102,8 +104,10 @@ def run(args: argparse.Namespace) -> int:
         _say(f"sandbox at {sb.base_url} ({args.vms} VMs, seed {args.seed})")
         store = Store(store_path)
         started = time.monotonic()
-        _say(f"simulating {args.days} days with a snapshot each day into {store_path}")
         with Client(sb.tokens["admin"], sb.base_url, progress=False) as client:
+            for line in fleet_summary(client):
+                _say(line)
+            _say(f"simulating {args.days} days with a snapshot each day into {store_path}")
             ids = store.build_history(client, args.days, sb.control.advance)
         _say(f"{len(ids)} snapshots in {time.monotonic() - started:.1f} s")
 
@@ -136,6 +140,34 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {path}")
     print(f"  {store_path}  (the snapshot store; `SVCNB_STORE={store_path}` to explore it)")
     return 0
+
+
+def fleet_summary(client: Client) -> list[str]:
+    """A few lines on the fleet and the wallet, read through the API (``GET /vms``, ``/wallet``).
+
+    Reads the ``vms`` columns status, region_slug, price_monthly_amount and
+    price_monthly_currency, and the ``wallet`` columns balance_amount and balance_currency.
+    """
+    vms = frames.vms(client.vms.list())
+    wallet = frames.wallet([client.wallet.get()])
+
+    def counts(column: str) -> str:
+        tally = vms[column].fillna("unknown").value_counts().sort_index()
+        return ", ".join(f"{name} {n}" for name, n in tally.items())
+
+    monthly = vms.groupby(vms["price_monthly_currency"].fillna("unstated"))[
+        "price_monthly_amount"
+    ].sum()
+    balance = wallet.iloc[0]
+    return [
+        f"fleet: {len(vms)} VMs; by status: {counts('status')}",
+        f"by region: {counts('region_slug')}",
+        "monthly price: "
+        + ", ".join(f"{amount:.2f} {cur}" for cur, amount in monthly.items())
+        + (" (unstated: the account currency)" if "unstated" in monthly.index else ""),
+        f"wallet balance: {balance['balance_amount']:.2f} "
+        f"{'' if balance['balance_currency'] is pd.NA else balance['balance_currency']}".rstrip(),
+    ]
 
 
 def render_html(
