@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from svcnb.client import Client
-from svcnb.client._config import ENV_API_KEY, ENV_BASE_URL
+from svcnb.client._config import ENV_API_KEY, ENV_BASE_URL, key_and_url
 
 if TYPE_CHECKING:
     from svcnb.sandbox import Control
@@ -54,8 +54,7 @@ def connect(
     ``client_options`` go to ``Client`` (``timeout``, ``max_retries``, ``progress``).
     :func:`sandbox_control` gives the control helper of that sandbox (None on the real service).
     """
-    key = api_key if api_key is not None else os.environ.get(ENV_API_KEY) or None
-    url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL) or None
+    key, url = key_and_url(api_key, base_url)
     if key is not None or url is not None:
         if sandbox is not None:
             raise ValueError(
@@ -89,7 +88,7 @@ def sandbox_control(client: Client | None = None) -> Control | None:
             sandbox.advance(60)  # move the simulated clock
     """
     if client is None:
-        if os.environ.get(ENV_API_KEY) or os.environ.get(ENV_BASE_URL):
+        if any(key_and_url(None, None)):  # a server is named: the real service
             return None
         connection_file = os.environ.get(ENV_SANDBOX_FILE)
         if connection_file:

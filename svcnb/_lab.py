@@ -14,7 +14,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -24,24 +23,21 @@ from pathlib import Path
 
 import httpx
 
+from svcnb._connect import ENV_SANDBOX_FILE
+from svcnb.client._config import ENV_API_KEY, ENV_BASE_URL
+from svcnb.store._layout import DEFAULT_PATH, ENV_PATH, resolve_path
+
 # Path of a sandbox connection file (DESIGN section 4); ``svcnb.connect()`` uses that sandbox.
-SANDBOX_ENV = "SVCNB_SANDBOX"
-STORE_ENV = "SVCNB_STORE"
+SANDBOX_ENV = ENV_SANDBOX_FILE
+STORE_ENV = ENV_PATH
 # Variables that would send the kernels to the real service instead of the sandbox.
-REAL_API_ENV = ("SVC_API_KEY", "SVC_BASE_URL")
+REAL_API_ENV = (ENV_API_KEY, ENV_BASE_URL)
 
 LOOPBACK = "127.0.0.1"
 DEFAULT_LAB_VMS = 40
 DEFAULT_LAB_SEED = 7
 # Fast enough that a stop clicked in the VM panel completes while the user watches.
 DEFAULT_LAB_TIME_SCALE = 60.0
-
-
-def free_port(host: str = LOOPBACK) -> int:
-    """A TCP port that was free on ``host`` a moment ago (for servers that cannot take port 0)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
 
 
 class SandboxProcess:
@@ -271,7 +267,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="sandbox clock speed; 60 plays a minute per second, 0 freezes it",
     )
     parser.add_argument(
-        "--store", default=None, help=f"snapshot store folder (default: ${STORE_ENV} or data/store)"
+        "--store",
+        default=None,
+        help=f"snapshot store folder (default: ${STORE_ENV} or {DEFAULT_PATH})",
     )
     parser.add_argument("--no-browser", action="store_true", help="do not open a web browser")
 
@@ -284,7 +282,7 @@ def run(args: argparse.Namespace) -> int:
             return 2
         root = Path.cwd()
     # Resolved here: the kernels run in the notebooks' folder, not where `svcnb lab` started.
-    store = Path(args.store or os.environ.get(STORE_ENV) or "data/store").resolve()
+    store = resolve_path(args.store or None).resolve()
     dropped = [name for name in REAL_API_ENV if os.environ.get(name)]
     if dropped:
         print(

@@ -29,12 +29,18 @@ class Settings:
     max_retries: int
 
 
+def key_and_url(api_key: str | None, base_url: str | None) -> tuple[str | None, str | None]:
+    """Each argument, else its environment variable; None where neither names one."""
+    key = api_key if api_key is not None else os.environ.get(ENV_API_KEY) or None
+    url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL) or None
+    return key, url
+
+
 def resolve(
     api_key: str | None, base_url: str | None, timeout: float, max_retries: int
 ) -> Settings:
     """Arguments first, then ``SVC_API_KEY`` / ``SVC_BASE_URL``; a bad value raises ValueError."""
-    key = api_key if api_key is not None else os.environ.get(ENV_API_KEY) or None
-    url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL) or None
+    key, url = key_and_url(api_key, base_url)
     if not url:
         raise ValueError(
             f"no base URL: pass base_url= or set {ENV_BASE_URL} "

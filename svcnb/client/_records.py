@@ -18,6 +18,11 @@ _VM_SUMMARY = (
     "osTemplate", "billing", "createdAt", "bandwidthUsedBytes", "bandwidthPackBytes", "updatedAt",
 )  # fmt: skip
 
+_WEBHOOK = frozenset({
+    "id", "url", "events", "description", "isActive", "createdAt", "updatedAt",
+    "consecutiveFailures", "secret",
+})  # fmt: skip
+
 # resource -> (keys the spec and DESIGN list, keys svcnb needs to do its job)
 SCHEMAS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
     "vm": (
@@ -54,38 +59,9 @@ SCHEMAS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
     ),
     "detachment": (frozenset({"vmId", "networkId"}), ()),
     "wallet": (frozenset({"id", "createdAt", "updatedAt", "balance"}), ("id",)),
-    "webhook": (
-        frozenset(
-            {
-                "id",
-                "url",
-                "events",
-                "description",
-                "isActive",
-                "createdAt",
-                "updatedAt",
-                "consecutiveFailures",
-                "secret",
-            }
-        ),
-        ("id",),
-    ),  # fmt: skip
-    "new webhook": (
-        frozenset(
-            {
-                "id",
-                "url",
-                "events",
-                "description",
-                "isActive",
-                "createdAt",
-                "updatedAt",
-                "consecutiveFailures",
-                "secret",
-            }
-        ),
-        ("id", "secret"),
-    ),  # fmt: skip
+    "webhook": (_WEBHOOK, ("id",)),
+    # a webhook just created is the one answer that must carry its secret (shown only once)
+    "new webhook": (_WEBHOOK, ("id", "secret")),
     "delivery": (
         frozenset(
             {

@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable, Iterable
 
 from svcnb.client._bulk import pull_vms
+from svcnb.client._config import DEFAULT_WORKERS
 from svcnb.client._paging import read_all
 from svcnb.client._records import RecordParser
 from svcnb.client._request import Requester
@@ -70,7 +71,7 @@ class VMs(_Resource):
         details: bool = True,
         previous: Iterable[dict] | None = None,
         progress: bool | None = None,
-        workers: int = 8,
+        workers: int = DEFAULT_WORKERS,
     ) -> list[dict]:
         """Every VM, pages and details fetched concurrently (threads; fine inside Jupyter).
 

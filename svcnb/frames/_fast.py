@@ -7,6 +7,7 @@ value of the wrong type raises here and the caller's exact Python checks take ov
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 import pandas as pd
@@ -27,13 +28,17 @@ _ARROW_TYPES = {
 }
 
 
-def _fast_fields(resource: str) -> dict[str, Field]:
-    """The columns the Arrow pass can convert exactly: plain paths of strict types."""
-    return {
+@cache
+def _plan(resource: str) -> tuple[dict[str, Field], pa.StructType | None]:
+    """The columns the Arrow pass can convert exactly (plain paths of strict types) and the
+    struct type to convert them to; fixed by the schema table, so worked out once per resource.
+    """
+    fields = {
         name: field
         for name, field in SCHEMAS[resource].items()
         if not field.parse and "|" not in field.path and field.dtype in _ARROW_TYPES
     }
+    return fields, (_struct(fields) if fields else None)
 
 
 def _struct(fields: dict[str, Field]) -> pa.StructType:
@@ -57,10 +62,10 @@ def arrow_columns(resource: str, records: list[Any]) -> dict[str, Any]:
     Raises on any value of an unexpected type; the caller then runs the exact Python checks,
     which name the record and field.
     """
-    fields = _fast_fields(resource)
-    if not fields:
+    fields, struct = _plan(resource)
+    if struct is None:
         return {}
-    array = pa.array(records, type=_struct(fields))
+    array = pa.array(records, type=struct)
     children: dict[str, pa.Array] = {}
 
     def child(path: str) -> pa.Array:

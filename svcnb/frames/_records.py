@@ -14,9 +14,6 @@ import pandas as pd
 from ._money import money_value
 from ._schema import SCHEMAS, TIME
 
-# nested objects whose keys may be left out when null (the spec marks them optional)
-_OPTIONAL = {"billing.priceMonthly", "plan.priceMonthly"}
-
 _LINKS = {
     "sshKeys": ("vm_ssh_keys", "ssh_key_id"),
     "firewalls": ("vm_firewalls", "firewall_id"),

@@ -17,17 +17,11 @@ import pandas as pd
 
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import banner, show, shown_in
+from svcnb.panels._quiet import quietly
 from svcnb.panels._render import table
+from svcnb.reports.billing import export_csv
 
 _NO_SNAPSHOT = "no snapshot"  # the slider's only option (value "") while the store is empty
-
-
-def _iso_times(frame: pd.DataFrame) -> pd.DataFrame:
-    out = frame.copy()
-    for col in out.columns:
-        if isinstance(out[col].dtype, pd.DatetimeTZDtype):
-            out[col] = out[col].map(lambda t: t.isoformat() if not pd.isna(t) else "")
-    return out
 
 
 class AsOfPanel(Displayed):
@@ -120,11 +114,10 @@ class AsOfPanel(Displayed):
         """Read the snapshot list again; the slider moves to the latest snapshot."""
         with shown_in(self.status, "reading the snapshot list"):
             times = self.snapshot_times()
-            self.date_slider.unobserve(self._on_slide, names="value")
             if not times:
-                self.date_slider.options = [(_NO_SNAPSHOT, "")]
-                self.date_slider.disabled = True
-                self.date_slider.observe(self._on_slide, names="value")
+                with quietly(self.date_slider, self._on_slide):
+                    self.date_slider.options = [(_NO_SNAPSHOT, "")]
+                    self.date_slider.disabled = True
                 show(
                     self.status,
                     "warn",
@@ -133,10 +126,10 @@ class AsOfPanel(Displayed):
                 )
                 return
             fmt = "%Y-%m-%d" if len({t.date() for t in times}) == len(times) else "%Y-%m-%d %H:%M"
-            self.date_slider.options = [(t.strftime(fmt), t) for t in times]
-            self.date_slider.disabled = False
-            self.date_slider.value = times[-1]
-            self.date_slider.observe(self._on_slide, names="value")
+            with quietly(self.date_slider, self._on_slide):
+                self.date_slider.options = [(t.strftime(fmt), t) for t in times]
+                self.date_slider.disabled = False
+                self.date_slider.value = times[-1]
             self.show_at(times[-1])
 
     def _on_slide(self, change: dict) -> None:
@@ -174,7 +167,7 @@ class AsOfPanel(Displayed):
         path = folder / f"{self.name}_{which}_{self.at:%Y%m%d}.csv"
         with shown_in(self.status, f"writing {path}"):
             folder.mkdir(parents=True, exist_ok=True)
-            _iso_times(frame).to_csv(path, index=False)
+            export_csv(frame, path)
             href = html.escape(path.as_posix(), quote=True)
             self.export_message.value = banner(
                 "ok",

@@ -9,6 +9,7 @@ import pandas as pd
 
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, show, shown_in
+from svcnb.panels._quiet import quietly
 from svcnb.panels._render import png, table
 from svcnb.panels._rules import RuleEditor
 from svcnb.reports import firewall
@@ -111,10 +112,9 @@ class FirewallAuditPanel(Displayed):
             self.findings = firewall.audit.from_store(self.store).reset_index(drop=True)
             checks = sorted(self.findings["check"].dropna().astype(str).unique())
             keep = self.check_filter.value
-            self.check_filter.unobserve(self._redraw, names="value")
-            self.check_filter.options = [("all checks", "")] + [(c, c) for c in checks]
-            self.check_filter.value = keep if keep in checks else ""
-            self.check_filter.observe(self._redraw, names="value")
+            with quietly(self.check_filter, self._redraw):
+                self.check_filter.options = [("all checks", "")] + [(c, c) for c in checks]
+                self.check_filter.value = keep if keep in checks else ""
             self.plot.value = png(lambda ax: firewall.plot_findings(self.findings, ax=ax))
             self._redraw()
             show(self.status, "info", f"{len(self.findings)} findings in the latest snapshot.")
@@ -145,12 +145,11 @@ class FirewallAuditPanel(Displayed):
     def _redraw(self, _change: object = None) -> None:
         frame = self.shown()
         self.table.value = table(frame, _COLUMNS, empty="No finding passes the filters.")
-        self.finding_select.unobserve(self._on_select, names="value")
-        self.finding_select.options = [
-            (_label(r), int(i)) for i, r in zip(frame.index, frame.itertuples(), strict=True)
-        ]
-        self.finding_select.value = None
-        self.finding_select.observe(self._on_select, names="value")
+        with quietly(self.finding_select, self._on_select):
+            self.finding_select.options = [
+                (_label(r), int(i)) for i, r in zip(frame.index, frame.itertuples(), strict=True)
+            ]
+            self.finding_select.value = None
         self._on_select()
 
     def _selected(self) -> pd.Series | None:

@@ -16,6 +16,7 @@ from svcnb import errors
 from svcnb.client import validate_rule_update
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, banner, describe, show, shown_in
+from svcnb.panels._quiet import quietly
 from svcnb.panels._render import cell, table
 
 # API field -> label shown next to its input
@@ -199,12 +200,11 @@ class RuleEditor(Displayed):
             self.firewalls = list(self.client.firewalls.list())
             keep = self.firewall_picker.value
             ids = [str(fw["id"]) for fw in self.firewalls]
-            self.firewall_picker.unobserve(self._on_firewall, names="value")
-            self.firewall_picker.options = [
-                (f"{fw.get('name')} ({fw['id']})", str(fw["id"])) for fw in self.firewalls
-            ]
-            self.firewall_picker.value = keep if keep in ids else (ids[0] if ids else None)
-            self.firewall_picker.observe(self._on_firewall, names="value")
+            with quietly(self.firewall_picker, self._on_firewall):
+                self.firewall_picker.options = [
+                    (f"{fw.get('name')} ({fw['id']})", str(fw["id"])) for fw in self.firewalls
+                ]
+                self.firewall_picker.value = keep if keep in ids else (ids[0] if ids else None)
             self._on_firewall()
 
     def _on_firewall(self, _change: object = None) -> None:
@@ -216,11 +216,10 @@ class RuleEditor(Displayed):
                 self.rules = sorted(
                     self.client.firewalls.rules(fw_id), key=lambda r: r.get("position") or 0
                 )
-        self.rule_picker.unobserve(self._on_rule, names="value")
-        self.rule_picker.options = [(_rule_label(r), str(r["id"])) for r in self.rules]
         ids = [str(r["id"]) for r in self.rules]
-        self.rule_picker.value = keep if keep in ids else (ids[0] if ids else None)
-        self.rule_picker.observe(self._on_rule, names="value")
+        with quietly(self.rule_picker, self._on_rule):
+            self.rule_picker.options = [(_rule_label(r), str(r["id"])) for r in self.rules]
+            self.rule_picker.value = keep if keep in ids else (ids[0] if ids else None)
         self._on_rule()
 
     def _on_rule(self, _change: object = None) -> None:
@@ -261,10 +260,9 @@ class RuleEditor(Displayed):
 
     def _fill(self) -> None:
         for field, box in self.inputs.items():
-            box.unobserve(self._on_edit, names="value")
-            box.value = _as_text(field, self.rule.get(field)) if self.rule else ""
-            box.disabled = self.rule is None
-            box.observe(self._on_edit, names="value")
+            with quietly(box, self._on_edit):
+                box.value = _as_text(field, self.rule.get(field)) if self.rule else ""
+                box.disabled = self.rule is None
         self._on_edit()
 
     def check(self, field: str) -> tuple[Any, str]:
@@ -434,11 +432,7 @@ class RuleEditor(Displayed):
                 return False
             # keep what the user typed; take the service's current value everywhere else, so
             # saving never reverts the other person's change to a field the user did not touch
-            typed = {
-                f: box.value
-                for f, box in self.inputs.items()
-                if box.value != _as_text(f, self.rule.get(f))
-            }
+            typed = {f: box.value for f, box in self.inputs.items() if self._edited(f)}
             self._replace_rule(fresh)
             for field, text in typed.items():
                 self.inputs[field].value = text
@@ -454,10 +448,9 @@ class RuleEditor(Displayed):
     def _replace_rule(self, rule: dict) -> None:
         self.rules = [rule if str(r["id"]) == str(rule["id"]) else r for r in self.rules]
         self.rule = rule
-        self.rule_picker.unobserve(self._on_rule, names="value")
-        self.rule_picker.options = [(_rule_label(r), str(r["id"])) for r in self.rules]
-        self.rule_picker.value = str(rule["id"])
-        self.rule_picker.observe(self._on_rule, names="value")
+        with quietly(self.rule_picker, self._on_rule):
+            self.rule_picker.options = [(_rule_label(r), str(r["id"])) for r in self.rules]
+            self.rule_picker.value = str(rule["id"])
         self._fill()
 
     def _audit(

@@ -13,6 +13,7 @@ import pandas as pd
 from svcnb import errors, frames
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, banner, describe, show, shown_in
+from svcnb.panels._quiet import quietly
 from svcnb.panels._render import flag, table
 
 _TABLE_COLUMNS = [
@@ -150,10 +151,9 @@ class VmPanel(Displayed):
             (self.plan_filter, "plan_slug", "plans"),
         ):
             keep = dropdown.value
-            dropdown.unobserve(self._on_filter, names="value")
-            dropdown.options = _choices(self.vms, column, label)
-            dropdown.value = keep if keep in {v for _, v in dropdown.options} else ""
-            dropdown.observe(self._on_filter, names="value")
+            with quietly(dropdown, self._on_filter):
+                dropdown.options = _choices(self.vms, column, label)
+                dropdown.value = keep if keep in {v for _, v in dropdown.options} else ""
 
     def filtered(self) -> pd.DataFrame:
         """The VMs matching the status, region, plan and search filters (same columns as vms)."""
@@ -178,13 +178,12 @@ class VmPanel(Displayed):
             shown = self.filtered()
         self.table.value = table(shown, _TABLE_COLUMNS, empty="No VM matches the filters.")
         keep = set(self.vm_select.value)
-        self.vm_select.unobserve(self._on_user_select, names="value")
-        self.vm_select.options = [
-            (f"{r.name} ({r.id}) · {r.status} · {r.region_slug} · {r.plan_slug}", r.id)
-            for r in shown.itertuples()
-        ]
-        self.vm_select.value = tuple(v for _, v in self.vm_select.options if v in keep)
-        self.vm_select.observe(self._on_user_select, names="value")
+        with quietly(self.vm_select, self._on_user_select):
+            self.vm_select.options = [
+                (f"{r.name} ({r.id}) · {r.status} · {r.region_slug} · {r.plan_slug}", r.id)
+                for r in shown.itertuples()
+            ]
+            self.vm_select.value = tuple(v for _, v in self.vm_select.options if v in keep)
         self._on_select()
 
     def _on_filter(self, _change: object = None) -> None:

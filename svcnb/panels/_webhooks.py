@@ -10,6 +10,7 @@ import pandas as pd
 from svcnb import frames
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, show, shown_in
+from svcnb.panels._quiet import quietly
 from svcnb.panels._render import flag, png, table
 from svcnb.reports import webhooks as health_report
 
@@ -119,14 +120,13 @@ class WebhooksPanel(Displayed):
     def _redraw(self) -> None:
         self.table.value = table(self.health, _HEALTH_COLUMNS, empty="No subscription.")
         keep = self.subscription_select.value
-        self.subscription_select.unobserve(self._on_select, names="value")
-        self.subscription_select.options = [
-            (f"{'active' if flag(r.is_active) else 'DISABLED'} · {r.url} ({r.id})", str(r.id))
-            for r in self.webhooks.itertuples()
-        ]
-        ids = [v for _, v in self.subscription_select.options]
-        self.subscription_select.value = keep if keep in ids else (ids[0] if ids else None)
-        self.subscription_select.observe(self._on_select, names="value")
+        with quietly(self.subscription_select, self._on_select):
+            self.subscription_select.options = [
+                (f"{'active' if flag(r.is_active) else 'DISABLED'} · {r.url} ({r.id})", str(r.id))
+                for r in self.webhooks.itertuples()
+            ]
+            ids = [v for _, v in self.subscription_select.options]
+            self.subscription_select.value = keep if keep in ids else (ids[0] if ids else None)
         self._on_select()
 
     def _selected(self) -> pd.Series | None:

@@ -109,9 +109,11 @@ Built = tuple[list[tuple[str, pd.DataFrame]], pd.DataFrame, list[Callable[[Any],
 def _bandwidth(store: Any, at: pd.Timestamp, args: argparse.Namespace) -> Built:
     from svcnb.reports import bandwidth as bw
 
-    proj = bw.projection.from_store(store, at=at)
-    total = bw.fleet_total.from_store(store, at=at)
-    over_time = bw.usage_over_time.from_store(store, at=at)
+    # vms and history loaded once for the three reports
+    frames = bw.projection.inputs(store, at=at)
+    proj = bw.projection(**frames)
+    total = bw.fleet_total(history=frames["history"], now=frames["now"])
+    over_time = bw.usage_over_time(**frames)
     gib = bw.GIB
     readable = pd.DataFrame(
         {
@@ -142,17 +144,19 @@ def _bandwidth(store: Any, at: pd.Timestamp, args: argparse.Namespace) -> Built:
 def _billing(store: Any, at: pd.Timestamp, args: argparse.Namespace) -> Built:
     from svcnb.reports import billing as bl
 
-    due = bl.renewals.from_store(store, at=at, within=args.within)
-    schedule = bl.renewal_schedule.from_store(store, at=at)
-    runway = bl.runway.from_store(store, at=at)
+    # vms and wallet loaded once for the seven reports that read them
+    frames = bl.renewal_schedule.inputs(store, at=at)
+    due = bl.renewals(**frames, within=args.within)
+    schedule = bl.renewal_schedule(**frames)
+    runway = bl.runway(**frames)
     sections = [
         ("Runway", runway),
-        ("Low-balance forecast", bl.low_balance_forecast.from_store(store, at=at)),
-        ("Renewals due (7, 30, 90 days)", bl.renewals_due.from_store(store, at=at)),
+        ("Low-balance forecast", bl.low_balance_forecast(**frames)),
+        ("Renewals due (7, 30, 90 days)", bl.renewals_due(**frames)),
         (f"Renewals within {args.within}", due),
-        ("Overdue or suspended", bl.overdue.from_store(store, at=at)),
-        ("Monthly run rate by plan", bl.run_rate.from_store(store, at=at, by="plan_slug")),
-        ("Monthly run rate by region", bl.run_rate.from_store(store, at=at, by="region_slug")),
+        ("Overdue or suspended", bl.overdue(vms=frames["vms"], now=frames["now"])),
+        ("Monthly run rate by plan", bl.run_rate(**frames, by="plan_slug")),
+        ("Monthly run rate by region", bl.run_rate(**frames, by="region_slug")),
     ]
     history = bl.balance_history.from_store(store, at=at)
     draw = [
@@ -176,12 +180,14 @@ def _firewall(store: Any, at: pd.Timestamp, args: argparse.Namespace) -> Built:
 def _webhooks(store: Any, at: pd.Timestamp, args: argparse.Namespace) -> Built:
     from svcnb.reports import webhooks as wh
 
-    health = wh.health.from_store(store, at=at)
+    # webhooks and deliveries loaded once for the four reports
+    frames = wh.health.inputs(store, at=at)
+    health = wh.health(**frames)
     sections = [
         ("Subscriptions, worst first", health),
-        ("Disabled", wh.disabled.from_store(store, at=at)),
-        ("Event mix", wh.event_mix.from_store(store, at=at)),
-        ("Attempts needed", wh.attempts.from_store(store, at=at)),
+        ("Disabled", wh.disabled(webhooks=frames["webhooks"], now=frames["now"])),
+        ("Event mix", wh.event_mix(**frames)),
+        ("Attempts needed", wh.attempts(deliveries=frames["deliveries"], now=frames["now"])),
     ]
     return sections, health, [lambda ax: wh.plot_health(health, ax=ax)]
 

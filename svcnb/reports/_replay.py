@@ -127,15 +127,20 @@ def snapshot_at(store: StoreLike, at: Any = None, snaps: pd.DataFrame | None = N
     return before.iloc[-1]
 
 
-def latest_per_time(history: pd.DataFrame, keys: list[str] | None = None) -> pd.DataFrame:
+def latest_per_time(
+    history: pd.DataFrame, keys: list[str] | None = None, now: Any = None
+) -> pd.DataFrame:
     """The rows of one snapshot per server time: the latest taken at that time.
 
     Two snapshots can share a server time (the sandbox's clock is frozen, or the ``Date`` header
     has whole seconds); counted both, a fleet total would double at that point. Reads
     ``server_time``, ``snapshot_id`` (the store's ids sort in the order snapshots were taken) and,
     for history without ``snapshot_id``, ``keys``: then the last row per (server_time, keys) is
-    kept. Returns the same columns, rows sorted by server time, in their original order within it.
+    kept. ``now`` (the report's ``now``) drops the rows after it; None keeps them all.
+    Returns the same columns, rows sorted by server time, in their original order within it.
     """
+    if now is not None:
+        history = history[history["server_time"] <= resolve_now(now)]
     if history.empty:
         return history
     times = pd.to_datetime(history["server_time"], utc=True)

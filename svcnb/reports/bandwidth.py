@@ -83,7 +83,7 @@ def growth(
     """
     now = resolve_now(now)
     since = now - pd.Timedelta(lookback)
-    hist = latest_per_time(history[history["server_time"] <= now], ["id"])
+    hist = latest_per_time(history, ["id"], now=now)
     hist = hist.sort_values(["id", "server_time"], kind="stable")
     times = pd.to_datetime(hist["server_time"], utc=True)
     per_vm = hist.groupby("id", sort=False)
@@ -217,10 +217,7 @@ def fleet_total(history: pd.DataFrame, now: Any = None) -> pd.DataFrame:
     bandwidth_pack_bytes. Returns server_time, used_bytes, pack_bytes, vms: one row per server
     time, each VM counted once (from the latest snapshot taken at that time).
     """
-    hist = history
-    if now is not None:
-        hist = hist[hist["server_time"] <= resolve_now(now)]
-    hist = latest_per_time(hist, ["id"])
+    hist = latest_per_time(history, ["id"], now=now)
     out = (
         hist.groupby("server_time", sort=True)
         .agg(
@@ -245,10 +242,7 @@ def usage_over_time(
     """
     top = top_consumers(vms, n=n)
     names = dict(zip(top["vm_id"], top["name"], strict=True))
-    hist = history
-    if now is not None:
-        hist = hist[hist["server_time"] <= resolve_now(now)]
-    hist = latest_per_time(hist, ["id"])
+    hist = latest_per_time(history, ["id"], now=now)
     hist = hist[hist["id"].astype("string").isin(list(names))]
     out = pd.DataFrame(
         {

@@ -275,8 +275,10 @@ def renewals_due(
     now = resolve_now(now)
     windows = sorted(int(w) for w in windows)
     rows = []
+    # One walk to the widest window: the renewals of a narrower one are those due by its end.
+    widest = renewals(vms, wallet, now=now, within=f"{max(windows, default=0)}D", cycle=cycle)
     for days in windows:
-        due = renewals(vms, wallet, now=now, within=f"{days}D", cycle=cycle)
+        due = widest[widest["renewal_at"] <= now + pd.Timedelta(days=days)]
         for currency, part in due.groupby("currency", dropna=False, sort=True):
             rows.append(
                 {
@@ -365,6 +367,22 @@ def renewal_schedule(
     balance, wallet_currency = _wallet_balance(wallet, vms)
     priced = _priced(vms, wallet_currency)
     owed = _owed(priced, wallet_currency)
+    return _schedule(priced, balance, owed, wallet_currency, now, horizon, cycle)
+
+
+def _schedule(
+    priced: pd.DataFrame,
+    balance: float,
+    owed: float,
+    wallet_currency: Any,
+    now: pd.Timestamp,
+    horizon: str,
+    cycle: str,
+) -> pd.DataFrame:
+    """The :func:`renewal_schedule` frame from priced VMs, starting from ``balance`` and ``owed``.
+
+    Split out so that :func:`runway` and :func:`low_balance_forecast` price the VMs once.
+    """
     stopped: set[str] = set()
     rows = []
     for when, r in _occurrences(priced, now, now + pd.Timedelta(horizon), cycle):
@@ -442,7 +460,7 @@ def runway(
     balance, currency = _wallet_balance(wallet, vms)
     priced = _priced(vms, currency)
     owed = _owed(priced, currency)
-    schedule = renewal_schedule(vms, wallet, now=now, horizon=horizon, cycle=cycle)
+    schedule = _schedule(priced, balance, owed, currency, now, horizon, cycle)
     unpaid = schedule[schedule["debitable"] & ~schedule["paid"]]
     row: dict[str, Any] = {
         "now": now,
@@ -514,7 +532,7 @@ def low_balance_forecast(
     balance, currency = _wallet_balance(wallet, vms)
     priced = _priced(vms, currency)
     owed = _owed(priced, currency)
-    schedule = renewal_schedule(vms, wallet, now=now, horizon=horizon, cycle=cycle)
+    schedule = _schedule(priced, balance, owed, currency, now, horizon, cycle)
     dues = schedule[schedule["debitable"]]
     times = dues["renewal_at"]
     amounts = dues["amount"].astype(float)
@@ -590,10 +608,7 @@ def balance_history(history: pd.DataFrame, now: Any = None) -> pd.DataFrame:
     server_time, balance_amount, balance_currency. Returns server_time, balance, currency: one
     row per server time (the latest snapshot taken at that time).
     """
-    hist = history
-    if now is not None:
-        hist = hist[hist["server_time"] <= resolve_now(now)]
-    hist = latest_per_time(hist)
+    hist = latest_per_time(history, now=now)
     out = pd.DataFrame(
         {
             "server_time": pd.to_datetime(hist["server_time"], utc=True),
@@ -677,7 +692,7 @@ def plot_balance(
 
 
 def export_csv(frame: pd.DataFrame, path: Any = None) -> str | None:
-    """Write a billing frame as CSV (ISO 8601 UTC times); returns the text when ``path`` is None."""
+    """Write a report frame as CSV (ISO 8601 UTC times); returns the text when ``path`` is None."""
     out = frame.copy()
     for col in out.columns:
         if isinstance(out[col].dtype, pd.DatetimeTZDtype):

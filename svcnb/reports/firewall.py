@@ -159,10 +159,16 @@ def shadowing(rules: pd.DataFrame) -> pd.DataFrame:
     same_action. Rules at the same position are not ordered by the spec, so neither shadows the
     other (but identical ones are still duplicates).
     """
+    return _shadowing(_rules(rules))
+
+
+def _shadowing(parsed: list[_Rule]) -> pd.DataFrame:
+    """:func:`shadowing` of rules already parsed (:func:`audit` parses each rule once)."""
     found = []
-    parsed = [r for r in _rules(rules) if r.position is not None]
     by_fw: dict[str, list[_Rule]] = {}
     for r in parsed:
+        if r.position is None:
+            continue
         by_fw.setdefault(r.firewall_id, []).append(r)
     for fw_rules in by_fw.values():
         fw_rules.sort(key=lambda r: (r.position, r.id))
@@ -277,7 +283,7 @@ def audit(
     for r in parsed:
         _check_rule(r, add)
 
-    for row in shadowing(rules).itertuples(index=False):
+    for row in _shadowing(parsed).itertuples(index=False):
         rule, by = by_id[row.rule_id], by_id[row.by_rule_id]
         if row.kind == "duplicate":
             add(

@@ -95,11 +95,14 @@ def health(webhooks: pd.DataFrame, deliveries: pd.DataFrame, now: Any = None) ->
     Worst first: disabled, then closest to auto-disable.
     """
     events = _events(deliveries)
+    # converted once, not once per subscription
+    delivery_hooks = deliveries["webhook_id"].astype(str)
+    event_hooks = events["webhook_id"].astype(str)
     rows = []
     for hook in webhooks.itertuples(index=False):
         hook_id = str(hook.id)
-        mine = deliveries[deliveries["webhook_id"].astype(str) == hook_id]
-        ev = events[events["webhook_id"].astype(str) == hook_id]
+        mine = deliveries[delivery_hooks == hook_id]
+        ev = events[event_hooks == hook_id]
         success = mine["success"].astype("boolean").fillna(False)
         stated = getattr(hook, "consecutive_failures", pd.NA)
         run = int(stated) if not pd.isna(stated) else _run_of_failures(mine)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 import os
 import random
-import re
 import ssl
 from collections.abc import Callable
 from dataclasses import asdict
@@ -21,13 +20,12 @@ from ._auth import create_token, delete_token, revoke_token
 from ._catalog import EVENT_TYPES, PLANS, REGIONS, SCOPES, plan_by_slug, region_by_slug
 from ._config import SandboxConfig
 from ._http import parse_json_body, parse_query, read_body, send_response
-from ._routes import find
-from ._routes_vms import vm_full
+from ._routes import find, template_regex
 from ._routes_wallet import wallet_public
 from ._seed import new_vm_record
 from ._state import State
 from ._vmops import PROVISION_SECONDS, control_action, schedule_provisioning
-from ._wire import ApiFailure, dumps, fail, http_date, ok, parse_iso, public
+from ._wire import ApiFailure, dumps, fail, http_date, iso, ok, parse_iso, public
 
 _log = logging.getLogger(__name__)
 
@@ -126,7 +124,7 @@ def _update_token(
         record["rateLimit"] = body["rateLimit"]
     if "expiresAt" in body:
         expiry = body["expiresAt"]
-        record["expiresAt"] = None if expiry is None else expiry.strftime("%Y-%m-%dT%H:%M:%SZ")
+        record["expiresAt"] = None if expiry is None else iso(expiry)
     return 200, public(record)
 
 
@@ -321,12 +319,12 @@ def _create_vm(state: State, base: SandboxConfig, params: dict, body: object) ->
     vm["updatedAt"] = vm["createdAt"]
     state.vms[vm["id"]] = vm
     schedule_provisioning(state, vm, state.now() + timedelta(seconds=PROVISION_SECONDS))
-    return 201, vm_full(vm)
+    return 201, public(vm)
 
 
 def _vm_action(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:
     vm = find(state.vms, params["id"], "VM")
-    return 200, vm_full(control_action(state, vm, params["action"]))
+    return 200, public(control_action(state, vm, params["action"]))
 
 
 def _vm(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:
@@ -355,14 +353,11 @@ _TABLE: list[tuple[str, str, Handler]] = [
     ("POST", "/vms/{id}/{action}", _vm_action),
     ("GET", "/vms/{id}", _vm),
 ]
-# routes whose body may be left out
 # at most one delivery timeout (15 s) plus slack is waited for after an advance
 ADVANCE_WAIT_SECONDS = 20.0
+# routes whose body may be left out
 _OPTIONAL_BODY = {"/reset", "/vms", "/tokens/{id}/revoke", "/vms/{id}/{action}"}
-_COMPILED = [
-    (m, t, re.compile("^" + re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", t) + "$"), h)
-    for m, t, h in _TABLE
-]
+_COMPILED = [(m, t, template_regex(t), h) for m, t, h in _TABLE]
 
 
 async def handle_control(

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import httpx
 
+from ._wire import parse_iso
+
 
 class Control:
     """Drives ``/_sandbox/`` of one sandbox."""
@@ -42,11 +44,11 @@ class Control:
 
     def now(self) -> datetime:
         data = self._call("GET", "/clock")
-        return datetime.fromisoformat(data["now"].replace("Z", "+00:00"))
+        return parse_iso(data["now"])
 
     def advance(self, seconds: float) -> datetime:
         data = self._call("POST", "/clock/advance", {"seconds": seconds})
-        return datetime.fromisoformat(data["now"].replace("Z", "+00:00"))
+        return parse_iso(data["now"])
 
     def tokens(self) -> list[dict]:
         return self._call("GET", "/tokens")

@@ -56,8 +56,7 @@ class Route:
     regex: re.Pattern = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        pattern = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", self.template)
-        object.__setattr__(self, "regex", re.compile(f"^{pattern}$"))
+        object.__setattr__(self, "regex", template_regex(self.template))
 
     @property
     def name(self) -> str:
@@ -66,6 +65,12 @@ class Route:
     @property
     def query_names(self) -> tuple[str, ...]:
         return ("page", "perPage") if self.listing else ()
+
+
+def template_regex(template: str) -> re.Pattern:
+    """The pattern of the paths ``template`` stands for: each ``{name}`` is one path segment."""
+    pattern = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", template)
+    return re.compile(f"^{pattern}$")
 
 
 def page_of(items: Collection, query: dict[str, str]) -> dict:

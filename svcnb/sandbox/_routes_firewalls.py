@@ -22,7 +22,7 @@ RULE_CHECKS = {
 
 
 def list_firewalls(state: State, call: Call) -> tuple[int, dict]:
-    return 200, page_of(list(state.firewalls.values()), call.query)
+    return 200, page_of(state.firewalls.values(), call.query)
 
 
 def list_rules(state: State, call: Call) -> tuple[int, dict]:

@@ -19,13 +19,9 @@ from ._vmops import vm_brief
 from ._wire import ApiFailure, ok, public
 
 
-def network_public(net: dict) -> dict:
-    return public(net)
-
-
 def list_networks(state: State, call: Call) -> tuple[int, dict]:
-    envelope = page_of(list(state.networks.values()), call.query)
-    envelope["data"] = [network_public(n) for n in envelope["data"]]
+    envelope = page_of(state.networks.values(), call.query)
+    envelope["data"] = [public(n) for n in envelope["data"]]
     return 200, envelope
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ._routes import Call, Route, find, page_of
 from ._state import State
 from ._vmops import request_stop
-from ._wire import ok
+from ._wire import ok, public
 
 # served by GET /vms/{id} only; GET /vms items leave them out (DESIGN section 3)
 DETAIL_KEYS = frozenset({"sshKeys", "firewalls", "privateNetworks"})
@@ -35,10 +35,6 @@ SUMMARY_KEYS = (
 )
 
 
-def vm_full(vm: dict) -> dict:
-    return {k: v for k, v in vm.items() if k[0] != "_"}
-
-
 def vm_summary(vm: dict) -> dict:
     return {k: vm[k] for k in SUMMARY_KEYS}
 
@@ -50,7 +46,7 @@ def list_vms(state: State, call: Call) -> tuple[int, dict]:
 
 
 def get_vm(state: State, call: Call) -> tuple[int, dict]:
-    return 200, ok(vm_full(find(state.vms, call.params["id"], "VM")))
+    return 200, ok(public(find(state.vms, call.params["id"], "VM")))
 
 
 def stop_vm(state: State, call: Call) -> tuple[int, dict]:

@@ -267,7 +267,7 @@ def attach(state: State, network: dict, vm: dict, private_ip: str | None, at: st
     """Record an attachment of ``vm`` to ``network`` (checks are the caller's) and return it."""
     if private_ip is None:
         private_ip = next_free_ip(state, network)
-    used = {a["netInterface"] for a in state.attachments.values() if a["vmId"] == vm["id"]}
+    used = _interfaces_of(state, vm)
     interface = next(f"eth{i}" for i in range(1, 1000) if f"eth{i}" not in used)
     att_id = state.new_id("att")
     record = {
@@ -282,6 +282,20 @@ def attach(state: State, network: dict, vm: dict, private_ip: str | None, at: st
     network["_taken"].add(private_ip)
     vm["privateNetworks"].append({"id": network["id"], "name": network["name"]})
     return record
+
+
+def _interfaces_of(state: State, vm: dict) -> set[str]:
+    """The ``netInterface`` of every attachment ``vm`` has (one per ``privateNetworks`` entry)."""
+    # newest first, stopping once all are found: seeding attaches each VM right after its
+    # records were added, so a full scan per attach would make seeding quadratic in fleet size
+    wanted = len(vm["privateNetworks"])
+    used: set[str] = set()
+    for record in reversed(state.attachments.values()):
+        if len(used) >= wanted:
+            break
+        if record["vmId"] == vm["id"]:
+            used.add(record["netInterface"])
+    return used
 
 
 def next_free_ip(state: State, network: dict) -> str:

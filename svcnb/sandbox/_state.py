@@ -17,7 +17,6 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from decimal import Decimal
 
 from ._clock import Clock
 from ._config import SandboxConfig
@@ -134,7 +133,3 @@ class State:
             for listener in list(self.listeners):
                 listener(event)
             return event
-
-    # -- wallet ---------------------------------------------------------------------------
-    def wallet_balance(self) -> Decimal:
-        return self.wallet["_balance"]

@@ -71,9 +71,3 @@ def ok(data: object, meta: dict | None = None) -> dict:
 def fail(message: str) -> dict:
     """The failure envelope."""
     return {"success": False, "error": message}
-
-
-def short(value: str, limit: int = 80) -> str:
-    """``value`` cut for an error message, so a huge or odd id cannot flood a response."""
-    text = value if len(value) <= limit else value[:limit] + "..."
-    return json.dumps(text, ensure_ascii=True)

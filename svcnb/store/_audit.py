@@ -18,6 +18,8 @@ from typing import Any
 
 import pandas as pd
 
+from svcnb.client._redact import mask_token
+
 from ._layout import SnapshotWarning
 
 try:
@@ -32,7 +34,7 @@ _TOKEN = re.compile(r"svc_[A-Za-z0-9_\-]+")
 
 
 def _mask(match: re.Match[str]) -> str:
-    return "svc_…" + match.group(0)[-4:]
+    return mask_token(match.group(0))
 
 
 def scrub(value: Any) -> Any:
@@ -57,25 +59,19 @@ def append(root: Path, record: Mapping[str, Any]) -> dict[str, Any]:
     if missing:
         raise ValueError(f"audit record lacks {missing}; fields are {', '.join(AUDIT_COLUMNS)}")
     clean = scrub(dict(record))
-    when = clean.get("time") or datetime.now(UTC)
-    clean["time"] = (
-        pd.Timestamp(when).tz_localize("UTC").isoformat()
-        if pd.Timestamp(when).tzinfo is None
-        else pd.Timestamp(when).tz_convert("UTC").isoformat()
-    )
+    when = pd.Timestamp(clean.get("time") or datetime.now(UTC))
+    when = when.tz_localize("UTC") if when.tzinfo is None else when.tz_convert("UTC")
+    clean["time"] = when.isoformat()
     line = json.dumps(clean, default=_jsonable, ensure_ascii=False, sort_keys=True).encode() + b"\n"
     root.mkdir(parents=True, exist_ok=True)
-    fd = os.open(root / AUDIT_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(root / AUDIT_LOG, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         if fcntl is not None:
             fcntl.flock(fd, fcntl.LOCK_EX)
         # a torn line left by a crash must not swallow this record: start on a fresh line
         size = os.fstat(fd).st_size
-        if size:
-            with open(root / AUDIT_LOG, "rb") as f:
-                f.seek(size - 1)
-                if f.read(1) != b"\n":
-                    line = b"\n" + line
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            line = b"\n" + line
         os.write(fd, line)
         os.fsync(fd)
     finally:

@@ -38,9 +38,9 @@ def diff_frames(resource: str, a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame
     right = b.set_index(keys, drop=False)
     rows: list[dict[str, Any]] = []
     for key in right.index.difference(left.index, sort=False):
-        rows.append({**_key(keys, right.loc[key]), "change": "added", **_NO_VALUES})
+        rows.append({**_key(keys, key), "change": "added", **_NO_VALUES})
     for key in left.index.difference(right.index, sort=False):
-        rows.append({**_key(keys, left.loc[key]), "change": "removed", **_NO_VALUES})
+        rows.append({**_key(keys, key), "change": "removed", **_NO_VALUES})
     common = left.index.intersection(right.index, sort=False)
     columns = [c for c in SCHEMAS[resource] if c not in keys]
     lvals = left.loc[common, columns].astype(object)
@@ -51,7 +51,7 @@ def diff_frames(resource: str, a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame
             if not _same(before[column], after[column]):
                 rows.append(
                     {
-                        **_key(keys, left.loc[key]),
+                        **_key(keys, key),
                         "change": "changed",
                         "column": column,
                         "before": _plain(before[column]),
@@ -72,5 +72,6 @@ def diff_frames(resource: str, a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame
     return out.reset_index(drop=True)
 
 
-def _key(keys: list[str], row: pd.Series) -> dict[str, Any]:
-    return {k: row[k] for k in keys}
+def _key(keys: list[str], key: Any) -> dict[str, Any]:
+    """The key columns of the row at index value ``key`` (a tuple when there are several)."""
+    return dict(zip(keys, key if len(keys) > 1 else (key,), strict=True))

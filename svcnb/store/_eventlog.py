@@ -23,6 +23,8 @@ from typing import Any
 
 import pandas as pd
 
+from ._layout import fsync_dir
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: one process per log, the thread lock still holds
@@ -80,13 +82,11 @@ class EventLog:
             fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
             try:
                 if created:
-                    _fsync_dir(self.path.parent)  # the new file's name must survive a crash too
+                    fsync_dir(self.path.parent)  # the new file's name must survive a crash too
                 if fcntl is not None:
                     fcntl.flock(fd, fcntl.LOCK_EX)
                 size = self._index_from(fd)
-                if event_id in self._event_ids or (
-                    delivery_id and delivery_id in self._delivery_ids
-                ):
+                if self._known(event_id, delivery_id):
                     return False
                 if size and os.pread(fd, 1, size - 1) != b"\n":
                     line = b"\n" + line  # a torn last line from a crash stays a line of its own
@@ -131,20 +131,9 @@ class EventLog:
                     skipped += 1
                 else:
                     rows.append(record)
-        frame = pd.DataFrame(
-            {
-                "received_at": [r.get("received_at") for r in rows],
-                "delivery_id": [r.get("delivery_id") for r in rows],
-                "event_id": [r.get("event_id") for r in rows],
-                "type": [r.get("type") for r in rows],
-                "event_header": [r.get("event_header") for r in rows],
-                "created_at": [r.get("created_at") for r in rows],
-                "age_seconds": [r.get("age_seconds") for r in rows],
-                "possible_replay": [r.get("possible_replay") for r in rows],
-                "data": [_json_text(r.get("data")) for r in rows],
-            },
-            dtype=object,
-        )
+        columns = {column: [r.get(column) for r in rows] for column in COLUMNS}
+        columns["data"] = [_json_text(value) for value in columns["data"]]
+        frame = pd.DataFrame(columns, dtype=object)
         for column in ("received_at", "created_at"):
             frame[column] = pd.to_datetime(
                 frame[column], utc=True, format="ISO8601", errors="coerce"
@@ -218,14 +207,3 @@ def _decode(line: bytes) -> dict[str, Any] | None:
     if not isinstance(record, dict) or not isinstance(record.get("event_id"), str):
         return None
     return record
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # pragma: no cover - platforms without directory handles
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from svcnb.store._eventlog import LOG_NAME
+from svcnb.store._layout import DEFAULT_PATH, ENV_PATH, resolve_path
 from svcnb.webhooks._clock import SandboxClock
 from svcnb.webhooks._receiver import DEFAULT_TOLERANCE, Receiver
 from svcnb.webhooks._server import RunningReceiver, bind, uvicorn_server
@@ -20,7 +20,6 @@ from svcnb.webhooks._server import RunningReceiver, bind, uvicorn_server
 __all__ = ["SECRET_ENV", "add_arguments", "run"]
 
 SECRET_ENV = "SVCNB_WEBHOOK_SECRET"
-DEFAULT_STORE = "data/store"
 
 
 class _RefuseSecret(argparse.Action):
@@ -41,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--store",
         default=None,
-        help=f"store folder for the event log (default: $SVCNB_STORE, then {DEFAULT_STORE})",
+        help=f"store folder for the event log (default: ${ENV_PATH}, then {DEFAULT_PATH})",
     )
     parser.add_argument(
         "--tolerance",
@@ -83,7 +82,7 @@ def _read_secret(secret_file: str | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    store = args.store or os.environ.get("SVCNB_STORE") or DEFAULT_STORE
+    store = resolve_path(args.store or None)
     clock = None
     try:
         secret = _read_secret(args.secret_file)
@@ -102,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     running = RunningReceiver(receiver, args.host, sock.getsockname()[1])
     print(
         f"svcnb listen: receiving webhooks at {running.url}, logging to "
-        f"{Path(store) / LOG_NAME} (Ctrl-C stops)",
+        f"{receiver.log.path} (Ctrl-C stops)",
         flush=True,
     )
     try:

@@ -18,7 +18,8 @@ import httpx
 import pytest
 from _labpage import LabPage  # tests/browser is on sys.path (pytest rootdir-relative import)
 
-from svcnb._lab import SandboxProcess, free_port, kernel_environment, lab_command, wait_for_http
+from svcnb._lab import SandboxProcess, kernel_environment, lab_command, wait_for_http
+from svcnb.webhooks import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO / "notebooks"

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import httpx
 
-from svcnb._lab import SandboxProcess, free_port, kernel_environment, wait_for_http
+from svcnb._lab import SandboxProcess, kernel_environment, wait_for_http
+from svcnb.webhooks import free_port
 
 SANDBOX_LINE = re.compile(r"svcnb lab: sandbox at (http://127\.0\.0\.1:\d+)")
 
