@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: test demo bench lab lint format clean
+.PHONY: test test-all demo bench lab lint format clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,10 @@ test: $(STAMP) lint
 	@# CI must run the browser tests, so it installs Debian's chromium when it is missing.
 	@if [ "$$CI" = "true" ]; then bash scripts/install-browser.sh; fi
 	$(PY) -m pytest
+
+# the slow sweeps too (400 random dialects)
+test-all: $(STAMP) lint
+	$(PY) -m pytest -m ""
 
 demo: $(STAMP)
 	$(PY) -m svcnb demo

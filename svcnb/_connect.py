@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from svcnb.client import Client
 from svcnb.client._config import ENV_API_KEY, ENV_BASE_URL, key_and_url
+from svcnb.config import ConfigError
 
 if TYPE_CHECKING:
     from svcnb.sandbox import Control
@@ -68,6 +69,31 @@ def connect(
         return Client(info["admin"], info["base_url"], **client_options)
     sb = _background_sandbox(sandbox or {})
     return Client(sb.tokens["admin"], sb.base_url, **client_options)
+
+
+def configured_client(**client_options: Any) -> Client:
+    """A :class:`Client` on the server the environment names, never a sandbox started here.
+
+    ``SVC_API_KEY``/``SVC_BASE_URL`` first, else the sandbox connection file ``SVCNB_SANDBOX``
+    names. Commands that read or write a real account (``svcnb doctor``) use this, so a missing
+    setting is an error that says what to set, not a throwaway sandbox answering instead.
+    """
+    key, url = key_and_url(None, None)
+    if key is not None or url is not None:
+        if url is None:
+            raise ConfigError(
+                f"{ENV_API_KEY} is set but {ENV_BASE_URL} is not: set {ENV_BASE_URL} to the "
+                "API's base URL (e.g. https://api.example.com)"
+            )
+        return Client(key, url, **client_options)
+    connection_file = os.environ.get(ENV_SANDBOX_FILE)
+    if connection_file:
+        info = _read_connection_info(Path(connection_file))
+        return Client(info["admin"], info["base_url"], **client_options)
+    raise ConfigError(
+        f"no server configured: set {ENV_BASE_URL} and {ENV_API_KEY} for the real service, or "
+        f"{ENV_SANDBOX_FILE} to a connection file of `svcnb sandbox --connection-file PATH`"
+    )
 
 
 def sandbox_control(client: Client | None = None) -> Control | None:

@@ -20,6 +20,7 @@ _COMMANDS = {
     "snapshots": ("svcnb.store._cli_list", "list the snapshots in the store"),
     "report": ("svcnb.reports._cli", "print or save a report as of a snapshot"),
     "listen": ("svcnb.webhooks._cli", "run the verifying webhook receiver over HTTPS"),
+    "doctor": ("svcnb._doctor", "read-only check of what the configured service answers"),
     "demo": ("svcnb._demo", "simulate an account on the sandbox and render the reports"),
     "lab": ("svcnb._lab", "open JupyterLab with a sandbox running"),
 }

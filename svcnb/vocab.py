@@ -59,14 +59,39 @@ BUILTIN: dict[str, dict[str, str]] = {
             ["running", "active", "up", "online", "started", "on", "powered_on"], "running"
         ),
         **dict.fromkeys(
-            ["stopped", "off", "halted", "shutoff", "shut_off", "powered_off", "poweroff",
-             "inactive", "offline", "shutdown"],
+            [
+                "stopped",
+                "off",
+                "halted",
+                "shutoff",
+                "shut_off",
+                "powered_off",
+                "poweroff",
+                "inactive",
+                "offline",
+                "shutdown",
+            ],
             "stopped",
         ),  # fmt: skip
         **dict.fromkeys(
-            ["provisioning", "pending", "creating", "building", "new", "starting", "booting",
-             "stopping", "shutting_down", "rebooting", "restarting", "installing",
-             "reinstalling", "migrating", "resizing", "restoring"],
+            [
+                "provisioning",
+                "pending",
+                "creating",
+                "building",
+                "new",
+                "starting",
+                "booting",
+                "stopping",
+                "shutting_down",
+                "rebooting",
+                "restarting",
+                "installing",
+                "reinstalling",
+                "migrating",
+                "resizing",
+                "restoring",
+            ],
             "transitional",
         ),  # fmt: skip
         **dict.fromkeys(["suspended", "locked", "frozen", "blocked"], "suspended"),
@@ -77,13 +102,31 @@ BUILTIN: dict[str, dict[str, str]] = {
     },
     "billing_status": {
         **dict.fromkeys(
-            ["active", "paid", "current", "ok", "good", "good_standing", "in_good_standing",
-             "settled", "up_to_date"],
+            [
+                "active",
+                "paid",
+                "current",
+                "ok",
+                "good",
+                "good_standing",
+                "in_good_standing",
+                "settled",
+                "up_to_date",
+            ],
             "paid",
         ),  # fmt: skip
         **dict.fromkeys(
-            ["overdue", "unpaid", "past_due", "due", "delinquent", "outstanding",
-             "payment_due", "pending_payment", "in_arrears"],
+            [
+                "overdue",
+                "unpaid",
+                "past_due",
+                "due",
+                "delinquent",
+                "outstanding",
+                "payment_due",
+                "pending_payment",
+                "in_arrears",
+            ],
             "owing",
         ),  # fmt: skip
         **dict.fromkeys(["suspended", "blocked", "locked", "frozen", "on_hold"], "suspended"),

@@ -9,6 +9,7 @@ from contextlib import ExitStack
 
 import pytest
 
+from svcnb import vocab
 from svcnb.sandbox import Sandbox, serve
 
 SEED = 7
@@ -42,10 +43,14 @@ def make_sandbox() -> Iterator[Callable[..., Sandbox]]:
 
 
 @pytest.fixture(autouse=True)
-def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No test may reach a real account or a user's store through the environment."""
+def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory) -> None:
+    """No test may reach a real account, a user's store or a user's config file through the
+    environment; each test starts from the built-in vocabulary."""
     for name in ("SVC_API_KEY", "SVC_BASE_URL", "SVCNB_STORE", "SVCNB_SANDBOX"):
         monkeypatch.delenv(name, raising=False)
+    config = tmp_path_factory.mktemp("config") / "config.toml"
+    monkeypatch.setenv("SVCNB_CONFIG", str(config))
+    vocab.reload()
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,326 @@
+"""One dialect sweep step: pull an account spoken in some dialect through svcnb and hold every
+figure against the sandbox's own ground truth.
+
+The truth is ``GET /_sandbox/truth``: the same account rendered by the default dialect, whatever
+dialect the public API speaks. For each dialect the sweep compares
+
+- the records svcnb read (ids, status classes, money, times, delivery fields) with the truth,
+- every report computed from the store svcnb wrote with the same report computed from the
+  truth as this service *said* it (its status words, its delivery field names, its money forms
+  with the currency it stated), and
+- that report on the canonical truth, where every word is one svcnb knows.
+
+A difference is *flagged* when svcnb said it could not read that value (a warning naming it, an
+``unknown`` class, an NA where the service stated nothing), and *silent wrong* otherwise.
+``bench/dialects.py`` prints the totals; the tests assert no silent wrong result anywhere.
+"""
+
+from __future__ import annotations
+
+import copy
+import tempfile
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from svcnb import frames, vocab
+from svcnb.client import Client
+from svcnb.reports import bandwidth, billing, firewall, webhooks
+from svcnb.store import Store
+
+# the same resource groups svcnb.store pulls
+FRAME_BUILDERS: dict[str, Callable[[Any], pd.DataFrame]] = {
+    "vms": frames.vms,
+    "firewall_rules": frames.firewall_rules,
+    "networks": frames.networks,
+    "attachments": frames.attachments,
+    "wallet": frames.wallet,
+    "webhooks": frames.webhooks,
+    "deliveries": frames.deliveries,
+}
+TIME_COLUMNS = ("created_at", "updated_at", "next_renewal_at")
+DELIVERY_COLUMNS = {"statusCode": "status_code", "success": "success", "attempts": "attempts"}
+
+
+@dataclass
+class Outcome:
+    """What one dialect gave: checks run, and which passed, were flagged or were silently wrong."""
+
+    dialect: str
+    checks: int = 0
+    passed: int = 0
+    flagged: int = 0
+    silent_wrong: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def ok(self) -> None:
+        self.checks += 1
+        self.passed += 1
+
+    def flag(self, why: str) -> None:
+        self.checks += 1
+        self.flagged += 1
+        self.notes.append(why)
+
+    def wrong(self, why: str) -> None:
+        self.checks += 1
+        self.silent_wrong.append(why)
+
+
+def _said(truth: dict, choices: dict) -> dict:
+    """The truth as this dialect's service said it: its words and field names, its money forms'
+    stated currency. Everything else (paging, time forms, number forms) svcnb must undo."""
+    said = copy.deepcopy(truth)
+    vm_words, billing_words = choices["vm_words"], choices["billing_words"]
+    states_currency = choices["money"] in ("object", "minor", "mixed")
+    for vm in said["vms"]:
+        vm["status"] = vm_words.get(vm["status"], vm["status"])
+        if isinstance(vm.get("billing"), dict):
+            vm["billing"]["status"] = billing_words.get(
+                vm["billing"]["status"], vm["billing"]["status"]
+            )
+        if not states_currency:
+            _drop_currency(vm)
+    if not states_currency and isinstance(said["wallet"].get("balance"), dict):
+        said["wallet"]["balance"] = said["wallet"]["balance"]["amount"]
+    names = choices["delivery_fields"]
+    said["deliveries"] = [{names.get(k, k): v for k, v in d.items()} for d in said["deliveries"]]
+    return said
+
+
+def _drop_currency(vm: dict) -> None:
+    for holder in (vm.get("billing"), vm.get("plan")):
+        if isinstance(holder, dict) and isinstance(holder.get("priceMonthly"), dict):
+            holder["priceMonthly"] = holder["priceMonthly"]["amount"]
+
+
+def truth_frames(truth: dict) -> dict[str, pd.DataFrame]:
+    """Frames of the truth records, as svcnb would build them from a default-dialect pull."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # exotic words in the "said" truth warn; counted below
+        return {
+            "vms": frames.vms(truth["vms"]),
+            "vm_firewalls": frames.vm_firewalls(truth["vms"]),
+            "firewalls": frames.firewalls(truth["firewalls"]),
+            "firewall_rules": frames.firewall_rules(truth["rules"]),
+            "networks": frames.networks(truth["networks"]),
+            "attachments": frames.attachments(truth["attachments"]),
+            "wallet": frames.wallet([truth["wallet"]]),
+            "webhooks": frames.webhooks(truth["webhooks"]),
+            "deliveries": frames.deliveries(truth["deliveries"]),
+        }
+
+
+def reports(f: dict[str, pd.DataFrame], now: pd.Timestamp) -> dict[str, pd.DataFrame]:
+    """Every report svcnb shows that reads one snapshot, on frames ``f``."""
+    vms, wallet = f["vms"], f["wallet"]
+    out = {
+        "billing.run_rate": billing.run_rate(vms, wallet, now=now),
+        "billing.renewals_due": billing.renewals_due(vms, wallet, now=now),
+        "billing.overdue": billing.overdue(vms, now=now),
+        "billing.runway": billing.runway(vms, wallet, now=now),
+        "billing.low_balance_forecast": billing.low_balance_forecast(vms, wallet, now=now),
+        "bandwidth.usage": bandwidth.usage(vms, now=now),
+        "webhooks.health": webhooks.health(f["webhooks"], f["deliveries"], now=now),
+        "firewall.audit": firewall.audit(
+            f["firewall_rules"], f["vm_firewalls"], f["firewalls"], vms, now=now
+        ),
+    }
+    return out
+
+
+def _canon(frame: pd.DataFrame) -> pd.DataFrame:
+    out = frame.reset_index(drop=True).copy()
+    for col in out.columns:
+        if out[col].dtype == object:
+            out[col] = out[col].map(lambda v: tuple(v) if isinstance(v, list | np.ndarray) else v)
+    keys = [c for c in out.columns if out[c].map(lambda v: not isinstance(v, tuple)).all()]
+    if keys and len(out):
+        out = out.sort_values(keys, key=lambda s: s.astype("string").fillna("")).reset_index(
+            drop=True
+        )
+    return out
+
+
+def same_frame(a: pd.DataFrame, b: pd.DataFrame) -> str | None:
+    """None when equal (floats to 1e-9 relative), else the first difference in words."""
+    if list(a.columns) != list(b.columns):
+        return f"columns differ: {list(a.columns)} vs {list(b.columns)}"
+    if len(a) != len(b):
+        return f"{len(a)} rows vs {len(b)}"
+    a, b = _canon(a), _canon(b)
+    for col in a.columns:
+        x, y = a[col], b[col]
+        for i, (u, v) in enumerate(zip(x, y, strict=True)):
+            if _equal(u, v):
+                continue
+            return f"column {col!r} row {i}: {u!r} vs {v!r}"
+    return None
+
+
+def _equal(u: Any, v: Any) -> bool:
+    u_na = u is None or (not isinstance(u, tuple) and bool(pd.isna(u)))
+    v_na = v is None or (not isinstance(v, tuple) and bool(pd.isna(v)))
+    if u_na or v_na:
+        return u_na and v_na
+    if isinstance(u, float | int | np.floating | np.integer) and not isinstance(u, bool):
+        return bool(np.isclose(float(u), float(v), rtol=1e-9, atol=1e-9))
+    return bool(u == v)
+
+
+def sweep_one(
+    sandbox: Any, dialect: str, vms: int, seed: int, vocabulary: vocab.Vocabulary | None = None
+) -> Outcome:
+    """Reset ``sandbox`` to ``dialect`` and hold svcnb's reading of it against the truth.
+
+    ``vocabulary`` is the one svcnb reads with (the built-in one by default); the truth is
+    always classified with the built-in one."""
+    out = Outcome(dialect)
+    control = sandbox.control
+    control.reset(seed=seed, vms=vms, dialect=dialect)
+    choices = control.dialect()["choices"]
+    truth = control.truth()
+    with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with vocab.using(vocabulary or vocab.Vocabulary()):
+            store = Store(tmp)
+            client = Client(sandbox.tokens["admin"], sandbox.base_url, progress=False)
+            with client:
+                store.take(client)
+            pulled = {name: store.load(name) for name in (*FRAME_BUILDERS, "vm_firewalls")}
+            pulled["firewalls"] = store.load("firewalls")
+            now = pd.Timestamp(store.snapshots()["server_time"].iloc[-1])
+            said = truth_frames(_said(truth, choices))
+            canon = truth_frames(truth)
+            _records(out, pulled, said, canon, choices, caught)
+            ours, theirs = reports(pulled, now), reports(said, now)
+            for name, frame in ours.items():
+                diff = same_frame(frame, theirs[name])
+                if diff is None:
+                    out.ok()
+                else:
+                    out.wrong(f"{name}: svcnb's report differs from the truth as said: {diff}")
+            _vocabulary(out, said, canon, choices, now)
+    return out
+
+
+def _records(
+    out: Outcome,
+    pulled: dict[str, pd.DataFrame],
+    said: dict[str, pd.DataFrame],
+    canon: dict[str, pd.DataFrame],
+    choices: dict,
+    caught: list[warnings.WarningMessage],
+) -> None:
+    told = " ".join(str(w.message) for w in caught)
+    for name in FRAME_BUILDERS:
+        ids = set(pulled[name]["id"]) if "id" in pulled[name] else set()
+        want = set(canon[name]["id"]) if "id" in canon[name] else set()
+        if ids == want:
+            out.ok()
+        elif "of" in told and name == "vms":
+            out.flag(f"{name}: read {len(ids)} of {len(want)}, with a paging warning")
+        else:
+            out.wrong(f"{name}: read {len(ids)} ids, the truth has {len(want)}")
+    ours = pulled["vms"].set_index("id").sort_index()
+    truth_vms = canon["vms"].set_index("id").sort_index()
+    if not ours.index.equals(truth_vms.index):
+        return
+    current = vocab.current()
+    for column, kind in (("status", "vm_status"), ("billing_status", "billing_status")):
+        got = current.classify_many(kind, ours[column], warn=False)
+        want = vocab.Vocabulary().classify_many(kind, truth_vms[column], warn=False)
+        for vm_id, g, w, word in zip(ours.index, got, want, ours[column], strict=True):
+            if g == w:
+                out.ok()
+            elif g == vocab.UNKNOWN and word in told:
+                out.flag(f"{vm_id}: {kind} word {word!r} unknown, warned")
+            else:
+                out.wrong(f"{vm_id}: {kind} {word!r} read as {g}, truth {w}")
+    for column in ("price_monthly_amount", *TIME_COLUMNS):
+        for vm_id, g, w in zip(ours.index, ours[column], truth_vms[column], strict=True):
+            if _equal(g, w):
+                out.ok()
+            elif pd.isna(g) and column in told:
+                out.flag(f"{vm_id}: {column} unreadable, warned")
+            else:
+                out.wrong(f"{vm_id}: {column} read as {g!r}, truth {w!r}")
+    states_currency = choices["money"] in ("object", "minor", "mixed")
+    for vm_id, g, w in zip(
+        ours.index, ours["price_monthly_currency"], truth_vms["price_monthly_currency"], strict=True
+    ):
+        if _equal(g, w) or (pd.isna(g) and not states_currency):
+            out.ok()
+        else:
+            out.wrong(f"{vm_id}: currency read as {g!r}, truth {w!r}")
+    balance = pulled["wallet"]["balance_amount"].iloc[0]
+    if _equal(balance, canon["wallet"]["balance_amount"].iloc[0]):
+        out.ok()
+    else:
+        out.wrong(f"wallet balance read as {balance!r}")
+    got_d = pulled["deliveries"].set_index("id").sort_index()
+    want_d = canon["deliveries"].set_index("id").sort_index()
+    if got_d.index.equals(want_d.index):
+        names = choices["delivery_fields"]
+        for canonical, column in DELIVERY_COLUMNS.items():
+            same = all(_equal(g, w) for g, w in zip(got_d[column], want_d[column], strict=True))
+            if same:
+                out.ok()
+            elif got_d[column].isna().all() and names.get(canonical, canonical) in told:
+                out.flag(f"deliveries: field {names.get(canonical)!r} not read, warned")
+            else:
+                out.wrong(f"deliveries.{column} differs from the truth")
+
+
+def _vocabulary(
+    out: Outcome,
+    said: dict[str, pd.DataFrame],
+    canon: dict[str, pd.DataFrame],
+    choices: dict,
+    now: pd.Timestamp,
+) -> None:
+    """The reports on the service's words equal those on the canonical words, unless a word is
+    exotic: then the report must count exactly the rows it left out."""
+    current = vocab.current()
+    exotic = any(
+        current.classify(kind, word, warn=False) == vocab.UNKNOWN
+        for kind, key in (("vm_status", "vm_words"), ("billing_status", "billing_words"))
+        for word in choices[key].values()
+    )
+    if exotic:
+        vms = said["vms"]
+        unknown = sum(
+            c == vocab.UNKNOWN for c in current.classify_many("vm_status", vms["status"], False)
+        )
+        rate = billing.run_rate(vms, said["wallet"], now=now)
+        column = next((c for c in rate.columns if "unknown" in c), None)
+        if column is None:
+            out.wrong("run_rate has no column counting VMs of unknown status")
+        elif int(rate[column].sum()) >= unknown:
+            out.flag(f"run_rate counts {int(rate[column].sum())} VM(s) of unknown status")
+        else:
+            out.wrong(f"run_rate counts {int(rate[column].sum())} unknown, truth {unknown}")
+        return
+    said_reports, canon_reports = reports(said, now), reports(_with_said_money(canon, said), now)
+    for name, frame in said_reports.items():
+        diff = same_frame(frame, canon_reports[name])
+        if diff is None:
+            out.ok()
+        else:
+            out.wrong(f"{name}: synonyms change the report: {diff}")
+
+
+def _with_said_money(canon: dict, said: dict) -> dict:
+    # the canonical truth with the currency as the service stated it, so only words differ
+    out = dict(canon)
+    vms = canon["vms"].copy()
+    vms["price_monthly_currency"] = said["vms"]["price_monthly_currency"].values
+    vms["price_monthly_raw"] = said["vms"]["price_monthly_raw"].values
+    out["vms"] = vms
+    out["wallet"] = said["wallet"]
+    out["deliveries"] = said["deliveries"]
+    return out
