@@ -1,0 +1,50 @@
+"""All six notebooks, in order, end to end on two services that are not the default dialect.
+
+nbval proves the notebooks' figures on the default dialect; here each notebook runs against a
+fresh sandbox speaking ``acme`` or ``linkhdr`` (named by ``SVCNB_SANDBOX``, as a user's would be),
+and must run every cell without an error. Their figures differ from the default's by design (other
+words, other forms), so outputs are not compared; the dialect sweep checks the numbers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+from svcnb.sandbox import serve
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("0*.ipynb"))
+DIALECTS = ("acme", "linkhdr")
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_every_notebook_runs_on_another_service(dialect, tmp_path, monkeypatch):
+    assert len(NOTEBOOKS) == 6
+    for name in ("SVC_API_KEY", "SVC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    monkeypatch.setenv("SVCNB_STORE", str(tmp_path / "store"))
+    connection = tmp_path / "sandbox.json"
+    with serve(dialect=dialect, connection_file=str(connection)):
+        monkeypatch.setenv("SVCNB_SANDBOX", str(connection))
+        for path in NOTEBOOKS:
+            notebook = nbformat.read(path, as_version=4)
+            client = NotebookClient(
+                notebook, timeout=300, kernel_name="python3", resources={
+                    "metadata": {"path": str(path.parent)}}
+            )  # fmt: skip
+            try:
+                client.execute()
+            except CellExecutionError as exc:
+                pytest.fail(f"{path.name} on the {dialect} dialect: {str(exc)[-1500:]}")
+            errors = [
+                o
+                for cell in notebook.cells
+                for o in cell.get("outputs", [])
+                if o.get("output_type") == "error"
+            ]
+            assert not errors, f"{path.name} on {dialect}: {errors[0]['ename']}"
