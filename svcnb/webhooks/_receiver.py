@@ -65,6 +65,11 @@ class Event:
     data: Any
 
 
+# the event log stores times as nanoseconds since 1970 (pandas' datetime64[ns] range)
+EARLIEST = datetime(1678, 1, 1, tzinfo=UTC)
+LATEST = datetime(2261, 12, 31, tzinfo=UTC)
+
+
 def parse_event(raw_body: bytes) -> Event:
     """Parse a body whose signature was already verified into an :class:`Event`.
 
@@ -86,13 +91,21 @@ def parse_event(raw_body: bytes) -> Event:
         raise PayloadError("the event has no string 'createdAt'")
     try:
         created_at = datetime.fromisoformat(created)
-    except ValueError:
+        if created_at.tzinfo is None:
+            created_at = created_at.replace(tzinfo=UTC)
+        created_at = created_at.astimezone(UTC)
+    except (ValueError, OverflowError):
+        # OverflowError: a time at the edge of the calendar whose offset moves it past year 1 or
+        # 9999; a signed body can hold one, and it must get a 400, not a 500
         raise PayloadError("the event's 'createdAt' is not an ISO 8601 date-time") from None
-    if created_at.tzinfo is None:
-        created_at = created_at.replace(tzinfo=UTC)
+    if not EARLIEST <= created_at <= LATEST:
+        raise PayloadError(
+            f"the event's 'createdAt' {created[:40]!r} is outside {EARLIEST.year}..{LATEST.year}, "
+            "the range the event log can hold"
+        )
     if "data" not in body:
         raise PayloadError("the event has no 'data' member")
-    return Event(body["id"], body["type"], created_at.astimezone(UTC), body["data"])
+    return Event(body["id"], body["type"], created_at, body["data"])
 
 
 class Receiver:
