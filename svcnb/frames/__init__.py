@@ -4,12 +4,15 @@
 that identify a row. Datetimes are ``datetime64[ns, UTC]``, integers ``Int64``, booleans
 ``boolean``, text ``string``, lists ``object`` holding lists of str, money ``Float64`` plus
 ``*_currency`` and ``*_raw``. Empty input gives an empty frame with the same columns and dtypes.
-A value of the wrong type raises ``RecordError`` naming the frame, the record id and the field.
+A value that cannot be read (wrong type, a time without a zone, an unknown money form) is NA:
+``frame.attrs["unreadable"]`` maps each column to how many, and one ``UnreadableValueWarning``
+per frame names them with an example. ``strict=True`` raises ``RecordError`` (naming the frame,
+the record id and the field) instead.
 """
 
 from __future__ import annotations
 
-from ._build import RecordError, empty
+from ._build import RecordError, UnreadableValueWarning, empty
 from ._money import Money, parse_money
 from ._records import vm_records
 from ._resources import (
@@ -33,6 +36,7 @@ __all__ = [
     "Field",
     "Money",
     "RecordError",
+    "UnreadableValueWarning",
     "attachments",
     "deliveries",
     "empty",

@@ -1,18 +1,26 @@
 """Records -> typed frame, driven by a schema table.
 
 Most columns come from one pass of Arrow's C++ converter (``_fast``); the exact Python path below
-is the reference: it converts what Arrow cannot (money, decimal strings, lists) and, when Arrow
-rejects a value, finds it and names the record and field. There each column is pulled out of the
-records as one Python list (one pass per source path, shared by
-the columns that read the same object), its element types are checked as a set, and it is
-converted to its dtype once. That keeps the per-record cost to a few dict lookups, which is what
-makes it several times faster than ``pd.json_normalize`` followed by casts.
+is the reference: it converts what Arrow cannot (money, decimal strings, lists, alternatives) and,
+when Arrow rejects a value, finds it. There each column is pulled out of the records as one
+Python list (one pass per source path, shared by the columns that read the same object), its
+element types are checked as a set, and it is converted to its dtype once. That keeps the
+per-record cost to a few dict lookups, which is what makes it several times faster than
+``pd.json_normalize`` followed by casts.
+
+A value that cannot be read (wrong type, a time without a zone, a money form nobody knows)
+becomes NA: one odd field of one record never costs the whole frame. The frame then says so:
+``frame.attrs["unreadable"] = {column: count}`` and one ``UnreadableValueWarning`` naming each
+column, its count and an example. ``strict=True`` raises ``RecordError`` at the first one instead.
 """
 
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterator, Sequence
+import json
+import re
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -20,14 +28,19 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ._fast import ARROW_STRINGS, arrow_columns
+from svcnb.errors import SvcnbError
+
+from ._fast import ARROW_STRINGS, ZONED, arrow_columns
 from ._money import Money, parse_money
 from ._schema import BOOL, FLOAT, INT, LIST, SCHEMAS, STRING, TIME, Field
 
 _NONE = type(None)
+_ZONED = re.compile(ZONED)
+_DIGITS = re.compile(r"\s*[0-9]+\s*")
+RECORD = "<record>"  # the attrs["unreadable"] key for records that were not objects
 
 
-class RecordError(ValueError):
+class RecordError(SvcnbError, ValueError):
     """A record had a value of the wrong type; names the frame, the record id and the field."""
 
     def __init__(self, resource: str, record_id: Any, field: str, problem: str) -> None:
@@ -38,6 +51,10 @@ class RecordError(ValueError):
             f"{resource} record {record_id!r}, field {field!r}: {problem}. "
             "Check the record as the API returned it; svcnb does not guess a conversion."
         )
+
+
+class UnreadableValueWarning(UserWarning):
+    """Some values could not be read and are NA in the frame (see ``frame.attrs["unreadable"]``)."""
 
 
 def _show(value: Any) -> str:
@@ -64,23 +81,29 @@ def _pluck(objects: list[Any], keys: list[str]) -> list[list[Any]]:
     return columns
 
 
+# one unreadable value: (source path, what was wrong, the value)
+Problem = tuple[str, str, Any]
+
+
 class _Columns:
-    """Extracts source paths from one list of records, caching shared prefixes."""
+    """Extracts source paths from one list of records, caching shared prefixes, and keeps the
+    values it could not read (keyed by path) unless ``strict``."""
 
     def __init__(
-        self, resource: str, records: list[Any], ids: Sequence[Any] | None, paths: list[str]
+        self,
+        resource: str,
+        records: list[Any],
+        ids: Sequence[Any] | None,
+        paths: list[str],
+        strict: bool,
     ) -> None:
         self.resource = resource
         self.records = records
+        self.strict = strict
         self._ids = ids
         self._cache: dict[str, list[Any]] = {}
         self._money: dict[str, list[Money]] = {}
-        if not set(map(type, records)) <= {dict}:
-            for i, r in enumerate(records):
-                if type(r) is not dict:
-                    raise RecordError(
-                        resource, i, "<record>", f"expected an object, got {_show(r)}"
-                    )
+        self.problems: dict[str, dict[int, Problem]] = {}
         # leaves wanted under each parent path ("" is the record itself), plucked together
         self._leaves: dict[str, list[str]] = {}
         for alternatives in paths:
@@ -95,15 +118,32 @@ class _Columns:
             return self._ids[i]
         return self.records[i].get("id", f"#{i}")
 
-    def fail(self, values: list[Any], path: str, allowed: tuple[type, ...], expected: str) -> None:
+    def bad(self, key: str, i: int, path: str, problem: str, value: Any) -> None:
+        """Value ``i`` at ``path`` cannot be read: raise when strict, else keep it under ``key``."""
+        if self.strict:
+            raise RecordError(self.resource, self.record_id(i), path, problem)
+        self.problems.setdefault(key, {}).setdefault(i, (path, problem, value))
+
+    def check(
+        self, values: list[Any], path: str, allowed: tuple[type, ...], expected: str
+    ) -> list[Any]:
+        """``values`` with every value not of an ``allowed`` type replaced by None (kept)."""
+        out = list(values)
         for i, v in enumerate(values):
             if not isinstance(v, allowed) or isinstance(v, bool) and bool not in allowed:
-                raise RecordError(
-                    self.resource,
-                    self.record_id(i),
-                    path,
-                    f"expected {expected}, got {type(v).__name__} {_show(v)}",
-                )
+                problem = f"expected {expected}, got {type(v).__name__} {_show(v)}"
+                self.bad(path, i, self.source(i, path), problem, v)
+                out[i] = None
+        return out
+
+    def source(self, i: int, path: str) -> str:
+        """The alternative of ``path`` that gave value ``i`` (the first one when none did)."""
+        if "|" not in path:
+            return path
+        for alternative in path.split("|"):
+            if self.path(alternative)[i] is not None:
+                return alternative
+        return path.split("|", 1)[0]
 
     def path(self, path: str) -> list[Any]:
         """Values at ``path`` (None where absent); ``a|b`` falls back to b where a is null."""
@@ -118,7 +158,8 @@ class _Columns:
             if parent:
                 objects = self.path(parent)
                 if not set(map(type, objects)) <= {dict, _NONE}:
-                    self.fail(objects, parent, (dict, _NONE), "an object or null")
+                    objects = self.check(objects, parent, (dict, _NONE), "an object or null")
+                    self._cache[parent] = objects
             else:
                 objects = self.records
             leaves = self._leaves.get(parent) or [leaf]
@@ -131,33 +172,55 @@ class _Columns:
         self._cache[path] = values
         return values
 
+    def parents_bad(self, path: str) -> dict[int, Problem]:
+        """Problems of the objects holding ``path`` (e.g. ``region`` a string for ``region.slug``):
+        the value there is unknown, and never replaced by a later alternative's."""
+        out: dict[int, Problem] = {}
+        for alternative in path.split("|"):
+            parts = alternative.split(".")
+            for n in range(1, len(parts)):
+                for i, problem in self.problems.get(".".join(parts[:n]), {}).items():
+                    out.setdefault(i, problem)
+        return out
+
+    def values(self, path: str) -> list[Any]:
+        """``path`` values with None where an object holding them could not be read."""
+        values = self.path(path)
+        hidden = self.parents_bad(path)
+        if hidden:
+            values = list(values)
+            for i in hidden:
+                values[i] = None
+        return values
+
     def money(self, path: str) -> list[Money]:
         if path not in self._money:
             # a fleet has few distinct prices: parse each distinct value once
             memo: dict[Any, Money] = {}
             parsed = []
-            for i, v in enumerate(self.path(path)):
+            for i, v in enumerate(self.values(path)):
                 key = _memo_key(v)
                 money = memo.get(key) if key is not None else None
                 if money is None:
                     try:
                         money = parse_money(v)
                     except ValueError as exc:
-                        where = self._money_source(i, path)
-                        raise RecordError(
-                            self.resource, self.record_id(i), where, str(exc)
-                        ) from None
+                        self.bad(f"money:{path}", i, self.source(i, path), str(exc), v)
+                        money = Money(None, None, _raw(v))
+                        key = None  # counted once per record, so never memoised
                     if key is not None:
                         memo[key] = money
                 parsed.append(money)
             self._money[path] = parsed
         return self._money[path]
 
-    def _money_source(self, i: int, path: str) -> str:
-        for alternative in path.split("|"):
-            if self.path(alternative)[i] is not None:
-                return alternative
-        return path
+
+def _raw(value: Any) -> str:
+    """``value`` JSON-encoded as ``parse_money`` keeps it (its text when JSON has no form)."""
+    try:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError):
+        return json.dumps(str(value), ensure_ascii=False)
 
 
 def _memo_key(value: Any) -> Any:
@@ -178,24 +241,16 @@ def _strings(values: list[Any]) -> Any:
 
 def _string(cols: _Columns, path: str, values: list[Any]) -> Any:
     if not set(map(type, values)) <= {str, _NONE}:
-        cols.fail(values, path, (str, _NONE), "a string or null")
+        values = cols.check(values, path, (str, _NONE), "a string or null")
     return _strings(values)
 
 
 def _int(cols: _Columns, path: str, values: list[Any]) -> Any:
     kinds = set(map(type, values))
     if not kinds <= {int, _NONE}:
-        if kinds <= {int, float, _NONE}:
-            # JSON numbers such as bandwidthUsedBytes may arrive as 1.5e9; accept whole ones only
-            bad = [i for i, v in enumerate(values) if type(v) is float and not v.is_integer()]
-            if not bad:
-                values = [int(v) if type(v) is float else v for v in values]
-                return pd.array(values, dtype=INT)
-            i = bad[0]
-            raise RecordError(
-                cols.resource, cols.record_id(i), path, f"expected an integer, got {values[i]!r}"
-            )
-        cols.fail(values, path, (int, _NONE), "an integer or null")
+        # JSON numbers such as bandwidthUsedBytes may arrive as 1.5e9; accept whole ones only
+        values = [int(v) if type(v) is float and v.is_integer() else v for v in values]
+        values = cols.check(values, path, (int, _NONE), "an integer or null")
     return pd.array(values, dtype=INT)
 
 
@@ -204,33 +259,43 @@ def _decimal(cols: _Columns, path: str, values: list[Any]) -> Any:
     for i, v in enumerate(values):
         if v is None or (type(v) is int):
             out.append(v)
-        elif type(v) is str and v.strip().isdigit():
+        elif type(v) is str and _DIGITS.fullmatch(v):
             out.append(int(v))
         else:
-            raise RecordError(
-                cols.resource,
-                cols.record_id(i),
-                path,
-                f"expected a decimal string of an integer, got {type(v).__name__} {_show(v)}",
-            )
+            problem = f"expected a decimal string of an integer, got {type(v).__name__} {_show(v)}"
+            cols.bad(path, i, cols.source(i, path), problem, v)
+            out.append(None)
     return pd.array(out, dtype=INT)
 
 
 def _float(cols: _Columns, path: str, values: list[Any]) -> Any:
     if not set(map(type, values)) <= {int, float, _NONE}:
-        cols.fail(values, path, (int, float, _NONE), "a number or null")
+        values = cols.check(values, path, (int, float, _NONE), "a number or null")
     return pd.array(values, dtype=FLOAT)
 
 
 def _bool(cols: _Columns, path: str, values: list[Any]) -> Any:
     if not set(map(type, values)) <= {bool, _NONE}:
-        cols.fail(values, path, (bool, _NONE), "true, false or null")
+        values = cols.check(values, path, (bool, _NONE), "true, false or null")
     return pd.array(values, dtype=BOOL)
 
 
 def _time(cols: _Columns, path: str, values: list[Any]) -> Any:
+    """ISO 8601 with a zone or an offset, any fraction of a second, as UTC. A time without a
+    zone could be any of 27 offsets: it is unreadable, never taken to be UTC."""
     if not set(map(type, values)) <= {str, _NONE}:
-        cols.fail(values, path, (str, _NONE), "an ISO 8601 date-time string or null")
+        values = cols.check(values, path, (str, _NONE), "an ISO 8601 date-time string or null")
+    else:
+        values = list(values)
+    for i, v in enumerate(values):
+        if v is None:
+            continue
+        if not _ZONED.match(v):
+            problem = f"not an ISO 8601 date-time with a zone or offset: {_show(v)}"
+            cols.bad(path, i, cols.source(i, path), problem, v)
+            values[i] = None
+        else:
+            values[i] = v.upper()  # RFC 3339 allows "t" and "z"; the parser takes "T" and "Z"
     try:
         return _to_utc(values)
     except (ValueError, OverflowError):
@@ -238,13 +303,10 @@ def _time(cols: _Columns, path: str, values: list[Any]) -> Any:
             try:
                 _to_utc([v])
             except (ValueError, OverflowError):
-                raise RecordError(
-                    cols.resource,
-                    cols.record_id(i),
-                    path,
-                    f"not an ISO 8601 date-time between 1677 and 2262: {_show(v)}",
-                ) from None
-        raise
+                problem = f"not a valid ISO 8601 date-time in the years 1677..2262: {_show(v)}"
+                cols.bad(path, i, cols.source(i, path), problem, v)
+                values[i] = None
+        return _to_utc(values)
 
 
 def _to_utc(values: Any) -> Any:
@@ -259,12 +321,9 @@ def _list(cols: _Columns, path: str, values: list[Any]) -> Any:
         if v is None:
             continue
         if type(v) is not list or not all(type(x) is str for x in v):
-            raise RecordError(
-                cols.resource,
-                cols.record_id(i),
-                path,
-                f"expected a list of strings, got {_show(v)}",
-            )
+            problem = f"expected a list of strings, got {_show(v)}"
+            cols.bad(path, i, cols.source(i, path), problem, v)
+            continue
         out[i] = list(v)
     return out
 
@@ -280,27 +339,47 @@ _BY_DTYPE: dict[str, Callable[[_Columns, str, list[Any]], Any]] = {
 
 
 def _column(cols: _Columns, field: Field) -> Any:
-    if field.parse == "decimal":
-        return _decimal(cols, field.path, cols.path(field.path))
-    if field.parse == "list":
-        return _list(cols, field.path, cols.path(field.path))
     if field.parse.startswith("money_"):
         part = field.parse.removeprefix("money_")
-        money = cols.money(field.path)
-        values = [getattr(m, part) for m in money]
+        values = [getattr(m, part) for m in cols.money(field.path)]
         return _strings(values) if field.dtype == STRING else pd.array(values, dtype=field.dtype)
-    return _BY_DTYPE[field.dtype](cols, field.path, cols.path(field.path))
+    convert = {"decimal": _decimal, "list": _list}.get(field.parse) or _BY_DTYPE[field.dtype]
+    return convert(cols, field.path, cols.values(field.path))
 
 
-def build(resource: str, records: Sequence[Any], ids: Sequence[Any] | None = None) -> pd.DataFrame:
+def _unreadable(cols: _Columns, field: Field) -> dict[int, Problem]:
+    """Every record whose value for ``field`` could not be read, with the first problem."""
+    out = dict(cols.parents_bad(field.path))
+    if field.parse == "money_amount":
+        keys = [f"money:{field.path}"]
+    elif field.parse.startswith("money_"):
+        keys = []  # counted once, on the amount; the raw value is kept
+    else:
+        keys = [field.path]
+    for key in keys:
+        for i, problem in cols.problems.get(key, {}).items():
+            out.setdefault(i, problem)
+    return out
+
+
+def build(
+    resource: str,
+    records: Sequence[Any],
+    ids: Sequence[Any] | None = None,
+    *,
+    strict: bool = False,
+    skipped: Sequence[tuple[Any, str, Any]] = (),
+) -> pd.DataFrame:
     """The frame of ``resource`` from ``records``, with exactly the schema's columns and dtypes.
 
-    ``ids`` names each record in error messages when the record's own ``id`` is not enough.
+    ``ids`` names each record in messages when the record's own ``id`` is not enough.
+    ``skipped`` lists (record id, problem, value) of items the caller could not turn into
+    records (counted under ``"<record>"``). ``strict`` raises ``RecordError`` instead of NA.
     """
     schema = SCHEMAS[resource]
     records = records if isinstance(records, list) else list(records)
     with _gc_paused():
-        return _build(resource, schema, records, ids)
+        return _build(resource, schema, records, ids, strict, list(skipped))
 
 
 @contextmanager
@@ -316,21 +395,85 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _objects(
+    resource: str,
+    records: list[Any],
+    ids: Sequence[Any] | None,
+    strict: bool,
+    skipped: list[tuple[Any, str, Any]],
+) -> tuple[list[Any], Sequence[Any] | None]:
+    """The records that are objects (a Mapping is copied to a dict); the others are skipped."""
+    kept, kept_ids = [], []
+    for i, r in enumerate(records):
+        if type(r) is not dict and isinstance(r, Mapping):
+            r = dict(r)
+        if type(r) is dict:
+            kept.append(r)
+            kept_ids.append(ids[i] if ids is not None else None)
+            continue
+        rid = ids[i] if ids is not None else i
+        if strict:
+            raise RecordError(resource, rid, RECORD, f"expected an object, got {_show(r)}")
+        skipped.append((rid, f"expected an object, got {_show(r)}", r))
+    return kept, (kept_ids if ids is not None else None)
+
+
 def _build(
-    resource: str, schema: dict[str, Field], records: list[Any], ids: Sequence[Any] | None
+    resource: str,
+    schema: dict[str, Field],
+    records: list[Any],
+    ids: Sequence[Any] | None,
+    strict: bool,
+    skipped: list[tuple[Any, str, Any]],
 ) -> pd.DataFrame:
+    if not set(map(type, records)) <= {dict}:
+        records, ids = _objects(resource, records, ids, strict, skipped)
     data: dict[str, Any] = {}
     if records:
         try:
             data = arrow_columns(resource, records)
         except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, ValueError, TypeError):
-            data = {}  # the exact checks below find the bad value and name it
+            data = {}  # the exact checks below find the values they cannot read
     rest = [name for name in schema if name not in data]
-    cols = _Columns(resource, records, ids, [schema[name].path for name in rest])
+    cols = _Columns(resource, records, ids, [schema[name].path for name in rest], strict)
     for name in rest:
         data[name] = _column(cols, schema[name])
-    frame = {name: data[name] for name in schema}
-    return pd.DataFrame(frame, index=pd.RangeIndex(len(records)), copy=False)
+    frame = pd.DataFrame(
+        {name: data[name] for name in schema}, index=pd.RangeIndex(len(records)), copy=False
+    )
+    found = {name: _unreadable(cols, schema[name]) for name in rest}
+    found = {name: problems for name, problems in found.items() if problems}
+    if found or skipped:
+        _report(resource, frame, cols, found, skipped)
+    return frame
+
+
+def _report(
+    resource: str,
+    frame: pd.DataFrame,
+    cols: _Columns,
+    found: dict[str, dict[int, Problem]],
+    skipped: list[tuple[Any, str, Any]],
+) -> None:
+    counts = {name: len(problems) for name, problems in found.items()}
+    parts = []
+    if skipped:
+        counts = {RECORD: len(skipped), **counts}
+        rid, problem, _ = skipped[0]
+        parts.append(f"{len(skipped)} item(s) left out, not objects (e.g. {rid!r}: {problem})")
+    for name, problems in found.items():
+        i = min(problems)
+        path, problem, _ = problems[i]
+        example = f"e.g. record {cols.record_id(i)!r}, field {path!r}: {problem}"
+        parts.append(f"{name}: {len(problems)} ({example})")
+    frame.attrs["unreadable"] = counts
+    warnings.warn(
+        f"svcnb.frames.{resource}: values that could not be read are NA (unknown), per column: "
+        f"{'; '.join(parts)}. Reports leave them out or show them as unknown; build with "
+        "strict=True to stop at the first one.",
+        UnreadableValueWarning,
+        stacklevel=5,
+    )
 
 
 _EMPTY: dict[str, pd.DataFrame] = {}

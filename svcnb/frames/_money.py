@@ -1,14 +1,17 @@
-"""Prices and balances: the API sends a number, a numeric string or ``{amount, currency}``."""
+"""Prices and balances. The spec leaves their form "not shown"; services send a number, a numeric
+string, ``{amount, currency}`` (amount a number or numeric string) or minor units
+``{value, currency, precision}`` (``{"value": 1250, "precision": 2}`` is 12.50)."""
 
 from __future__ import annotations
 
 import json
 import math
+from decimal import Decimal, InvalidOperation
 from typing import Any, NamedTuple
 
 
 class Money(NamedTuple):
-    """A parsed price or balance; ``currency`` is None unless the object form stated it."""
+    """A parsed price or balance; ``currency`` is None unless an object form stated it."""
 
     amount: float | None
     currency: str | None
@@ -32,22 +35,45 @@ def _number(value: Any) -> float:
     return amount
 
 
-def parse_money(value: Any) -> Money:
-    """Parse any of the three forms; None gives an all-None Money.
+def _minor(value: Any, precision: Any, raw: str) -> float:
+    """``value / 10**precision``, exact in Decimal before the one rounding to float."""
+    if isinstance(precision, bool) or not isinstance(precision, int) or not 0 <= precision <= 18:
+        raise ValueError(f"minor-unit precision must be an integer 0..18: {raw[:60]}")
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise ValueError(f"minor-unit value must be an integer: {raw[:60]}")
+    try:
+        units = Decimal(value.strip() if isinstance(value, str) else value)
+    except InvalidOperation:
+        raise ValueError(f"minor-unit value is not a number: {raw[:60]}") from None
+    if not units.is_finite() or units != units.to_integral_value():
+        raise ValueError(f"minor-unit value must be a whole number: {raw[:60]}")
+    return float(units.scaleb(-precision))
 
-    Raises ValueError naming what was wrong when the value is none of the three forms.
+
+def parse_money(value: Any) -> Money:
+    """Parse any of the forms in the module docstring; None gives an all-None Money.
+
+    Raises ValueError naming what was wrong when the value is none of them (frames turn that
+    into an NA amount with the raw value kept, unless built with ``strict=True``).
     """
     if value is None:
         return Money(None, None, None)
     raw = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
     if isinstance(value, dict):
-        if "amount" not in value:
-            raise ValueError(f"money object without 'amount': {raw[:60]}")
         currency = value.get("currency")
         if currency is not None and not isinstance(currency, str):
             raise ValueError(f"currency must be a string, got {type(currency).__name__}")
-        amount = None if value["amount"] is None else _number(value["amount"])
-        return Money(amount, currency, raw)
+        if "amount" in value:
+            amount = None if value["amount"] is None else _number(value["amount"])
+            return Money(amount, currency, raw)
+        if "value" in value:
+            # without a precision, 1250 could be 1250.00 or 12.50: never guessed
+            if "precision" not in value:
+                raise ValueError(f"minor-unit money object without 'precision': {raw[:60]}")
+            if value["value"] is None:
+                return Money(None, currency, raw)
+            return Money(_minor(value["value"], value["precision"], raw), currency, raw)
+        raise ValueError(f"money object without 'amount' or 'value': {raw[:60]}")
     return Money(_number(value), None, raw)
 
 

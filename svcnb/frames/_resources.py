@@ -1,6 +1,9 @@
 """One function per frame: API records in, typed DataFrame out.
 
 Columns and dtypes of every frame are in ``SCHEMAS`` (``svcnb.frames._schema``); keys in ``KEYS``.
+Every function takes ``strict``: False (the default) gives NA for a value that cannot be read and
+says so (``frame.attrs["unreadable"]``, one ``UnreadableValueWarning``); True raises
+``RecordError`` at the first such value.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import pandas as pd
 from ._build import RecordError, build
 
 
-def vms(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+def vms(records: Iterable[Mapping[str, Any]], *, strict: bool = False) -> pd.DataFrame:
     """One row per VM, from VM objects (``GET /vms`` summaries or ``GET /vms/{id}``).
 
     Returns ``SCHEMAS["vms"]``: region, plan, osTemplate and billing flattened; the price from
@@ -22,89 +25,109 @@ def vms(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     ``bandwidth_pack_bytes`` parsed from its decimal string. Units are the API's: ram MiB,
     disk GiB, bandwidth GiB per month, network speed Mbit/s.
     """
-    return build("vms", records)
+    return build("vms", records, strict=strict)
 
 
-def _links(resource: str, vm_records: Iterable[Mapping[str, Any]], field: str) -> pd.DataFrame:
+def _links(
+    resource: str, vm_records: Iterable[Mapping[str, Any]], field: str, strict: bool
+) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     ids: list[str] = []
+    skipped: list[tuple[Any, str, Any]] = []
+
+    def skip(record_id: Any, where: str, problem: str, value: Any) -> None:
+        if strict:
+            raise RecordError(resource, record_id, where, problem)
+        skipped.append((record_id, f"{where}: {problem}", value))
+
     for i, vm in enumerate(vm_records):
         if not isinstance(vm, Mapping):
-            raise RecordError(resource, i, "<record>", f"expected a VM object, got {vm!r:.40}")
+            skip(i, "<record>", f"expected a VM object, got {vm!r:.40}", vm)
+            continue
         items = vm.get(field)
         if items is None:  # a summary from GET /vms: no links listed
             continue
         if not isinstance(items, list):
-            raise RecordError(resource, vm.get("id"), field, "expected a list of objects")
+            skip(vm.get("id"), field, "expected a list of objects", items)
+            continue
         for item in items:
             if not isinstance(item, Mapping):
-                raise RecordError(
-                    resource, vm.get("id"), field, f"expected an object: {item!r:.40}"
-                )
+                skip(vm.get("id"), field, f"expected an object: {item!r:.40}", item)
+                continue
             rows.append({**item, "vmId": vm.get("id")})
             ids.append(f"{vm.get('id')}/{item.get('id')}")
-    return build(resource, rows, ids)
+    return build(resource, rows, ids, strict=strict, skipped=skipped)
 
 
-def vm_ssh_keys(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+def vm_ssh_keys(records: Iterable[Mapping[str, Any]], *, strict: bool = False) -> pd.DataFrame:
     """One row per (VM, SSH key) from full VM objects: vm_id, ssh_key_id, name, fingerprint."""
-    return _links("vm_ssh_keys", records, "sshKeys")
+    return _links("vm_ssh_keys", records, "sshKeys", strict)
 
 
-def vm_firewalls(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+def vm_firewalls(records: Iterable[Mapping[str, Any]], *, strict: bool = False) -> pd.DataFrame:
     """One row per (VM, firewall) from full VM objects: vm_id, firewall_id, name."""
-    return _links("vm_firewalls", records, "firewalls")
+    return _links("vm_firewalls", records, "firewalls", strict)
 
 
-def vm_private_networks(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+def vm_private_networks(
+    records: Iterable[Mapping[str, Any]], *, strict: bool = False
+) -> pd.DataFrame:
     """One row per (VM, private network) from full VM objects: vm_id, network_id, name."""
-    return _links("vm_private_networks", records, "privateNetworks")
+    return _links("vm_private_networks", records, "privateNetworks", strict)
 
 
-def firewalls(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+def firewalls(records: Iterable[Mapping[str, Any]], *, strict: bool = False) -> pd.DataFrame:
     """One row per firewall: id, name, description, created_at, updated_at."""
-    return build("firewalls", records)
+    return build("firewalls", records, strict=strict)
 
 
-def firewall_rules(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+def firewall_rules(records: Iterable[Mapping[str, Any]], *, strict: bool = False) -> pd.DataFrame:
     """One row per rule: id, firewall_id, position, direction, action, protocol, port,
     source_ips and dest_ips (lists of str; ``[]`` means any), description, created_at,
     updated_at. Values are kept as sent (a port ``"ssh"`` stays), for the audit to judge."""
-    return build("firewall_rules", records)
+    return build("firewall_rules", records, strict=strict)
 
 
-def networks(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+def networks(records: Iterable[Mapping[str, Any]], *, strict: bool = False) -> pd.DataFrame:
     """One row per private network: id, name, region_slug, region_name, ip_range, created_at,
     updated_at."""
-    return build("networks", records)
+    return build("networks", records, strict=strict)
 
 
-def attachments(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+def attachments(records: Iterable[Mapping[str, Any]], *, strict: bool = False) -> pd.DataFrame:
     """One row per attachment: id, vm_id, network_id, private_ip, net_interface, attached_at."""
-    return build("attachments", records)
+    return build("attachments", records, strict=strict)
 
 
-def wallet(records: Mapping[str, Any] | Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+def wallet(
+    records: Mapping[str, Any] | Iterable[Mapping[str, Any]], *, strict: bool = False
+) -> pd.DataFrame:
     """One row per wallet (``GET /wallet`` gives one; a single dict is accepted): id,
     balance_raw, balance_amount, balance_currency, created_at, updated_at."""
     if isinstance(records, Mapping):
         records = [records]
-    return build("wallet", records)
+    return build("wallet", records, strict=strict)
 
 
-def webhooks(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+def webhooks(records: Iterable[Mapping[str, Any]], *, strict: bool = False) -> pd.DataFrame:
     """One row per webhook subscription: id, url, events (list of str), description, is_active,
     consecutive_failures, created_at, updated_at. The secret is never a column."""
-    return build("webhooks", records)
+    return build("webhooks", records, strict=strict)
 
 
-def deliveries(records: Iterable[Mapping[str, Any]], webhook_id: str | None = None) -> pd.DataFrame:
+def deliveries(
+    records: Iterable[Mapping[str, Any]], webhook_id: str | None = None, *, strict: bool = False
+) -> pd.DataFrame:
     """One row per delivery attempt: id, webhook_id, event_id, event, url, status_code (NA when
     no answer came), success, attempts, error, created_at, last_attempt_at.
+
+    Field names vary by service (``status_code``, ``responseStatus``, ``ok``, ``delivered``,
+    ``attemptCount``, ``tries``, ``event_id``, ...; see ``SCHEMAS["deliveries"]``); a field
+    none of the known names gives is NA: ``success`` NA means unknown, not failed.
 
     The API's delivery records do not name their webhook: pass ``webhook_id`` for records listed
     under one webhook, or give each record a ``webhookId`` key.
     """
     if webhook_id is not None:
         records = [{**r, "webhookId": webhook_id} for r in records]
-    return build("deliveries", records)
+    return build("deliveries", records, strict=strict)

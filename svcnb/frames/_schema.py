@@ -6,7 +6,8 @@ attribute naming the few conversions that are not implied by the dtype:
 
 - ``decimal``: a decimal string of an integer (``bandwidthPackBytes``), an integer also accepted;
 - ``money_amount`` / ``money_currency`` / ``money_raw``: the three parts of a price or balance,
-  which may be a number, a numeric string or ``{amount, currency}``;
+  which may be a number, a numeric string, ``{amount, currency}`` or minor units
+  ``{value, currency, precision}``;
 - ``list``: a JSON array of strings, kept as a Python list in an ``object`` column.
 """
 
@@ -152,19 +153,21 @@ SCHEMAS: dict[str, dict[str, Field]] = {
         "created_at": Field("createdAt", TIME),
         "updated_at": Field("updatedAt", TIME),
     },
-    # "webhookId" is the webhook the deliveries were listed under
+    # "webhookId" is the webhook the deliveries were listed under. The spec leaves the delivery
+    # record's field names "not shown": each column reads the names services use for it, and a
+    # field none of them names is NA (unknown), never False or 0.
     "deliveries": {
         "id": Field("id", STRING),
         "webhook_id": Field("webhookId", STRING),
-        "event_id": Field("eventId", STRING),
+        "event_id": Field("eventId|event_id", STRING),
         "event": Field("event", STRING),
         "url": Field("url", STRING),
-        "status_code": Field("statusCode", INT),
-        "success": Field("success", BOOL),
-        "attempts": Field("attempts", INT),
+        "status_code": Field("statusCode|status_code|responseStatus|httpStatus|responseCode", INT),
+        "success": Field("success|ok|delivered|succeeded|successful", BOOL),
+        "attempts": Field("attempts|attempt|attemptCount|tries", INT),
         "error": Field("error", STRING),
-        "created_at": Field("createdAt", TIME),
-        "last_attempt_at": Field("lastAttemptAt", TIME),
+        "created_at": Field("createdAt|created_at", TIME),
+        "last_attempt_at": Field("lastAttemptAt|last_attempt_at|updatedAt", TIME),
     },
 }
 

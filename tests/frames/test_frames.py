@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from svcnb import frames
-from svcnb.frames import KEYS, SCHEMAS, RecordError, parse_money
+from svcnb.errors import SvcnbError
+from svcnb.frames import KEYS, SCHEMAS, RecordError, UnreadableValueWarning, parse_money
 
 from ._samples import account, rule, vm
 
@@ -141,19 +142,81 @@ def test_whole_float_counts_are_accepted_as_integers():
 )
 def test_a_value_of_the_wrong_type_names_resource_id_and_field(field, value):
     with pytest.raises(RecordError) as info:
-        frames.vms([vm(0), vm(7, **{field: value})])
+        frames.vms([vm(0), vm(7, **{field: value})], strict=True)
     message = str(info.value)
     assert "vms" in message and "vm-00007" in message and field in message
     assert info.value.record_id == "vm-00007" and info.value.field.startswith(field)
+    assert isinstance(info.value, SvcnbError)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "columns"),
+    [
+        ("vcpu", "4", ["vcpu"]),
+        ("vcpu", True, ["vcpu"]),
+        ("vcpu", 2.5, ["vcpu"]),
+        ("name", 5, ["name"]),
+        ("isProtected", 1, ["is_protected"]),
+        ("region", "fra1", ["region_slug", "region_name"]),
+        ("updatedAt", "yesterday", ["updated_at"]),
+        ("createdAt", "2263-01-01T00:00:00Z", ["created_at"]),
+        ("bandwidthPackBytes", "2 TB", ["bandwidth_pack_bytes"]),
+        (
+            "billing",
+            {"priceMonthly": "twelve", "nextRenewalAt": None, "status": "active"},
+            ["price_monthly_amount"],
+        ),
+    ],
+)
+def test_by_default_an_unreadable_value_is_na_counted_and_warned_once(field, value, columns):
+    with pytest.warns(UnreadableValueWarning) as caught:
+        frame = frames.vms([vm(0), vm(7, **{field: value}), vm(8)])
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    assert "vms" in message and "vm-00007" in message and field in message
+    assert all(f"{c}: 1" in message for c in columns)
+    assert frame.attrs["unreadable"] == dict.fromkeys(columns, 1)
+    for column in columns:
+        assert frame[column].isna().tolist() == [False, True, False]
+    # the rest of the record and the other records are read as ever
+    clean = frames.vms([vm(0), vm(8)])
+    pd.testing.assert_frame_equal(frame.drop(index=1).reset_index(drop=True), clean)
+    assert frame["id"].iloc[1] == "vm-00007"
+
+
+def test_a_clean_frame_says_nothing_and_has_no_unreadable_attrs(recwarn):
+    frame = frames.vms([vm(i) for i in range(5)])
+    assert "unreadable" not in frame.attrs
+    assert not [w for w in recwarn if issubclass(w.category, UnreadableValueWarning)]
 
 
 def test_wrong_types_in_other_frames_are_named_too():
     with pytest.raises(RecordError, match=r"firewall_rules record 'rule-2', field 'sourceIps'"):
-        frames.firewall_rules([rule(1), rule(2, sourceIps="10.0.0.0/8")])
+        frames.firewall_rules([rule(1), rule(2, sourceIps="10.0.0.0/8")], strict=True)
     with pytest.raises(RecordError, match=r"vm_ssh_keys record 'vm-00001/k', field 'fingerprint'"):
-        frames.vm_ssh_keys([vm(1, sshKeys=[{"id": "k", "name": "n", "fingerprint": 3}])])
+        frames.vm_ssh_keys(
+            [vm(1, sshKeys=[{"id": "k", "name": "n", "fingerprint": 3}])], strict=True
+        )
     with pytest.raises(RecordError, match="expected an object"):
-        frames.vms([vm(1), "not a record"])
+        frames.vms([vm(1), "not a record"], strict=True)
+
+
+def test_other_frames_keep_their_readable_rows_and_count_the_rest():
+    with pytest.warns(UnreadableValueWarning, match=r"firewall_rules.*source_ips: 1.*'rule-2'"):
+        rules = frames.firewall_rules([rule(1), rule(2, sourceIps="10.0.0.0/8")])
+    assert rules["source_ips"].iloc[0] == ["10.0.0.0/8"] and rules["source_ips"].iloc[1] is None
+    assert rules.attrs["unreadable"] == {"source_ips": 1}
+    with pytest.warns(UnreadableValueWarning, match=r"vm_ssh_keys.*'vm-00001/k'"):
+        keys = frames.vm_ssh_keys([vm(1, sshKeys=[{"id": "k", "name": "n", "fingerprint": 3}])])
+    assert keys["ssh_key_id"].tolist() == ["k"] and keys["fingerprint"].isna().all()
+    with pytest.warns(UnreadableValueWarning, match="not objects"):
+        both = frames.vms([vm(1), "not a record"])
+    assert both["id"].tolist() == ["vm-00001"]
+    assert both.attrs["unreadable"] == {"<record>": 1}
+    with pytest.warns(UnreadableValueWarning, match="vm_firewalls"):
+        links = frames.vm_firewalls([vm(1, firewalls="fw-1"), vm(2), 7])
+    assert links["vm_id"].tolist() == ["vm-00002"]
+    assert links.attrs["unreadable"] == {"<record>": 2}
 
 
 def test_odd_rule_values_are_kept_for_the_audit_to_judge():
