@@ -79,7 +79,9 @@ def _measure(who: str, connection: str) -> dict:
 
 def main(sizes: tuple[int, ...]) -> int:
     print(f"load average at start: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} cores")
-    header = f"{'VMs':>7} {'client':>12} {'time s':>8} {'req/s':>8} {'CPU ms/req':>11} {'peak MiB':>9}"
+    header = (
+        f"{'VMs':>7} {'client':>12} {'time s':>8} {'req/s':>8} {'CPU ms/req':>11} {'peak MiB':>9}"
+    )
     rows: dict[int, dict[str, dict]] = {}
     with tempfile.TemporaryDirectory() as folder:
         print(header)
