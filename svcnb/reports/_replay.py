@@ -10,6 +10,12 @@ it picks the latest snapshot taken at or before ``at`` (server time), loads the 
 names from that snapshot, passes history up to that snapshot where the report reads trends, and
 uses the snapshot's server time as ``now``. ``replay(report, store, every="1D")`` calls
 ``from_store`` over a regular grid of times, so every report replays the same way.
+
+A snapshot that could not read a frame the report needs (a wallet behind a scope the token
+lacks) gives no answer rather than one computed from nothing: ``from_store`` raises
+``MissingResourceError`` naming the report, the resource, the snapshot and why, and ``replay``
+shows such times as rows of NA with the resources in a ``missing`` column. Histories leave out
+the snapshots that missed their resource (``Store.history``), so trends have gaps, not zeros.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from typing import Any, Protocol
 
 import pandas as pd
 
+from svcnb.store import MissingResourceError
+
 UTC = "UTC"
 
 
@@ -27,7 +35,7 @@ class StoreLike(Protocol):
     """The part of ``svcnb.store.Store`` reports read (see docs/contracts.md section 5)."""
 
     def snapshots(self) -> pd.DataFrame: ...
-    def load(self, resource: str, at: Any = None) -> pd.DataFrame: ...
+    def load(self, resource: str, at: Any = None) -> pd.DataFrame: ...  # MissingResourceError
     def history(
         self, resource: str, columns: list[str], since: Any = None, until: Any = None
     ) -> pd.DataFrame: ...
@@ -57,22 +65,44 @@ class Report:
     def __repr__(self) -> str:
         return f"<report {self.fn.__module__}.{self.fn.__qualname__}>"
 
+    @property
+    def name(self) -> str:
+        """``billing.runway``: the report module and function, as users call it."""
+        return f"{self.fn.__module__.rpartition('.')[2]}.{self.fn.__qualname__}"
+
+    def missing_inputs(self, snap: pd.Series) -> list[str]:
+        """The resources this report loads that snapshot row ``snap`` could not read."""
+        listed = snap.get("missing")
+        if not isinstance(listed, str) or not listed:
+            return []
+        gone = set(listed.split(", "))
+        return [r for r in dict.fromkeys(self.frames.values()) if r in gone]
+
     def inputs(self, store: StoreLike, at: Any = None) -> dict[str, Any]:
         """The keyword arguments ``from_store`` would pass: frames, histories and ``now``."""
         return self._inputs(store, snapshot_at(store, at))
 
     def _inputs(self, store: StoreLike, snap: pd.Series) -> dict[str, Any]:
         when = snap["server_time"]
-        kwargs: dict[str, Any] = {
-            name: store.load(resource, at=when) for name, resource in self.frames.items()
-        }
+        kwargs: dict[str, Any] = {}
+        for name, resource in self.frames.items():
+            try:
+                kwargs[name] = store.load(resource, at=when)
+            except MissingResourceError as exc:
+                raise MissingResourceError(
+                    exc.resource, exc.snapshot_id, exc.reason, exc.latest, needed_by=self.name
+                ) from None
         for name, (resource, columns) in self.histories.items():
             kwargs[name] = store.history(resource, list(columns), until=when)
         kwargs["now"] = when
         return kwargs
 
     def from_store(self, store: StoreLike, at: Any = None, **options: Any) -> Any:
-        """Run the report as of the latest snapshot at or before ``at`` (latest when None)."""
+        """Run the report as of the latest snapshot at or before ``at`` (latest when None).
+
+        Raises ``MissingResourceError`` when that snapshot could not read a frame the report
+        needs ("billing.runway needs 'wallet', which snapshot ... could not read: ...").
+        """
         return self.fn(**self.inputs(store, at), **options)
 
 
@@ -167,7 +197,10 @@ def replay(
 
     Returns the report's rows with two columns in front: ``at`` (the grid time asked for) and
     ``snapshot_time`` (server time of the snapshot that answered, the report's ``now``).
-    A report returning a Series or a scalar contributes one row per time.
+    A report returning a Series or a scalar contributes one row per time. Where that snapshot
+    could not read a frame the report needs, the time has one row with every result NA, and a
+    third column ``missing`` (only present when some time had one) names the resources,
+    comma-separated ("" at the times that were computed).
     """
     if not isinstance(report, Report):
         raise ValueError(
@@ -186,19 +219,44 @@ def replay(
     end = to_utc(until, "until") if until is not None else snaps["server_time"].max()
     start = max(start, snaps["server_time"].min())
     parts = []
-    cache: dict[Any, pd.DataFrame] = {}
+    cache: dict[Any, pd.DataFrame | str] = {}
     for at in pd.date_range(start, end, freq=step):
         snap = snapshot_at(store, at, snaps)
         key = snap["snapshot_id"]
         if key not in cache:
-            cache[key] = _as_frame(report.fn(**report._inputs(store, snap), **options))
-        part = cache[key].copy()
-        part.insert(0, "snapshot_time", snap["server_time"])
-        part.insert(0, "at", at)
-        parts.append(part)
+            cache[key] = _answer(report, store, snap, options)
+        answer = cache[key]
+        parts.append((at, snap["server_time"], answer))
     if not parts:
         return pd.DataFrame(columns=["at", "snapshot_time"])
-    return pd.concat(parts, ignore_index=True)
+    answers = [a for a in cache.values() if isinstance(a, pd.DataFrame)]
+    # an unanswered time is one row of NA in the dtypes the answered times have
+    blank = answers[0].iloc[:0].reindex([0]) if answers else pd.DataFrame(index=[0])
+    frames = []
+    for at, snapshot_time, answer in parts:
+        part = answer.copy() if isinstance(answer, pd.DataFrame) else blank.copy()
+        part.insert(0, "snapshot_time", snapshot_time)
+        part.insert(0, "at", at)
+        part.insert(2, "missing", "" if isinstance(answer, pd.DataFrame) else answer)
+        frames.append(part)
+    out = pd.concat(frames, ignore_index=True)
+    if len(answers) == len(cache):
+        return out.drop(columns="missing")
+    out["missing"] = out["missing"].astype("string")
+    return out
+
+
+def _answer(
+    report: Report, store: StoreLike, snap: pd.Series, options: Mapping[str, Any]
+) -> pd.DataFrame | str:
+    """The report's frame at snapshot row ``snap``, or the missing inputs, comma-separated."""
+    missing = report.missing_inputs(snap)
+    if missing:
+        return ", ".join(missing)
+    try:
+        return _as_frame(report.fn(**report._inputs(store, snap), **options))
+    except MissingResourceError as exc:  # a store whose snapshot list does not say
+        return exc.resource
 
 
 def _as_frame(result: Any) -> pd.DataFrame:

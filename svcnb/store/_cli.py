@@ -1,14 +1,19 @@
-"""``svcnb snapshot [--store PATH]``: take one snapshot of the account into the store."""
+"""``svcnb snapshot [--store PATH]``: take one snapshot of the account into the store.
+
+Exits 0 when every resource was read, 3 when the snapshot was stored without some (each named
+on stderr with why), 1 when nothing could be stored.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
+import pandas as pd
+
 from svcnb._connect import connect
 from svcnb.errors import SvcnbError
 
-from ._layout import StoreError
 from ._store import Store
 
 
@@ -22,18 +27,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
+# the exit code when the snapshot was stored but some resource could not be read
+INCOMPLETE = 3
+
+
 def run(args: argparse.Namespace) -> int:
     store = Store(args.store)
     try:
         client = connect(progress=not args.quiet)
         snapshot_id = store.take(client)
-    except (SvcnbError, StoreError, OSError) as exc:
+    except (SvcnbError, OSError) as exc:
         print(f"svcnb snapshot: {exc}", file=sys.stderr)
         return 1
     row = store.snapshots().set_index("snapshot_id").loc[snapshot_id]
     counts = ", ".join(
         f"{int(row[f'{r}_rows'])} {r.replace('_', ' ')}"
         for r in ("vms", "firewall_rules", "networks", "webhooks", "deliveries")
+        if not pd.isna(row[f"{r}_rows"])
     )
     print(f"snapshot {snapshot_id} in {store.path} (server time {row['server_time']}): {counts}")
-    return 0
+    if row["unreadable"]:
+        print(f"values svcnb could not read (kept as NA): {row['unreadable']}")
+    missing = store.resources(snapshot_id).query("status == 'missing'")
+    if missing.empty:
+        return 0
+    print(
+        f"svcnb snapshot: incomplete, {len(missing)} resource(s) could not be read and are "
+        "recorded as missing (not as empty):",
+        file=sys.stderr,
+    )
+    for resource, why in zip(missing["resource"], missing["reason"], strict=True):
+        print(f"  {resource}: {why}", file=sys.stderr)
+    return INCOMPLETE

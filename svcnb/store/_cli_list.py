@@ -8,7 +8,7 @@ import sys
 from ._layout import StoreError
 from ._store import Store
 
-_SHOWN = ("snapshot_id", "server_time", "local_time", "vms_rows", "firewall_rules_rows")
+_SHOWN = ("snapshot_id", "server_time", "local_time", "vms_rows", "firewall_rules_rows", "missing")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -27,6 +27,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from svcnb.errors import SvcnbError
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: one writer per store
@@ -44,8 +46,44 @@ class SnapshotWarning(UserWarning):
     """A snapshot or store file could not be read and was skipped; the others still are."""
 
 
-class StoreError(RuntimeError):
+class StoreError(SvcnbError, RuntimeError):
     """The store folder cannot be used as asked; the message says what to do."""
+
+
+class MissingResourceError(StoreError):
+    """A resource could not be read when the snapshot asked for was taken.
+
+    ``resource``, ``snapshot_id`` and ``reason`` (the exception type and message of the failed
+    read) say what is missing where and why; ``latest`` is the id of the latest earlier snapshot
+    that has it (None when none has), which ``Store.load(..., allow_stale=True)`` returns.
+    ``needed_by`` names the report that could not be computed, when a report asked.
+    """
+
+    def __init__(
+        self,
+        resource: str,
+        snapshot_id: str,
+        reason: str | None,
+        latest: str | None = None,
+        needed_by: str | None = None,
+    ) -> None:
+        self.resource = resource
+        self.snapshot_id = snapshot_id
+        self.reason = reason or "no reason was recorded"
+        self.latest = latest
+        self.needed_by = needed_by
+        if needed_by:
+            head = f"{needed_by} needs {resource!r}, which snapshot {snapshot_id} could not read"
+        else:
+            head = f"{resource!r} is missing from snapshot {snapshot_id}: it could not be read"
+        if latest:
+            tail = (
+                f"the latest snapshot that has it is {latest}; "
+                f"Store.load({resource!r}, at=..., allow_stale=True) gives that older state"
+            )
+        else:
+            tail = "no earlier snapshot has it"
+        super().__init__(f"{head}: {self.reason}. {tail[0].upper()}{tail[1:]}.")
 
 
 def resolve_path(path: str | os.PathLike[str] | None) -> Path:

@@ -1,44 +1,125 @@
-"""Pull every resource through the client's public API into typed frames."""
+"""Pull every resource through the client's public API into typed frames, group by group.
+
+A group is what one chain of reads gives: VMs with their links, firewalls with rules, networks
+with attachments, the wallet, webhooks with deliveries. A group that cannot be read (a scope the
+token lacks, a list that could not be read to its end, a record frames cannot read) is recorded
+as missing with the reason and the others are still taken: one unreadable wallet must not cost
+the fleet's snapshot, and must never be stored as an empty wallet either.
+"""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from svcnb import frames
+from svcnb.errors import AuthError, SvcnbError, TransportError
+
+from ._audit import scrub
+
+_log = logging.getLogger("svcnb.store")
+
+# After these, while nothing has been read yet, no other group can do better: the server is
+# not answering, or the token itself is refused. Once a group was read they cost one group only.
+_WHOLE_SESSION = (AuthError, TransportError)
 
 
-def pull(client: Any, previous_vms: list[dict[str, Any]] | None) -> dict[str, pd.DataFrame]:
-    """VMs with details (refreshing only those whose ``updatedAt`` moved since ``previous_vms``),
-    firewalls with rules, networks with attachments, the wallet, webhooks with deliveries.
+@dataclass
+class Pulled:
+    """Frames of the resources read, and ``missing``: resource -> why it could not be read."""
 
-    Secrets never reach a frame: no frame has a column for them.
-    """
-    vms = client.vms.all(details=True, previous=previous_vms)
+    frames: dict[str, pd.DataFrame] = field(default_factory=dict)
+    missing: dict[str, str] = field(default_factory=dict)
+
+
+def _vms(client: Any, previous: list[dict[str, Any]] | None) -> dict[str, pd.DataFrame]:
+    vms = client.vms.all(details=True, previous=previous)
+    return {
+        "vms": frames.vms(vms),
+        "vm_ssh_keys": frames.vm_ssh_keys(vms),
+        "vm_firewalls": frames.vm_firewalls(vms),
+        "vm_private_networks": frames.vm_private_networks(vms),
+    }
+
+
+def _firewalls(client: Any) -> dict[str, pd.DataFrame]:
     firewalls = client.firewalls.list()
     rules = [r for fw in firewalls for r in client.firewalls.rules(fw["id"])]
+    return {
+        "firewalls": frames.firewalls(firewalls),
+        "firewall_rules": frames.firewall_rules(rules),
+    }
+
+
+def _networks(client: Any) -> dict[str, pd.DataFrame]:
     networks = client.networks.list()
     attachments = [
         {**a, "networkId": a.get("networkId", n["id"])}
         for n in networks
         for a in client.networks.attachments(n["id"])
     ]
-    wallet = client.wallet.get()
+    return {"networks": frames.networks(networks), "attachments": frames.attachments(attachments)}
+
+
+def _wallet(client: Any) -> dict[str, pd.DataFrame]:
+    return {"wallet": frames.wallet(client.wallet.get())}
+
+
+def _webhooks(client: Any) -> dict[str, pd.DataFrame]:
     hooks = client.webhooks.list()
     deliveries = [
         {**d, "webhookId": h["id"]} for h in hooks for d in client.webhooks.deliveries(h["id"])
     ]
-    return {
-        "vms": frames.vms(vms),
-        "vm_ssh_keys": frames.vm_ssh_keys(vms),
-        "vm_firewalls": frames.vm_firewalls(vms),
-        "vm_private_networks": frames.vm_private_networks(vms),
-        "firewalls": frames.firewalls(firewalls),
-        "firewall_rules": frames.firewall_rules(rules),
-        "networks": frames.networks(networks),
-        "attachments": frames.attachments(attachments),
-        "wallet": frames.wallet(wallet),
-        "webhooks": frames.webhooks(hooks),
-        "deliveries": frames.deliveries(deliveries),
+    return {"webhooks": frames.webhooks(hooks), "deliveries": frames.deliveries(deliveries)}
+
+
+GROUPS: dict[str, tuple[str, ...]] = {
+    "vms": ("vms", "vm_ssh_keys", "vm_firewalls", "vm_private_networks"),
+    "firewalls": ("firewalls", "firewall_rules"),
+    "networks": ("networks", "attachments"),
+    "wallet": ("wallet",),
+    "webhooks": ("webhooks", "deliveries"),
+}
+
+
+def reason_of(exc: BaseException) -> str:
+    """``Type: message``; the client masks tokens already, this masks anything it missed."""
+    return scrub(f"{type(exc).__name__}: {exc}")
+
+
+def pull(client: Any, previous_vms: list[dict[str, Any]] | None) -> Pulled:
+    """VMs with details (refreshing only those whose ``updatedAt`` moved since ``previous_vms``),
+    firewalls with rules, networks with attachments, the wallet, webhooks with deliveries.
+
+    A group whose read raises an ``SvcnbError`` or a ``ValueError`` (a record frames cannot read)
+    lands in ``missing`` for each of its resources. Raises when no group could be read, and at
+    once when the server is down or the token refused before anything was read.
+    Secrets never reach a frame: no frame has a column for them.
+    """
+    readers: dict[str, Callable[[], dict[str, pd.DataFrame]]] = {
+        "vms": lambda: _vms(client, previous_vms),
+        "firewalls": lambda: _firewalls(client),
+        "networks": lambda: _networks(client),
+        "wallet": lambda: _wallet(client),
+        "webhooks": lambda: _webhooks(client),
     }
+    out = Pulled()
+    first: BaseException | None = None
+    for group, read in readers.items():
+        try:
+            out.frames.update(read())
+        except (SvcnbError, ValueError) as exc:
+            if isinstance(exc, _WHOLE_SESSION) and not out.frames:
+                raise
+            first = first or exc
+            reason = reason_of(exc)
+            _log.warning("%s could not be read and is recorded as missing: %s", group, reason)
+            out.missing.update(dict.fromkeys(GROUPS[group], reason))
+    if first is not None and not out.frames:
+        first.add_note("svcnb: no resource could be read, so no snapshot was stored")
+        raise first
+    return out

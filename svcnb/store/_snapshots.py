@@ -4,9 +4,14 @@ A manifest entry is the published record of one snapshot::
 
     {"snapshot_id", "seq", "server_time", "local_time",
      "rows": {resource: rows present},
-     "parts": {resource: [segment, versions in changes.parquet with _seq <= seq]}}
+     "parts": {resource: [segment, versions in changes.parquet with _seq <= seq]},
+     "resources": {resource: {"status": "ok" | "missing", "reason": str | None,
+                              "rows": int | None, "unreadable": {column: values not read}}}}
 
-The counts let a reader tell a damaged or truncated file from a good one.
+The counts let a reader tell a damaged or truncated file from a good one. A resource that could
+not be read has no ``rows`` or ``parts`` entry: nothing was written for it, its last known rows
+stay where they were, and readers say it is missing rather than empty. Entries written before
+``resources`` existed have every resource, all ``ok``.
 """
 
 from __future__ import annotations
@@ -25,8 +30,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from svcnb.frames import KEYS, SCHEMAS, empty
+from svcnb.frames import KEYS, SCHEMAS
 
+from ._audit import scrub
 from ._layout import WRITING, read_manifest, warn, write_manifest, writer_lock
 from ._segments import (
     CHANGES,
@@ -121,6 +127,41 @@ def read_part(root: Path, resource: str, entry: Mapping[str, Any]) -> list[pa.Ta
     return [base, changes]
 
 
+def has(entry: Mapping[str, Any], resource: str) -> bool:
+    """Whether ``resource`` was read when ``entry`` was taken (its rows are stored)."""
+    return resource in entry["parts"]
+
+
+def reason(entry: Mapping[str, Any], resource: str) -> str | None:
+    """Why ``resource`` is missing from ``entry`` (None when it is not)."""
+    if has(entry, resource):
+        return None
+    recorded = entry.get("resources", {}).get(resource, {}).get("reason")
+    return recorded or "the snapshot holds no rows for it"
+
+
+def unreadable(entry: Mapping[str, Any], resource: str) -> dict[str, int]:
+    """Values per column that frames could not read in ``resource`` at ``entry``."""
+    return dict(entry.get("resources", {}).get(resource, {}).get("unreadable") or {})
+
+
+def latest_with(entries: list[dict[str, Any]], resource: str) -> dict[str, Any] | None:
+    """The last of ``entries`` that has ``resource``."""
+    for entry in reversed(entries):
+        if has(entry, resource):
+            return entry
+    return None
+
+
+def _unreadable_counts(frame: pd.DataFrame) -> dict[str, int]:
+    # frames put {column: count} in attrs for values they kept as NA because they could not read
+    # them; anything else there is not ours to keep
+    found = frame.attrs.get("unreadable")
+    if not isinstance(found, Mapping):
+        return {}
+    return {str(c): int(n) for c, n in found.items() if isinstance(n, int | float) and n > 0}
+
+
 def state_at(root: Path, resource: str, entry: Mapping[str, Any]) -> pa.Table:
     table = state(resource, read_part(root, resource, entry), entry["seq"])
     if table.num_rows != entry["rows"][resource]:
@@ -144,7 +185,9 @@ class Known:
 
 
 def _known(root: Path, resource: str, prev: dict | None, cache: dict[str, Known]) -> Known | None:
-    if prev is None or resource not in prev.get("parts", {}):
+    """What the latest snapshot with ``resource`` (``prev``) held: new rows are compared to it,
+    also across snapshots that missed the resource."""
+    if prev is None:
         return None
     hit = cache.get(resource)
     current = hit is not None and hit.snapshot_id == prev["snapshot_id"]
@@ -240,23 +283,51 @@ def _recover(root: Path, manifest: list[dict[str, Any]]) -> None:
                 write_table(changes, read_table(changes, upto=published), meta)
 
 
+def check_write(
+    frames: Mapping[str, pd.DataFrame], missing: Mapping[str, str], partial: bool
+) -> dict[str, str]:
+    """Frames a snapshot can keep, and every resource given a frame or declared missing;
+    returns ``missing`` completed.
+
+    A resource nobody spoke for is an error unless ``partial``, and then it is missing: it is
+    never stored as empty, which readers would take for "the account has none".
+    """
+    unknown = (set(frames) | set(missing)) - set(RESOURCES)
+    if unknown:
+        raise ValueError(f"unknown resources {sorted(unknown)}; known: {', '.join(RESOURCES)}")
+    for resource, frame in frames.items():
+        check_frame(resource, frame)
+    both = sorted(set(frames) & set(missing))
+    if both:
+        raise ValueError(f"{both} are given a frame and declared missing; choose one")
+    left = [r for r in RESOURCES if r not in frames and r not in missing]
+    if left and not partial:
+        raise ValueError(
+            f"frames lacks {left}: give each its frame (svcnb.frames.empty(name) when the "
+            "account truly has none), declare it missing={name: 'why'}, or pass partial=True "
+            "to record every resource left out as missing"
+        )
+    if not frames:
+        raise ValueError("no frame to store: every resource is missing")
+    done = {r: str(why) for r, why in missing.items()}
+    done.update(dict.fromkeys(left, "not given to Store.write (partial=True)"))
+    return done
+
+
 def write_snapshot(
     root: Path,
     frames: Mapping[str, pd.DataFrame],
+    missing: Mapping[str, str],
     server_time: Any,
     local_time: Any,
     cache: dict[str, Known],
 ) -> str:
     """Write and publish one snapshot under the writer lock; returns its id.
 
+    ``frames`` and ``missing`` together name every resource, checked by ``check_write``.
     ``cache`` carries each resource's state from this process's previous write, used only when
-    that write is still the latest published snapshot.
+    that write is still the latest published snapshot with the resource.
     """
-    unknown = set(frames) - set(RESOURCES)
-    if unknown:
-        raise ValueError(f"unknown resources {sorted(unknown)}; known: {', '.join(RESOURCES)}")
-    for resource, frame in frames.items():
-        check_frame(resource, frame)
     server, local = _stamp(server_time), _stamp(local_time)
     with writer_lock(root):
         manifest = read_manifest(root)
@@ -273,14 +344,21 @@ def write_snapshot(
             "local_time": local,
             "rows": {},
             "parts": {},
+            "resources": {},
         }
-        prev = manifest[-1] if manifest else None
         known = {}
         for resource in RESOURCES:
-            frame = frames.get(resource)
-            frame = empty(resource) if frame is None else frame
-            old = _known(root, resource, prev, cache)
+            if resource in missing:
+                why = scrub(missing[resource])
+                entry["resources"][resource] = _status("missing", why, None, {})
+                if resource in cache:  # still what the latest snapshot with it holds
+                    known[resource] = cache[resource]
+                continue
+            frame = frames[resource]
+            old = _known(root, resource, latest_with(manifest, resource), cache)
             known[resource] = _write_resource(root, resource, frame, entry, old)
+            counts = _unreadable_counts(frame)
+            entry["resources"][resource] = _status("ok", None, len(frame), counts)
         write_manifest(root, [*manifest, entry])  # the atomic rename that publishes it
         marker.unlink()
         cache.clear()
@@ -288,13 +366,21 @@ def write_snapshot(
     return entry["snapshot_id"]
 
 
+def _status(
+    status: str, why: str | None, rows: int | None, counts: dict[str, int]
+) -> dict[str, Any]:
+    return {"status": status, "reason": why, "rows": rows, "unreadable": counts}
+
+
 def max_seq(table: pa.Table) -> int:
     return int(pc.max(table.column(SEQ)).as_py())
 
 
 def group_by_segment(resource: str, entries: list[dict]) -> dict[int, list[dict]]:
-    """Entries by the segment that holds ``resource`` for them, in seq order."""
+    """Entries by the segment that holds ``resource`` for them, in seq order; entries that
+    miss the resource are left out."""
     out: dict[int, list[dict]] = {}
     for entry in entries:
-        out.setdefault(entry["parts"][resource][0], []).append(entry)
+        if has(entry, resource):
+            out.setdefault(entry["parts"][resource][0], []).append(entry)
     return out

@@ -21,15 +21,20 @@ from svcnb.frames import KEYS, SCHEMAS, vm_records
 from . import _audit
 from ._diff import diff_frames
 from ._eventlog import EventLog
-from ._layout import StoreError, read_manifest, resolve_path, warn
+from ._layout import MissingResourceError, StoreError, read_manifest, resolve_path, warn
 from ._pull import pull
 from ._segments import files, state, to_frame
 from ._snapshots import (
     RESOURCES,
     Unreadable,
+    check_write,
     group_by_segment,
+    has,
+    latest_with,
     read_part,
+    reason,
     state_at,
+    unreadable,
     write_snapshot,
 )
 
@@ -84,14 +89,23 @@ class Store:
     # -- writing ---------------------------------------------------------------------------
 
     def take(self, client: Any) -> str:
-        """Pull the whole account through ``client`` into one snapshot; returns its id.
+        """Pull the account through ``client`` into one snapshot; returns its id.
 
+        Every resource that can be read is stored. One that cannot (a scope the token lacks, a
+        list not read to its end, a record frames cannot read) is recorded as missing with the
+        reason, and reads of it at this snapshot raise ``MissingResourceError``; see
+        ``snapshots()["missing"]``. Raises, storing nothing, when no resource could be read.
         VM details are fetched only for VMs whose ``updatedAt`` moved since the latest snapshot.
-        The snapshot is published complete (an atomic rename) or not at all.
+        The snapshot is published whole (an atomic rename) or not at all.
         """
         previous = self._previous_vms()
         pulled = pull(client, previous)
-        return self.write(pulled, server_time=client.server_time, local_time=datetime.now(UTC))
+        return self.write(
+            pulled.frames,
+            missing=pulled.missing,
+            server_time=client.server_time,
+            local_time=datetime.now(UTC),
+        )
 
     def write(
         self,
@@ -99,14 +113,22 @@ class Store:
         *,
         server_time: TimeLike | None,
         local_time: TimeLike | None = None,
+        missing: Mapping[str, str] | None = None,
+        partial: bool = False,
     ) -> str:
         """Store frames built by ``svcnb.frames`` as one snapshot; returns its id.
 
-        ``frames`` maps resource names (``svcnb.store.RESOURCES``) to frames; a resource left out
-        is stored as empty. Only rows new or changed since the previous snapshot are written.
+        ``frames`` maps resource names (``svcnb.store.RESOURCES``) to frames; ``missing`` maps
+        the resources that could not be read to why. Every resource must be in one of them,
+        else ValueError: a resource left out is never stored as empty. ``partial=True``
+        records those left out as missing instead. An account that truly has no webhooks is
+        an empty frame (``svcnb.frames.empty("webhooks")``). A frame's ``attrs["unreadable"]``
+        (``{column: count}``) is kept in the snapshot's metadata. Only rows new or changed
+        since the latest snapshot with the resource are written.
         """
+        missing = check_write(frames, missing or {}, partial)
         local = datetime.now(UTC) if local_time is None else local_time
-        return write_snapshot(self.path, frames, server_time, local, self._known)
+        return write_snapshot(self.path, frames, missing, server_time, local, self._known)
 
     def build_history(
         self,
@@ -139,9 +161,12 @@ class Store:
     # -- reading -----------------------------------------------------------------------------
 
     def snapshots(self) -> pd.DataFrame:
-        """One row per readable snapshot: snapshot_id, seq, server_time, local_time and
-        ``<resource>_rows`` for each resource. Snapshots whose files are damaged are left out
-        with a SnapshotWarning."""
+        """One row per readable snapshot: snapshot_id, seq, server_time, local_time,
+        ``<resource>_rows`` for each resource (NA where it is missing), ``missing`` (the
+        resources that could not be read, comma-separated; "" when the snapshot is complete)
+        and ``unreadable`` (``resource.column (count)`` of values frames could not read,
+        comma-separated; "" when none). ``resources()`` gives the reasons. Snapshots whose
+        files are damaged are left out with a SnapshotWarning."""
         entries = self._readable(read_manifest(self.path))
         data: dict[str, Any] = {
             "snapshot_id": pd.array([e["snapshot_id"] for e in entries], dtype="string"),
@@ -155,24 +180,81 @@ class Store:
         }
         for resource in RESOURCES:
             data[f"{resource}_rows"] = pd.array(
-                [e["rows"].get(resource) for e in entries], dtype="Int64"
+                [e["rows"].get(resource) if has(e, resource) else None for e in entries],
+                dtype="Int64",
             )
+        data["missing"] = pd.array(
+            [", ".join(r for r in RESOURCES if not has(e, r)) for e in entries], dtype="string"
+        )
+        data["unreadable"] = pd.array(
+            [
+                ", ".join(
+                    f"{r}.{column} ({count})"
+                    for r in RESOURCES
+                    for column, count in unreadable(e, r).items()
+                )
+                for e in entries
+            ],
+            dtype="string",
+        )
         return pd.DataFrame(data)
 
-    def load(self, resource: str, at: TimeLike | None = None) -> pd.DataFrame:
+    def resources(self, snapshot: TimeLike | None = None) -> pd.DataFrame:
+        """What one snapshot holds of each resource (the latest by default; an id or a time).
+
+        Columns: snapshot_id, resource, status ("ok" | "missing"), reason (why it could not be
+        read; NA when ok), rows (NA when missing), unreadable (``{column: count}`` of values
+        frames could not read).
+        """
+        entry = self._entry(snapshot)
+        return pd.DataFrame(
+            {
+                "snapshot_id": pd.array([entry["snapshot_id"]] * len(RESOURCES), dtype="string"),
+                "resource": pd.array(RESOURCES, dtype="string"),
+                "status": pd.array(
+                    ["ok" if has(entry, r) else "missing" for r in RESOURCES], dtype="string"
+                ),
+                "reason": pd.array([reason(entry, r) for r in RESOURCES], dtype="string"),
+                "rows": pd.array(
+                    [entry["rows"].get(r) if has(entry, r) else None for r in RESOURCES],
+                    dtype="Int64",
+                ),
+                "unreadable": pd.Series([unreadable(entry, r) for r in RESOURCES], dtype=object),
+            }
+        )
+
+    def load(
+        self, resource: str, at: TimeLike | None = None, *, allow_stale: bool = False
+    ) -> pd.DataFrame:
         """The frame of ``resource`` as of server time ``at`` (the latest snapshot by default).
 
-        Columns and dtypes are those of ``svcnb.frames.<resource>``; rows sorted by key. Works
-        offline. A snapshot whose files are damaged is skipped with a SnapshotWarning and the
-        one before it is used.
+        Columns and dtypes are those of ``svcnb.frames.<resource>``; rows sorted by key;
+        ``attrs["as_of_snapshot"]`` is the id of the snapshot the rows are from, and
+        ``attrs["unreadable"]`` (when any) counts per column the values frames could not read.
+        Works offline. A snapshot whose files are damaged is skipped with a SnapshotWarning and
+        the one before it is used. Where the snapshot could not read ``resource``, raises
+        ``MissingResourceError``; with ``allow_stale=True`` gives the resource as of the latest
+        earlier snapshot that has it instead.
         """
         _check_resource(resource)
-        for entry in reversed(self._until(at)):
+        entries = self._until(at)
+        for i in range(len(entries) - 1, -1, -1):
+            entry = entries[i]
+            if not has(entry, resource):
+                if allow_stale:
+                    continue
+                before = latest_with(entries[:i], resource)
+                raise MissingResourceError(
+                    resource,
+                    entry["snapshot_id"],
+                    reason(entry, resource),
+                    before["snapshot_id"] if before else None,
+                )
             try:
-                return to_frame(resource, state_at(self.path, resource, entry))
+                return self._frame(resource, entry)
             except Unreadable as exc:
                 warn(f"skipping snapshot {entry['snapshot_id']}: {exc}")
-        raise StoreError(self._nothing_before(at))
+        raise StoreError(self._nothing_before(at, resource if allow_stale else None))
 
     def history(
         self,
@@ -182,7 +264,12 @@ class Store:
         until: TimeLike | None = None,
     ) -> pd.DataFrame:
         """One long frame: snapshot_id, server_time, the key columns and ``columns`` (all by
-        default) for every row of every snapshot with ``since <= server time <= until``."""
+        default) for every row of every snapshot with ``since <= server time <= until``.
+
+        Snapshots that could not read ``resource`` are left out, never shown as having no
+        rows: a series has a gap there rather than a false zero. ``attrs["missing_snapshots"]``
+        maps their ids to why.
+        """
         _check_resource(resource)
         keys = list(KEYS[resource])
         wanted = [c for c in (SCHEMAS[resource] if columns is None else columns) if c not in keys]
@@ -195,6 +282,7 @@ class Store:
         if since is not None:
             start = _utc(since, "since")
             entries = [e for e in entries if _when(e) >= start]
+        gaps = {e["snapshot_id"]: reason(e, resource) for e in entries if not has(e, resource)}
         parts = []
         for segment_entries in group_by_segment(resource, entries).values():
             last = segment_entries[-1]
@@ -212,17 +300,20 @@ class Store:
             out = to_frame(resource, state(resource, [], 0))[keys + wanted]
             out.insert(0, "server_time", pd.Series(dtype="datetime64[ns, UTC]"))
             out.insert(0, "snapshot_id", pd.Series(dtype="string"))
-            return out
-        out = pd.concat(parts, ignore_index=True)
-        out["snapshot_id"] = out["snapshot_id"].astype("string")
-        out["server_time"] = out["server_time"].astype("datetime64[ns, UTC]")
+        else:
+            out = pd.concat(parts, ignore_index=True)
+            out["snapshot_id"] = out["snapshot_id"].astype("string")
+            out["server_time"] = out["server_time"].astype("datetime64[ns, UTC]")
+        out.attrs = {"missing_snapshots": gaps}
         return out
 
     def diff(self, resource: str, a: TimeLike, b: TimeLike) -> pd.DataFrame:
         """Rows added, removed and changed from ``a`` to ``b`` (snapshot ids or times).
 
         Columns: the key columns, change ("added" | "removed" | "changed"), column, before,
-        after; one row per changed column of a changed row.
+        after; one row per changed column of a changed row. Raises ``MissingResourceError``
+        when ``a`` or ``b`` could not read ``resource``: compared with rows nobody read, every
+        row would show as added or removed.
         """
         _check_resource(resource)
         return diff_frames(resource, self._frame_of(resource, a), self._frame_of(resource, b))
@@ -246,7 +337,7 @@ class Store:
             self._times = (entries, [_instant(e) for e in entries])
         return [e for e, t in zip(entries, self._times[1], strict=True) if t <= limit]
 
-    def _nothing_before(self, at: TimeLike | None) -> str:
+    def _nothing_before(self, at: TimeLike | None, resource: str | None = None) -> str:
         entries = read_manifest(self.path)
         if not entries:
             return (
@@ -256,15 +347,51 @@ class Store:
         first = _when(entries[0])
         if at is not None and _utc(at, "at") < first:
             return f"no snapshot at or before {at}; the first was taken at {first.isoformat()}"
+        if resource is not None:
+            return f"no readable snapshot at or before {at or 'now'} in {self.path} has {resource}"
         return f"no readable snapshot at or before {at or 'now'} in {self.path}"
 
-    def _frame_of(self, resource: str, which: TimeLike) -> pd.DataFrame:
-        entries = read_manifest(self.path)
+    def _frame(self, resource: str, entry: Mapping[str, Any]) -> pd.DataFrame:
+        frame = to_frame(resource, state_at(self.path, resource, entry))
+        frame.attrs["as_of_snapshot"] = entry["snapshot_id"]
+        counts = unreadable(entry, resource)
+        if counts:
+            frame.attrs["unreadable"] = counts
+        return frame
+
+    def _entry(self, which: TimeLike | None) -> dict[str, Any]:
+        """The manifest entry of snapshot id ``which``, else the latest at or before time
+        ``which`` (the latest of all for None)."""
         if isinstance(which, str):
-            for entry in entries:
+            for entry in read_manifest(self.path):
                 if entry["snapshot_id"] == which:
+                    return entry
+            try:
+                pd.Timestamp(which)
+            except ValueError:
+                raise ValueError(
+                    f"{which!r} is neither a snapshot id of {self.path} nor a time"
+                ) from None
+        entries = self._until(which)
+        if not entries:
+            raise StoreError(self._nothing_before(which))
+        return entries[-1]
+
+    def _frame_of(self, resource: str, which: TimeLike) -> pd.DataFrame:
+        if isinstance(which, str):
+            entries = read_manifest(self.path)
+            for i, entry in enumerate(entries):
+                if entry["snapshot_id"] == which:
+                    if not has(entry, resource):
+                        before = latest_with(entries[:i], resource)
+                        raise MissingResourceError(
+                            resource,
+                            which,
+                            reason(entry, resource),
+                            before["snapshot_id"] if before else None,
+                        )
                     try:
-                        return to_frame(resource, state_at(self.path, resource, entry))
+                        return self._frame(resource, entry)
                     except Unreadable as exc:
                         raise StoreError(f"snapshot {which} is unreadable: {exc}") from None
             try:
@@ -302,10 +429,15 @@ class Store:
     def _previous_vms(self) -> list[dict[str, Any]] | None:
         if not read_manifest(self.path):
             return None
+        # an older state is as good a cache as any: details are fetched again where updatedAt
+        # moved, and the four are read together, so they come from one snapshot
         try:
             frames = [
-                self.load(r) for r in ("vms", "vm_ssh_keys", "vm_firewalls", "vm_private_networks")
+                self.load(r, allow_stale=True)
+                for r in ("vms", "vm_ssh_keys", "vm_firewalls", "vm_private_networks")
             ]
         except StoreError:
+            return None
+        if len({f.attrs.get("as_of_snapshot") for f in frames}) != 1:
             return None
         return vm_records(*frames)

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from svcnb import frames
 from svcnb.frames import KEYS, SCHEMAS
-from svcnb.store import RESOURCES, SnapshotWarning, Store, StoreError
+from svcnb.store import RESOURCES, MissingResourceError, SnapshotWarning, Store, StoreError
 
 DAY = pd.Timedelta(days=1)
 T0 = pd.Timestamp("2026-11-01T00:00:00Z")
@@ -178,9 +178,9 @@ def test_writing_rejects_frames_it_cannot_keep(tmp_path):
     with pytest.raises(ValueError, match="unknown resources"):
         store.write({"vm": frames.vms([vm(1)])}, server_time=T0)
     with pytest.raises(ValueError, match="twice"):
-        store.write({"vms": frames.vms([vm(1), vm(1)])}, server_time=T0)
+        store.write({"vms": frames.vms([vm(1), vm(1)])}, server_time=T0, partial=True)
     with pytest.raises(ValueError, match="lacks columns"):
-        store.write({"vms": frames.vms([vm(1)]).drop(columns="name")}, server_time=T0)
+        store.write({"vms": frames.vms([vm(1)]).drop(columns="name")}, server_time=T0, partial=True)
     assert store.snapshots().empty  # nothing was published
 
 
@@ -326,12 +326,18 @@ def test_manifest_is_plain_json_listing_each_snapshot(history):
     assert set(doc["snapshots"][0]["parts"]) == set(SCHEMAS)
 
 
-def test_an_empty_frame_set_and_a_resource_left_out_are_stored_as_empty(tmp_path):
+def test_an_empty_frame_is_stored_as_empty_but_a_resource_left_out_never_is(tmp_path):
     store = Store(tmp_path)
-    store.write({"firewall_rules": frames.firewall_rules([rule(1)])}, server_time=T0)
+    rules = {"firewall_rules": frames.firewall_rules([rule(1)])}
+    with pytest.raises(ValueError, match=r"frames lacks \['vms'.*partial=True"):
+        store.write(rules, server_time=T0)
+    assert store.snapshots().empty
+    store.write({**rules, "vms": frames.empty("vms")}, server_time=T0, partial=True)
     assert store.load("vms").empty
     assert list(store.load("vms").columns) == list(SCHEMAS["vms"])
     assert store.load("firewall_rules")["source_ips"].iloc[0] == ["10.0.0.0/8"]
+    with pytest.raises(MissingResourceError, match="not given to Store.write"):
+        store.load("wallet")
 
 
 _EDITS = st.lists(
@@ -368,7 +374,7 @@ def test_any_sequence_of_edits_loads_back_exactly(tmp_path_factory, monkeypatch,
                 fleet[i]["billing"] = {**fleet[i]["billing"], "priceMonthly": {"amount": day}}
         records = copy.deepcopy(list(fleet.values()))
         pulled = {"vms": frames.vms(records), "vm_ssh_keys": frames.vm_ssh_keys(records)}
-        store.write(pulled, server_time=T0 + day * DAY)
+        store.write(pulled, server_time=T0 + day * DAY, partial=True)
         written.append(pulled)
     for day, pulled in enumerate(written):
         for resource, frame in pulled.items():

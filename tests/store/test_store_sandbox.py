@@ -41,12 +41,13 @@ def _first_rule(client: Client) -> tuple[str, dict]:
 def test_load_at_a_time_equals_the_frames_as_pulled_then(sandbox, client, tmp_path):
     store = Store(tmp_path / "store")
     first = store.take(client)
-    pulled_first = pull(client, None)  # the clock is frozen: the same moment as the snapshot
+    # the clock is frozen: the same moment as the snapshot
+    pulled_first = pull(client, None).frames
     fw_id, rule = _first_rule(client)
     client.firewalls.update_rule(fw_id, rule["id"], port="8443", description="moved")
     sandbox.control.advance(2 * 86400)
     store.take(client)
-    pulled_second = pull(client, None)
+    pulled_second = pull(client, None).frames
 
     t1, t2 = store.snapshots()["server_time"]
     assert t2 - t1 == pd.Timedelta(days=2)
