@@ -93,10 +93,13 @@ def _get(state: State, token_id: str) -> dict:
 
 @dataclass(frozen=True)
 class AuthResult:
-    """What the ``x-api-key`` header amounted to: a valid token, or why not (``problem``)."""
+    """What the ``x-api-key`` header amounted to: a valid token, or why not (``problem``;
+    ``kind`` ``revoked`` for a revoked or expired token, whose status dialects choose)."""
 
     token: dict | None
     problem: str | None
+    kind: str = "auth"
+    terse: str | None = None
 
 
 def authenticate(state: State, header: str | None) -> AuthResult:
@@ -115,10 +118,15 @@ def authenticate(state: State, header: str | None) -> AuthResult:
         return AuthResult(
             None,
             f"API token {record['name']!r} was revoked at {record['revokedAt']}; create a new one",
+            "revoked",
+            "Token revoked",
         )
     if record["expiresAt"] is not None and parse_iso(record["expiresAt"]) <= state.now():
         return AuthResult(
-            None, f"API token {record['name']!r} expired at {record['expiresAt']}; create a new one"
+            None,
+            f"API token {record['name']!r} expired at {record['expiresAt']}; create a new one",
+            "revoked",
+            "Token expired",
         )
     return AuthResult(record, None)
 

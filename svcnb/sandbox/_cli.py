@@ -42,6 +42,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="sandbox seconds per real second (0 freezes the clock)",
     )
     parser.add_argument(
+        "--dialect",
+        default="default",
+        help="how the sandbox speaks: default, acme, linkhdr, cursor or random:SEED",
+    )
+    parser.add_argument(
         "--connection-file",
         default=None,
         help="write {base_url, api_root, control_url, tokens} as JSON here",
@@ -89,6 +94,7 @@ def _serve_until_stopped(args: argparse.Namespace, stop: threading.Event | None)
             rate_window_seconds=args.rate_window,
             time_scale=args.time_scale,
             ca_bundle=args.ca_bundle,
+            dialect=getattr(args, "dialect", "default"),
         )
         sandbox = context.__enter__()
     except (ValueError, RuntimeError, OSError) as exc:
@@ -97,6 +103,8 @@ def _serve_until_stopped(args: argparse.Namespace, stop: threading.Event | None)
     try:
         print(sandbox.base_url, flush=True)
         print(f"  public API: {sandbox.api_root}  control: {sandbox.control_url}", flush=True)
+        if sandbox.state.dialect.name != "default":
+            print(f"  dialect: {sandbox.state.dialect.name}", flush=True)
         if args.connection_file:
             print(
                 f"  tokens ({', '.join(sandbox.tokens)}) written to {args.connection_file}",

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from datetime import UTC, datetime
 
+from ._dialect import Dialect
+
 DEFAULT_EPOCH = datetime(2026, 11, 1, tzinfo=UTC)
 DEFAULT_SEED = 7
 DEFAULT_VMS = 40
@@ -20,7 +22,9 @@ class SandboxConfig:
 
     ``time_scale`` 0 freezes the sandbox clock (only ``/_sandbox/clock/advance`` moves it);
     ``K > 0`` runs it K times faster than real time. ``ca_bundle`` is a PEM file the webhook
-    deliveries trust in addition to the system store (for a local test receiver).
+    deliveries trust in addition to the system store (for a local test receiver). ``dialect``
+    is how the sandbox speaks (docs/dialects.md): ``default``, ``acme``, ``linkhdr``,
+    ``cursor`` or ``random:SEED``.
     """
 
     seed: int = DEFAULT_SEED
@@ -32,6 +36,7 @@ class SandboxConfig:
     ip_rate_limit: int = DEFAULT_IP_RATE_LIMIT
     rate_window_seconds: float = DEFAULT_RATE_WINDOW_SECONDS
     ca_bundle: str | None = None
+    dialect: str = "default"
 
     def __post_init__(self) -> None:
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
@@ -52,6 +57,7 @@ class SandboxConfig:
             raise ValueError(f"rate_window_seconds must be > 0, got {self.rate_window_seconds}")
         if self.epoch.tzinfo is None:
             raise ValueError("epoch must be timezone-aware (UTC)")
+        Dialect.parse(self.dialect)  # raises ValueError naming the choices
 
     def with_changes(self, **changes: object) -> SandboxConfig:
         """A copy with ``changes`` applied; unknown names raise ValueError naming known ones."""

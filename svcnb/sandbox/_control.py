@@ -19,6 +19,7 @@ from . import _validate as v
 from ._auth import create_token, delete_token, revoke_token
 from ._catalog import EVENT_TYPES, PLANS, REGIONS, SCOPES, plan_by_slug, region_by_slug
 from ._config import SandboxConfig
+from ._dialect import Dialect
 from ._http import parse_json_body, parse_query, read_body, send_response
 from ._routes import find, template_regex
 from ._routes_wallet import wallet_public
@@ -35,14 +36,56 @@ MAX_VMS = 200_000
 Handler = Callable[[State, SandboxConfig, dict[str, str], object], tuple[int, object]]
 
 
+def _dialect_name(name: str, value: object) -> str:
+    try:
+        return Dialect.parse(value).name  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise ApiFailure(422, f"{name}: {exc}") from None
+
+
 def _reset(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:
+    """Seed the account again; ``dialect`` switches how it is said (left out: the dialect the
+    server started with)."""
     body = v.fields(
         body if body is not None else {},
-        {"seed": v.integer(-(2**62), 2**62), "vms": v.integer(0, MAX_VMS)},
+        {
+            "seed": v.integer(-(2**62), 2**62),
+            "vms": v.integer(0, MAX_VMS),
+            "dialect": _dialect_name,
+        },
     )
-    config = base.with_changes(seed=body.get("seed", base.seed), vms=body.get("vms", base.vms))
+    config = base.with_changes(
+        seed=body.get("seed", base.seed),
+        vms=body.get("vms", base.vms),
+        dialect=body.get("dialect", base.dialect),
+    )
     _build.reset(state, config)
-    return 200, {"seed": config.seed, "vms": config.vms}
+    answer = {"seed": config.seed, "vms": config.vms}
+    if "dialect" in body:
+        answer["dialect"] = config.dialect
+    return 200, answer
+
+
+def _dialect(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:
+    return 200, {"name": state.dialect.name, "choices": state.dialect.choices()}
+
+
+def _truth(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:
+    """The account as the default dialect says it, whatever dialect is active."""
+    rules = []
+    for fw in state.firewalls.values():
+        mine = [r for r in state.rules.values() if r["firewallId"] == fw["id"]]
+        rules += sorted(mine, key=lambda r: (r["position"], r["id"]))
+    return 200, {
+        "vms": [public(vm) for vm in state.vms.values()],
+        "wallet": wallet_public(state),
+        "firewalls": list(state.firewalls.values()),
+        "rules": rules,
+        "networks": [public(n) for n in state.networks.values()],
+        "attachments": list(state.attachments.values()),
+        "webhooks": [public(w) for w in state.webhooks.values()],
+        "deliveries": [{**public(d), "webhookId": d["_webhookId"]} for d in state.deliveries],
+    }
 
 
 def _clock(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:
@@ -333,6 +376,8 @@ def _vm(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[
 
 _TABLE: list[tuple[str, str, Handler]] = [
     ("POST", "/reset", _reset),
+    ("GET", "/dialect", _dialect),
+    ("GET", "/truth", _truth),
     ("GET", "/clock", _clock),
     ("POST", "/clock/advance", _advance),
     ("GET", "/tokens", _tokens),
@@ -386,11 +431,13 @@ async def handle_control(
                     body = parse_json_body(raw, True)
             with state.lock:
                 status, data = handler(state, base, found.groupdict(), body)
+                if template != "/clock/advance":
+                    encoded = dumps(ok(data))
             if template == "/clock/advance":
                 # Deliveries run on courier threads that need the lock; waiting here, outside it
                 # and off the event loop, lets HTTP-only callers see every attempt that fell due.
                 await anyio.to_thread.run_sync(_deliveries.wait_idle, state, ADVANCE_WAIT_SECONDS)
-            encoded = dumps(ok(data))
+                encoded = dumps(ok(data))
             break
         else:
             if allowed:

@@ -38,9 +38,24 @@ class Control:
             )
         return payload["data"]
 
-    def reset(self, seed: int | None = None, vms: int | None = None) -> dict:
-        body = {k: v for k, v in (("seed", seed), ("vms", vms)) if v is not None}
+    def reset(
+        self, seed: int | None = None, vms: int | None = None, dialect: str | None = None
+    ) -> dict:
+        """Seed the account again; ``dialect`` (``default``, ``acme``, ``random:SEED``, ...)
+        switches how it is said until the next reset (left out: the server's own dialect)."""
+        body = {
+            k: v for k, v in (("seed", seed), ("vms", vms), ("dialect", dialect)) if v is not None
+        }
         return self._call("POST", "/reset", body)
+
+    def dialect(self) -> dict:
+        """``{name, choices}`` of the dialect the sandbox speaks now."""
+        return self._call("GET", "/dialect")
+
+    def truth(self) -> dict:
+        """The account as the default dialect says it, whatever dialect is active: ``{vms,
+        wallet, firewalls, rules, networks, attachments, webhooks, deliveries}``."""
+        return self._call("GET", "/truth")
 
     def now(self) -> datetime:
         data = self._call("GET", "/clock")

@@ -138,6 +138,7 @@ class _Courier:
         self.deliveries = state.deliveries
         self.clock = state.clock
         self.seed = state.seed
+        self.dialect = state.dialect
         self.ca_bundle = state.config.ca_bundle
         self._queues: dict[str, deque[_Attempt]] = {}
         self._busy: set[str] = set()
@@ -152,9 +153,7 @@ class _Courier:
             if not sub.get("isActive") or event["type"] not in (sub.get("events") or ()):
                 continue
             if body is None:
-                body = dumps(
-                    {k: event[k] for k in ("id", "type", "createdAt", "data") if k in event}
-                )
+                body = dumps(self._payload(event))
             due = self.clock.now()
             delivery = _Delivery(webhook_id, event["id"], event["type"], body, due)
             self._enqueue(delivery, 1, due)
@@ -162,6 +161,18 @@ class _Courier:
             for number, delay in enumerate(RETRY_DELAYS, start=2):
                 at = at + delay
                 delivery.jobs.append(self.clock.schedule(at, self._retry_job(delivery, number, at)))
+
+    def _payload(self, event: dict) -> dict:
+        """The event as POSTed: the spec's canonical ``{id, type, createdAt, data}``, only the
+        VM status word in ``data.vm`` said in the dialect."""
+        payload = {k: event[k] for k in ("id", "type", "createdAt", "data") if k in event}
+        data = payload.get("data")
+        vm = data.get("vm") if isinstance(data, dict) else None
+        if isinstance(vm, dict) and "status" in vm:
+            word = self.dialect.vm_word(vm["status"])
+            if word != vm["status"]:
+                payload["data"] = {**data, "vm": {**vm, "status": word}}
+        return payload
 
     def _retry_job(self, delivery: _Delivery, number: int, at: datetime) -> Callable[[], None]:
         def due() -> None:

@@ -57,6 +57,8 @@ def begin(state: State, token_id: str, key: str, print_: str) -> dict | None:
                     409,
                     "Idempotency-Key: a request with this key is still being "
                     "processed; retry after it finishes",
+                    kind="in_flight",
+                    terse="Request in progress",
                 )
             return entry
         state.idempotency[(token_id, key)] = {

@@ -1,7 +1,10 @@
-"""Fixed-window rate limits (DESIGN section 3), counted in ``state.rate_buckets`` under the lock.
+"""Rate limits (DESIGN section 3), counted in ``state.rate_buckets`` under the lock.
 
-A request with a valid token counts against that token's bucket (its own ``rateLimit`` or the
-default 600); any other request counts against its IP's bucket (100). Windows run on real
+The dialect's ``rate_window`` says how: ``fixed`` windows (the default: a bucket is ``[start,
+count]``) or a ``sliding`` log (a bucket is the times of the requests counted in the last window;
+the reset is when the oldest of them leaves it). A request with a valid token counts against
+that token's bucket (its own ``rateLimit`` or the default 600); any other request counts
+against its IP's bucket (100). Windows run on real
 monotonic time, not the sandbox clock, so a frozen clock cannot freeze a limit.
 """
 
@@ -55,6 +58,8 @@ def count(state: State, token: dict | None, ip: str) -> Verdict:
         )
     now = time.monotonic()
     with state.lock:
+        if state.dialect.rate_window == "sliding":
+            return _sliding(state, key, limit, window, now, bucket_words)
         bucket = state.rate_buckets.get(key)
         if bucket is None or now - bucket[0] >= window:
             bucket = [now, 0]
@@ -70,3 +75,23 @@ def count(state: State, token: dict | None, ip: str) -> Verdict:
             )
         bucket[1] += 1
         return Verdict(True, limit, limit - int(bucket[1]), reset, None)
+
+
+def _sliding(
+    state: State, key: str, limit: int, window: float, now: float, bucket_words: str
+) -> Verdict:
+    log = state.rate_buckets.setdefault(key, [])
+    while log and now - log[0] >= window:
+        log.pop(0)
+    if len(log) >= limit:
+        reset = max(1, math.ceil(log[0] + window - now))
+        return Verdict(
+            False,
+            limit,
+            0,
+            reset,
+            f"Rate limit exceeded: {bucket_words}. Retry after {reset} seconds",
+        )
+    log.append(now)
+    reset = max(1, math.ceil(log[0] + window - now))
+    return Verdict(True, limit, limit - len(log), reset, None)

@@ -1,18 +1,20 @@
 """The route table: one ``Route`` per public endpoint, and the ``Call`` a handler receives.
 
-Handlers run under ``state.lock`` and return ``(status, envelope)`` or raise ``ApiFailure``.
-The same table drives dispatch, scope checks and the OpenAPI document.
+Handlers run under ``state.lock`` and return ``(status, envelope)`` in the default dialect's form,
+``(status, Listing)`` for a list (the dialect pages it), or raise ``ApiFailure``. The same table
+drives dispatch, scope checks and the OpenAPI document.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import islice
 
+from ._dialect import Dialect
+from ._speak import Listing
 from ._state import State
-from ._wire import ApiFailure, ok
+from ._wire import ApiFailure
 
 PAGE_DEFAULT = 20
 PAGE_MAX = 100
@@ -30,7 +32,7 @@ class Call:
     token: dict | None
 
 
-Handler = Callable[[State, Call], tuple[int, dict]]
+Handler = Callable[[State, Call], tuple[int, dict | Listing]]
 
 
 @dataclass(frozen=True)
@@ -38,8 +40,9 @@ class Route:
     """One endpoint under the public prefix.
 
     ``body`` names the request-body schema in the OpenAPI document (None: takes no body);
-    ``data`` names the schema of ``data`` in the success envelope; ``listing`` routes take
-    ``page``/``perPage`` and answer with ``meta``; ``failures`` are the statuses the route can
+    ``data`` names the schema of ``data`` in the success envelope; ``listing`` routes are paged
+    (in the default dialect: ``page``/``perPage`` and ``meta``), ``pageable`` ones only in a
+    dialect that pages them; ``failures`` are the statuses the route can
     answer besides the ones every route can (401, 404, 405, 429, 500).
     """
 
@@ -52,6 +55,7 @@ class Route:
     data: str
     body: str | None = None
     listing: bool = False
+    pageable: bool = False
     failures: tuple[int, ...] = ()
     regex: re.Pattern = field(init=False, repr=False, compare=False)
 
@@ -64,42 +68,17 @@ class Route:
 
     @property
     def query_names(self) -> tuple[str, ...]:
+        """The query of the default dialect (the OpenAPI document describes that one)."""
         return ("page", "perPage") if self.listing else ()
+
+    def paged(self, dialect: Dialect) -> bool:
+        return self.listing or (self.pageable and dialect.webhooks_paged)
 
 
 def template_regex(template: str) -> re.Pattern:
     """The pattern of the paths ``template`` stands for: each ``{name}`` is one path segment."""
     pattern = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", template)
     return re.compile(f"^{pattern}$")
-
-
-def page_of(items: Collection, query: dict[str, str]) -> dict:
-    """The success envelope for one page of ``items`` (``page`` from 1, ``perPage`` 1..100)."""
-    page = _int_query(query, "page", 1, 1, None)
-    per_page = _int_query(query, "perPage", PAGE_DEFAULT, 1, PAGE_MAX)
-    total = len(items)
-    start = (page - 1) * per_page
-    meta = {
-        "page": page,
-        "perPage": per_page,
-        "total": total,
-        "totalPages": (total + per_page - 1) // per_page,
-    }
-    if isinstance(items, list):
-        chosen = items[start : start + per_page]
-    else:  # a dict view: walk to the page instead of copying every record
-        chosen = list(islice(items, start, start + per_page))
-    return ok(chosen, meta)
-
-
-def _int_query(query: dict[str, str], name: str, default: int, low: int, high: int | None) -> int:
-    raw = query.get(name)
-    if raw is None:
-        return default
-    bound = f"{low}..{high}" if high is not None else f">= {low}"
-    if not re.fullmatch(r"[0-9]{1,9}", raw) or not (low <= int(raw) <= (high or int(raw))):
-        raise ApiFailure(422, f"{name}: must be an integer {bound}, got {raw[:40]!r}")
-    return int(raw)
 
 
 def find(table: dict[str, dict], record_id: str, what: str) -> dict:

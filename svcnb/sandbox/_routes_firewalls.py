@@ -8,7 +8,8 @@ back shows the new values; sending the same PATCH again re-syncs.
 from __future__ import annotations
 
 from . import _validate as v
-from ._routes import Call, Route, find, page_of
+from ._routes import Call, Route, find
+from ._speak import Listing
 from ._state import State
 from ._wire import ApiFailure, ok
 
@@ -21,15 +22,15 @@ RULE_CHECKS = {
 }
 
 
-def list_firewalls(state: State, call: Call) -> tuple[int, dict]:
-    return 200, page_of(state.firewalls.values(), call.query)
+def list_firewalls(state: State, call: Call) -> tuple[int, Listing]:
+    return 200, Listing(state.firewalls.values())
 
 
-def list_rules(state: State, call: Call) -> tuple[int, dict]:
+def list_rules(state: State, call: Call) -> tuple[int, Listing]:
     fw = find(state.firewalls, call.params["id"], "firewall")
     rules = [r for r in state.rules.values() if r["firewallId"] == fw["id"]]
     rules.sort(key=lambda r: (r["position"], r["id"]))
-    return 200, page_of(rules, call.query)
+    return 200, Listing(rules)
 
 
 def patch_rule(state: State, call: Call) -> tuple[int, dict]:

@@ -12,23 +12,22 @@ from __future__ import annotations
 import ipaddress
 
 from . import _validate as v
-from ._routes import Call, Route, find, page_of
+from ._routes import Call, Route, find
 from ._seed import attach
+from ._speak import Listing
 from ._state import State
 from ._vmops import vm_brief
-from ._wire import ApiFailure, ok, public
+from ._wire import ApiFailure, ok
 
 
-def list_networks(state: State, call: Call) -> tuple[int, dict]:
-    envelope = page_of(state.networks.values(), call.query)
-    envelope["data"] = [public(n) for n in envelope["data"]]
-    return 200, envelope
+def list_networks(state: State, call: Call) -> tuple[int, Listing]:
+    return 200, Listing(state.networks.values())
 
 
-def list_attachments(state: State, call: Call) -> tuple[int, dict]:
+def list_attachments(state: State, call: Call) -> tuple[int, Listing]:
     net = find(state.networks, call.params["id"], "network")
     items = [a for a in state.attachments.values() if a["networkId"] == net["id"]]
-    return 200, page_of(items, call.query)
+    return 200, Listing(items)
 
 
 def create_attachment(state: State, call: Call) -> tuple[int, dict]:
@@ -36,7 +35,9 @@ def create_attachment(state: State, call: Call) -> tuple[int, dict]:
     body = v.fields(call.body, {"vmId": v.string(200, 1), "privateIp": v.ipv4}, required=("vmId",))
     vm = find(state.vms, body["vmId"], "VM")
     if vm["status"] == "terminated":
-        raise ApiFailure(409, f"VM {vm['id']} is terminated; it cannot be attached")
+        raise ApiFailure(
+            409, f"VM {vm['id']} is terminated; it cannot be attached", terse="VM is terminated"
+        )
     vm_region = (vm["region"] or {}).get("slug")
     if vm_region != net["region"]["slug"]:
         raise ApiFailure(
@@ -44,11 +45,16 @@ def create_attachment(state: State, call: Call) -> tuple[int, dict]:
             f"region mismatch: VM {vm['id']} is in {vm_region or 'no region'} "
             f"but network {net['id']} is in {net['region']['slug']}; the VM "
             "and the network must be in the same region",
+            terse="Region mismatch",
         )
     if any(
         a["vmId"] == vm["id"] and a["networkId"] == net["id"] for a in state.attachments.values()
     ):
-        raise ApiFailure(409, f"VM {vm['id']} is already attached to network {net['id']}")
+        raise ApiFailure(
+            409,
+            f"VM {vm['id']} is already attached to network {net['id']}",
+            terse="VM is already attached",
+        )
     private_ip = None
     if "privateIp" in body:
         address = body["privateIp"]
@@ -65,7 +71,9 @@ def create_attachment(state: State, call: Call) -> tuple[int, dict]:
         private_ip = str(address)
         if private_ip in net["_taken"]:
             raise ApiFailure(
-                409, f"privateIp: {private_ip} is already in use on network {net['id']}"
+                409,
+                f"privateIp: {private_ip} is already in use on network {net['id']}",
+                terse="IP address in use",
             )
     record = attach(state, net, vm, private_ip, at=state.stamp())
     state.touch(vm)

@@ -2,47 +2,16 @@
 
 from __future__ import annotations
 
-from ._routes import Call, Route, find, page_of
+from ._routes import Call, Route, find
+from ._speak import Listing
 from ._state import State
 from ._vmops import request_stop
 from ._wire import ok, public
 
-# served by GET /vms/{id} only; GET /vms items leave them out (DESIGN section 3)
-DETAIL_KEYS = frozenset({"sshKeys", "firewalls", "privateNetworks"})
-# the spec's VM keys in their order, less the detail keys
-SUMMARY_KEYS = (
-    "id",
-    "name",
-    "hostname",
-    "status",
-    "vcpu",
-    "ram",
-    "disk",
-    "bandwidth",
-    "networkSpeed",
-    "network10gEnabled",
-    "dailyBackupEnabled",
-    "isProtected",
-    "ipAddress",
-    "region",
-    "plan",
-    "osTemplate",
-    "billing",
-    "createdAt",
-    "bandwidthUsedBytes",
-    "bandwidthPackBytes",
-    "updatedAt",
-)
 
-
-def vm_summary(vm: dict) -> dict:
-    return {k: vm[k] for k in SUMMARY_KEYS}
-
-
-def list_vms(state: State, call: Call) -> tuple[int, dict]:
-    envelope = page_of(state.vms.values(), call.query)
-    envelope["data"] = [vm_summary(vm) for vm in envelope["data"]]
-    return 200, envelope
+def list_vms(state: State, call: Call) -> tuple[int, Listing]:
+    # whole records: the dialect's list_keys pick what an item shows
+    return 200, Listing(state.vms.values())
 
 
 def get_vm(state: State, call: Call) -> tuple[int, dict]:

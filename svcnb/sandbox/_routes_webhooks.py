@@ -11,7 +11,8 @@ import secrets
 
 from . import _validate as v
 from ._catalog import EVENT_TYPES
-from ._routes import Call, Route, find, page_of
+from ._routes import Call, Route, find
+from ._speak import Listing
 from ._state import State
 from ._wire import ApiFailure, ok, public
 
@@ -31,6 +32,7 @@ def _check_cap(state: State) -> None:
             409,
             f"webhook cap reached: at most {ACTIVE_CAP} active subscriptions "
             "per account; deactivate one (PATCH isActive false) first",
+            kind="cap",
         )
 
 
@@ -54,8 +56,8 @@ def create_webhook(state: State, call: Call) -> tuple[int, dict]:
     return 201, ok({**public(record), "secret": secret})
 
 
-def list_webhooks(state: State, call: Call) -> tuple[int, dict]:
-    return 200, ok([public(w) for w in state.webhooks.values()])
+def list_webhooks(state: State, call: Call) -> tuple[int, Listing]:
+    return 200, Listing(state.webhooks.values())
 
 
 def patch_webhook(state: State, call: Call) -> tuple[int, dict]:
@@ -70,10 +72,9 @@ def patch_webhook(state: State, call: Call) -> tuple[int, dict]:
     return 200, ok(public(record))
 
 
-def list_deliveries(state: State, call: Call) -> tuple[int, dict]:
+def list_deliveries(state: State, call: Call) -> tuple[int, Listing]:
     record = find(state.webhooks, call.params["id"], "webhook subscription")
-    items = [public(d) for d in state.deliveries if d["_webhookId"] == record["id"]]
-    return 200, page_of(items, call.query)
+    return 200, Listing([d for d in state.deliveries if d["_webhookId"] == record["id"]])
 
 
 ROUTES = [
@@ -96,6 +97,7 @@ ROUTES = [
         200,
         "List webhook subscriptions",
         "WebhookList",
+        pageable=True,
         failures=(403,),
     ),
     Route(

@@ -38,12 +38,15 @@ class Sandbox:
         return f"Sandbox(base_url={self.base_url!r}, tokens=[{', '.join(self.tokens)}])"
 
     def connection_info(self) -> dict:
-        return {
+        info = {
             "base_url": self.base_url,
             "api_root": self.api_root,
             "control_url": self.control_url,
             "tokens": dict(self.tokens),
         }
+        if self.state.config.dialect != "default":
+            info["dialect"] = self.state.config.dialect
+        return info
 
     def write_connection_file(self, path: str | os.PathLike) -> Path:
         """Write the connection JSON readable by the owner only (it holds the tokens)."""
@@ -86,7 +89,9 @@ def serve(
 ) -> Iterator[Sandbox]:
     """Serve a sandbox until the block ends. ``settings`` are :class:`SandboxConfig` fields
     (``vms``, ``seed``, ``time_scale`` (default 0: frozen), ``latency_ms``, ``rate_limit``,
-    ``ip_rate_limit``, ``rate_window_seconds``, ``ca_bundle``)."""
+    ``ip_rate_limit``, ``rate_window_seconds``, ``ca_bundle``, ``dialect``: ``default``,
+    ``acme``, ``linkhdr``, ``cursor`` or ``random:SEED``, see docs/dialects.md). ``api_root`` is
+    under a base path the dialect serves."""
     config = SandboxConfig().with_changes(**settings)
     app = create_app(config)
     server = _Server(uvicorn_config(app, host, port))
@@ -103,7 +108,7 @@ def serve(
     state: State = app.state.sandbox
     sandbox = Sandbox(
         base_url=base,
-        api_root=base + "/api/public/v1",
+        api_root=base + state.dialect.prefixes[-1],
         control_url=base + "/_sandbox",
         tokens=dict(state.default_secrets),
         control=Control(base + "/_sandbox"),

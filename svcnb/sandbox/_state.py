@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 
 from ._clock import Clock
 from ._config import SandboxConfig
+from ._dialect import Dialect
 from ._wire import iso, parse_iso
 
 _ONE_SECOND = timedelta(seconds=1)
@@ -64,6 +65,8 @@ class State:
         with self.lock:
             self.config = config
             self.seed = config.seed
+            # how the account is said on the wire; the records themselves stay canonical
+            self.dialect = Dialect.parse(config.dialect)
             self.clock = Clock(config.epoch, config.time_scale, self.lock)
             # the fleet and what hangs off it
             self.vms: dict[str, dict] = {}

@@ -46,7 +46,11 @@ def new_action(state: State, vm: dict, kind: str, status: str = "in-progress") -
 def request_stop(state: State, vm: dict) -> dict:
     """The public stop: queue a graceful shutdown of a running VM; 409 for any other status."""
     if vm["status"] != "running":
-        raise ApiFailure(409, f"VM {vm['id']} is {vm['status']}; only a running VM can be stopped")
+        raise ApiFailure(
+            409,
+            f"VM {vm['id']} is {vm['status']}; only a running VM can be stopped",
+            terse="VM is not running",
+        )
     _set_status(state, vm, "stopping", None)
     return schedule_stop(state, vm, state.now() + timedelta(seconds=STOP_SECONDS))
 

@@ -11,15 +11,62 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from email.utils import format_datetime
 
+# the kind of a failure when the raiser names none: what dialects choose a status for
+_KIND_OF_STATUS = {
+    400: "malformed",
+    401: "auth",
+    403: "scope",
+    404: "not_found",
+    409: "conflict",
+    422: "validation",
+    429: "rate",
+    502: "upstream",
+}
+_TERSE = {
+    "malformed": "Bad request",
+    "auth": "Unauthorized",
+    "scope": "Forbidden",
+    "not_found": "Not found",
+    "conflict": "Conflict",
+    "cap": "Webhook limit reached",
+    "revoked": "Token revoked",
+    "upstream": "Upstream sync failed",
+}
+
 
 class ApiFailure(Exception):
-    """A failure answered with the failure envelope: ``status`` and a message for the user."""
+    """A failure answered with the failure envelope: ``status`` and a message for the user.
 
-    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+    ``status`` is the default dialect's; ``kind`` (``validation``, ``conflict``, ``cap``,
+    ``revoked``, ``scope``, ...; derived from the status when not given) lets another dialect
+    pick its own status, and ``terse`` is the short text of ``terse`` wording.
+    """
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        headers: dict[str, str] | None = None,
+        *,
+        kind: str | None = None,
+        terse: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.headers = headers or {}
+        self.kind = kind or _KIND_OF_STATUS.get(status, "other")
+        self._terse = terse
+
+    @property
+    def terse(self) -> str:
+        if self._terse is not None:
+            return self._terse
+        if self.kind == "validation":
+            # validation messages start with the field ("port: at most 64 characters")
+            field = self.message.split(":", 1)[0].split("[", 1)[0]
+            return f"Invalid value for {field}"
+        return _TERSE.get(self.kind, self.message)
 
 
 def iso(moment: datetime) -> str:

@@ -1,0 +1,310 @@
+"""How the sandbox speaks (docs/dialects.md): one frozen ``Dialect`` per family member.
+
+Handlers render canonical envelopes (the default dialect); :mod:`._speak` then says them in the
+active dialect. ``Dialect.parse("default" | "acme" | "linkhdr" | "cursor" | "random:SEED")``.
+
+The word pools below copy the synonyms svcnb's own vocabulary knows, on purpose: the sandbox
+plays services svcnb has never met, so it keeps its own list (and adds exotic words no
+vocabulary knows) instead of importing the client's.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+
+from ._catalog import BILLING_STATUSES, VM_STATUSES
+
+BASE_PATHS = ("both", "public", "prefixed")
+PAGING = ("meta", "items", "cursor", "link")
+PAGE_DEFAULTS = (10, 20, 25, 50)
+PAGE_MAXES = (25, 50, 100, 200)
+OVER_MAX = ("reject", "clamp")
+MONEY = ("mixed", "number", "string", "object", "minor")
+TIMESTAMPS = ("z", "offset", "millis", "local")
+CREATED_STATUS = (201, 200)
+STOP_STATUS = (202, 200)
+DELETE_STATUS = (200, 202)
+VALIDATION_STATUS = (422, 400)
+CONFLICT_STATUS = (409, 422, 400)
+CAP_STATUS = (409, 403, 422)
+REVOKED_STATUS = (401, 403)
+WORDING = ("plain", "terse")
+LIST_KEYS = ("summary", "no_updated", "full")
+RATE_WINDOW = ("fixed", "sliding")
+
+# canonical word -> words other services use for it (the canonical word first); the
+# transitional class of the vocabulary is split so a stopping VM is never called "booting"
+VM_POOLS: dict[str, tuple[str, ...]] = {
+    "provisioning": (
+        "provisioning", "pending", "creating", "building", "new", "starting", "booting",
+        "installing",
+    ),
+    "running": ("running", "active", "up", "online", "started", "on", "powered_on"),
+    "stopping": ("stopping", "shutting_down"),
+    "stopped": (
+        "stopped", "off", "halted", "shutoff", "shut_off", "powered_off", "poweroff",
+        "inactive", "offline", "shutdown",
+    ),
+    "suspended": ("suspended", "locked", "frozen", "blocked"),
+    "terminated": ("terminated", "deleted", "destroyed", "removed"),
+}  # fmt: skip
+VM_EXOTIC = {
+    "provisioning": "spawning",
+    "running": "live",
+    "stopping": "winding_down",
+    "stopped": "dormant",
+    "suspended": "on_ice",
+    "terminated": "purged",
+}
+BILLING_POOLS: dict[str, tuple[str, ...]] = {
+    "active": (
+        "active", "paid", "current", "ok", "good", "good_standing", "in_good_standing",
+        "settled", "up_to_date",
+    ),
+    "overdue": (
+        "overdue", "unpaid", "past_due", "due", "delinquent", "outstanding", "payment_due",
+        "pending_payment", "in_arrears",
+    ),
+    "suspended": ("suspended", "blocked", "locked", "frozen", "on_hold"),
+}  # fmt: skip
+BILLING_EXOTIC = {"active": "cleared", "overdue": "arrears", "suspended": "held"}
+DELIVERY_POOLS: dict[str, tuple[str, ...]] = {
+    "statusCode": ("statusCode", "status_code", "responseStatus", "httpStatus", "responseCode"),
+    "success": ("success", "ok", "delivered", "succeeded", "successful"),
+    "attempts": ("attempts", "attempt", "attemptCount", "tries"),
+    "eventId": ("eventId", "event_id"),
+    "createdAt": ("createdAt", "created_at"),
+    "lastAttemptAt": ("lastAttemptAt", "last_attempt_at", "updatedAt"),
+}
+DELIVERY_EXOTIC = {"statusCode": "result", "success": "passed", "attempts": "count"}
+EXOTIC_WORD_CHANCE = 0.15
+EXOTIC_FIELD_CHANCE = 0.1
+
+NAMED = ("default", "acme", "linkhdr", "cursor")
+
+
+def _same(words: tuple[str, ...] | list[str] | Mapping[str, object]) -> dict[str, str]:
+    return {w: w for w in words}
+
+
+@dataclass(frozen=True, eq=False)
+class Dialect:
+    """One way of saying the canonical answers; every field is a point the spec leaves open."""
+
+    name: str = "default"
+    base_paths: str = "both"
+    paging: str = "meta"
+    page_default: int = 20
+    page_max: int = 100
+    over_max: str = "reject"
+    vm_words: Mapping[str, str] = field(default_factory=lambda: _same(VM_STATUSES))
+    billing_words: Mapping[str, str] = field(default_factory=lambda: _same(BILLING_STATUSES))
+    money: str = "mixed"
+    timestamps: str = "z"
+    created_status: int = 201
+    stop_status: int = 202
+    delete_status: int = 200
+    validation_status: int = 422
+    conflict_status: int = 409
+    cap_status: int = 409
+    revoked_status: int = 401
+    wording: str = "plain"
+    delivery_fields: Mapping[str, str] = field(default_factory=lambda: _same(DELIVERY_POOLS))
+    list_keys: str = "summary"
+    rate_window: str = "fixed"
+    webhooks_paged: bool = False
+
+    # -- construction ---------------------------------------------------------------------
+    @classmethod
+    def parse(cls, text: str) -> Dialect:
+        """``default``, ``acme``, ``linkhdr``, ``cursor`` or ``random:SEED``."""
+        if isinstance(text, str) and text.startswith("random:"):
+            seed = text[len("random:") :]
+            if seed.lstrip("-").isdigit():
+                return cls.random(int(seed))
+        elif isinstance(text, str) and text in NAMED:
+            return cls.named(text)
+        raise ValueError(
+            f"dialect {text!r} is not one the sandbox speaks; choose one of "
+            f"{', '.join(NAMED)} or random:SEED (SEED an integer)"
+        )
+
+    @classmethod
+    def named(cls, name: str) -> Dialect:
+        if name == "default":
+            return cls()
+        if name == "acme":
+            return cls(
+                name="acme",
+                paging="items",
+                page_max=50,
+                over_max="clamp",
+                vm_words={
+                    "provisioning": "pending",
+                    "running": "active",
+                    "stopping": "shutting_down",
+                    "stopped": "off",
+                    "suspended": "suspended",
+                    "terminated": "deleted",
+                },
+                billing_words={"active": "paid", "overdue": "unpaid", "suspended": "blocked"},
+                money="minor",
+                timestamps="millis",
+                created_status=200,
+                stop_status=200,
+                validation_status=400,
+                conflict_status=422,
+                cap_status=403,
+                wording="terse",
+                delivery_fields={
+                    **_same(DELIVERY_POOLS),
+                    "statusCode": "responseStatus",
+                    "success": "ok",
+                    "attempts": "attemptCount",
+                },
+                list_keys="no_updated",
+                rate_window="sliding",
+            )
+        if name == "linkhdr":
+            return cls(
+                name="linkhdr",
+                base_paths="prefixed",
+                paging="link",
+                page_default=25,
+                page_max=25,
+                over_max="clamp",
+                money="object",
+                timestamps="local",
+                revoked_status=403,
+                delivery_fields={
+                    "statusCode": "status_code",
+                    "success": "delivered",
+                    "attempts": "tries",
+                    "eventId": "event_id",
+                    "createdAt": "created_at",
+                    "lastAttemptAt": "last_attempt_at",
+                },
+                list_keys="full",
+                webhooks_paged=True,
+            )
+        if name == "cursor":
+            return cls(
+                name="cursor",
+                paging="cursor",
+                money="string",
+                timestamps="offset",
+                vm_words={
+                    **_same(VM_STATUSES),
+                    "running": "up",
+                    "stopped": "halted",
+                    "terminated": "destroyed",
+                },
+                conflict_status=409,
+                wording="plain",
+            )
+        raise ValueError(f"no dialect named {name!r}; named dialects are {', '.join(NAMED)}")
+
+    @classmethod
+    def random(cls, seed: int) -> Dialect:
+        """Every field drawn from ``random.Random(seed)``: same seed, same dialect."""
+        rng = random.Random(seed)
+        page_default = rng.choice(PAGE_DEFAULTS)
+        return cls(
+            name=f"random:{seed}",
+            base_paths=rng.choice(BASE_PATHS),
+            paging=rng.choice(PAGING),
+            page_default=page_default,
+            page_max=rng.choice([m for m in PAGE_MAXES if m >= page_default]),
+            over_max=rng.choice(OVER_MAX),
+            vm_words=_draw_words(rng, VM_POOLS, VM_EXOTIC),
+            billing_words=_draw_words(rng, BILLING_POOLS, BILLING_EXOTIC),
+            money=rng.choice(MONEY),
+            timestamps=rng.choice(TIMESTAMPS),
+            created_status=rng.choice(CREATED_STATUS),
+            stop_status=rng.choice(STOP_STATUS),
+            delete_status=rng.choice(DELETE_STATUS),
+            validation_status=rng.choice(VALIDATION_STATUS),
+            conflict_status=rng.choice(CONFLICT_STATUS),
+            cap_status=rng.choice(CAP_STATUS),
+            revoked_status=rng.choice(REVOKED_STATUS),
+            wording=rng.choice(WORDING),
+            delivery_fields=_draw_fields(rng),
+            list_keys=rng.choice(LIST_KEYS),
+            rate_window=rng.choice(RATE_WINDOW),
+            webhooks_paged=rng.choice((False, True)),
+        )
+
+    def with_changes(self, **changes: object) -> Dialect:
+        """A copy with ``changes``; the name says it was changed."""
+        name = changes.pop("name", None) or f"{self.name}+custom"
+        return replace(self, name=name, **changes)
+
+    # -- what it is -----------------------------------------------------------------------
+    def choices(self) -> dict:
+        """Every field but the name, JSON-ready (``GET /_sandbox/dialect``)."""
+        out: dict = {}
+        for f in fields(self):
+            if f.name == "name":
+                continue
+            value = getattr(self, f.name)
+            out[f.name] = dict(value) if isinstance(value, Mapping) else value
+        return out
+
+    @property
+    def prefixes(self) -> tuple[str, ...]:
+        """The base paths that answer, longest first."""
+        return {
+            "both": ("/api/v1/api/public/v1", "/api/public/v1"),
+            "public": ("/api/public/v1",),
+            "prefixed": ("/api/v1/api/public/v1",),
+        }[self.base_paths]
+
+    @property
+    def plain_values(self) -> bool:
+        """True when words, money and times are said as the canonical records hold them."""
+        return (
+            self.money == "mixed"
+            and self.timestamps == "z"
+            and all(k == v for k, v in self.vm_words.items())
+            and all(k == v for k, v in self.billing_words.items())
+        )
+
+    def vm_word(self, status: object) -> object:
+        return self.vm_words.get(status, status) if isinstance(status, str) else status
+
+    def billing_word(self, status: object) -> object:
+        return self.billing_words.get(status, status) if isinstance(status, str) else status
+
+    def vm_status_of(self, word: object) -> object:
+        """The canonical status a served word stands for (the inverse of :meth:`vm_word`)."""
+        return next((k for k, v in self.vm_words.items() if v == word), word)
+
+    def billing_status_of(self, word: object) -> object:
+        return next((k for k, v in self.billing_words.items() if v == word), word)
+
+    def __repr__(self) -> str:
+        return f"Dialect({self.name!r})"
+
+
+def _draw_words(
+    rng: random.Random, pools: dict[str, tuple[str, ...]], exotic: dict[str, str]
+) -> dict[str, str]:
+    used: set[str] = set()
+    words: dict[str, str] = {}
+    for canonical, pool in pools.items():
+        free = [w for w in pool if w not in used]
+        strange = rng.random() < EXOTIC_WORD_CHANCE
+        word = exotic[canonical] if strange or not free else rng.choice(free)
+        words[canonical] = word
+        used.add(word)
+    return words
+
+
+def _draw_fields(rng: random.Random) -> dict[str, str]:
+    names: dict[str, str] = {}
+    for canonical, pool in DELIVERY_POOLS.items():
+        strange = canonical in DELIVERY_EXOTIC and rng.random() < EXOTIC_FIELD_CHANCE
+        names[canonical] = DELIVERY_EXOTIC[canonical] if strange else rng.choice(pool)
+    return names

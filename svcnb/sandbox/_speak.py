@@ -1,0 +1,288 @@
+"""Saying a canonical answer in a dialect: words, money, times, field names, pages, statuses.
+
+Handlers answer ``(status, envelope)`` in the default dialect's form, or ``(status, Listing)``
+for a list; :func:`speak` turns that into the wire form of the active dialect and
+:func:`speak_failure` picks the status and text of a failure. With the default dialect both
+give exactly the canonical bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from datetime import timedelta, timezone
+from decimal import Decimal, InvalidOperation
+from functools import lru_cache
+from itertools import islice
+from urllib.parse import quote
+
+from ._catalog import CURRENCY
+from ._dialect import Dialect
+from ._wire import ApiFailure, ok, parse_iso
+
+TIME_KEYS = frozenset(
+    {"createdAt", "updatedAt", "attachedAt", "lastAttemptAt", "expiresAt", "nextRenewalAt"}
+)
+# served by GET /vms/{id} only; GET /vms summaries leave them out (DESIGN section 3)
+DETAIL_KEYS = frozenset({"sshKeys", "firewalls", "privateNetworks"})
+_VM_SCHEMAS = frozenset({"VM", "VMSummary"})
+_LOCAL = timezone(timedelta(hours=2))
+_CENT = Decimal("0.01")
+
+
+@dataclass(frozen=True)
+class Listing:
+    """A whole list for the dialect to page: ``items`` in list order (a list or a dict view),
+    each shown through ``view`` once chosen for the page."""
+
+    items: Collection
+    view: Callable[[dict], dict] | None = None
+
+
+@dataclass(frozen=True)
+class Request:
+    """What paging needs of the request: where it came in, for absolute ``Link`` URLs."""
+
+    method: str
+    scheme: str
+    host: str
+    path: str
+    query: dict[str, str]
+
+
+# -- values ------------------------------------------------------------------------------------
+@lru_cache(maxsize=65536)
+def _time(text: str, form: str) -> str:
+    if form == "z" or not text.endswith("Z"):
+        return text
+    if form == "offset":
+        return text[:-1] + "+00:00"
+    if form == "millis":
+        return text[:-1] + ".000Z" if "." not in text else text
+    return parse_iso(text).astimezone(_LOCAL).strftime("%Y-%m-%dT%H:%M:%S+02:00")
+
+
+def _amount(value: object) -> Decimal | None:
+    if isinstance(value, dict):
+        value = value.get("amount")
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        amount = Decimal(repr(value) if isinstance(value, float) else str(value))
+    except (InvalidOperation, ValueError):
+        return None
+    return amount if amount.is_finite() else None
+
+
+def money(dialect: Dialect, value: object) -> object:
+    """``value`` (any canonical money form) in the dialect's form; kept when it does not parse."""
+    if dialect.money == "mixed":
+        return value
+    amount = _amount(value)
+    if amount is None:
+        return value
+    if dialect.money == "number":
+        return float(amount)
+    if dialect.money == "string":
+        return f"{amount.quantize(_CENT):.2f}"
+    if dialect.money == "object":
+        return {"amount": f"{amount.quantize(_CENT):.2f}", "currency": CURRENCY}
+    minor = int((amount * 100).to_integral_value())
+    return {"value": minor, "currency": CURRENCY, "precision": 2}
+
+
+def record(dialect: Dialect, rec: dict, schema: str) -> dict:
+    """A copy of ``rec`` without internal keys, its values said in the dialect."""
+    plain = dialect.plain_values
+    vm = schema in _VM_SCHEMAS
+    form = dialect.timestamps
+    out: dict = {}
+    for key, value in rec.items():
+        if key[0] == "_":
+            continue
+        if plain:
+            pass
+        elif key in TIME_KEYS:
+            value = _time(value, form) if isinstance(value, str) else value
+        elif key == "balance":
+            value = money(dialect, value)
+        elif key == "status" and vm:
+            value = dialect.vm_word(value)
+        elif key == "billing" and isinstance(value, dict):
+            value = _billing(dialect, value)
+        elif key == "plan" and isinstance(value, dict) and "priceMonthly" in value:
+            value = {**value, "priceMonthly": money(dialect, value["priceMonthly"])}
+        elif key == "vm" and isinstance(value, dict) and "status" in value:
+            value = {**value, "status": dialect.vm_word(value["status"])}
+        out[key] = value
+    if schema == "Delivery":
+        names = dialect.delivery_fields
+        out = {names.get(k, k): v for k, v in out.items()}
+    return out
+
+
+def _billing(dialect: Dialect, billing: dict) -> dict:
+    out = dict(billing)
+    if "priceMonthly" in out:
+        out["priceMonthly"] = money(dialect, out["priceMonthly"])
+    if isinstance(out.get("nextRenewalAt"), str):
+        out["nextRenewalAt"] = _time(out["nextRenewalAt"], dialect.timestamps)
+    if "status" in out:
+        out["status"] = dialect.billing_word(out["status"])
+    return out
+
+
+def list_item(dialect: Dialect, rec: dict, schema: str) -> dict:
+    """One item of a list: a VM as the dialect's ``list_keys`` say, any other record whole."""
+    if schema == "VMSummary" and dialect.list_keys != "full":
+        dropped = DETAIL_KEYS if dialect.list_keys == "summary" else DETAIL_KEYS | {"updatedAt"}
+        rec = {k: v for k, v in rec.items() if k not in dropped}
+    return record(dialect, rec, schema)
+
+
+# -- answers -----------------------------------------------------------------------------------
+def query_names(dialect: Dialect, paged: bool) -> tuple[str, ...]:
+    """The query parameters a route takes in this dialect."""
+    if not paged:
+        return ()
+    if dialect.paging == "cursor":
+        return ("page", "perPage", "cursor")
+    return ("page", "perPage")
+
+
+def success_status(dialect: Dialect, method: str, status: int) -> int:
+    if status == 201:
+        return dialect.created_status
+    if status == 202:
+        return dialect.stop_status
+    if method == "DELETE" and status == 200:
+        return dialect.delete_status
+    return status
+
+
+def speak(
+    dialect: Dialect,
+    schema: str,
+    paged: bool,
+    request: Request,
+    status: int,
+    payload: dict | Listing,
+) -> tuple[int, dict, dict[str, str]]:
+    """The wire status, body and extra headers of a successful canonical answer."""
+    status = success_status(dialect, request.method, status)
+    if isinstance(payload, Listing):
+        if not paged:
+            items = [_viewed(dialect, payload, rec, schema) for rec in payload.items]
+            return status, ok(items), {}
+        body, headers = _page(dialect, schema, request, payload)
+        return status, body, headers
+    data = payload.get("data")
+    if isinstance(data, dict):
+        payload = {**payload, "data": record(dialect, data, schema)}
+    return status, payload, {}
+
+
+def speak_failure(dialect: Dialect, exc: ApiFailure) -> tuple[int, str]:
+    """The status and text of a failure in this dialect."""
+    status = {
+        "validation": dialect.validation_status,
+        "conflict": dialect.conflict_status,
+        "cap": dialect.cap_status,
+        "revoked": dialect.revoked_status,
+    }.get(exc.kind, exc.status)
+    return status, exc.terse if dialect.wording == "terse" else exc.message
+
+
+def _viewed(dialect: Dialect, listing: Listing, rec: dict, schema: str) -> dict:
+    return list_item(dialect, listing.view(rec) if listing.view else rec, schema)
+
+
+# -- paging ------------------------------------------------------------------------------------
+def int_query(query: dict[str, str], name: str, default: int, low: int, high: int | None) -> int:
+    raw = query.get(name)
+    if raw is None:
+        return default
+    bound = f"{low}..{high}" if high is not None else f">= {low}"
+    if not re.fullmatch(r"[0-9]{1,9}", raw) or not (low <= int(raw) <= (high or int(raw))):
+        raise ApiFailure(422, f"{name}: must be an integer {bound}, got {raw[:40]!r}")
+    return int(raw)
+
+
+def _per_page(dialect: Dialect, query: dict[str, str]) -> int:
+    if dialect.over_max == "reject":
+        return int_query(query, "perPage", dialect.page_default, 1, dialect.page_max)
+    return min(int_query(query, "perPage", dialect.page_default, 1, None), dialect.page_max)
+
+
+def _cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"o:{offset}".encode()).decode().rstrip("=")
+
+
+def _offset(cursor: str | None) -> int:
+    if cursor is None:
+        return 0
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+    except (binascii.Error, ValueError):
+        text = ""
+    if not re.fullmatch(r"o:[0-9]{1,12}", text):
+        raise ApiFailure(
+            422, "cursor: not a cursor this server gave; leave it out to start from the first page"
+        )
+    return int(text[2:])
+
+
+def _page(
+    dialect: Dialect, schema: str, request: Request, listing: Listing
+) -> tuple[dict, dict[str, str]]:
+    query = request.query
+    per_page = _per_page(dialect, query)
+    if dialect.paging == "cursor":
+        page = 1
+        start = _offset(query.get("cursor"))
+    else:
+        page = int_query(query, "page", 1, 1, None)
+        start = (page - 1) * per_page
+    items = listing.items
+    total = len(items)
+    if isinstance(items, list):
+        chosen = items[start : start + per_page]
+    else:  # a dict view: walk to the page instead of copying every record
+        chosen = list(islice(items, start, start + per_page))
+    data = [_viewed(dialect, listing, rec, schema) for rec in chosen]
+    pages = (total + per_page - 1) // per_page
+    if dialect.paging == "meta":
+        meta = {"page": page, "perPage": per_page, "total": total, "totalPages": pages}
+        return ok(data, meta), {}
+    if dialect.paging == "items":
+        return ok({"items": data, "total": total, "page": page, "perPage": per_page}), {}
+    if dialect.paging == "cursor":
+        after = start + per_page
+        meta = {
+            "nextCursor": _cursor(after) if after < total else None,
+            "perPage": per_page,
+            "total": total,
+        }
+        return ok(data, meta), {}
+    return ok(data), _link_headers(request, page, per_page, pages, total)
+
+
+def _link_headers(
+    request: Request, page: int, per_page: int, pages: int, total: int
+) -> dict[str, str]:
+    base = f"{request.scheme}://{request.host}{quote(request.path)}"
+
+    def url(n: int) -> str:
+        return f"{base}?page={n}&perPage={per_page}"
+
+    links = []
+    if page < pages:
+        links.append(f'<{url(page + 1)}>; rel="next"')
+    if 1 < page <= pages + 1:
+        links.append(f'<{url(page - 1)}>; rel="prev"')
+    links.append(f'<{url(1)}>; rel="first"')
+    links.append(f'<{url(max(pages, 1))}>; rel="last"')
+    return {"link": ", ".join(links), "x-total-count": str(total)}
