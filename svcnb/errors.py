@@ -4,20 +4,29 @@
 
     SvcnbError
     ├── ApiError(status, message, method, path)     any failure envelope from the API
-    │   ├── AuthError            401  token missing, or rejected (unknown, expired, revoked)
-    │   ├── ScopeError           403  the token lacks ``.scope`` for the endpoint
+    │   ├── AuthError            401, or a 403 whose text says the token is revoked/expired/invalid
+    │   ├── Forbidden            403
+    │   │   └── ScopeError       403 otherwise: per the spec a missing scope; ``.scope`` needed
+    │   ├── LimitExceeded        an account cap (10 active webhooks...), whatever the status
     │   ├── NotFound             404
-    │   ├── Conflict             409  state conflict (stop a VM that is not running, attach twice)
-    │   ├── ValidationError      422  ``.field`` names the rejected field when the server said
+    │   ├── Conflict             409, or a 400/422 whose text speaks of state (``.status`` is real)
+    │   ├── ValidationError      400/422 naming a field sent, or saying invalid/must/required
     │   ├── RateLimited          429  ``.retry_after`` seconds; raised only once retries ran out
     │   └── ServerError          5xx
     │       └── UpstreamSyncError  502 on a rule update; ``.rule`` is the rule as re-read after
     ├── TransportError           the connection dropped or timed out on every attempt
-    ├── PagingError              a list could not be read to its end (page cap reached)
+    ├── PagingError              a list could not be read to its end (page cap reached, the
+    │                            server ignored paging, or announced too many pages)
+    ├── WaitTimeout              a wait (``vms.stop(wait=True)``) ran out; also a ``TimeoutError``
     └── MissingFieldError        a record lacks a key svcnb needs (also a ``KeyError``)
 
+The class of a failure follows its status *and* its text, because servers differ on the status
+of the same failure (a state conflict may come as 409, 422 or 400); a message never claims a
+cause the answer does not support, and always quotes the server.
+
 Warnings: ``SchemaDriftWarning`` (a record carries keys the spec does not list; they are kept)
-and ``PagingWarning`` (duplicated ids dropped, or the list changed while it was read).
+and ``PagingWarning`` (duplicated ids dropped, a list that changed while it was read, or one that
+ended short of the total the server announced).
 
 No message ever holds an API token: where a token must be named it shows as ``svc_…`` and its
 last four characters.
@@ -31,6 +40,8 @@ __all__ = [
     "ApiError",
     "AuthError",
     "Conflict",
+    "Forbidden",
+    "LimitExceeded",
     "MissingFieldError",
     "NotFound",
     "PagingError",
@@ -43,6 +54,7 @@ __all__ = [
     "TransportError",
     "UpstreamSyncError",
     "ValidationError",
+    "WaitTimeout",
 ]
 
 
@@ -82,15 +94,21 @@ class ApiError(SvcnbError):
 
 
 class AuthError(ApiError):
-    """401: ``reason`` is ``"missing"`` (no token was sent) or ``"rejected"``."""
+    """401 (or a 403 saying the token is no longer valid): ``reason`` is ``"missing"`` (no token
+    was sent) or ``"rejected"``."""
 
     def __init__(self, *args: Any, reason: str = "rejected", **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.reason = reason
 
 
-class ScopeError(ApiError):
-    """403: the token lacks ``scope`` (``None`` when neither the server nor svcnb knows it)."""
+class Forbidden(ApiError):
+    """403: the server refused the call for this token."""
+
+
+class ScopeError(Forbidden):
+    """403 that the spec explains as a missing scope: ``scope`` is the one the endpoint needs
+    (named by the server, else by svcnb; ``None`` when neither knows it)."""
 
     def __init__(self, *args: Any, scope: str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -101,12 +119,17 @@ class NotFound(ApiError):
     """404: the addressed resource does not exist."""
 
 
+class LimitExceeded(ApiError):
+    """An account cap was reached (e.g. 10 active webhook subscriptions), whatever the status."""
+
+
 class Conflict(ApiError):
-    """409: the request conflicts with the current state of the resource."""
+    """409, or a 400/422 whose text speaks of the resource's state; ``status`` is the one sent."""
 
 
 class ValidationError(ApiError):
-    """422: the server rejected the body; ``field`` names the field when it could be told."""
+    """400/422 the server explained as bad input; ``field`` names the field (of the body or the
+    query) when the text names one that was sent."""
 
     def __init__(self, *args: Any, field: str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -151,6 +174,10 @@ class PagingError(SvcnbError):
     """A list could not be read to its end; nothing is returned rather than a truncated list."""
 
 
+class WaitTimeout(SvcnbError, TimeoutError):
+    """A wait ran out before the state it waited for came; the action may still complete."""
+
+
 class MissingFieldError(SvcnbError, KeyError):
     """A record lacks a key svcnb needs; names the resource, the record id and the key."""
 
@@ -173,4 +200,5 @@ class SchemaDriftWarning(UserWarning):
 
 
 class PagingWarning(UserWarning):
-    """A list read had duplicated ids (dropped) or changed while it was read."""
+    """A list read had duplicated ids (dropped), changed while it was read, or ended short of
+    the total the server announced."""

@@ -1,9 +1,15 @@
 """The svcnb HTTP client: ``Client`` and its resources (``vms``, ``firewalls``, ``networks``,
-``wallet``, ``webhooks``). It imports nothing else of svcnb but :mod:`svcnb.errors`."""
+``wallet``, ``webhooks``). It imports nothing else of svcnb but :mod:`svcnb.errors`,
+:mod:`svcnb.vocab` (status words, for ``vms.stop(wait=True)``) and :mod:`svcnb.config`.
+
+The error classes a failure may now take besides the spec's per-status ones are re-exported
+here too (``Forbidden``, ``LimitExceeded``, ``WaitTimeout``); all live in :mod:`svcnb.errors`.
+"""
 
 from __future__ import annotations
 
 from svcnb.client._client import Client
 from svcnb.client._validate import rule_update as validate_rule_update
+from svcnb.errors import Forbidden, LimitExceeded, WaitTimeout
 
-__all__ = ["Client", "validate_rule_update"]
+__all__ = ["Client", "Forbidden", "LimitExceeded", "WaitTimeout", "validate_rule_update"]

@@ -1,7 +1,11 @@
 """``vms.all``: the fleet with details, pages and details fetched concurrently by threads.
 
 Threads rather than asyncio so it runs unchanged inside Jupyter's running event loop; the
-governor (shared by all threads) keeps the pull inside the rate limit.
+governor (shared by all threads) keeps the pull inside the rate limit. Pages are read in
+parallel only when their count is known at the page size the server serves; a list paged by
+links or cursors is read in order. List items that already carry ``sshKeys``, ``firewalls`` and
+``privateNetworks`` are full VMs and need no detail read; items without ``updatedAt`` cannot
+tell what changed, so a refresh reads every VM's detail.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from svcnb.client._config import DEFAULT_PER_PAGE
-from svcnb.client._paging import Collector, Page, fetch_page, iter_pages
+from svcnb.client._paging import Collector, Page, Pager
 from svcnb.client._records import RecordParser
 from svcnb.client._request import Requester
 from svcnb.client._resources import segment
@@ -55,7 +59,13 @@ def _index_previous(previous: Iterable[dict]) -> dict[str, dict]:
     return index
 
 
+def _is_full(item: Any) -> bool:
+    return isinstance(item, dict) and all(key in item for key in _NESTED)
+
+
 def _needs_detail(summary: dict, prev: dict | None) -> bool:
+    if _is_full(summary):
+        return False
     if prev is None or any(key not in prev for key in _NESTED):
         return True
     before, now = _instant(prev.get("updatedAt")), _instant(summary.get("updatedAt"))
@@ -79,6 +89,7 @@ class _Pull:
     ) -> None:
         self.req, self.records, self.details = req, records, details
         self.previous, self.progress, self.workers = previous, progress, workers
+        self.pager = Pager(req, _PATH, scope=_SCOPE, per_page=DEFAULT_PER_PAGE)
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="svcnb-vms")
         self.pending: dict[Future, tuple[str, Any]] = {}
         self.pages: dict[int, Page] = {}
@@ -89,7 +100,7 @@ class _Pull:
         self.stats0 = req.stats.as_dict()
 
     def fetch(self, number: int) -> Page:
-        return fetch_page(self.req, _PATH, number, DEFAULT_PER_PAGE, _SCOPE)
+        return self.pager.fetch(number)
 
     def detail(self, vm_id: str) -> dict | None:
         try:
@@ -111,8 +122,17 @@ class _Pull:
             vm_id = summary.get("id") if isinstance(summary, dict) else None
             if vm_id is None or vm_id in self.submitted:
                 continue
+            if self.previous is not None and "updatedAt" not in summary and not _is_full(summary):
+                self.records.note_once(
+                    "vm list without updatedAt",
+                    "GET %s: the list's items carry no updatedAt, so a refresh cannot tell "
+                    "which VMs changed: every VM's detail is read",
+                    _PATH,
+                )
             prev = None if self.previous is None else self.previous.get(str(vm_id))
-            if self.previous is not None and not _needs_detail(summary, prev):
+            if _is_full(summary) or (
+                self.previous is not None and not _needs_detail(summary, prev)
+            ):
                 continue
             self.submitted.add(vm_id)
             self.submit("detail", vm_id)
@@ -146,9 +166,12 @@ class _Pull:
         self.bar.refresh()
 
     def announce(self, first: Page) -> None:
-        pages = first.total_pages or 1
+        pages = self.pager.page_count(first) or 1
         total = first.total if first.total is not None else len(first.items)
-        if self.details and self.previous is None:
+        full = bool(first.items) and all(_is_full(item) for item in first.items)
+        if self.details and full:
+            count, what = pages, f"{pages} page(s); the list carries full VMs"
+        elif self.details and self.previous is None:
             count, what = pages + total, f"{pages} page(s) + {total} VM details"
         elif self.details:
             count, what = pages, f"{pages} page(s) + details of changed VMs only"
@@ -176,23 +199,23 @@ class _Pull:
 
     def run(self) -> list[dict]:
         started = time.monotonic()
+        collector = Collector("vm", _PATH)
         try:
-            first = self.fetch(1)
+            first = self.pager.first()
             self.pages[1] = first
             self.announce(first)
             self.consider(first.items)
-            parallel = first.total_pages is not None and first.next is None
-            if parallel:
-                for number in range(2, first.total_pages + 1):
+            count = self.pager.page_count(first)
+            if count is not None and self.pager.by_number(first):
+                # The count is bounded by the pager (PagingError above max_pages).
+                for number in range(2, count + 1):
                     self.submit("page", number)
             self.drain()
-            # One ordered pass through the page iterator applies every stop rule; any page it
-            # still needs (the list grew, or the shape only allows reading in order) is read.
-            collector = Collector("vm", _PATH)
-            pages = iter_pages(
-                self.req, _PATH, scope=_SCOPE, first=first,
-                fetch=lambda n: self.pages[n] if n in self.pages else self.fetch(n),
-            )  # fmt: skip
+            # One ordered pass through the paging loop applies every stop rule; any page it
+            # still needs (the list grew, or it is paged by links or cursors) is read here.
+            pages = self.pager.pages(
+                first, fetch=lambda n: self.pages[n] if n in self.pages else self.fetch(n)
+            )
             for page in pages:
                 self.consider(collector.add(page))
                 self.done += 0 if page.number in self.pages else 1
@@ -202,7 +225,7 @@ class _Pull:
             if self.bar is not None:
                 self.show()
                 self.bar.close()
-        summaries = self.records.many("vm", collector.finish())
+        summaries = self.records.many("vm", collector.finish(self.pager))
         result = self.assemble(summaries)
         used = self.req.stats.as_dict()
         _log.info(
@@ -227,6 +250,8 @@ class _Pull:
                     vanished.append(vm_id)
                     continue
                 out.append(full)
+            elif _is_full(summary):
+                out.append(summary)
             else:
                 # Unchanged since the previous pull: its nested lists plus today's summary.
                 out.append({**self.previous[str(vm_id)], **summary})

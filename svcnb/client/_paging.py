@@ -1,15 +1,24 @@
-"""The one page iterator, and the collector that turns pages into one list.
+"""The one paging loop (:class:`Pager`), and the collector that turns pages into one list.
 
-Shapes followed: ``{data: [...], meta: {page, perPage, total, totalPages}}`` (the sandbox's),
-``{data: {items: [...], ...}}`` and next links (``links.next``, ``next``, ``meta.next``), as an
-absolute URL, a path or a query string. Reading stops on an empty page, a page seen before, the
-last page ``meta`` names, a short page when ``meta`` is missing, or a next link already followed;
-more than ``max_pages`` pages raises :class:`PagingError` rather than return a truncated list.
+Shapes read: ``{data: [...], meta: {page, perPage, total, totalPages}}``; ``{data: {items: [...],
+total, page, perPage}}``; a cursor, ``meta.nextCursor`` (the next call sends ``cursor=``); next
+links in the body (``links.next``, ``next``, ``meta.next``) or in a ``Link: <...>; rel="next"``
+header, as an absolute URL, a path or a query; totals in the body or in ``X-Total-Count``.
+
+A server may serve fewer items than asked (a cap below our ``perPage``), so the page size is
+learned from the answer: ``perPage`` where it says, else the length of a first page that is short
+although the total says more exists; the page count is the total over that size. Reading goes on
+while anything the server said (a total, a page count, a cursor, a next link) says more exists;
+a short page ends the list only when nothing does. It stops on an empty page, a page seen before
+or a link already followed, and past ``max_pages`` raises :class:`PagingError`. The collector
+then compares what was read with what was announced, and says exactly what is missing.
 """
 
 from __future__ import annotations
 
 import logging
+import math
+import re
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -17,20 +26,25 @@ from typing import Any
 
 import httpx
 
-from svcnb.client._config import DEFAULT_PER_PAGE, MAX_PAGES
+from svcnb.client._config import API_PREFIX, DEFAULT_PER_PAGE, MAX_PAGES
 from svcnb.client._request import Reply, Requester
-from svcnb.errors import PagingError, PagingWarning, SvcnbError
+from svcnb.errors import PagingError, PagingWarning, SvcnbError, ValidationError
 
 _log = logging.getLogger("svcnb.client")
+
+# Sizes to try, largest first, when a server refuses our perPage without saying its maximum.
+_FALLBACK_SIZES = (50, 25, 20, 10, 5, 1)
 
 
 @dataclass
 class Page:
-    number: int | None  # the page number asked for (None when following a next link)
+    number: int | None  # the page number asked for (None when reached by a link or a cursor)
     items: list[Any]
-    total: int | None  # meta.total: how many items the whole list holds
+    total: int | None  # how many items the whole list holds, as this answer says
     total_pages: int | None
+    per_page: int | None  # the page size the answer says it served
     next: tuple[str, dict] | None  # (path, params) of the next link, when the server gave one
+    cursor: str | None = None  # the cursor of the next page, when the server gave one
 
 
 def _int(value: Any) -> int | None:
@@ -38,13 +52,13 @@ def _int(value: Any) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.isdigit():
+    if isinstance(value, str) and value.strip().isdigit():
         return int(value)
     return None
 
 
 def parse_page(reply: Reply, number: int | None, requester: Requester) -> Page:
-    """Items, totals and next link of one answer, whichever of the known shapes it has."""
+    """Items, totals, size, cursor and next link of one answer, whichever shape it has."""
     data = reply.data
     meta = dict(reply.meta or {})
     links: Any = reply.body.get("links") or reply.body.get("next")
@@ -57,7 +71,7 @@ def parse_page(reply: Reply, number: int | None, requester: Requester) -> Page:
             )
         inner = data.get("meta")
         meta.update(inner if isinstance(inner, dict) else {})
-        for key in ("page", "perPage", "total", "totalPages"):
+        for key in ("page", "perPage", "total", "totalPages", "nextCursor"):
             if key in data and key not in meta:
                 meta[key] = data[key]
         links = links or data.get("links") or data.get("next")
@@ -70,103 +84,229 @@ def parse_page(reply: Reply, number: int | None, requester: Requester) -> Page:
     links = links or meta.get("next") or meta.get("links")
     if isinstance(links, dict):
         links = links.get("next")
+    if not (isinstance(links, str) and links):
+        links = _rel_next(reply)
+    total = _int(meta.get("total"))
+    if total is None:
+        total = _int(reply.headers.get("x-total-count"))
+    cursor = meta.get("nextCursor", meta.get("next_cursor"))
     return Page(
         number=_int(meta.get("page")) or number,
         items=items,
-        total=_int(meta.get("total")),
+        total=total,
         total_pages=_int(meta.get("totalPages")),
-        next=_next_link(links, requester) if isinstance(links, str) and links else None,
+        per_page=_int(meta.get("perPage")),
+        next=_next_link(links, reply, requester) if links else None,
+        cursor=str(cursor) if cursor not in (None, "") else None,
     )
 
 
-def _next_link(link: str, requester: Requester) -> tuple[str, dict]:
+def _rel_next(reply: Reply) -> str | None:
+    for link in reply.links.values():
+        if "next" in link.get("rel", "").lower().split() and link.get("url"):
+            return link["url"]
+    return None
+
+
+def _next_link(link: str, reply: Reply, requester: Requester) -> tuple[str, dict]:
     """(path under the API prefix, query params) of a next link in any of its written forms."""
-    url = httpx.URL(link)
-    params = dict(url.params)
+    base = reply.url or httpx.URL(requester.base_url + "/")
+    url = base.join(link)
     path = url.path
-    if link.startswith("?") or not path:
-        return "", params  # "?page=2": same path, new query (filled in by the caller)
     root = httpx.URL(requester.base_url).path.rstrip("/") + (requester.base_path or "")
     if root and path.startswith(root):
         path = path[len(root) :]
-    return path or "/", params
-
-
-def fetch_page(
-    requester: Requester, path: str, page: int, per_page: int | None, scope: str | None
-) -> Page:
-    """Page ``page`` of ``path``; ``per_page=None`` for a list that takes no page parameters."""
-    params = None if per_page is None else {"page": page, "perPage": per_page}
-    reply = requester.request("GET", path, params=params, scope=scope)
-    return parse_page(reply, page, requester)
-
-
-def iter_pages(
-    requester: Requester,
-    path: str,
-    *,
-    scope: str | None = None,
-    per_page: int | None = DEFAULT_PER_PAGE,
-    max_pages: int = MAX_PAGES,
-    first: Page | None = None,
-    fetch: Callable[[int], Page] | None = None,
-) -> Iterator[Page]:
-    """Every page of the list at ``path``, in order, each stop rule applied (see module doc).
-
-    ``first`` is page 1 when the caller already read it; ``fetch(n)`` reads page ``n``.
-    ``per_page=None``: the endpoint takes no page parameters (only next links are followed).
-    """
-    fetch = fetch or (lambda n: fetch_page(requester, path, n, per_page, scope))
-    seen_pages: set[tuple] = set()
-    followed: set[str] = set()
-    page = first or fetch(1)
-    count = 1
-    while True:
-        signature = tuple(_item_id(item) for item in page.items)
-        if not page.items:
-            return
-        if signature in seen_pages:
-            warnings.warn(
-                f"GET {path}: page {page.number or count} repeats an earlier page; stopped "
-                "reading there (the server ignored the page number, or the list shifted)",
-                PagingWarning,
-                stacklevel=3,
-            )
-            return
-        seen_pages.add(signature)
-        yield page
-        if page.next is not None:
-            next_path, params = page.next
-            key = f"{next_path}?{sorted(params.items())}"
-            if key in followed:
-                return
-            followed.add(key)
-            loaded = requester.request("GET", next_path or path, params=params, scope=scope)
-            page = parse_page(loaded, None, requester)
-        else:
-            number = (page.number or count) + 1
-            if per_page is None:
-                return  # not a paged endpoint, and no next link
-            if page.total_pages is not None:
-                if number > page.total_pages:
-                    return
-            elif len(page.items) < per_page:
-                return  # no meta: a short page is the last one
-            page = fetch(number)
-        count += 1
-        if count > max_pages:
-            raise PagingError(
-                f"GET {path}: more than {max_pages} pages; stopped rather than return a "
-                "partial list (the server may be ignoring the page parameter)"
-            )
+    elif API_PREFIX in path:  # the link names the other of the two base paths
+        path = path[path.index(API_PREFIX) + len(API_PREFIX) :]
+    return path or "/", dict(url.params)
 
 
 def _item_id(item: Any) -> Any:
     return item.get("id") if isinstance(item, dict) else repr(item)
 
 
+class Pager:
+    """Reads one list endpoint page by page, learning its paging from the answers.
+
+    ``per_page=None``: the endpoint takes no page parameters unless its first answer shows it is
+    paged (a total beyond that page, a next link or a cursor); then it is read on like any other.
+    """
+
+    def __init__(
+        self,
+        requester: Requester,
+        path: str,
+        *,
+        scope: str | None = None,
+        per_page: int | None = DEFAULT_PER_PAGE,
+        max_pages: int = MAX_PAGES,
+    ) -> None:
+        self.req, self.path, self.scope, self.max_pages = requester, path, scope, max_pages
+        self.asked = per_page  # what the caller wants; lowered when the server refuses it
+        self.size = per_page  # the page size the server serves, once known
+        self.pages_read = 0  # pages that held items
+        self.totals: list[int] = []  # the total of every answer read, repeated pages too
+        self.stalled: str | None = None  # why reading stopped where the server promised more
+
+    # -- reading single pages ---------------------------------------------------------------
+
+    def fetch(self, number: int) -> Page:
+        """Page ``number`` by page number, at the page size learned so far."""
+        params: dict[str, Any] | None = None
+        if self.size is not None:
+            params = {"page": number, "perPage": self.size}
+        elif number > 1:
+            params = {"page": number}
+        reply = self.req.request("GET", self.path, params=params, scope=self.scope)
+        return parse_page(reply, number, self.req)
+
+    def first(self) -> Page:
+        """Page 1; a ``perPage`` the server refuses as too large is lowered and asked again."""
+        while True:
+            try:
+                page = self.fetch(1)
+            except ValidationError as exc:
+                smaller = self._smaller_size(exc)
+                if smaller is None:
+                    raise
+                _log.info(
+                    "GET %s: the server refused perPage=%d (%s); asking for %d per page",
+                    self.path,
+                    self.size,
+                    exc.server_message,
+                    smaller,
+                )
+                self.asked = self.size = smaller
+                continue
+            self.learn(page, first=True)
+            return page
+
+    def _smaller_size(self, exc: ValidationError) -> int | None:
+        if self.size is None or self.size <= 1 or exc.field != "perPage":
+            return None
+        said = [int(n) for n in re.findall(r"\d+", exc.server_message)]
+        below = [n for n in said if 1 <= n < self.size]
+        if below:
+            return max(below)
+        return next((n for n in _FALLBACK_SIZES if n < self.size), None)
+
+    def _follow(self, path: str, params: dict) -> Page:
+        reply = self.req.request("GET", path or self.path, params=params, scope=self.scope)
+        return parse_page(reply, _int(params.get("page")), self.req)
+
+    # -- what the answers say ---------------------------------------------------------------
+
+    def learn(self, page: Page, *, first: bool = False) -> None:
+        """Take the page size from the answer: what it says it served, else the length of a
+        first page that is short although its total says more exists."""
+        if page.per_page is not None and page.per_page > 0:
+            self.size = page.per_page
+        elif first and page.items and (page.total or 0) > len(page.items):
+            short = self.size is None or len(page.items) < self.size
+            self.size = len(page.items) if short else self.size
+        count = self.page_count(page)
+        if count is not None and count > self.max_pages:
+            raise PagingError(
+                f"GET {self.path}: the server announces {count} pages ({page.total} items at "
+                f"{self.size} per page), more than the {self.max_pages} svcnb reads; nothing "
+                "was read rather than a partial list (a very low page size on the server?)"
+            )
+
+    def page_count(self, page: Page) -> int | None:
+        """How many pages the list holds at the learned size, when the answer tells."""
+        counts = [page.total_pages] if page.total_pages is not None else []
+        if page.total is not None and self.size:
+            counts.append(math.ceil(page.total / self.size))
+        return max(counts) if counts else None
+
+    def by_number(self, page: Page) -> bool:
+        """Whether the list continues by page number (no link or cursor to follow)."""
+        return page.next is None and page.cursor is None
+
+    # -- the loop ---------------------------------------------------------------------------
+
+    def pages(
+        self, first: Page | None = None, fetch: Callable[[int], Page] | None = None
+    ) -> Iterator[Page]:
+        """Every page, in order, each stop rule applied (see the module doc).
+
+        ``first`` is page 1 when the caller already read it; ``fetch(n)`` reads page ``n``
+        (the bulk pull passes the pages it read in parallel).
+        """
+        fetch = fetch or self.fetch
+        page = first or self.first()
+        seen_pages: dict[tuple, int] = {}
+        followed: set[str] = set()
+        number, count, read = 1, 1, 0
+        linked = False  # reached by a link or cursor: the page without one is the last
+        while True:
+            if page.total is not None:
+                self.totals.append(page.total)
+            if not page.items:
+                if count == 1 and (page.total or 0) > 0:
+                    self.stalled = "its first page was empty"
+                return
+            signature = tuple(_item_id(item) for item in page.items)
+            if signature in seen_pages:
+                self.stalled = f"page {count} repeated page {seen_pages[signature]}"
+                warnings.warn(
+                    f"GET {self.path}: page {count} repeats an earlier page (page "
+                    f"{seen_pages[signature]}); "
+                    "stopped reading there (the server ignored the page asked for, or the list "
+                    "shifted)",
+                    PagingWarning,
+                    stacklevel=3,
+                )
+                return
+            seen_pages[signature] = count
+            self.pages_read += 1
+            read += len(page.items)
+            yield page
+            asked = self.size
+            if page.next is not None:
+                next_path, params = page.next
+                key = f"{next_path}?{sorted(params.items())}"
+                if key in followed:
+                    self.stalled = "its next link led back to a page already read"
+                    return
+                followed.add(key)
+                linked = True
+                page = self._follow(next_path, params)
+            elif page.cursor is not None:
+                if page.cursor in followed:
+                    self.stalled = "its cursor led back to a page already read"
+                    return
+                followed.add(page.cursor)
+                linked = True
+                params = {"cursor": page.cursor}
+                if self.size is not None:
+                    params["perPage"] = self.size
+                page = self._follow(self.path, params)
+            elif linked:
+                return
+            else:
+                pages = self.page_count(page)
+                if pages is not None:
+                    more = number < pages
+                elif page.total is not None:
+                    more = read < page.total
+                else:  # nothing announced: only a full page says more may follow
+                    more = asked is not None and len(page.items) >= asked
+                if not more:
+                    return
+                number += 1
+                page = fetch(number)
+            count += 1
+            if count > self.max_pages:
+                raise PagingError(
+                    f"GET {self.path}: more than {self.max_pages} pages; stopped rather than "
+                    "return a partial list (the server may be ignoring the page parameter)"
+                )
+
+
 class Collector:
-    """Joins pages into one list: drops duplicated ids, notices a list that changed."""
+    """Joins pages into one list: drops duplicated ids, checks what was read against what
+    the server announced."""
 
     def __init__(self, resource: str, path: str) -> None:
         self.resource = resource
@@ -191,23 +331,52 @@ class Collector:
         self.items.extend(fresh)
         return fresh
 
-    def finish(self) -> list[Any]:
-        """The items, after warning about duplicates or a change seen while reading."""
+    def finish(self, pager: Pager | None = None) -> list[Any]:
+        """The items, after warning about what the reading showed; PagingError when the
+        server announced more than its first page and nothing past it could be read."""
+        read = len(self.items)
         if self.duplicates:
             shown = ", ".join(map(str, self.duplicates[:5]))
             warnings.warn(
                 f"GET {self.path}: dropped {len(self.duplicates)} duplicated {self.resource} "
-                f"id(s) ({shown}); the list changed while it was read",
+                f"id(s) ({shown}): the same record came on two pages, so the list shifted "
+                "while it was read (or the server pages inconsistently)",
                 PagingWarning,
                 stacklevel=3,
             )
-        changed = len(set(self.totals)) > 1
-        last_total = self.totals[-1] if self.totals else None
-        if changed or (last_total is not None and last_total != len(self.items)):
+        totals = pager.totals if pager is not None else self.totals
+        distinct = list(dict.fromkeys(totals))
+        total = totals[-1] if totals else None
+        if len(distinct) > 1:
             warnings.warn(
                 f"GET {self.path}: the {self.resource} list changed while it was read "
-                f"(total reported {'→'.join(map(str, dict.fromkeys(self.totals)))}, "
-                f"{len(self.items)} read); records added or removed meanwhile may be missing: "
+                f"(total reported {'→'.join(map(str, distinct))}, {read} read); records added "
+                "or removed meanwhile may be missing: read it again for a consistent list",
+                PagingWarning,
+                stacklevel=3,
+            )
+        elif total is not None and read < total:
+            why = pager.stalled if pager is not None else None
+            if why is not None and pager is not None and pager.pages_read <= 1:
+                raise PagingError(
+                    f"GET {self.path}: the server announced {total} {self.resource} records "
+                    f"but only its first page ({read}) could be read: {why}. Nothing is "
+                    "returned rather than a partial list; the server pages in a way svcnb does "
+                    "not follow (see docs/dialects.md)"
+                )
+            reason = f" ({why})" if why else ""
+            warnings.warn(
+                f"GET {self.path}: read {read} of {total} announced {self.resource} records; "
+                f"the server sent no more pages{reason}, and the total did not change while "
+                "reading. The list is incomplete: read it again, and if it stays short, the "
+                "server's paging is not one svcnb follows (see docs/dialects.md)",
+                PagingWarning,
+                stacklevel=3,
+            )
+        elif total is not None and read > total and not self.duplicates:
+            warnings.warn(
+                f"GET {self.path}: read {read} {self.resource} records but {total} were "
+                "announced; the server's count is off, or records were added while reading: "
                 "read it again for a consistent list",
                 PagingWarning,
                 stacklevel=3,
@@ -225,7 +394,8 @@ def read_all(
     max_pages: int = MAX_PAGES,
 ) -> list[Any]:
     """Every item of the list at ``path`` (all pages), duplicates dropped with a warning."""
+    pager = Pager(requester, path, scope=scope, per_page=per_page, max_pages=max_pages)
     collector = Collector(resource, path)
-    for page in iter_pages(requester, path, scope=scope, per_page=per_page, max_pages=max_pages):
+    for page in pager.pages():
         collector.add(page)
-    return collector.finish()
+    return collector.finish(pager)

@@ -1,16 +1,21 @@
 """Tolerant record parsing: keys the spec does not list are kept (one warning per resource
 naming them); a key svcnb itself needs raises :class:`MissingFieldError` naming resource, id
-and key. Values are never converted here: the frames layer types them.
+and key. Only keys svcnb cannot do without are required (``id`` nearly everywhere): a VM without
+``updatedAt`` is still a VM, only refreshed by reading it again. Values and field names are
+never changed here: the frames layer types them and maps the names servers use.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import warnings
 from collections.abc import Iterable
 from typing import Any
 
 from svcnb.errors import MissingFieldError, SchemaDriftWarning, SvcnbError
+
+_log = logging.getLogger("svcnb.client")
 
 _VM_SUMMARY = (
     "id", "name", "hostname", "status", "vcpu", "ram", "disk", "bandwidth", "networkSpeed",
@@ -27,7 +32,7 @@ _WEBHOOK = frozenset({
 SCHEMAS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
     "vm": (
         frozenset(_VM_SUMMARY + ("sshKeys", "firewalls", "privateNetworks")),
-        ("id", "updatedAt"),
+        ("id",),
     ),
     "firewall": (frozenset({"id", "name", "description", "createdAt", "updatedAt"}), ("id",)),
     "rule": (
@@ -75,6 +80,22 @@ SCHEMAS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
                 "createdAt",
                 "lastAttemptAt",
                 "error",
+                # the names other servers give the same fields (docs/dialects.md)
+                "status_code",
+                "responseStatus",
+                "httpStatus",
+                "responseCode",
+                "ok",
+                "delivered",
+                "succeeded",
+                "successful",
+                "attempt",
+                "attemptCount",
+                "tries",
+                "event_id",
+                "created_at",
+                "last_attempt_at",
+                "updatedAt",
             }
         ),
         ("id",),
@@ -88,7 +109,16 @@ class RecordParser:
 
     def __init__(self) -> None:
         self._warned: dict[str, set[str]] = {}
+        self._noted: set[str] = set()
         self._lock = threading.Lock()
+
+    def note_once(self, key: str, message: str, *args: Any) -> None:
+        """Log ``message`` at INFO the first time ``key`` is noted by this Client."""
+        with self._lock:
+            if key in self._noted:
+                return
+            self._noted.add(key)
+        _log.info(message, *args)
 
     def one(self, resource: str, record: Any) -> dict:
         return self.many(resource, [record])[0]

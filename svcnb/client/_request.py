@@ -24,12 +24,14 @@ from typing import Any
 import httpx
 
 from svcnb.client._config import ENV_API_KEY, Settings, base_path_candidates
+from svcnb.client._failures import classify
 from svcnb.client._pacing import Governor, governor_for
 from svcnb.client._redact import mask_token, scrub
 from svcnb.errors import (
     ApiError,
     AuthError,
     Conflict,
+    LimitExceeded,
     NotFound,
     RateLimited,
     ScopeError,
@@ -50,13 +52,13 @@ RATE_LIMIT_BASE_SECONDS = 1.0  # the spec's guidance: back off from 1 s after Re
 RATE_LIMIT_CAP_SECONDS = 60.0
 MAX_RATE_LIMITED = 30  # consecutive 429s on one call before giving up
 _SCOPE_RE = re.compile(r"\b([a-z]+:(?:read|write))\b")
-_QUOTED_RE = re.compile(r"['\"`]([A-Za-z_][\w.]*)['\"`]")
 _TRANSPORT_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
 
 
 @dataclass
 class Reply:
-    """A successful answer: the envelope's ``data`` and ``meta`` plus the whole body."""
+    """A successful answer: the envelope's ``data`` and ``meta``, the whole body, its headers,
+    the URL it answered (to resolve relative links against) and its ``Link`` header parsed."""
 
     status: int
     data: Any
@@ -64,6 +66,8 @@ class Reply:
     body: dict
     headers: httpx.Headers
     replayed: bool = False
+    url: httpx.URL | None = None
+    links: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -330,78 +334,24 @@ class Requester:
                 payload,
                 response.headers,
                 replayed=response.headers.get("idempotent-replayed", "").lower() == "true",
+                url=response.request.url,
+                links=response.links,
             )
         text = _error_text(payload) or response.reason_phrase or ""
         raise self._error(response, call, text)
 
     def _error(self, response: httpx.Response, call: Call, text: str) -> ApiError:
-        """The exception for a failure answer: its type by status, its message actionable."""
-        status, method, path, scope, body = (
-            response.status_code,
-            call.method,
-            call.path,
-            call.scope,
-            call.body,
-        )
+        """The exception for a failure answer: its type by status and text (see _failures)."""
+        status, method, path = response.status_code, call.method, call.path
         server = scrub(text, self._token)
         said = f" (server said: {server})" if server else ""
         where = f"{method} {path}"
-        kw = {"server_message": server}
-        if status == 401:
-            if not self._token:
-                return AuthError(
-                    401,
-                    f"{where}: no API token was sent{said}; pass api_key= to Client or set "
-                    f"{ENV_API_KEY}",
-                    method,
-                    path,
-                    reason="missing",
-                    **kw,
-                )
-            return AuthError(
-                401,
-                f"{where}: the API token {self.masked_token} was rejected{said}; it is unknown, "
-                "deleted, expired or revoked: create a new token in the account dashboard",
-                method,
-                path,
-                reason="rejected",
-                **kw,
-            )
-        if status == 403:
-            found = _SCOPE_RE.search(server)
-            needed = found.group(1) if found else scope
-            what = f"the scope {needed}" if needed else "a scope"
-            return ScopeError(
-                403,
-                f"{where}: the API token {self.masked_token} lacks {what} this endpoint "
-                f"needs{said}; use a token created with {needed or 'that scope'}",
-                method,
-                path,
-                scope=needed,
-                **kw,
-            )
+        kw: dict[str, Any] = {"server_message": server}
         if status == 404:
             tried = ""
             if self.base_path is None:
                 tried = " under both " + " and ".join(self._candidates) + f" on {self.base_url}"
             return NotFound(404, f"{where}: not found{tried}{said}", method, path, **kw)
-        if status == 409:
-            return Conflict(
-                409,
-                f"{where}: conflicts with the resource's current state{said}",
-                method,
-                path,
-                **kw,
-            )
-        if status == 422:
-            return ValidationError(
-                422,
-                f"{where}: the API rejected the request body{said}",
-                method,
-                path,
-                field=_field_named(server, body),
-                **kw,
-            )
         if status == 429:
             retry_after = _retry_after(response.headers)
             return RateLimited(
@@ -426,7 +376,82 @@ class Requester:
                 path,
                 **kw,
             )
+        verdict = classify(status, server, body=call.body, params=call.params)
+        args = (status, method, path)
+        if verdict.kind == "auth":
+            return self._auth_error(status, where, said, args, kw)
+        if verdict.kind == "scope":
+            found = _SCOPE_RE.search(server)
+            needed = found.group(1) if found else call.scope
+            needs = (
+                f"this endpoint needs {needed}: use a token created with it"
+                if needed
+                else "svcnb does not know which scope this endpoint needs"
+            )
+            return ScopeError(
+                *_msg(args, f"{where}: forbidden (403) for the API token {self.masked_token}"
+                      f"{said}; per the API spec a 403 means a missing scope; {needs}"),
+                scope=needed,
+                **kw,
+            )  # fmt: skip
+        if verdict.kind == "limit":
+            hint = (
+                "the spec caps active webhook subscriptions at 10 per account: deactivate one "
+                "(webhooks.set_active(id, False)) first"
+                if path.startswith("/webhooks")
+                else "free some of it, or ask support to raise the limit"
+            )
+            return LimitExceeded(
+                *_msg(args, f"{where}: refused ({status}) as over an account limit{said}; {hint}"),
+                **kw,
+            )
+        if verdict.kind == "conflict":
+            why = (
+                "the server reported a conflict (409)"
+                if status == 409
+                else f"refused ({status}) because of the resource's current state"
+            )
+            return Conflict(*_msg(args, f"{where}: {why}{said}"), **kw)
+        if verdict.kind == "validation":
+            if verdict.field_in == "body":
+                what = f"the value of {verdict.field} in the request body"
+            elif verdict.field_in == "query":
+                what = f"the query parameter {verdict.field}"
+            elif call.body is None:
+                what = "the request (it sent no body: the path or query was refused)"
+            else:
+                what = "the request"
+            return ValidationError(
+                *_msg(args, f"{where}: the API rejected {what} as invalid ({status}){said}"),
+                field=verdict.field,
+                **kw,
+            )
         return ApiError(status, f"{where}: failed with {status}{said}", method, path, **kw)
+
+    def _auth_error(
+        self, status: int, where: str, said: str, args: tuple, kw: dict[str, Any]
+    ) -> AuthError:
+        if not self._token:
+            text = (
+                f"{where}: no API token was sent ({status}){said}; pass api_key= to Client or "
+                f"set {ENV_API_KEY}"
+            )
+            return AuthError(*_msg(args, text), reason="missing", **kw)
+        if status == 401:
+            cause = "it is unknown, deleted, expired or revoked"
+        else:
+            cause = "the server's text says it is no longer valid"
+        text = (
+            f"{where}: the API token {self.masked_token} was rejected ({status}){said}; "
+            f"{cause}: create a new token in the account dashboard"
+        )
+        return AuthError(*_msg(args, text), reason="rejected", **kw)
+
+
+def _msg(args: tuple, message: str) -> tuple:
+    """(status, message, method, path): the positional arguments of every ApiError."""
+    status, method, path = args
+    return status, message, method, path
 
 
 def _error_text(payload: Any) -> str:
@@ -449,13 +474,3 @@ def _retry_after(headers: httpx.Headers) -> float:
             return max(0.0, (when - datetime.now(when.tzinfo)).total_seconds())
         except (TypeError, ValueError):
             return RATE_LIMIT_BASE_SECONDS
-
-
-def _field_named(message: str, body: Any) -> str | None:
-    """The body field a 422 message names: a key we sent that it mentions, else a quoted word."""
-    if isinstance(body, dict):
-        for key in body:
-            if re.search(rf"\b{re.escape(str(key))}\b", message):
-                return str(key)
-    found = _QUOTED_RE.search(message)
-    return found.group(1) if found else None

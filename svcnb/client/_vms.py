@@ -11,6 +11,8 @@ from svcnb.client._paging import read_all
 from svcnb.client._records import RecordParser
 from svcnb.client._request import Requester
 from svcnb.client._resources import _Resource, segment
+from svcnb.errors import SvcnbError, WaitTimeout
+from svcnb.vocab import current as vocabulary
 
 STOP_POLL_FIRST_SECONDS = 0.5
 STOP_POLL_MAX_SECONDS = 5.0
@@ -35,8 +37,12 @@ class VMs(_Resource):
     def stop(self, vm_id: str, wait: bool = False, timeout: float = 120.0) -> str:
         """Queue a graceful stop; returns the action id.
 
-        With ``wait=True`` it polls the VM until its status is ``stopped`` and raises
-        ``TimeoutError`` after ``timeout`` seconds (the action may still complete later).
+        With ``wait=True`` it polls the VM until its status word is in the ``stopped`` class of
+        :mod:`svcnb.vocab` (``stopped``, ``off``, ``halted``...). It raises ``WaitTimeout`` (a
+        ``TimeoutError``) after ``timeout`` seconds (the action may still complete later), naming
+        the status word seen; and ``SvcnbError`` at once when the VM turns out ``terminated`` or
+        ``suspended``, as it will then never stop. A word the vocabulary does not know is not
+        taken for stopped.
         A stop whose answer is lost is retried with the same Idempotency-Key, so it queues one
         action only.
         """
@@ -54,14 +60,30 @@ class VMs(_Resource):
         interval = STOP_POLL_FIRST_SECONDS
         while True:
             status = self.get(vm_id).get("status")
-            if status == "stopped":
+            # Asked each time: the user may map a new word while this waits.
+            cls = vocabulary().classify("vm_status", status)
+            if cls == "stopped":
                 return
+            if cls in ("terminated", "suspended"):
+                raise SvcnbError(
+                    f"VM {vm_id} is {status!r} (class {cls}) while waiting for it to stop "
+                    f"(action {action_id}); it will not reach 'stopped', so the wait ends here"
+                )
             left = deadline - time.monotonic()
             if left <= 0:
-                raise TimeoutError(
+                if cls == "unknown" and status is not None:
+                    hint = (
+                        f"; {status!r} is not in svcnb's vocabulary: if it means stopped, map it "
+                        f"with svcnb.vocab.extend(vm_status={{{status!r}: 'stopped'}}) or in "
+                        "[vocabulary.vm_status] of the svcnb config file"
+                    )
+                else:
+                    hint = (
+                        ": the stop may still complete, check again later or pass a longer timeout"
+                    )
+                raise WaitTimeout(
                     f"VM {vm_id} did not reach 'stopped' within {timeout:g}s (action "
-                    f"{action_id}, status now {status!r}); the stop may still complete: check "
-                    "again later or pass a longer timeout"
+                    f"{action_id}, status now {status!r}, class {cls}){hint}"
                 )
             time.sleep(min(interval, left))
             interval = min(interval * 2, STOP_POLL_MAX_SECONDS)

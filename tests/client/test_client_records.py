@@ -28,17 +28,21 @@ def test_unknown_keys_are_kept_and_named_once_per_resource(make_client):
 
 
 def test_a_missing_needed_key_names_resource_id_and_key(make_client):
+    api = FakeApi()
+    api.extra[("GET", "/wallet")] = lambda r: envelope({"balance": "1.00"})
+    with pytest.raises(MissingFieldError) as info:
+        make_client(api).wallet.get()
+    assert (info.value.resource, info.value.record_id, info.value.key) == ("wallet", None, "id")
+    assert "a wallet record has no 'id' key" in str(info.value)
+    assert isinstance(info.value, KeyError)
+
+
+def test_a_vm_without_updated_at_is_still_a_vm(make_client):
     api = FakeApi(vms=2)
     del api.vms["vm_0001"]["updatedAt"]
-    with pytest.raises(MissingFieldError) as info:
-        make_client(api).vms.get("vm_0001")
-    assert (info.value.resource, info.value.record_id, info.value.key) == (
-        "vm",
-        "vm_0001",
-        "updatedAt",
-    )
-    assert "vm 'vm_0001' has no 'updatedAt' key" in str(info.value)
-    assert isinstance(info.value, KeyError)
+    client = make_client(api)
+    assert "updatedAt" not in client.vms.get("vm_0001")
+    assert [v["id"] for v in client.vms.list()] == ["vm_0000", "vm_0001"]
 
 
 def test_stop_without_an_action_id_is_an_error_not_a_none(make_client):

@@ -37,7 +37,7 @@ def test_get_unwraps_envelope_and_reads_server_time(fake, make_client):
         (403, "token lacks scope billing:read", ScopeError),
         (404, "wallet not found", NotFound),
         (409, "busy", Conflict),
-        (422, "balance: bad", ValidationError),
+        (422, "balance: invalid", ValidationError),
         (400, "malformed JSON", ApiError),
     ],
 )
