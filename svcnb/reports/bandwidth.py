@@ -2,7 +2,10 @@
 
 Model (the sandbox's, ``svcnb/sandbox/_life.py``; the spec shows none): ``bandwidth_used_bytes``
 counts up from 0 over a billing cycle and restarts at 0 when the VM renews, so the cycle ends at
-``next_renewal_at``. Only a running VM uses bandwidth.
+``next_renewal_at``. Only a running VM uses bandwidth. Status words are read as classes through
+``svcnb.vocab`` (``active`` may mean running): a VM of class ``running`` grows, one of another
+known class stays where it is, and one whose status word is unknown has an unknown projection
+(``outlook`` "unknown" unless already over its pack); ``status_class`` says which.
 
 Growth rate: bytes per day over the snapshot pairs of the last ``lookback`` (default 7 days),
 summing each pair's growth over the time it covers; a pair whose usage fell (a renewal between
@@ -18,6 +21,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
+from svcnb.reports._classes import UNKNOWN, vm_classes
 from svcnb.reports._replay import latest_per_time, report, resolve_now
 from svcnb.reports._timeaxis import concise_dates
 
@@ -48,10 +52,14 @@ def usage(vms: pd.DataFrame, now: Any = None) -> pd.DataFrame:
     """Per VM: bytes used this cycle, the pack, and the share of the pack used.
 
     Reads ``vms``: id, name, status, plan_slug, bandwidth_used_bytes, bandwidth_pack_bytes.
-    Returns vm_id, name, status, plan_slug, used_bytes, pack_bytes, share (NA when the pack is
-    unknown or 0), sorted by share, highest first. Terminated VMs are left out.
+    Returns vm_id, name, status, status_class (through ``svcnb.vocab``; "unknown" for a word it
+    does not know), plan_slug, used_bytes, pack_bytes, share (NA when the pack is unknown or 0),
+    sorted by share, highest first. VMs of class terminated are left out; ``attrs
+    ["unknown_status"]`` counts the VMs whose status word is unknown (kept, with their usage).
     """
-    live = vms[vms["status"].astype("string").str.lower().fillna("") != "terminated"]
+    classes = vm_classes(vms)
+    keep = (classes != "terminated").to_numpy(dtype=bool)
+    live, classes = vms[keep], classes[keep]
     used = live["bandwidth_used_bytes"].astype("Int64")
     pack = live["bandwidth_pack_bytes"].astype("Int64")
     share = used.astype("Float64") / pack.where(pack > 0).astype("Float64")
@@ -60,15 +68,18 @@ def usage(vms: pd.DataFrame, now: Any = None) -> pd.DataFrame:
             "vm_id": live["id"].astype("string"),
             "name": live["name"].astype("string"),
             "status": live["status"].astype("string"),
+            "status_class": classes,
             "plan_slug": live["plan_slug"].astype("string"),
             "used_bytes": used,
             "pack_bytes": pack,
             "share": share,
         }
     )
-    return out.sort_values(
+    out = out.sort_values(
         ["share", "vm_id"], ascending=[False, True], na_position="last"
     ).reset_index(drop=True)
+    out.attrs["unknown_status"] = int((classes == UNKNOWN).sum())
+    return out
 
 
 @report(histories={"history": BANDWIDTH_HISTORY})
@@ -113,6 +124,7 @@ PROJECTION_COLUMNS = [
     "vm_id",
     "name",
     "status",
+    "status_class",
     "used_bytes",
     "pack_bytes",
     "share",
@@ -137,11 +149,13 @@ def projection(
 
     Reads ``vms``: id, name, status, next_renewal_at, bandwidth_used_bytes,
     bandwidth_pack_bytes; ``history`` as :func:`growth`. Returns vm_id, name, status,
-    used_bytes, pack_bytes, share, rate_bytes_per_day, cycle_end (next_renewal_at),
-    projected_bytes (used + rate x days left; a VM not running stays where it is),
+    status_class, used_bytes, pack_bytes, share, rate_bytes_per_day, cycle_end
+    (next_renewal_at), projected_bytes (used + rate x days left; a VM of a known class other
+    than running stays where it is; NA for a VM whose status word is unknown),
     projected_share, exceeds (the projection passes the pack), exceeds_at (when it does, or
     did: estimated back from the rate for a VM already over), outlook ("over", "will exceed",
-    "within pack", "unknown"), sorted by exceeds_at then share.
+    "within pack", "unknown"), sorted by exceeds_at then share. ``attrs["unknown_status"]``
+    counts the VMs whose projection is unknown because their status word is.
     """
     now = resolve_now(now)
     base = usage(vms)
@@ -151,9 +165,10 @@ def projection(
         rate_bytes_per_day=base["vm_id"].map(rates).astype("Float64"),
         cycle_end=pd.to_datetime(base["vm_id"].map(live["next_renewal_at"]), utc=True),
     )
-    running = out["status"].str.lower().fillna("") == "running"
+    running = out["status_class"] == "running"
     days_left = ((out["cycle_end"] - now) / _DAY).clip(lower=0).astype("Float64")
-    rate = out["rate_bytes_per_day"].where(running, 0.0)
+    # growth of a VM whose status is unknown is unknown, never 0
+    rate = out["rate_bytes_per_day"].where(running, 0.0).mask(out["status_class"] == UNKNOWN)
     used = out["used_bytes"].astype("Float64")
     pack = out["pack_bytes"].astype("Float64").where(out["pack_bytes"] > 0)
     out["projected_bytes"] = used + rate * days_left
@@ -176,11 +191,13 @@ def projection(
         default="unknown",
     )
     out = out.astype({"exceeds": "boolean", "outlook": "string"})
-    return (
+    out = (
         out[PROJECTION_COLUMNS]
         .sort_values(["exceeds_at", "share"], ascending=[True, False], na_position="last")
         .reset_index(drop=True)
     )
+    out.attrs["unknown_status"] = base.attrs["unknown_status"]
+    return out
 
 
 @report(frames={"vms": "vms"}, histories={"history": BANDWIDTH_HISTORY})

@@ -17,8 +17,13 @@ Renewal model (the sandbox's, ``svcnb/sandbox/_life.py``; the spec shows none):
   order is not shown).
 - A renewal the wallet cannot pay debits nothing; the VM then owes its price, turns ``overdue``
   and does not renew again until a top-up pays the debt (after 3 days it is suspended).
-- Terminated and suspended VMs and VMs that already owe (``billing_status`` overdue or
-  suspended) do not renew; what the owing ones owe is counted as ``owed``.
+- Status words are read as classes through ``svcnb.vocab`` (``active`` may mean running,
+  ``unpaid`` overdue). Terminated VMs are not billed. Suspended VMs and VMs that already owe
+  (billing class ``owing`` or ``suspended``) do not renew; what the owing ones owe is counted as
+  ``owed``. Running, stopped and transitional VMs with billing class ``paid`` renew.
+- A VM whose status class is ``unknown``, or (not terminated) whose billing class is, cannot be
+  placed: reports leave it out of every sum and forecast and count it as ``unknown_status``.
+  A runway computed without some VMs says so (``complete`` False): it may come sooner.
 - A VM whose record states no price is billed its plan's catalog price: the price every VM of
   the same plan states, when they agree (``price_source`` "plan"); otherwise it stays unknown.
 - A renewal in a currency other than the wallet's, or with an unknown price, cannot be debited
@@ -36,6 +41,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.axes import Axes
 
+from svcnb.reports._classes import LIVE, OWING, UNKNOWN, billing_classes, vm_classes
 from svcnb.reports._replay import latest_per_time, report, resolve_now
 from svcnb.reports._timeaxis import concise_dates
 
@@ -55,14 +61,13 @@ __all__ = [
     "renewals_due",
     "run_rate",
     "runway",
+    "unknown_status",
 ]
 
 # Billing cycle of a VM: a calendar month on the same day, as the sandbox renews.
 DEFAULT_CYCLE = "month"
 # The sandbox's billing.low_balance look-ahead (svcnb/sandbox/_life.py LOW_BALANCE_WINDOW).
 DEFAULT_LOW_BALANCE_WINDOW = "7D"
-ENDED_STATUSES = frozenset({"terminated", "suspended"})
-OWING_BILLING = frozenset({"overdue", "suspended"})
 
 BILLING_HISTORY = ("wallet", ["balance_amount", "balance_currency"])
 
@@ -93,17 +98,33 @@ def _wallet_balance(wallet: pd.DataFrame | None, vms: pd.DataFrame) -> tuple[flo
     return float(amount), account_currency(vms, wallet)
 
 
-def _lower(frame: pd.DataFrame, column: str) -> pd.Series:
-    if column not in frame:
-        return pd.Series("", index=frame.index, dtype="string")
-    return frame[column].astype("string").str.lower().fillna("")
+def _placed(vms: pd.DataFrame) -> pd.DataFrame:
+    """Per VM: its classes and what they mean for billing (``billed``, ``renews``, ``owes``),
+    and whether it is left out because a word it needs is unknown (``unknown_vm`` for the VM
+    status, ``unknown_billing`` for the billing status of a VM that is not terminated)."""
+    vm, bill = vm_classes(vms), billing_classes(vms)
+    terminated = vm == "terminated"
+    unknown_vm = vm == UNKNOWN
+    unknown_billing = ~terminated & ~unknown_vm & (bill == UNKNOWN)
+    known = ~unknown_vm & ~unknown_billing
+    return pd.DataFrame(
+        {
+            "vm_class": vm,
+            "billing_class": bill,
+            "billed": ~terminated & ~unknown_vm,
+            "renews": vm.isin(LIVE) & (bill == "paid"),
+            "owes": ~terminated & known & bill.isin(OWING),
+            "unknown_vm": unknown_vm,
+            "unknown_billing": unknown_billing,
+        },
+        index=vms.index,
+    ).astype({"billed": bool, "renews": bool, "owes": bool})
 
 
 def _priced(vms: pd.DataFrame, currency: Any) -> pd.DataFrame:
-    """Every VM with ``amount``, resolved ``currency``, and whether it renews or owes."""
-    status, billing = _lower(vms, "status"), _lower(vms, "billing_status")
-    owes = billing.isin(OWING_BILLING) & (status != "terminated")
-    renews = ~status.isin(ENDED_STATUSES) & ~owes
+    """Every VM with ``amount``, resolved ``currency``, whether it renews or owes, and whether it
+    is left out (``unknown``: its status or billing word is unknown)."""
+    placed = _placed(vms)
     stated = vms["price_monthly_currency"].astype("string")
     out = pd.DataFrame(
         {
@@ -116,10 +137,13 @@ def _priced(vms: pd.DataFrame, currency: Any) -> pd.DataFrame:
             "amount": vms["price_monthly_amount"].astype("Float64"),
             "currency": stated if pd.isna(currency) else stated.fillna(currency),
             "price_source": pd.array(["stated"] * len(vms), dtype="string"),
-            "renews": renews.astype(bool),
-            "owes": owes.astype(bool),
-            "billed": (status != "terminated").astype(bool),
-        }
+            "renews": placed["renews"].to_numpy(),
+            "owes": placed["owes"].to_numpy(),
+            "billed": placed["billed"].to_numpy(),
+            "unknown_vm": placed["unknown_vm"].to_numpy(),
+            "unknown": (placed["unknown_vm"] | placed["unknown_billing"]).to_numpy(),
+        },
+        index=vms.index,
     ).reset_index(drop=True)
     return _price_from_plan(out)
 
@@ -217,7 +241,9 @@ def renewals(
     """Every renewal falling in ``(now, now + within]``, earliest first.
 
     A VM renews every ``cycle``, so over 90 days it appears about three times. VMs that owe or
-    are suspended do not renew and are not listed (see :func:`overdue`).
+    are suspended do not renew and are not listed (see :func:`overdue`); nor are VMs whose status
+    or billing word is unknown: ``attrs["unknown_status"]`` counts them (see
+    :func:`unknown_status`).
 
     Reads ``vms``: id, name, status, plan_slug, region_slug, billing_status, next_renewal_at,
     price_monthly_amount, price_monthly_currency; ``wallet``: balance_currency (for NA currency).
@@ -244,7 +270,7 @@ def renewals(
     ]
     out = pd.DataFrame(rows, columns=RENEWAL_COLUMNS)
     out["renewal_at"] = pd.to_datetime(out["renewal_at"], utc=True)
-    return out.astype(
+    out = out.astype(
         {
             "days_until": "Float64",
             "vm_id": "string",
@@ -257,6 +283,12 @@ def renewals(
             "price_source": "string",
         }
     )
+    out.attrs["unknown_status"] = _unknown(priced)
+    return out
+
+
+def _unknown(priced: pd.DataFrame) -> int:
+    return int(priced["unknown"].sum())
 
 
 @report(frames={"vms": "vms", "wallet": "wallet"})
@@ -270,15 +302,23 @@ def renewals_due(
     """Count and total of renewals due within each window (days), per currency.
 
     Reads the columns of :func:`renewals`. Returns within_days, currency, renewals, amount,
-    unpriced (renewals whose price the data does not state, not counted in ``amount``).
+    unpriced (renewals whose price the data does not state, not counted in ``amount``),
+    unknown_status (VMs left out because their status or billing word is unknown: the same on
+    every row; a window with nothing due but such VMs gets a row of currency NA and 0 renewals).
     """
     now = resolve_now(now)
     windows = sorted(int(w) for w in windows)
     rows = []
     # One walk to the widest window: the renewals of a narrower one are those due by its end.
     widest = renewals(vms, wallet, now=now, within=f"{max(windows, default=0)}D", cycle=cycle)
+    unknown = widest.attrs["unknown_status"]
     for days in windows:
         due = widest[widest["renewal_at"] <= now + pd.Timedelta(days=days)]
+        if due.empty and unknown:
+            rows.append(
+                {"within_days": days, "currency": pd.NA, "renewals": 0, "amount": 0.0,
+                 "unpriced": 0, "unknown_status": unknown}
+            )  # fmt: skip
         for currency, part in due.groupby("currency", dropna=False, sort=True):
             rows.append(
                 {
@@ -287,9 +327,11 @@ def renewals_due(
                     "renewals": len(part),
                     "amount": part["amount"].sum(skipna=True),
                     "unpriced": int(part["amount"].isna().sum()),
+                    "unknown_status": unknown,
                 }
             )
-    out = pd.DataFrame(rows, columns=["within_days", "currency", "renewals", "amount", "unpriced"])
+    columns = ["within_days", "currency", "renewals", "amount", "unpriced", "unknown_status"]
+    out = pd.DataFrame(rows, columns=columns)
     return out.astype(
         {
             "within_days": "Int64",
@@ -297,6 +339,7 @@ def renewals_due(
             "renewals": "Int64",
             "amount": "Float64",
             "unpriced": "Int64",
+            "unknown_status": "Int64",
         }
     )
 
@@ -312,22 +355,34 @@ def run_rate(
 
     ``by`` is ``plan_slug`` or ``region_slug``. Reads ``vms``: id, status, ``by``,
     price_monthly_amount, price_monthly_currency. Returns ``by``, currency, vms, monthly_amount,
-    unpriced (VMs whose price the data does not state).
+    unpriced (VMs whose price the data does not state), unknown_status (VMs of the group left
+    out of ``vms`` and ``monthly_amount`` because their status word is unknown).
     """
     if by not in ("plan_slug", "region_slug"):
         raise ValueError(f"by={by!r}: run rate is grouped by 'plan_slug' or 'region_slug'")
     priced = _priced(vms, account_currency(vms, wallet))
-    priced = priced[priced["billed"]]
+    counted = priced["billed"]  # not terminated, status known
+    priced = priced[priced["billed"] | priced["unknown_vm"]].assign(
+        counted=counted, amount_counted=priced["amount"].where(counted)
+    )
     out = (
         priced.groupby([by, "currency"], dropna=False, sort=True)
         .agg(
-            vms=("vm_id", "size"),
-            monthly_amount=("amount", lambda s: s.sum(skipna=True)),
-            unpriced=("amount", lambda s: int(s.isna().sum())),
+            vms=("counted", "sum"),
+            monthly_amount=("amount_counted", lambda s: s.sum(skipna=True)),
+            unpriced=("amount", lambda s: int((s.isna() & priced.loc[s.index, "counted"]).sum())),
+            unknown_status=("unknown_vm", "sum"),
         )
         .reset_index()
     )
-    return out.astype({"vms": "Int64", "monthly_amount": "Float64", "unpriced": "Int64"})
+    return out.astype(
+        {
+            "vms": "Int64",
+            "monthly_amount": "Float64",
+            "unpriced": "Int64",
+            "unknown_status": "Int64",
+        }
+    )
 
 
 SCHEDULE_COLUMNS = [
@@ -361,13 +416,16 @@ def renewal_schedule(
     Reads ``vms``: id, name, status, billing_status, next_renewal_at, price_monthly_amount,
     price_monthly_currency; ``wallet``: balance_amount, balance_currency.
     Returns renewal_at, vm_id, name, amount, currency, debitable, paid, balance_before,
-    balance_after, owed_after (owed in the wallet's currency after this renewal).
+    balance_after, owed_after (owed in the wallet's currency after this renewal);
+    ``attrs["unknown_status"]`` counts the VMs left out (status or billing word unknown).
     """
     now = resolve_now(now)
     balance, wallet_currency = _wallet_balance(wallet, vms)
     priced = _priced(vms, wallet_currency)
     owed = _owed(priced, wallet_currency)
-    return _schedule(priced, balance, owed, wallet_currency, now, horizon, cycle)
+    out = _schedule(priced, balance, owed, wallet_currency, now, horizon, cycle)
+    out.attrs["unknown_status"] = _unknown(priced)
+    return out
 
 
 def _schedule(
@@ -454,7 +512,9 @@ def runway(
     renewal), shortfall (its amount minus the balance left then), unpaid_then (ids of every VM
     whose renewal at that same instant goes unpaid), unscheduled (VMs that will renew but have
     no renewal date yet, e.g. still provisioning: the walk cannot include them, so the runway
-    may come sooner), horizon_end.
+    may come sooner), horizon_end, unknown_status (VMs left out because their status or
+    billing word is unknown), complete (False when unknown_status > 0: the walk is without
+    those VMs, so the runway may come sooner than runway_at says).
     """
     now = resolve_now(now)
     balance, currency = _wallet_balance(wallet, vms)
@@ -476,6 +536,8 @@ def runway(
         "unpaid_then": [],
         "unscheduled": _unscheduled(priced),
         "horizon_end": now + pd.Timedelta(horizon),
+        "unknown_status": _unknown(priced),
+        "complete": _unknown(priced) == 0,
     }
     if not unpaid.empty:
         first = unpaid.iloc[0]
@@ -502,6 +564,8 @@ def runway(
             "amount": "Float64",
             "shortfall": "Float64",
             "unscheduled": "Int64",
+            "unknown_status": "Int64",
+            "complete": "boolean",
         }
     )
 
@@ -525,7 +589,8 @@ def low_balance_forecast(
     :func:`renewal_schedule` up to t are set against the debitable renewals due in
     ``(t, t + window]``. (The sandbox checks hourly, so its ``billing.low_balance`` comes at the
     first full hour at or after ``low_at``.) Returns now, window_days, low_at (NaT when never
-    within the horizon), balance_then, needed, currency, unscheduled (as in :func:`runway`).
+    within the horizon), balance_then, needed, currency, unscheduled, unknown_status and
+    complete (as in :func:`runway`: when not complete, ``low_at`` may come sooner).
     """
     now = resolve_now(now)
     span = pd.Timedelta(window)
@@ -556,6 +621,8 @@ def low_balance_forecast(
         "needed": found[2] if found else pd.NA,
         "currency": currency,
         "unscheduled": _unscheduled(priced),
+        "unknown_status": _unknown(priced),
+        "complete": _unknown(priced) == 0,
     }
     out = pd.DataFrame([row])
     for col in ("now", "low_at"):
@@ -567,22 +634,28 @@ def low_balance_forecast(
             "needed": "Float64",
             "currency": "string",
             "unscheduled": "Int64",
+            "unknown_status": "Int64",
+            "complete": "boolean",
         }
     )
 
 
 @report(frames={"vms": "vms"})
 def overdue(vms: pd.DataFrame, now: Any = None) -> pd.DataFrame:
-    """VMs whose billing is overdue or suspended, or which are suspended.
+    """VMs whose billing class is owing or suspended (``overdue``, ``unpaid``, ...), or whose
+    status class is suspended.
 
     Reads ``vms``: id, name, status, billing_status, next_renewal_at, price_monthly_amount,
     price_monthly_currency. Returns vm_id, name, status, billing_status, next_renewal_at,
-    days_overdue (since next_renewal_at, when past), amount, currency.
+    days_overdue (since next_renewal_at, when past), amount, currency. The companion count
+    ``attrs["unknown_status"]`` is the number of VMs not listed whose status or billing word is
+    unknown, so that may owe too (:func:`unknown_status` lists them).
     """
     now = resolve_now(now)
-    billing = vms["billing_status"].astype("string").str.lower()
-    status = vms["status"].astype("string").str.lower()
-    hit = vms[(billing.isin(OWING_BILLING) | (status == "suspended")).fillna(False)]
+    vm, bill = vm_classes(vms), billing_classes(vms)
+    listed = (bill.isin(OWING) | (vm == "suspended")).to_numpy(dtype=bool)
+    unknown = ~listed & ((bill == UNKNOWN) | (vm == UNKNOWN)).to_numpy(dtype=bool)
+    hit = vms[listed]
     renew = pd.to_datetime(hit["next_renewal_at"], utc=True)
     late = (now - renew) / pd.Timedelta(days=1)
     out = pd.DataFrame(
@@ -597,7 +670,38 @@ def overdue(vms: pd.DataFrame, now: Any = None) -> pd.DataFrame:
             "currency": hit["price_monthly_currency"].astype("string"),
         }
     )
-    return out.sort_values(["next_renewal_at", "vm_id"]).reset_index(drop=True)
+    out = out.sort_values(["next_renewal_at", "vm_id"]).reset_index(drop=True)
+    out.attrs["unknown_status"] = int(unknown.sum())
+    return out
+
+
+UNKNOWN_COLUMNS = ["vm_id", "name", "status", "billing_status", "vm_class", "billing_class"]
+
+
+@report(frames={"vms": "vms"})
+def unknown_status(vms: pd.DataFrame, now: Any = None) -> pd.DataFrame:
+    """The VMs billing reports leave out: status word unknown, or (not terminated) billing word
+    unknown. Map their words with ``svcnb.vocab.extend`` to count them in.
+
+    Reads ``vms``: id, name, status, billing_status. Returns vm_id, name, status,
+    billing_status, vm_class, billing_class ("unknown" where the word is not in the vocabulary
+    or missing).
+    """
+    placed = _placed(vms)
+    hit = (placed["unknown_vm"] | placed["unknown_billing"]).to_numpy(dtype=bool)
+    rows = vms[hit]
+    out = pd.DataFrame(
+        {
+            "vm_id": rows["id"].astype("string"),
+            "name": rows["name"].astype("string"),
+            "status": rows["status"].astype("string"),
+            "billing_status": rows["billing_status"].astype("string"),
+            "vm_class": placed.loc[hit, "vm_class"],
+            "billing_class": placed.loc[hit, "billing_class"],
+        },
+        columns=UNKNOWN_COLUMNS,
+    )
+    return out.sort_values("vm_id").reset_index(drop=True)
 
 
 @report(histories={"history": BILLING_HISTORY})

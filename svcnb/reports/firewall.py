@@ -14,7 +14,7 @@ duplicate                   low       the same match and action as an earlier ru
 unparsed_port               medium    the port string is in no known form: cannot be audited
 unparsed_ip                 medium    an IP entry is not an address or CIDR
 ip_list_near_cap            low       an IP list holds 45 or more of the 50 entries allowed
-vm_without_firewall         medium    a VM (not terminated) has no firewall attached
+vm_without_firewall         medium    a VM (status class not terminated) has no firewall attached
 firewall_unattached         info      a firewall protects no VM
 ==========================  ========  ==========================================================
 
@@ -31,6 +31,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.axes import Axes
 
+from svcnb.reports._classes import vm_classes
 from svcnb.reports._ports import (
     IpSet,
     PortSet,
@@ -213,13 +214,19 @@ def _shadowing(parsed: list[_Rule]) -> pd.DataFrame:
     )
 
 
+def _not_terminated(vms: pd.DataFrame) -> Any:
+    """VMs whose status class is not terminated; an unknown status is kept (audited), because
+    leaving a live VM out of the audit would hide a finding."""
+    return (vm_classes(vms) != "terminated").to_numpy(dtype=bool)
+
+
 def _attached(vm_firewalls: pd.DataFrame | None, vms: pd.DataFrame | None) -> dict[str, list[str]]:
     """firewall_id -> sorted ids of the live VMs it is attached to."""
     if vm_firewalls is None or vm_firewalls.empty:
         return {}
     links = vm_firewalls
     if vms is not None and "status" in vms:
-        live = vms.loc[vms["status"].astype("string").str.lower() != "terminated", "id"]
+        live = vms.loc[_not_terminated(vms), "id"]
         links = links[links["vm_id"].isin(set(live.astype(str)))]
     out: dict[str, list[str]] = {}
     for fw, vm in zip(links["firewall_id"].astype(str), links["vm_id"].astype(str), strict=True):
@@ -313,7 +320,7 @@ def audit(
             )
 
     if vms is not None and not vms.empty:
-        live = vms[vms["status"].astype("string").str.lower() != "terminated"]
+        live = vms[_not_terminated(vms)]
         protected = {vm for ids in attached.values() for vm in ids}
         for row in live.itertuples(index=False):
             if str(row.id) not in protected:

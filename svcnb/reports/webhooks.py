@@ -6,6 +6,11 @@ disables a subscription after 50 consecutive delivery failures; like the sandbox
 is one failed attempt, and a success resets the run. The service's own counter
 (``webhooks.consecutive_failures``) is used when the data has it, else the run is counted from
 the delivery records, newest backwards.
+
+The spec leaves the delivery record's field names "not shown"; a record whose success flag the
+frame could not find has ``success`` NA: its outcome is unknown, neither delivered nor failed.
+An event with no successful attempt and some unknown ones is ``unknown``; rates are computed over
+the events (or attempts) whose outcome is known, and the unknown ones are counted beside them.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ HEALTH_COLUMNS = [
     "events",
     "delivered",
     "failed",
+    "unknown",
     "success_rate",
     "attempt_records",
     "attempt_success_rate",
@@ -52,34 +58,76 @@ HEALTH_COLUMNS = [
 ]
 
 
+_EVENT_DTYPES = {
+    "webhook_id": "string",
+    "event_id": "string",
+    "event": "string",
+    "tries": "Int64",
+    "ok_on": "Int64",
+    "delivered": bool,
+    "failed": bool,
+    "unknown": bool,
+}
+
+
 def _events(deliveries: pd.DataFrame) -> pd.DataFrame:
-    """One row per (webhook, event): whether it got through and on which attempt."""
-    recs = deliveries.assign(
-        success=deliveries["success"].astype("boolean").fillna(False),
-        attempts=deliveries["attempts"].astype("Int64"),
+    """One row per (webhook, event): delivered (an attempt succeeded), failed (every attempt
+    is known to have failed), unknown (neither), and the attempt it got through on (``ok_on``).
+
+    A record without an event id is an event of its own: grouping those together would merge
+    events that may differ.
+    """
+    success = deliveries["success"].astype("boolean")
+    ok = success.fillna(False).astype(bool)
+    attempt = deliveries["attempts"].astype("Int64")
+    recs = pd.DataFrame(
+        {
+            "webhook_id": deliveries["webhook_id"].astype("string"),
+            "event_id": deliveries["event_id"]
+            .astype("string")
+            .fillna("record " + deliveries["id"].astype("string")),
+            "event": deliveries["event"].astype("string"),
+            "attempts": attempt,
+            "ok": ok,
+            "na": success.isna().astype(bool),
+            "ok_attempt": attempt.where(ok),
+        }
     )
-    ok = recs[recs["success"]]
-    first_ok = ok.groupby(["webhook_id", "event_id"])["attempts"].min()
+    if recs.empty:
+        return pd.DataFrame({c: pd.Series(dtype=t) for c, t in _EVENT_DTYPES.items()})
     out = (
-        recs.groupby(["webhook_id", "event_id"], sort=True)
-        .agg(event=("event", "first"), tries=("attempts", "max"))
+        recs.groupby(["webhook_id", "event_id"], sort=True, dropna=False)
+        .agg(
+            event=("event", "first"),
+            tries=("attempts", "max"),
+            ok_on=("ok_attempt", "min"),
+            any_ok=("ok", "any"),
+            any_na=("na", "any"),
+        )
         .reset_index()
     )
-    key = pd.MultiIndex.from_frame(out[["webhook_id", "event_id"]])
-    out["ok_on"] = pd.array(first_ok.reindex(key).to_numpy(), dtype="Int64")
-    out["delivered"] = out["ok_on"].notna()
-    return out
+    out["delivered"] = out["any_ok"].astype(bool)
+    out["failed"] = ~out["delivered"] & ~out["any_na"].astype(bool)
+    out["unknown"] = ~out["delivered"] & out["any_na"].astype(bool)
+    return out[list(_EVENT_DTYPES)].astype(_EVENT_DTYPES)
 
 
-def _run_of_failures(records: pd.DataFrame) -> int:
-    """Failed attempts since the last success, newest backwards."""
+def _run_of_failures(records: pd.DataFrame) -> Any:
+    """Failed attempts since the last success, newest backwards; NA when an attempt of unknown
+    outcome comes first (the run may have ended there)."""
     order = records.sort_values(["last_attempt_at", "attempts", "id"], na_position="first")
     run = 0
-    for success in order["success"].astype("boolean").fillna(False).to_numpy()[::-1]:
+    for success in order["success"].astype("boolean").to_numpy(dtype=object)[::-1]:
+        if success is pd.NA:
+            return pd.NA
         if success:
             break
         run += 1
     return run
+
+
+def _rate(hits: int, known: int) -> Any:
+    return hits / known if known else pd.NA
 
 
 @report(frames={"webhooks": "webhooks", "deliveries": "deliveries"})
@@ -88,10 +136,12 @@ def health(webhooks: pd.DataFrame, deliveries: pd.DataFrame, now: Any = None) ->
 
     Reads ``webhooks``: id, url, is_active, consecutive_failures; ``deliveries``: id,
     webhook_id, event_id, event, success, attempts, last_attempt_at. Returns webhook_id, url,
-    is_active, events (sent to it), delivered, failed (no attempt succeeded), success_rate
-    (delivered / events), attempt_records, attempt_success_rate, ok_attempt_1..3 (events that
-    got through on that attempt), consecutive_failures, failures_to_disable (failed attempts
-    left before the 50 auto-disable; 0 once disabled), last_success_at, last_failure_at.
+    is_active, events (sent to it), delivered, failed (every attempt known to have failed),
+    unknown (no attempt succeeded and some outcome is unknown), success_rate (delivered /
+    (delivered + failed); NA when none is known), attempt_records, attempt_success_rate (over
+    attempts of known outcome), ok_attempt_1..3 (events that got through on that attempt),
+    consecutive_failures (NA when unknown), failures_to_disable (failed attempts left before the
+    50 auto-disable; 0 once disabled), last_success_at, last_failure_at.
     Worst first: disabled, then closest to auto-disable.
     """
     events = _events(deliveries)
@@ -103,27 +153,37 @@ def health(webhooks: pd.DataFrame, deliveries: pd.DataFrame, now: Any = None) ->
         hook_id = str(hook.id)
         mine = deliveries[delivery_hooks == hook_id]
         ev = events[event_hooks == hook_id]
-        success = mine["success"].astype("boolean").fillna(False)
+        success = mine["success"].astype("boolean")
+        ok = success.fillna(False).to_numpy(dtype=bool)
+        failed = (~success).fillna(False).to_numpy(dtype=bool)
         stated = getattr(hook, "consecutive_failures", pd.NA)
         run = int(stated) if not pd.isna(stated) else _run_of_failures(mine)
         active = bool(hook.is_active) if not pd.isna(hook.is_active) else True
-        n_events = len(ev)
+        delivered, lost = int(ev["delivered"].sum()), int(ev["failed"].sum())
+        if not active:
+            to_disable: Any = 0
+        else:
+            to_disable = pd.NA if pd.isna(run) else max(AUTO_DISABLE_AFTER - run, 0)
         rows.append(
             {
                 "webhook_id": hook_id,
                 "url": hook.url,
                 "is_active": active,
-                "events": n_events,
-                "delivered": int(ev["delivered"].sum()),
-                "failed": int((~ev["delivered"]).sum()),
-                "success_rate": ev["delivered"].mean() if n_events else pd.NA,
+                "events": len(ev),
+                "delivered": delivered,
+                "failed": lost,
+                "unknown": int(ev["unknown"].sum()),
+                "success_rate": _rate(delivered, delivered + lost),
                 "attempt_records": len(mine),
-                "attempt_success_rate": success.mean() if len(mine) else pd.NA,
-                **{f"ok_attempt_{k}": int((ev["ok_on"] == k).sum()) for k in (1, 2, 3)},
+                "attempt_success_rate": _rate(int(ok.sum()), int(ok.sum() + failed.sum())),
+                **{
+                    f"ok_attempt_{k}": int((ev["ok_on"] == k).fillna(False).sum())
+                    for k in (1, 2, 3)
+                },
                 "consecutive_failures": run,
-                "failures_to_disable": max(AUTO_DISABLE_AFTER - run, 0) if active else 0,
-                "last_success_at": mine.loc[success.to_numpy(), "last_attempt_at"].max(),
-                "last_failure_at": mine.loc[~success.to_numpy(), "last_attempt_at"].max(),
+                "failures_to_disable": to_disable,
+                "last_success_at": mine.loc[ok, "last_attempt_at"].max(),
+                "last_failure_at": mine.loc[failed, "last_attempt_at"].max(),
             }
         )
     out = pd.DataFrame(rows, columns=HEALTH_COLUMNS)
@@ -140,6 +200,7 @@ def health(webhooks: pd.DataFrame, deliveries: pd.DataFrame, now: Any = None) ->
         | {c: "Int64" for c in HEALTH_COLUMNS if c.startswith(("ok_", "events", "delivered"))}
         | {
             "failed": "Int64",
+            "unknown": "Int64",
             "attempt_records": "Int64",
             "consecutive_failures": "Int64",
             "failures_to_disable": "Int64",
@@ -156,10 +217,15 @@ def attempts(deliveries: pd.DataFrame, now: Any = None) -> pd.DataFrame:
     1, 2 or 3, and how many not at all.
 
     Reads ``deliveries``: webhook_id, event_id, success, attempts. Returns webhook_id, outcome
-    ("attempt 1", "attempt 2", "attempt 3", "not delivered"), events, share.
+    ("attempt 1", "attempt 2", "attempt 3", "delivered, attempt unknown", "not delivered",
+    "unknown"), events, share.
     """
     ev = _events(deliveries)
-    outcome = ev["ok_on"].map(lambda k: f"attempt {k}", na_action="ignore").fillna("not delivered")
+    outcome = pd.Series("unknown", index=ev.index, dtype="string")
+    outcome[ev["failed"].to_numpy()] = "not delivered"
+    outcome[ev["delivered"].to_numpy()] = "delivered, attempt unknown"
+    on = ev["ok_on"].notna().to_numpy(dtype=bool)
+    outcome[on] = "attempt " + ev.loc[on, "ok_on"].astype("string")
     out = (
         ev.assign(outcome=outcome)
         .groupby(["webhook_id", "outcome"], sort=True)
@@ -198,7 +264,8 @@ def event_mix(webhooks: pd.DataFrame, deliveries: pd.DataFrame, now: Any = None)
 
     Reads ``webhooks``: id, events, is_active; ``deliveries``: webhook_id, event_id, event,
     success, attempts. Returns event, subscriptions (active ones listing it), events (sent, per
-    subscription), delivered, success_rate, share (of all events sent).
+    subscription), delivered, unknown (outcome unknown), success_rate (delivered / events of
+    known outcome), share (of all events sent).
     """
     wanted: dict[str, int] = {}
     for hook in webhooks.itertuples(index=False):
@@ -208,15 +275,20 @@ def event_mix(webhooks: pd.DataFrame, deliveries: pd.DataFrame, now: Any = None)
     ev = _events(deliveries)
     sent = (
         ev.groupby("event", sort=True)
-        .agg(events=("event_id", "size"), delivered=("delivered", "sum"))
+        .agg(
+            events=("event_id", "size"),
+            delivered=("delivered", "sum"),
+            unknown=("unknown", "sum"),
+        )
         .reset_index()
     )
     names = sorted(set(wanted) | set(sent["event"].astype(str)))
     out = pd.DataFrame({"event": names})
     out["subscriptions"] = out["event"].map(wanted).fillna(0)
     out = out.merge(sent.astype({"event": str}), on="event", how="left")
-    out[["events", "delivered"]] = out[["events", "delivered"]].fillna(0)
-    out["success_rate"] = (out["delivered"] / out["events"]).where(out["events"] > 0)
+    out[["events", "delivered", "unknown"]] = out[["events", "delivered", "unknown"]].fillna(0)
+    known = out["events"] - out["unknown"]
+    out["success_rate"] = (out["delivered"] / known).where(known > 0)
     total = out["events"].sum()
     out["share"] = out["events"] / total if total else 0.0
     return out.astype(
@@ -225,6 +297,7 @@ def event_mix(webhooks: pd.DataFrame, deliveries: pd.DataFrame, now: Any = None)
             "subscriptions": "Int64",
             "events": "Int64",
             "delivered": "Int64",
+            "unknown": "Int64",
             "success_rate": "Float64",
             "share": "Float64",
         }
