@@ -83,7 +83,7 @@ class MissingResourceError(StoreError):
             )
         else:
             tail = "no earlier snapshot has it"
-        super().__init__(f"{head}: {self.reason}. {tail[0].upper()}{tail[1:]}.")
+        super().__init__(f"{head}: {self.reason.rstrip('.')}. {tail[0].upper()}{tail[1:]}.")
 
 
 def resolve_path(path: str | os.PathLike[str] | None) -> Path:
