@@ -10,6 +10,7 @@ import pandas as pd
 from svcnb.panels._asof import AsOfPanel
 from svcnb.panels._render import png
 from svcnb.reports import bandwidth
+from svcnb.reports._classes import left_out_note
 
 _GIB = bandwidth.GIB
 
@@ -31,8 +32,9 @@ class BandwidthPanel(AsOfPanel):
     ``top_consumers`` and ``fleet_total``; every ``*_bytes`` column has a ``*_gib`` twin.
     Plots: ``usage`` (used against pack, with the projection), ``top`` (top consumers over
     time) and ``fleet`` (fleet total). ``figures`` holds the headline numbers shown in
-    ``summary``: fleet_used_bytes, fleet_pack_bytes, vms_over, vms_will_exceed, first_exceeds_at
-    and first_exceeds_vm.
+    ``summary``: fleet_used_bytes, fleet_pack_bytes, vms_over, vms_will_exceed, first_exceeds_at,
+    first_exceeds_vm and unknown_status (VMs whose status word is unknown: their projection is
+    unknown, so they are not among those projected to exceed).
     """
 
     name = "bandwidth"
@@ -83,6 +85,7 @@ class BandwidthPanel(AsOfPanel):
             "vms_will_exceed": int((outlook == "will exceed").sum()),
             "first_exceeds_at": first["exceeds_at"].iloc[0] if len(first) else pd.NaT,
             "first_exceeds_vm": str(first["name"].iloc[0]) if len(first) else None,
+            "unknown_status": int(projection.attrs.get("unknown_status", 0)),
         }
         return results
 
@@ -103,6 +106,8 @@ class BandwidthPanel(AsOfPanel):
             ("VMs projected to exceed this cycle", str(f["vms_will_exceed"])),
             ("First pack to run out", first),
         ]
+        if f["unknown_status"]:
+            rows.append(("Left out of the projection", left_out_note(f["unknown_status"])))
         body = "".join(
             f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in rows
         )

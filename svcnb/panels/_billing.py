@@ -10,6 +10,7 @@ import pandas as pd
 from svcnb.panels._asof import AsOfPanel
 from svcnb.panels._render import png
 from svcnb.reports import billing
+from svcnb.reports._classes import left_out_note
 
 
 def _money(amount: Any, currency: Any) -> str:
@@ -29,10 +30,13 @@ class BillingPanel(AsOfPanel):
     Tables (``tables`` and export names): ``renewals_due`` (within_days, currency, renewals,
     amount, unpriced), ``renewals`` (the next ``within`` days: renewal_at, vm_id, name,
     plan_slug, region_slug, amount, currency), ``run_rate`` (plan_slug, currency, vms,
-    monthly_amount), ``overdue`` and ``balance_history``. Plots: ``renewals`` (calendar) and
-    ``balance`` (history, projection and runway). ``figures`` holds the headline numbers shown
-    in ``summary``: balance, currency, runway_at, runway_vm, low_balance_at, due_7d, due_30d,
-    due_90d (amount in the wallet's currency).
+    monthly_amount, unknown_status), ``overdue``, ``balance_history`` and ``unknown_status``
+    (the VMs left out because their status or billing word is unknown: name, vm_id, status,
+    billing_status). Plots: ``renewals`` (calendar) and ``balance`` (history, projection and
+    runway). ``figures`` holds the headline numbers shown in ``summary``: balance, currency,
+    runway_at, runway_vm, low_balance_at, due_7d, due_30d, due_90d (amount in the wallet's
+    currency), unknown_status (how many VMs were left out) and complete (False when some were:
+    the figures are without them, and the runway may come sooner).
     """
 
     name = "billing"
@@ -49,9 +53,10 @@ class BillingPanel(AsOfPanel):
             "amount",
             "currency",
         ],
-        "run_rate": ["plan_slug", "currency", "vms", "monthly_amount"],
+        "run_rate": ["plan_slug", "currency", "vms", "monthly_amount", "unknown_status"],
         "overdue": ["name", "vm_id", "status", "billing_status", "days_overdue", "amount"],
         "balance_history": ["server_time", "balance", "currency"],
+        "unknown_status": ["name", "vm_id", "status", "billing_status"],
     }
     plot_names = ("renewals", "balance")
 
@@ -75,6 +80,7 @@ class BillingPanel(AsOfPanel):
             "runway": billing.runway(vms, wallet, now=now, horizon=self.horizon),
             "low_balance": billing.low_balance_forecast(vms, wallet, now=now, horizon=self.horizon),
             "schedule": billing.renewal_schedule(vms, wallet, now=now, horizon="90D"),
+            "unknown_status": billing.unknown_status(vms, now=now),
         }
         runway = results["runway"].iloc[0]
         due = results["renewals_due"]
@@ -86,6 +92,8 @@ class BillingPanel(AsOfPanel):
             "runway_at": runway["runway_at"],
             "runway_vm": None if pd.isna(runway["name"]) else str(runway["name"]),
             "low_balance_at": results["low_balance"]["low_at"].iloc[0],
+            "unknown_status": int(runway["unknown_status"]),
+            "complete": bool(runway["complete"]),
         }
         for days in (7, 30, 90):
             mine = due[(due["within_days"] == days)]
@@ -112,6 +120,10 @@ class BillingPanel(AsOfPanel):
             ),
             ("Balance falls below the next week's renewals", _date(f["low_balance_at"])),
         ]
+        if not f["complete"]:
+            # the walk is without these VMs: a date it found is a latest date, not the date
+            rows[2:4] = [(k, f"by {v}" if v[0].isdigit() else v) for k, v in rows[2:4]]
+            rows.append(("Left out", left_out_note(f["unknown_status"])))
         body = "".join(
             f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in rows
         )

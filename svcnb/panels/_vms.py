@@ -10,7 +10,7 @@ from typing import Any
 import ipywidgets as widgets
 import pandas as pd
 
-from svcnb import errors, frames
+from svcnb import errors, frames, vocab
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, banner, describe, show, shown_in
 from svcnb.panels._quiet import quietly
@@ -25,8 +25,18 @@ _TABLE_COLUMNS = [
     "ip_address",
     "is_protected",
 ]
-# Statuses after which watching a stop is pointless: it either worked or cannot any more.
-_FINAL = {"stopped", "terminated", "suspended", "not found"}
+# Status classes after which watching a stop is pointless: it either worked or cannot any more.
+_FINAL = {"stopped", "terminated", "suspended"}
+_GONE = "not found"  # the panel's own word for a VM the API no longer knows
+
+
+def _running(status: Any) -> bool:
+    """Whether a status word means running (``running``, ``active``, ... through svcnb.vocab)."""
+    return vocab.current().classify("vm_status", status) == "running"
+
+
+def _final(status: Any) -> bool:
+    return status == _GONE or vocab.current().classify("vm_status", status) in _FINAL
 
 
 @dataclass
@@ -210,15 +220,20 @@ class VmPanel(Displayed):
             f"{idle} selected VM(s) not running; only running VMs can be stopped" if idle else ""
         )
 
-    def _statuses(self) -> dict[str, str]:
+    def _statuses(self) -> dict[str, str | None]:
         with self._lock:
             ids, status = self.vms["id"], self.vms["status"]
-            return {str(i): str(s) for i, s in zip(ids, status, strict=True) if not pd.isna(i)}
+            return {
+                str(i): None if pd.isna(s) else str(s)
+                for i, s in zip(ids, status, strict=True)
+                if not pd.isna(i)
+            }
 
     def stoppable(self) -> list[str]:
-        """The selected VM ids whose last read status is running: the ones Stop would stop."""
+        """The selected VM ids whose last read status is of class running (``running``,
+        ``active``, ...): the ones Stop would stop."""
         statuses = self._statuses()
-        return [v for v in self.vm_select.value if statuses.get(v) == "running"]
+        return [v for v in self.vm_select.value if v in statuses and _running(statuses[v])]
 
     # --- stopping --------------------------------------------------------------------------
 
@@ -233,8 +248,8 @@ class VmPanel(Displayed):
     def review_stop(self) -> None:
         """Show exactly which selected VMs will be stopped, warning on protected ones."""
         selected = [self._row(v) for v in self.vm_select.value]
-        running = [r for r in selected if str(r["status"]) == "running"]
-        skipped = [r for r in selected if str(r["status"]) != "running"]
+        running = [r for r in selected if _running(r["status"])]
+        skipped = [r for r in selected if not _running(r["status"])]
         self.pending = [str(r["id"]) for r in running]
         protected = [r for r in running if flag(r["is_protected"])]
         parts = []
@@ -290,10 +305,10 @@ class VmPanel(Displayed):
         # A refresh or the watcher may have read a new status since the review: a VM no longer
         # running cannot be stopped, so it is not sent (the server would only answer 409).
         statuses = self._statuses()
-        idle = [v for v in self.pending if statuses.get(v) != "running"]
+        idle = [v for v in self.pending if not _running(statuses.get(v))]
         self.pending = [v for v in self.pending if v not in idle]
         skipped = [
-            f"Not sent for {self._name(v)} ({v}): it is {statuses.get(v, 'gone')} now; only "
+            f"Not sent for {self._name(v)} ({v}): it is {statuses.get(v) or 'gone'} now; only "
             "running VMs can be stopped."
             for v in idle
         ]
@@ -350,7 +365,7 @@ class VmPanel(Displayed):
     def watching(self) -> list[StopAction]:
         """Queued stops whose VM has not reached a final status yet."""
         with self._lock:
-            return [a for a in self.actions_by_vm.values() if a.status not in _FINAL]
+            return [a for a in self.actions_by_vm.values() if not _final(a.status)]
 
     def poll(self) -> bool:
         """Read the status of every watched VM once; True while some stop is still under way."""
@@ -362,7 +377,7 @@ class VmPanel(Displayed):
                 try:
                     status = str(self.client.vms.get(action.vm_id).get("status", action.status))
                 except errors.NotFound:
-                    status = "not found"
+                    status = _GONE
                 with self._lock:
                     action.status = status
                     self.vms.loc[self.vms["id"] == action.vm_id, "status"] = status

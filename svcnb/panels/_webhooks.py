@@ -21,6 +21,7 @@ _HEALTH_COLUMNS = [
     "events",
     "delivered",
     "failed",
+    "unknown",
     "success_rate",
     "ok_attempt_1",
     "ok_attempt_2",
@@ -48,7 +49,8 @@ class WebhooksPanel(Displayed):
     Reads the ``webhooks`` frame (id, url, events, is_active, consecutive_failures) and the
     ``deliveries`` frame (webhook_id, created_at, event, attempts, status_code, success, error);
     health comes from ``svcnb.reports.webhooks.health`` (``health``: webhook_id, url,
-    is_active, events, delivered, failed, success_rate, ok_attempt_1..3, consecutive_failures,
+    is_active, events, delivered, failed, unknown (events whose outcome the delivery records do
+    not say), success_rate, ok_attempt_1..3, consecutive_failures,
     failures_to_disable, last_success_at, last_failure_at).
 
     Widgets (stable attribute names): ``subscription_select`` (values are webhook ids),
@@ -114,6 +116,12 @@ class WebhooksPanel(Displayed):
             self._redraw()
             disabled = int((~self.webhooks["is_active"].fillna(True)).sum())
             words = f"{len(self.webhooks)} subscriptions, {len(self.deliveries)} delivery records"
+            unknown = int(self.health["unknown"].sum()) if len(self.health) else 0
+            if unknown:
+                words += (
+                    f"; {unknown} event(s) of unknown outcome (no success flag svcnb can read), "
+                    "left out of the success rates"
+                )
             words += f"; {disabled} disabled." if disabled else "."
             show(self.status, "warn" if disabled else "info", words + waited.words())
 
