@@ -1,15 +1,15 @@
 """The sandbox as one ASGI app: public API, control, OpenAPI, and envelopes for everything else.
 
-``create_app(config)`` builds the state and returns a Starlette app whose router sends every
-request to the dispatcher below; it can run under uvicorn or be mounted in-process with
-``httpx.ASGITransport``. ``app.state.sandbox`` is the :class:`State`.
+``create_app(config)`` builds the state and returns a plain ASGI app (no web framework: the
+sandbox routes, answers errors and adds headers itself, so a framework would only be a shell);
+it can run under uvicorn or be mounted in-process with ``httpx.ASGITransport``.
+``app.state.sandbox`` is the :class:`State`, ``app.state.ticker`` the clock's ticker (or None).
 """
 
 from __future__ import annotations
 
 import logging
-
-from starlette.applications import Starlette
+from types import SimpleNamespace
 
 from ._build import new_state
 from ._clock import Ticker
@@ -58,20 +58,44 @@ class Dispatcher:
             )
 
 
-def create_app(config: SandboxConfig | None = None) -> Starlette:
+class SandboxApp:
+    """The ASGI app: HTTP goes to the dispatcher; ``lifespan`` shutdown stops the ticker."""
+
+    def __init__(self, state: State, config: SandboxConfig, ticker: Ticker | None) -> None:
+        self.state = SimpleNamespace(sandbox=state, ticker=ticker)
+        self._dispatch = Dispatcher(state, config)
+
+    async def __call__(self, scope, receive, send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            await self._dispatch(scope, receive, send)
+        elif kind == "lifespan":
+            await self._lifespan(receive, send)
+        elif kind == "websocket":
+            await send({"type": "websocket.close", "code": 1000})
+
+    async def _lifespan(self, receive, send) -> None:
+        # the ticker starts with the app (in-process callers never send a lifespan), so startup
+        # has nothing left to do; shutdown stops it
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                if self.state.ticker is not None:
+                    self.state.ticker.stop()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+
+def create_app(config: SandboxConfig | None = None) -> SandboxApp:
     """The ASGI app of a freshly seeded sandbox (see the module docstring)."""
     config = config or SandboxConfig()
     state = new_state(config)
     ticker = Ticker(lambda: state.clock.run_due()) if config.time_scale > 0 else None
     if ticker is not None:
         ticker.start()
-    app = Starlette()
-    # every request goes to the dispatcher: Starlette's own routing would answer odd paths
-    # (a newline in an id, say) with a plain-text 404 outside the envelope
-    app.router.default = Dispatcher(state, config)
-    app.state.sandbox = state
-    app.state.ticker = ticker
-    return app
+    return SandboxApp(state, config, ticker)
 
 
 class _DropFilter(logging.Filter):

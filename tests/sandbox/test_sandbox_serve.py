@@ -139,3 +139,22 @@ def test_an_unexpected_error_is_a_500_envelope_and_the_server_keeps_serving(capl
     assert "x-ratelimit-limit" in broken.headers
     assert fine.status_code == 200
     assert token not in caplog.text
+
+
+def test_the_app_answers_lifespan_and_stops_its_ticker():
+    app = create_app(SandboxConfig(vms=1, time_scale=1.0))
+    messages = [{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}]
+    sent: list[dict] = []
+
+    async def receive() -> dict:
+        return messages.pop(0)
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    asyncio.run(app({"type": "lifespan", "asgi": {"version": "3.0"}}, receive, send))
+    assert [m["type"] for m in sent] == [
+        "lifespan.startup.complete",
+        "lifespan.shutdown.complete",
+    ]
+    assert app.state.ticker is not None and not app.state.ticker._thread.is_alive()
