@@ -45,6 +45,7 @@ class Page:
     per_page: int | None  # the page size the answer says it served
     next: tuple[str, dict] | None  # (path, params) of the next link, when the server gave one
     cursor: str | None = None  # the cursor of the next page, when the server gave one
+    cursored: bool = False  # the answer pages by cursor (a null cursor: the last page)
 
 
 def _int(value: Any) -> int | None:
@@ -89,6 +90,7 @@ def parse_page(reply: Reply, number: int | None, requester: Requester) -> Page:
     total = _int(meta.get("total"))
     if total is None:
         total = _int(reply.headers.get("x-total-count"))
+    cursored = "nextCursor" in meta or "next_cursor" in meta
     cursor = meta.get("nextCursor", meta.get("next_cursor"))
     return Page(
         number=_int(meta.get("page")) or number,
@@ -98,6 +100,7 @@ def parse_page(reply: Reply, number: int | None, requester: Requester) -> Page:
         per_page=_int(meta.get("perPage")),
         next=_next_link(links, reply, requester) if links else None,
         cursor=str(cursor) if cursor not in (None, "") else None,
+        cursored=cursored,
     )
 
 
@@ -221,7 +224,7 @@ class Pager:
 
     def by_number(self, page: Page) -> bool:
         """Whether the list continues by page number (no link or cursor to follow)."""
-        return page.next is None and page.cursor is None
+        return page.next is None and page.cursor is None and not page.cursored
 
     # -- the loop ---------------------------------------------------------------------------
 
@@ -282,7 +285,7 @@ class Pager:
                 if self.size is not None:
                     params["perPage"] = self.size
                 page = self._follow(self.path, params)
-            elif linked:
+            elif linked or page.cursored:
                 return
             else:
                 pages = self.page_count(page)

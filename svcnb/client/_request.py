@@ -414,15 +414,14 @@ class Requester:
             return Conflict(*_msg(args, f"{where}: {why}{said}"), **kw)
         if verdict.kind == "validation":
             if verdict.field_in == "body":
-                what = f"the value of {verdict.field} in the request body"
+                what, after = f"{verdict.field} in the request body", ""
             elif verdict.field_in == "query":
-                what = f"the query parameter {verdict.field}"
-            elif call.body is None:
-                what = "the request (it sent no body: the path or query was refused)"
+                what, after = f"the query parameter {verdict.field}", ""
             else:
-                what = "the request"
+                what = "the request as invalid"
+                after = "; the request sent no body" if call.body is None else ""
             return ValidationError(
-                *_msg(args, f"{where}: the API rejected {what} as invalid ({status}){said}"),
+                *_msg(args, f"{where}: the API rejected {what} ({status}){said}{after}"),
                 field=verdict.field,
                 **kw,
             )

@@ -118,3 +118,33 @@ def test_bad_arguments_name_the_parameter(make_client):
         client.vms.all(workers=0)
     with pytest.raises(ValueError, match="previous is only used with details=True"):
         client.vms.all(details=False, previous=[])
+
+
+def test_items_without_updated_at_read_every_detail_on_refresh_and_say_so_once(make_client, caplog):
+    api = FakeApi(vms=12)
+    for record in api.vms.values():
+        del record["updatedAt"]
+    client = make_client(api)
+    before = client.vms.all()
+    assert before == _one_by_one(api)
+    with caplog.at_level(logging.INFO, logger="svcnb"):
+        api.requests.clear()
+        assert client.vms.all(previous=before) == _one_by_one(api)
+        assert len(api.requests) == 1 + 12  # every detail: nothing tells what changed
+        client.vms.all(previous=before)
+    told = [r for r in caplog.records if "carry no updatedAt" in r.getMessage()]
+    assert len(told) == 1 and told[0].levelno == logging.INFO
+
+
+def test_full_list_items_need_no_detail_reads(make_client):
+    api = FakeApi(vms=30)
+    api.extra[("GET", "/vms")] = lambda r: envelope(
+        _one_by_one(api), meta={"page": 1, "perPage": 100, "total": 30, "totalPages": 1}
+    )
+    client = make_client(api)
+    assert client.vms.all() == _one_by_one(api)
+    assert len(api.requests) == 1
+    before = client.vms.all()
+    api.touch("vm_0003")
+    assert client.vms.all(previous=before) == _one_by_one(api)
+    assert len(api.requests) == 3

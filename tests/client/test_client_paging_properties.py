@@ -6,7 +6,9 @@ import warnings
 
 import httpx
 from _fakeapi import FakeApi, envelope
-from hypothesis import HealthCheck, given, settings
+from _fakelists import SHAPES as LIST_SHAPES
+from _fakelists import paged
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import svcnb
@@ -76,4 +78,57 @@ def test_every_item_once_in_order_and_changes_reported(count, per, shape, change
             assert not missing or warned
         kept = [g for g in got if g in ids]
         assert kept == sorted(kept, key=ids.index)  # the list's order, whatever shifted
+    client.close()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    total=st.integers(0, 130),
+    asked=st.integers(1, 120),
+    cap=st.integers(1, 120),
+    default=st.integers(1, 60),
+    shape=st.sampled_from(LIST_SHAPES),
+    paged_endpoint=st.booleans(),
+)
+def test_a_capped_server_of_any_shape_gives_exactly_its_ids(
+    total, asked, cap, default, shape, paged_endpoint
+):
+    # A bare list cannot say that more exists: only a cap at or above the size asked is fair.
+    assume(shape != "bare" or (paged_endpoint and cap >= asked))
+    ids = [f"id{i:03d}" for i in range(total)]
+    api = FakeApi()
+    api.extra[("GET", "/firewalls")] = paged(
+        [{"id": i} for i in ids], shape, cap=cap, default=default
+    )
+    client = svcnb.Client(api.token, api.base, transport=api.transport(), progress=False)
+    per_page = asked if paged_endpoint else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", svcnb.PagingWarning)
+        rows = _paging.read_all(client._req, "/firewalls", "firewall", per_page=per_page)
+    assert [r["id"] for r in rows] == ids
+    client.close()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    count=st.integers(0, 90),
+    cap=st.integers(1, 60),
+    shape=st.sampled_from([s for s in LIST_SHAPES if s != "bare"]),
+    details=st.booleans(),
+)
+def test_the_bulk_pull_gives_exactly_the_servers_vms(count, cap, shape, details):
+    api = FakeApi(vms=count)
+    nested = ("sshKeys", "firewalls", "privateNetworks")
+    api.extra[("GET", "/vms")] = paged(
+        lambda: [{k: v for k, v in api.vms[i].items() if k not in nested} for i in sorted(api.vms)],
+        shape,
+        cap=cap,
+    )
+    client = svcnb.Client(api.token, api.base, transport=api.transport(), progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", svcnb.PagingWarning)
+        rows = client.vms.all(details=details, workers=4)
+    assert [r["id"] for r in rows] == sorted(api.vms)
+    if details:
+        assert rows == [api.vms[i] for i in sorted(api.vms)]
     client.close()

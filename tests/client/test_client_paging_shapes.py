@@ -1,0 +1,163 @@
+"""Every paging shape of docs/dialects.md, with a server that serves fewer items than asked."""
+
+from __future__ import annotations
+
+import logging
+import warnings
+
+import pytest
+from _fakeapi import FakeApi, envelope
+from _fakelists import SHAPES, paged
+
+from svcnb.client import _paging
+from svcnb.errors import PagingError, PagingWarning
+
+CAPPED = [s for s in SHAPES if s != "bare"]  # a bare list cannot say that more exists
+
+
+def _rows(n: int) -> list[dict]:
+    return [{"id": f"fw_{i:03d}", "name": f"fw-{i}"} for i in range(n)]
+
+
+def _summaries(api: FakeApi) -> list[dict]:
+    nested = ("sshKeys", "firewalls", "privateNetworks")
+    return [{k: v for k, v in api.vms[i].items() if k not in nested} for i in sorted(api.vms)]
+
+
+@pytest.fixture
+def strict():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PagingWarning)
+        yield
+
+
+@pytest.mark.parametrize("shape", CAPPED)
+@pytest.mark.parametrize("cap", [50, 25])
+def test_a_cap_below_the_asked_size_still_reads_everything(make_client, strict, shape, cap):
+    api = FakeApi()
+    api.extra[("GET", "/firewalls")] = paged(_rows(57), shape, cap=cap)
+    rows = make_client(api).firewalls.list()
+    assert [r["id"] for r in rows] == [r["id"] for r in _rows(57)]
+    assert len(api.requests) == -(-57 // cap)
+
+
+@pytest.mark.parametrize("shape", CAPPED)
+def test_the_bulk_pull_reads_every_vm_of_every_shape(make_client, strict, shape):
+    api = FakeApi(vms=57)
+    api.extra[("GET", "/vms")] = paged(lambda: _summaries(api), shape, cap=25)
+    client = make_client(api)
+    full = client.vms.all(details=True, workers=4)
+    assert full == [api.vms[i] for i in sorted(api.vms)]
+    assert [r["id"] for r in client.vms.all(details=False)] == sorted(api.vms)
+    assert [r["id"] for r in client.vms.list()] == sorted(api.vms)
+
+
+def test_pages_are_read_in_parallel_at_the_learned_size(make_client, strict):
+    api = FakeApi(vms=57)
+    api.extra[("GET", "/vms")] = paged(lambda: _summaries(api), "meta-total", cap=25)
+    make_client(api).vms.all(details=False)
+    asked = [(r.url.params["page"], r.url.params["perPage"]) for r in api.requests]
+    assert asked[0] == ("1", "100")
+    assert sorted(asked[1:]) == [("2", "25"), ("3", "25")]
+
+
+@pytest.mark.parametrize("form", ["absolute", "path", "query", "other-prefix"])
+def test_a_link_header_is_followed_in_each_written_form(make_client, strict, form):
+    api = FakeApi()
+    api.extra[("GET", "/firewalls")] = paged(_rows(57), "link", cap=25, link_form=form)
+    assert len(make_client(api).firewalls.list()) == 57
+    assert all(r.url.path == "/api/public/v1/firewalls" for r in api.requests)
+
+
+def test_a_cursor_is_sent_back_with_the_page_size(make_client, strict):
+    api = FakeApi()
+    api.extra[("GET", "/firewalls")] = paged(_rows(57), "cursor", cap=50)
+    assert len(make_client(api).firewalls.list()) == 57
+    second = api.requests[1].url.params
+    assert second["cursor"] == "c50" and second["perPage"] == "50"
+
+
+@pytest.mark.parametrize("shape", ["meta", "items", "cursor", "link"])
+def test_a_list_that_ends_short_of_its_total_says_how_short(make_client, shape):
+    api = FakeApi()
+    api.extra[("GET", "/firewalls")] = paged(_rows(57), shape, cap=50, serve=50)
+    with pytest.warns(PagingWarning) as seen:
+        rows = make_client(api).firewalls.list()
+    said = [str(w.message) for w in seen]
+    assert len(rows) == 50
+    assert len(said) == 1 and "read 50 of 57 announced firewall records" in said[0]
+    assert "changed" not in said[0] and "read it again" in said[0]
+
+
+def test_the_bulk_pull_says_how_short_too(make_client):
+    api = FakeApi(vms=57)
+    api.extra[("GET", "/vms")] = paged(lambda: _summaries(api), "meta", cap=50, serve=50)
+    with pytest.warns(PagingWarning, match="read 50 of 57 announced vm records"):
+        rows = make_client(api).vms.all()
+    assert len(rows) == 50
+
+
+def test_a_server_that_ignores_the_page_number_is_an_error(make_client):
+    api = FakeApi()
+    first = _rows(57)[:50]
+    api.extra[("GET", "/firewalls")] = lambda r: envelope(first, meta={"total": 57})
+    with pytest.raises(PagingError, match=r"announced 57 .* only its first page \(50\)"):
+        make_client(api).firewalls.list()
+
+
+def test_an_empty_first_page_of_a_non_empty_list_is_an_error(make_client):
+    api = FakeApi()
+    api.extra[("GET", "/firewalls")] = lambda r: envelope([], meta={"total": 3})
+    with pytest.raises(PagingError, match="first page was empty"):
+        make_client(api).firewalls.list()
+
+
+def test_too_many_announced_pages_fail_before_anything_is_queued(make_client):
+    api = FakeApi(vms=3)
+    api.extra[("GET", "/vms")] = lambda r: envelope(
+        _summaries(api)[:1], meta={"page": 1, "perPage": 1, "total": 2_000_000}
+    )
+    client = make_client(api)
+    with pytest.raises(PagingError, match="announces 2000000 pages"):
+        client.vms.all(details=False)
+    assert len(api.requests) == 1
+    with pytest.raises(PagingError, match="announces"):
+        client.vms.list()
+
+
+@pytest.mark.parametrize(
+    "refusal",
+    ["perPage: must be an integer from 1 to 25, got '100'", "Invalid value for perPage"],
+)
+def test_a_refused_page_size_is_lowered(make_client, strict, refusal, caplog):
+    api = FakeApi()
+    serve = paged(_rows(57), "meta", cap=25)
+
+    def handler(request):
+        if int(request.url.params["perPage"]) > 25:
+            return envelope(refusal, 422)
+        return serve(request)
+
+    api.extra[("GET", "/firewalls")] = handler
+    with caplog.at_level(logging.INFO, logger="svcnb"):
+        assert len(make_client(api).firewalls.list()) == 57
+    assert "refused perPage=100" in caplog.text
+
+
+def test_an_unpaged_list_that_turns_out_paged_is_read_to_the_end(make_client, strict):
+    api = FakeApi()
+    hooks = [{"id": f"wh_{i}", "url": "https://h.example", "events": []} for i in range(30)]
+    api.extra[("GET", "/webhooks")] = paged(hooks, "meta", default=20)
+    assert [h["id"] for h in make_client(api).webhooks.list()] == [h["id"] for h in hooks]
+    assert "page" not in api.requests[0].url.params  # the first call sends no page parameters
+    assert api.requests[1].url.params["page"] == "2"
+
+
+def test_a_short_page_ends_a_list_only_when_nothing_says_more(make_client, strict):
+    api = FakeApi()
+    api.extra[("GET", "/firewalls")] = paged(_rows(7), "bare", cap=50)
+    client = make_client(api)
+    assert len(client.firewalls.list()) == 7
+    assert len(api.requests) == 1
+    rows = _paging.read_all(client._req, "/firewalls", "firewall", per_page=5)
+    assert len(rows) == 7  # a full page of 5 asked: read on, the next is short
