@@ -1,6 +1,6 @@
 """The svcnb HTTP client: ``Client`` and its resources (``vms``, ``firewalls``, ``networks``,
-``wallet``, ``webhooks``). It imports nothing else of svcnb but :mod:`svcnb.errors`,
-:mod:`svcnb.vocab` (status words, for ``vms.stop(wait=True)``) and :mod:`svcnb.config`.
+``wallet``, ``webhooks``). It imports nothing else of svcnb but :mod:`svcnb.errors` and
+:mod:`svcnb.vocab` (status words, for ``vms.stop(wait=True)``; it reads :mod:`svcnb.config`).
 
 The error classes a failure may now take besides the spec's per-status ones are re-exported
 here too (``Forbidden``, ``LimitExceeded``, ``WaitTimeout``); all live in :mod:`svcnb.errors`.

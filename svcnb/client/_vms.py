@@ -26,8 +26,9 @@ class VMs(_Resource):
         self._progress = progress
 
     def list(self) -> list[dict]:
-        """Every VM summary (all pages): the VM object without sshKeys, firewalls,
-        privateNetworks."""
+        """Every VM of the list endpoint (all pages), as it gives them: summaries without
+        sshKeys, firewalls and privateNetworks on most servers, full VMs on some; ``updatedAt``
+        may be missing."""
         return self._records.many("vm", read_all(self._req, "/vms", "vm", scope="vms:read"))
 
     def get(self, vm_id: str) -> dict:
