@@ -652,9 +652,10 @@ def overdue(vms: pd.DataFrame, now: Any = None) -> pd.DataFrame:
     unknown, so that may owe too (:func:`unknown_status` lists them).
     """
     now = resolve_now(now)
-    vm, bill = vm_classes(vms), billing_classes(vms)
+    placed = _placed(vms)
+    bill, vm = placed["billing_class"], placed["vm_class"]
     listed = (bill.isin(OWING) | (vm == "suspended")).to_numpy(dtype=bool)
-    unknown = ~listed & ((bill == UNKNOWN) | (vm == UNKNOWN)).to_numpy(dtype=bool)
+    unknown = ~listed & (placed["unknown_vm"] | placed["unknown_billing"]).to_numpy(dtype=bool)
     hit = vms[listed]
     renew = pd.to_datetime(hit["next_renewal_at"], utc=True)
     late = (now - renew) / pd.Timedelta(days=1)
