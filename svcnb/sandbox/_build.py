@@ -4,7 +4,6 @@ delivery engines (``_life.install`` and ``_deliveries.install`` run after every 
 from __future__ import annotations
 
 from . import _deliveries, _life
-from ._auth import install_default_tokens
 from ._config import SandboxConfig
 from ._seed import seed_account
 from ._state import State
@@ -23,7 +22,7 @@ def reset(state: State, config: SandboxConfig) -> State:
     with state.lock:
         state.clear(config)
         seed_account(state, config.vms)
-        install_default_tokens(state)
+        state.backends.tokens.install_defaults()
         _life.install(state)
         _deliveries.install(state)
     return state

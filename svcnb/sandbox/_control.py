@@ -9,24 +9,20 @@ import random
 import ssl
 from collections.abc import Callable
 from dataclasses import asdict
-from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 
 import anyio
 
 from . import _build, _deliveries, _faults
 from . import _validate as v
-from ._auth import create_token, delete_token, revoke_token
 from ._catalog import EVENT_TYPES, PLANS, REGIONS, SCOPES, plan_by_slug, region_by_slug
 from ._config import SandboxConfig
 from ._dialect import Dialect
 from ._http import parse_json_body, parse_query, read_body, send_response
-from ._routes import find, template_regex
-from ._routes_wallet import wallet_public
+from ._routes import template_regex
 from ._seed import new_vm_record
 from ._state import State
-from ._vmops import PROVISION_SECONDS, control_action, schedule_provisioning
-from ._wire import ApiFailure, dumps, fail, http_date, iso, ok, parse_iso, public
+from ._wire import ApiFailure, dumps, fail, http_date, ok, parse_iso, public
 
 _log = logging.getLogger(__name__)
 
@@ -72,15 +68,12 @@ def _dialect(state: State, base: SandboxConfig, params: dict, body: object) -> t
 
 def _truth(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:
     """The account as the default dialect says it, whatever dialect is active."""
-    rules = []
-    for fw in state.firewalls.values():
-        mine = [r for r in state.rules.values() if r["firewallId"] == fw["id"]]
-        rules += sorted(mine, key=lambda r: (r["position"], r["id"]))
+    b = state.backends
     return 200, {
         "vms": [public(vm) for vm in state.vms.values()],
-        "wallet": wallet_public(state),
+        "wallet": b.wallet.view(),
         "firewalls": list(state.firewalls.values()),
-        "rules": rules,
+        "rules": b.firewalls.all_rules(),
         "networks": [public(n) for n in state.networks.values()],
         "attachments": list(state.attachments.values()),
         "webhooks": [public(w) for w in state.webhooks.values()],
@@ -148,33 +141,27 @@ def _create_token(
         {"name": v.string(200, 1), "scopes": _scopes, "expiresAt": _expiry, "rateLimit": _rate},
         required=("name", "scopes"),
     )
-    record, secret = create_token(
-        state, body["name"], body["scopes"], body.get("expiresAt"), body.get("rateLimit")
+    record, secret = state.backends.tokens.create(
+        body["name"], body["scopes"], body.get("expiresAt"), body.get("rateLimit")
     )
     return 201, {**record, "secret": secret}
 
 
 def _revoke(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:
-    return 200, revoke_token(state, params["id"])
+    return 200, state.backends.tokens.revoke(params["id"])
 
 
 def _update_token(
     state: State, base: SandboxConfig, params: dict, body: object
 ) -> tuple[int, object]:
     body = v.fields(body, {"rateLimit": _rate, "expiresAt": _expiry}, at_least_one=True)
-    record = find(state.tokens, params["id"], "token")
-    if "rateLimit" in body:
-        record["rateLimit"] = body["rateLimit"]
-    if "expiresAt" in body:
-        expiry = body["expiresAt"]
-        record["expiresAt"] = None if expiry is None else iso(expiry)
-    return 200, public(record)
+    return 200, state.backends.tokens.update(params["id"], body)
 
 
 def _delete_token(
     state: State, base: SandboxConfig, params: dict, body: object
 ) -> tuple[int, object]:
-    delete_token(state, params["id"])
+    state.backends.tokens.delete(params["id"])
     return 200, {"id": params["id"]}
 
 
@@ -288,17 +275,7 @@ def _topup(state: State, base: SandboxConfig, params: dict, body: object) -> tup
         return parsed.quantize(Decimal("0.01"))
 
     body = v.fields(body, {"amount": amount}, required=("amount",))
-    state.wallet["_balance"] += body["amount"]
-    state.touch(state.wallet)
-    state.emit(
-        "billing.payment_received",
-        {
-            "amount": f"{body['amount']:.2f}",
-            "balance": f"{state.wallet['_balance']:.2f}",
-            "currency": "EUR",
-        },
-    )
-    return 200, wallet_public(state)
+    return 200, state.backends.wallet.topup(body["amount"])
 
 
 def _emit(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:
@@ -360,18 +337,15 @@ def _create_vm(state: State, base: SandboxConfig, params: dict, body: object) ->
         vm["name"] = body["name"]
         vm["hostname"] = f"{body['name']}.{vm['region']['slug']}.vm.example.net"
     vm["updatedAt"] = vm["createdAt"]
-    state.vms[vm["id"]] = vm
-    schedule_provisioning(state, vm, state.now() + timedelta(seconds=PROVISION_SECONDS))
-    return 201, public(vm)
+    return 201, public(state.backends.vms.provision(vm))
 
 
 def _vm_action(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:
-    vm = find(state.vms, params["id"], "VM")
-    return 200, public(control_action(state, vm, params["action"]))
+    return 200, public(state.backends.vms.control_action(params["id"], params["action"]))
 
 
 def _vm(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:
-    return 200, dict(find(state.vms, params["id"], "VM"))
+    return 200, dict(state.backends.vms.get(params["id"]))
 
 
 _TABLE: list[tuple[str, str, Handler]] = [

@@ -66,8 +66,8 @@ from functools import lru_cache
 from ._catalog import GIB
 from ._clock import Job
 from ._state import State
-from ._vmops import vm_brief
 from ._wire import iso, parse_iso
+from .backends.vms import vm_brief
 
 __all__ = [
     "BANDWIDTH_STEP",

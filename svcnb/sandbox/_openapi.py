@@ -9,7 +9,7 @@ from ._catalog import EVENT_TYPES
 from ._config import MAX_BODY_BYTES
 from ._public import PREFIXES, ROUTES, WRITE_METHODS
 from ._routes import PAGE_MAX
-from ._routes_webhooks import ACTIVE_CAP
+from .backends.webhooks import ACTIVE_CAP
 
 _STR = {"type": "string"}
 _INT = {"type": "integer"}

@@ -20,7 +20,6 @@ import asyncio
 import logging
 
 from . import _faults, _idempotency, _ratelimit
-from ._auth import authenticate, require_scope
 from ._http import parse_json_body, parse_query, read_body, send_response
 from ._routes import Call, Route
 from ._routes_firewalls import ROUTES as FIREWALL_ROUTES
@@ -31,6 +30,7 @@ from ._routes_webhooks import ROUTES as WEBHOOK_ROUTES
 from ._speak import Request, query_names, speak, speak_failure
 from ._state import State
 from ._wire import ApiFailure, dumps, fail, http_date
+from .backends.tokens import require_scope
 
 _log = logging.getLogger(__name__)
 
@@ -86,7 +86,7 @@ async def handle_public(state: State, scope: dict, receive, send, headers: dict[
     drop = False
     with state.lock:
         dialect = state.dialect
-        auth = authenticate(state, headers.get("x-api-key"))
+        auth = state.backends.tokens.authenticate(headers.get("x-api-key"))
         verdict = _ratelimit.count(state, auth.token, ip)
     extra.update(verdict.headers())
     try:

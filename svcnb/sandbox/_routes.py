@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from ._dialect import Dialect
 from ._speak import Listing
 from ._state import State
-from ._wire import ApiFailure
+from .backends import find
+
+__all__ = ["Call", "Handler", "Route", "find", "template_regex"]
 
 PAGE_DEFAULT = 20
 PAGE_MAX = 100
@@ -79,12 +81,3 @@ def template_regex(template: str) -> re.Pattern:
     """The pattern of the paths ``template`` stands for: each ``{name}`` is one path segment."""
     pattern = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", template)
     return re.compile(f"^{pattern}$")
-
-
-def find(table: dict[str, dict], record_id: str, what: str) -> dict:
-    """The record, or a 404 naming what was looked for."""
-    record = table.get(record_id)
-    if record is None:
-        shown = record_id if len(record_id) <= 80 else record_id[:80] + "..."
-        raise ApiFailure(404, f"{what} {shown!r} not found")
-    return record

@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-from ._routes import Call, Route, find
+from ._routes import Call, Route
 from ._speak import Listing
 from ._state import State
-from ._vmops import request_stop
 from ._wire import ok, public
 
 
 def list_vms(state: State, call: Call) -> tuple[int, Listing]:
     # whole records: the dialect's list_keys pick what an item shows
-    return 200, Listing(state.vms.values())
+    return 200, Listing(state.backends.vms.vms.values())
 
 
 def get_vm(state: State, call: Call) -> tuple[int, dict]:
-    return 200, ok(public(find(state.vms, call.params["id"], "VM")))
+    return 200, ok(public(state.backends.vms.get(call.params["id"])))
 
 
 def stop_vm(state: State, call: Call) -> tuple[int, dict]:
-    action = request_stop(state, find(state.vms, call.params["id"], "VM"))
+    action = state.backends.vms.request_stop(call.params["id"])
     return 202, ok({"actionId": action["id"]})
 
 

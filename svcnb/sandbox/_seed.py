@@ -17,8 +17,8 @@ from decimal import Decimal
 
 from ._catalog import GIB, OS_TEMPLATES, PLANS, REGIONS, ROLES, price_value, public_ip
 from ._state import State
-from ._vmops import schedule_provisioning, schedule_stop, vm_brief
 from ._wire import iso
+from .backends.vms import vm_brief
 
 # (weight, status) of the seeded fleet
 _STATUS_WEIGHTS = [
@@ -92,9 +92,11 @@ def seed_account(state: State, vm_count: int) -> None:
         state.vms[vm["id"]] = vm
         _link_vm(state, rng, vm)
         if status == "stopping":
-            schedule_stop(state, vm, epoch + timedelta(seconds=rng.randint(5, 30)))
+            state.backends.vms.schedule_stop(vm, epoch + timedelta(seconds=rng.randint(5, 30)))
         elif status == "provisioning":
-            schedule_provisioning(state, vm, epoch + timedelta(seconds=rng.randint(60, 600)))
+            state.backends.vms.schedule_provisioning(
+                vm, epoch + timedelta(seconds=rng.randint(60, 600))
+            )
     _seed_wallet(state, rng, epoch)
     _seed_actions(state, rng, epoch)
     _seed_webhooks(state, rng, epoch)
@@ -260,54 +262,7 @@ def _link_vm(state: State, rng: random.Random, vm: dict) -> None:
         return
     nets = [n for n in state.networks.values() if n["region"]["slug"] == vm["region"]["slug"]]
     for net in rng.sample(nets, rng.choice([1, 1, 1, 2])):
-        attach(state, net, vm, None, at=vm["updatedAt"])
-
-
-def attach(state: State, network: dict, vm: dict, private_ip: str | None, at: str) -> dict:
-    """Record an attachment of ``vm`` to ``network`` (checks are the caller's) and return it."""
-    if private_ip is None:
-        private_ip = next_free_ip(state, network)
-    used = _interfaces_of(state, vm)
-    interface = next(f"eth{i}" for i in range(1, 1000) if f"eth{i}" not in used)
-    att_id = state.new_id("att")
-    record = {
-        "id": att_id,
-        "vmId": vm["id"],
-        "networkId": network["id"],
-        "privateIp": private_ip,
-        "netInterface": interface,
-        "attachedAt": at,
-    }
-    state.attachments[att_id] = record
-    network["_taken"].add(private_ip)
-    vm["privateNetworks"].append({"id": network["id"], "name": network["name"]})
-    return record
-
-
-def _interfaces_of(state: State, vm: dict) -> set[str]:
-    """The ``netInterface`` of every attachment ``vm`` has (one per ``privateNetworks`` entry)."""
-    # newest first, stopping once all are found: seeding attaches each VM right after its
-    # records were added, so a full scan per attach would make seeding quadratic in fleet size
-    wanted = len(vm["privateNetworks"])
-    used: set[str] = set()
-    for record in reversed(state.attachments.values()):
-        if len(used) >= wanted:
-            break
-        if record["vmId"] == vm["id"]:
-            used.add(record["netInterface"])
-    return used
-
-
-def next_free_ip(state: State, network: dict) -> str:
-    """The next DHCP address of ``network`` not held by any attachment."""
-    taken = network["_taken"]
-    base = network["ipRange"].split("/")[0].split(".")
-    while True:
-        host = network["_nextHost"]
-        network["_nextHost"] = host + 1
-        ip = f"{base[0]}.{base[1]}.{host // 254}.{host % 254 + 1}"
-        if ip not in taken:
-            return ip
+        state.backends.networks.attach(net, vm, None, at=vm["updatedAt"])
 
 
 def _seed_wallet(state: State, rng: random.Random, epoch: datetime) -> None:

@@ -1,12 +1,16 @@
 """Everything the sandbox holds, behind one lock.
 
-``State`` is the one place the emulated account lives: the fleet and its related records, the
-wallet, webhooks and their deliveries, actions, events, tokens, faults, settings, rate-limit
-counters and stored idempotent responses. Every reader and writer holds ``state.lock``
-(re-entrant), so HTTP workers, the clock ticker and delivery threads see one consistent account.
+``State`` is the container of the emulated account: one backend per resource
+(``state.backends``: VMs, firewalls, networks, wallet, webhooks with their deliveries, tokens;
+see :mod:`.backends`), the clock, ids and events they share, and the server's own machinery
+(faults, settings, rate-limit counters, stored idempotent responses, the dialect). Every reader
+and writer holds ``state.lock`` (re-entrant), so HTTP workers, the clock ticker and delivery
+threads see one consistent account.
 
 Records are dicts in the spec's shape and key order. Keys starting with ``_`` are internal (for
-example ``wallet["_balance"]``, ``webhooks[id]["_secret"]``) and are never served.
+example ``wallet["_balance"]``, ``webhooks[id]["_secret"]``) and are never served. The record
+tables are reachable as ``state.vms``, ``state.wallet``, ... for the engines that walk them
+(life, deliveries, seeding).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from ._clock import Clock
 from ._config import SandboxConfig
 from ._dialect import Dialect
 from ._wire import iso, parse_iso
+from .backends import Backends
 
 _ONE_SECOND = timedelta(seconds=1)
 
@@ -68,22 +73,11 @@ class State:
             # how the account is said on the wire; the records themselves stay canonical
             self.dialect = Dialect.parse(config.dialect)
             self.clock = Clock(config.epoch, config.time_scale, self.lock)
-            # the fleet and what hangs off it
-            self.vms: dict[str, dict] = {}
-            self.ssh_keys: dict[str, dict] = {}
-            self.firewalls: dict[str, dict] = {}
-            self.rules: dict[str, dict] = {}
-            self.networks: dict[str, dict] = {}
-            self.attachments: dict[str, dict] = {}
-            self.wallet: dict = {}
-            self.webhooks: dict[str, dict] = {}
-            self.deliveries: list[dict] = []
-            self.actions: dict[str, dict] = {}
+            # the account: one backend per resource, and the events they emit
+            self.backends = Backends.empty(self)
             self.events: list[dict] = []
             self.listeners: list[Listener] = []
-            # the account dashboard and the server's own machinery
-            self.tokens: dict[str, dict] = {}
-            self.token_ids_by_hash: dict[str, str] = {}
+            # the server's own machinery
             self.faults = Faults(latencyMs=config.latency_ms)
             self.fault_rng = random.Random(0)
             self.settings = Settings(
@@ -95,6 +89,51 @@ class State:
             self.rate_buckets: dict[str, list[float]] = {}
             self.idempotency: dict[tuple[str, str], dict] = {}
             self._counters: dict[str, int] = {}
+
+    # -- the backends' record tables ------------------------------------------------------
+    @property
+    def vms(self) -> dict[str, dict]:
+        return self.backends.vms.vms
+
+    @property
+    def ssh_keys(self) -> dict[str, dict]:
+        return self.backends.vms.ssh_keys
+
+    @property
+    def actions(self) -> dict[str, dict]:
+        return self.backends.vms.actions
+
+    @property
+    def firewalls(self) -> dict[str, dict]:
+        return self.backends.firewalls.firewalls
+
+    @property
+    def rules(self) -> dict[str, dict]:
+        return self.backends.firewalls.rules
+
+    @property
+    def networks(self) -> dict[str, dict]:
+        return self.backends.networks.networks
+
+    @property
+    def attachments(self) -> dict[str, dict]:
+        return self.backends.networks.attachments
+
+    @property
+    def wallet(self) -> dict:
+        return self.backends.wallet.record
+
+    @property
+    def webhooks(self) -> dict[str, dict]:
+        return self.backends.webhooks.webhooks
+
+    @property
+    def deliveries(self) -> list[dict]:
+        return self.backends.webhooks.deliveries
+
+    @property
+    def tokens(self) -> dict[str, dict]:
+        return self.backends.tokens.tokens
 
     # -- ids ------------------------------------------------------------------------------
     def new_id(self, prefix: str) -> str:

@@ -218,13 +218,11 @@ def served_or_catalog(vm: dict) -> Decimal:
 
 
 def test_starting_a_vm_suspended_for_nonpayment_through_control_forgives_the_debt():
-    from svcnb.sandbox._vmops import control_action
-
     state, x, y = _starving_account()
     advance_to(state, at(days=13))
     assert y["status"] == "suspended"
     with state.lock:
-        control_action(state, y, "start")
+        state.backends.vms.control_action(y["id"], "start")
     assert y["status"] == "running"
     assert y["billing"]["status"] == "active"
     assert "_amountDue" not in y
@@ -233,13 +231,11 @@ def test_starting_a_vm_suspended_for_nonpayment_through_control_forgives_the_deb
 
 
 def test_terminating_a_vm_that_owes_drops_the_debt_and_its_renewals():
-    from svcnb.sandbox._vmops import control_action
-
     state, x, y = _starving_account()
     advance_to(state, at(days=10))
     assert y["billing"]["status"] == "overdue"
     with state.lock:
-        control_action(state, y, "terminate")
+        state.backends.vms.control_action(y["id"], "terminate")
     advance_to(state, at(days=50))
     assert y["status"] == "terminated"
     assert not [e for e in events_of(state, "vm.suspended")]
