@@ -1,0 +1,67 @@
+"""Firewalls and their rules.
+
+After a 502 (forced upstream-sync failure) the stored rule holds the new values and its
+``updatedAt`` moved: the change is saved, only the security-group sync failed. Reading the rule
+back shows the new values; sending the same PATCH again re-syncs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import _validate as v
+from .._wire import ApiFailure
+from ._base import find
+
+if TYPE_CHECKING:
+    from .._state import State
+
+RULE_CHECKS = {
+    "position": v.integer(0, 1000),
+    "port": v.string(64),
+    "sourceIps": v.string_list(50, 64),
+    "destIps": v.string_list(50, 64),
+    "description": v.string(255),
+}
+
+
+class FirewallBackend:
+    """``firewalls`` and ``rules`` by id."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+        self.firewalls: dict[str, dict] = {}
+        self.rules: dict[str, dict] = {}
+
+    def get(self, firewall_id: str) -> dict:
+        return find(self.firewalls, firewall_id, "firewall")
+
+    def rules_of(self, firewall_id: str) -> list[dict]:
+        """The rules of a firewall in the order they apply (position, then id)."""
+        fw = self.get(firewall_id)
+        rules = [r for r in self.rules.values() if r["firewallId"] == fw["id"]]
+        rules.sort(key=lambda r: (r["position"], r["id"]))
+        return rules
+
+    def all_rules(self) -> list[dict]:
+        """Every rule, firewall by firewall, each firewall's in the order they apply."""
+        return [r for fw in self.firewalls for r in self.rules_of(fw)]
+
+    def patch_rule(self, firewall_id: str, rule_id: str, body: object) -> dict:
+        fw = self.get(firewall_id)
+        rule = find(self.rules, rule_id, "firewall rule")
+        if rule["firewallId"] != fw["id"]:
+            raise ApiFailure(
+                404, f"firewall rule {rule['id']!r} not found in firewall {fw['id']!r}"
+            )
+        changes = v.fields(body, RULE_CHECKS, at_least_one=True)
+        rule.update(changes)
+        self.state.touch(rule)
+        if self.state.faults.upstreamSyncFail:
+            raise ApiFailure(
+                502,
+                f"upstream sync failed: firewall {fw['id']} could not be re-synced "
+                "to the security group; the rule is saved with the new values "
+                "but may not be enforced yet; send the PATCH again to retry",
+            )
+        return dict(rule)

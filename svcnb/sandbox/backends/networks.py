@@ -1,0 +1,157 @@
+"""Private networks and the attachments of VMs to them.
+
+Attach: the VM and the network must be in the same region (409 otherwise), a VM is attached to
+a network at most once (409), ``privateIp`` when given must be a free IPv4 address inside the
+network's range (422 outside or reserved, 409 taken); otherwise the next free one is assigned.
+Detach always removes the record; with ``detachFail`` the upstream detach "fails" silently, as
+the spec says it is best effort.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import TYPE_CHECKING
+
+from .. import _validate as v
+from .._wire import ApiFailure
+from ._base import find
+from .vms import vm_brief
+
+if TYPE_CHECKING:
+    from .._state import State
+
+
+class NetworkBackend:
+    """``networks`` and ``attachments`` by id (a network's ``_taken`` holds its used IPs)."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+        self.networks: dict[str, dict] = {}
+        self.attachments: dict[str, dict] = {}
+
+    def get(self, network_id: str) -> dict:
+        return find(self.networks, network_id, "network")
+
+    def attachments_of(self, network_id: str) -> list[dict]:
+        net = self.get(network_id)
+        return [a for a in self.attachments.values() if a["networkId"] == net["id"]]
+
+    def attach_checked(self, network_id: str, body: object) -> dict:
+        """The public attach: every rule of the module docstring, then the record with the VM's
+        brief."""
+        net = self.get(network_id)
+        body = v.fields(body, {"vmId": v.string(200, 1), "privateIp": v.ipv4}, required=("vmId",))
+        vm = self.state.backends.vms.get(body["vmId"])
+        if vm["status"] == "terminated":
+            raise ApiFailure(
+                409, f"VM {vm['id']} is terminated; it cannot be attached", terse="VM is terminated"
+            )
+        vm_region = (vm["region"] or {}).get("slug")
+        if vm_region != net["region"]["slug"]:
+            raise ApiFailure(
+                409,
+                f"region mismatch: VM {vm['id']} is in {vm_region or 'no region'} "
+                f"but network {net['id']} is in {net['region']['slug']}; the VM "
+                "and the network must be in the same region",
+                terse="Region mismatch",
+            )
+        if any(
+            a["vmId"] == vm["id"] and a["networkId"] == net["id"] for a in self.attachments.values()
+        ):
+            raise ApiFailure(
+                409,
+                f"VM {vm['id']} is already attached to network {net['id']}",
+                terse="VM is already attached",
+            )
+        private_ip = None
+        if "privateIp" in body:
+            address = body["privateIp"]
+            network = ipaddress.IPv4Network(net["ipRange"])
+            if address not in network or address in (
+                network.network_address,
+                network.broadcast_address,
+            ):
+                raise ApiFailure(
+                    422,
+                    f"privateIp: {address} is not a usable address in the "
+                    f"network range {net['ipRange']}",
+                )
+            private_ip = str(address)
+            if private_ip in net["_taken"]:
+                raise ApiFailure(
+                    409,
+                    f"privateIp: {private_ip} is already in use on network {net['id']}",
+                    terse="IP address in use",
+                )
+        record = self.attach(net, vm, private_ip, at=self.state.stamp())
+        self.state.touch(vm)
+        return {**record, "vm": vm_brief(vm)}
+
+    def attach(self, network: dict, vm: dict, private_ip: str | None, at: str) -> dict:
+        """Record an attachment of ``vm`` to ``network`` (checks are the caller's)."""
+        if private_ip is None:
+            private_ip = self.next_free_ip(network)
+        used = self._interfaces_of(vm)
+        interface = next(f"eth{i}" for i in range(1, 1000) if f"eth{i}" not in used)
+        att_id = self.state.new_id("att")
+        record = {
+            "id": att_id,
+            "vmId": vm["id"],
+            "networkId": network["id"],
+            "privateIp": private_ip,
+            "netInterface": interface,
+            "attachedAt": at,
+        }
+        self.attachments[att_id] = record
+        network["_taken"].add(private_ip)
+        vm["privateNetworks"].append({"id": network["id"], "name": network["name"]})
+        return record
+
+    def detach(self, network_id: str, vm_id: str) -> dict:
+        net = self.get(network_id)
+        record = next(
+            (
+                a
+                for a in self.attachments.values()
+                if a["networkId"] == net["id"] and a["vmId"] == vm_id
+            ),
+            None,
+        )
+        if record is None:
+            raise ApiFailure(404, f"VM {vm_id[:80]!r} is not attached to network {net['id']}")
+        # the upstream detach is best effort: with detachFail set it "fails", and the record is
+        # removed all the same, as the spec requires
+        del self.attachments[record["id"]]
+        net["_taken"].discard(record["privateIp"])
+        vm = self.state.backends.vms.vms.get(vm_id)
+        if vm is not None:
+            vm["privateNetworks"] = [p for p in vm["privateNetworks"] if p["id"] != net["id"]]
+            self.state.touch(vm)
+        state = self.state
+        if state.faults.detachFail:
+            state.stats["detachFailures"] = state.stats.get("detachFailures", 0) + 1
+        return {"vmId": vm_id, "networkId": net["id"]}
+
+    def _interfaces_of(self, vm: dict) -> set[str]:
+        """The ``netInterface`` of every attachment ``vm`` has (one per ``privateNetworks``)."""
+        # newest first, stopping once all are found: seeding attaches each VM right after its
+        # records were added, so a full scan per attach would make seeding quadratic in fleet size
+        wanted = len(vm["privateNetworks"])
+        used: set[str] = set()
+        for record in reversed(self.attachments.values()):
+            if len(used) >= wanted:
+                break
+            if record["vmId"] == vm["id"]:
+                used.add(record["netInterface"])
+        return used
+
+    def next_free_ip(self, network: dict) -> str:
+        """The next DHCP address of ``network`` not held by any attachment."""
+        taken = network["_taken"]
+        base = network["ipRange"].split("/")[0].split(".")
+        while True:
+            host = network["_nextHost"]
+            network["_nextHost"] = host + 1
+            ip = f"{base[0]}.{base[1]}.{host // 254}.{host % 254 + 1}"
+            if ip not in taken:
+                return ip

@@ -1,0 +1,150 @@
+"""VMs, their SSH keys and actions, and how their status moves on the sandbox clock.
+
+Statuses (DESIGN section 3): provisioning -> running; running -> stopping -> stopped (stop takes
+``STOP_SECONDS`` of sandbox time); stopped/suspended -> running (start); running -> running
+(restart); any -> suspended; any -> terminated (kept and served with status ``terminated``).
+Event data is ``{"vm": {id, name, hostname, status}}`` with the status after the change.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from .._catalog import public_ip
+from .._wire import ApiFailure, iso
+from ._base import find
+
+if TYPE_CHECKING:
+    from .._state import State
+
+STOP_SECONDS = 30
+PROVISION_SECONDS = 60
+
+
+def vm_brief(vm: dict) -> dict:
+    return {"id": vm["id"], "name": vm["name"], "hostname": vm["hostname"], "status": vm["status"]}
+
+
+class VmBackend:
+    """The fleet: ``vms``, ``ssh_keys`` and ``actions`` by id, in the order they were made."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+        self.vms: dict[str, dict] = {}
+        self.ssh_keys: dict[str, dict] = {}
+        self.actions: dict[str, dict] = {}
+
+    def get(self, vm_id: str) -> dict:
+        return find(self.vms, vm_id, "VM")
+
+    def add(self, vm: dict) -> dict:
+        self.vms[vm["id"]] = vm
+        return vm
+
+    # -- status changes --
+    def _set_status(self, vm: dict, status: str, event: str | None) -> None:
+        vm["status"] = status
+        self.state.touch(vm)
+        if event is not None:
+            self.state.emit(event, {"vm": vm_brief(vm)})
+
+    def new_action(self, vm: dict, kind: str, status: str = "in-progress") -> dict:
+        state = self.state
+        action_id = state.new_id("act")
+        action = {
+            "id": action_id,
+            "vmId": vm["id"],
+            "type": kind,
+            "status": status,
+            "startedAt": state.stamp(),
+            "completedAt": state.stamp() if status == "completed" else None,
+        }
+        self.actions[action_id] = action
+        return action
+
+    def request_stop(self, vm_id: str) -> dict:
+        """The public stop: queue a graceful shutdown of a running VM; 409 for any other
+        status."""
+        vm = self.get(vm_id)
+        if vm["status"] != "running":
+            raise ApiFailure(
+                409,
+                f"VM {vm['id']} is {vm['status']}; only a running VM can be stopped",
+                terse="VM is not running",
+            )
+        self._set_status(vm, "stopping", None)
+        return self.schedule_stop(vm, self.state.now() + timedelta(seconds=STOP_SECONDS))
+
+    def schedule_stop(self, vm: dict, at: datetime) -> dict:
+        """Queue a stop action that completes at ``at`` with status ``stopped`` and
+        ``vm.stopped``."""
+        action = self.new_action(vm, "stop")
+        state = self.state
+
+        def finish() -> None:
+            with state.lock:
+                current = self.vms.get(vm["id"])
+                if current is not None and current["status"] == "stopping":
+                    self._set_status(current, "stopped", "vm.stopped")
+                action["status"] = "completed"
+                action["completedAt"] = state.stamp()
+
+        state.clock.schedule(at, finish)
+        return action
+
+    def schedule_provisioning(self, vm: dict, at: datetime) -> None:
+        """A provisioning VM becomes running at ``at`` and ``vm.created`` is emitted."""
+        state = self.state
+
+        def finish() -> None:
+            with state.lock:
+                current = self.vms.get(vm["id"])
+                if current is None or current["status"] != "provisioning":
+                    return
+                current["ipAddress"] = public_ip(current.get("_index", len(self.vms)))
+                billing = current["billing"]
+                if billing is not None and billing["nextRenewalAt"] is None:
+                    billing["nextRenewalAt"] = iso(state.now() + timedelta(days=30))
+                self._set_status(current, "running", "vm.created")
+
+        state.clock.schedule(at, finish)
+
+    def provision(self, vm: dict) -> dict:
+        """Add a new ``provisioning`` VM that comes up after ``PROVISION_SECONDS``."""
+        self.add(vm)
+        self.schedule_provisioning(vm, self.state.now() + timedelta(seconds=PROVISION_SECONDS))
+        return vm
+
+    def control_action(self, vm_id: str, kind: str) -> dict:
+        """start, restart, terminate, suspend or touch, as the control API asks (no status
+        checks beyond what makes no sense: nothing revives a terminated VM)."""
+        vm = self.get(vm_id)
+        if vm["status"] == "terminated" and kind != "touch":
+            raise ApiFailure(409, f"VM {vm['id']} is terminated; it cannot be {kind}ed")
+        if kind == "start":
+            self._set_status(vm, "running", "vm.started")
+            if vm["billing"] is not None and vm["billing"]["status"] == "suspended":
+                vm["billing"]["status"] = "active"
+        elif kind == "restart":
+            self._set_status(vm, "running", "vm.restarted")
+        elif kind == "suspend":
+            self._set_status(vm, "suspended", "vm.suspended")
+            if vm["billing"] is not None:
+                vm["billing"]["status"] = "suspended"
+        elif kind == "terminate":
+            vm["ipAddress"] = None
+            vm["billing"] = None
+            self._set_status(vm, "terminated", "vm.terminated")
+        elif kind == "touch":
+            base = vm["name"].rsplit("~", 1)[0]
+            suffix = vm["name"].rsplit("~", 1)[1] if "~" in vm["name"] else "0"
+            vm["name"] = f"{base}~{int(suffix) + 1 if suffix.isdigit() else 1}"
+            self.state.touch(vm)
+        else:
+            raise ApiFailure(
+                404, f"unknown VM action {kind!r}; use start, restart, terminate, suspend or touch"
+            )
+        if kind != "touch":
+            self.new_action(vm, kind, status="completed")
+        return vm

@@ -1,0 +1,44 @@
+"""The account wallet: its balance (a Decimal, served in the wallet's own form) and top-ups."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from .._catalog import price_value
+
+if TYPE_CHECKING:
+    from .._state import State
+
+
+class WalletBackend:
+    """``record`` holds ``id``, ``createdAt``, ``updatedAt`` and the internal ``_balance``
+    and ``_balance_form``."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+        self.record: dict = {}
+
+    def view(self) -> dict:
+        w = self.record
+        return {
+            "id": w["id"],
+            "createdAt": w["createdAt"],
+            "updatedAt": w["updatedAt"],
+            "balance": price_value(w["_balance"], w["_balance_form"]),
+        }
+
+    def topup(self, amount: Decimal) -> dict:
+        """Add ``amount`` and emit ``billing.payment_received`` (the life engine pays debts)."""
+        wallet = self.record
+        wallet["_balance"] += amount
+        self.state.touch(wallet)
+        self.state.emit(
+            "billing.payment_received",
+            {
+                "amount": f"{amount:.2f}",
+                "balance": f"{wallet['_balance']:.2f}",
+                "currency": "EUR",
+            },
+        )
+        return self.view()
