@@ -108,6 +108,7 @@ Built = tuple[list[tuple[str, pd.DataFrame]], pd.DataFrame, list[Callable[[Any],
 
 def _bandwidth(store: Any, at: pd.Timestamp, args: argparse.Namespace) -> Built:
     from svcnb.reports import bandwidth as bw
+    from svcnb.reports._classes import left_out_note
 
     # vms and history loaded once for the three reports
     frames = bw.projection.inputs(store, at=at)
@@ -133,6 +134,10 @@ def _bandwidth(store: Any, at: pd.Timestamp, args: argparse.Namespace) -> Built:
         ("VMs over or projected over their pack", readable[proj["exceeds"].fillna(False)]),
         ("All VMs", readable),
     ]
+    unknown = int(proj.attrs.get("unknown_status", 0))
+    if unknown:
+        left = readable[(proj["status_class"] == "unknown").to_numpy(dtype=bool)]
+        sections.insert(0, (f"{left_out_note(unknown)}: projection unknown", left))
     draw = [
         lambda ax: bw.plot_usage(proj.head(20), ax=ax),
         lambda ax: bw.plot_top(over_time, ax=ax),
@@ -143,6 +148,7 @@ def _bandwidth(store: Any, at: pd.Timestamp, args: argparse.Namespace) -> Built:
 
 def _billing(store: Any, at: pd.Timestamp, args: argparse.Namespace) -> Built:
     from svcnb.reports import billing as bl
+    from svcnb.reports._classes import left_out_note
 
     # vms and wallet loaded once for the seven reports that read them
     frames = bl.renewal_schedule.inputs(store, at=at)
@@ -158,6 +164,10 @@ def _billing(store: Any, at: pd.Timestamp, args: argparse.Namespace) -> Built:
         ("Monthly run rate by plan", bl.run_rate(**frames, by="plan_slug")),
         ("Monthly run rate by region", bl.run_rate(**frames, by="region_slug")),
     ]
+    unknown = int(runway["unknown_status"].iloc[0])
+    if unknown:
+        title = f"{left_out_note(unknown)}; the runway and low-balance dates may come sooner"
+        sections.insert(0, (title, bl.unknown_status(vms=frames["vms"], now=frames["now"])))
     history = bl.balance_history.from_store(store, at=at)
     draw = [
         lambda ax: bl.plot_renewals(due, ax=ax),

@@ -1,0 +1,141 @@
+"""Panels under another service's words: synonyms work as the canonical words, and what svcnb
+cannot classify is said in the summary, with how to map it."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+
+from svcnb import frames, vocab
+from svcnb.panels import BandwidthPanel, BillingPanel, VmPanel, WebhooksPanel
+from svcnb.store import Store
+
+DAY = pd.Timedelta(days=1)
+T0 = pd.Timestamp("2026-11-01T00:00:00Z")
+
+
+@pytest.fixture(autouse=True)
+def fresh_vocabulary():
+    with vocab.using(vocab.Vocabulary()) as v:
+        yield v
+
+
+def _vm(i: int, status: str, bill: str | None, used: int = 100) -> dict:
+    return {
+        "id": f"vm-{i}",
+        "name": f"web-{i}",
+        "status": status,
+        "region": {"slug": "fra1", "name": "Frankfurt"},
+        "plan": {"slug": "s-1", "name": "Small"},
+        "billing": None
+        if bill is None
+        else {
+            "status": bill,
+            "nextRenewalAt": "2026-11-10T00:00:00.000Z",
+            "priceMonthly": {"value": 1000, "currency": "EUR", "precision": 2},
+        },
+        "bandwidthUsedBytes": used,
+        "bandwidthPackBytes": "1000",
+        "isProtected": False,
+    }
+
+
+FLEET = [
+    _vm(1, "active", "paid"),
+    _vm(2, "halted", "unpaid"),
+    _vm(3, "live", "paid"),  # a status word nobody knows
+    _vm(4, "active", "cleared"),  # a billing word nobody knows
+    _vm(5, "deleted", None),
+]
+
+
+@pytest.fixture
+def store(tmp_path):
+    store = Store(tmp_path / "store")
+    wallet = frames.wallet(
+        {"id": "w", "balance": {"value": 5000, "currency": "EUR", "precision": 2}}
+    )
+    for day in range(2):
+        records = [{**r, "bandwidthUsedBytes": r["bandwidthUsedBytes"] * (day + 1)} for r in FLEET]
+        store.write(
+            {"vms": frames.vms(records), "wallet": wallet},
+            server_time=T0 + day * DAY,
+            partial=True,
+        )
+    return store
+
+
+def test_billing_panel_says_how_many_vms_were_left_out_and_how_to_map_them(store, tmp_path):
+    with pytest.warns(vocab.UnknownWordWarning):
+        panel = BillingPanel(store, export_dir=tmp_path)
+    assert panel.figures["unknown_status"] == 2 and panel.figures["complete"] is False
+    summary = panel.summary.value
+    assert "2 VM(s) with unknown status left out" in summary
+    assert "svcnb.vocab.extend" in summary
+    assert set(panel.results["unknown_status"]["vm_id"]) == {"vm-3", "vm-4"}
+    # unpaid is owing: listed as overdue
+    assert panel.results["overdue"]["vm_id"].tolist() == ["vm-2"]
+
+
+def test_billing_panel_says_nothing_when_every_word_is_known(store, tmp_path, fresh_vocabulary):
+    fresh_vocabulary.add("vm_status", {"live": "running"})
+    fresh_vocabulary.add("billing_status", {"cleared": "paid"})
+    panel = BillingPanel(store, export_dir=tmp_path)
+    assert panel.figures["unknown_status"] == 0 and panel.figures["complete"] is True
+    assert "unknown status" not in panel.summary.value
+    assert panel.results["unknown_status"].empty
+
+
+def test_bandwidth_panel_counts_the_vms_whose_projection_is_unknown(store, tmp_path):
+    with pytest.warns(vocab.UnknownWordWarning):
+        panel = BandwidthPanel(store, export_dir=tmp_path)
+    assert panel.figures["unknown_status"] == 1  # vm-3: its billing word does not matter here
+    assert "1 VM(s) with unknown status left out" in panel.summary.value
+
+
+def _vm_client(records: list[dict]) -> SimpleNamespace:
+    stops: list[str] = []
+
+    def stop(vm_id: str, **_kw) -> str:
+        stops.append(vm_id)
+        return f"act-{vm_id}"
+
+    vms = SimpleNamespace(
+        list=lambda: records, get=lambda vm_id: {"status": "off"}, stop=stop, stops=stops
+    )
+    return SimpleNamespace(vms=vms, stats={})
+
+
+def test_stop_follows_the_running_class_whatever_the_word():
+    client = _vm_client(FLEET)
+    with pytest.warns(vocab.UnknownWordWarning):
+        panel = VmPanel(client, watch_interval=None)
+        panel.vm_select.value = ("vm-1", "vm-2", "vm-3")
+    assert panel.stoppable() == ["vm-1"]  # "active" is running; "halted" and "live" are not
+    panel.stop_button.click()
+    assert "will be stopped" in panel.confirmation.value
+    panel.confirm_stop()
+    assert client.vms.stops == ["vm-1"]
+    panel.poll()
+    assert not panel.watching  # "off" is a stopped word: the watch is over
+
+
+def _hooks_client(deliveries: list[dict]) -> SimpleNamespace:
+    hooks = [{"id": "h1", "url": "https://a.example/h", "events": ["vm.stopped"], "isActive": True}]
+    webhooks = SimpleNamespace(list=lambda: hooks, deliveries=lambda _id: deliveries)
+    return SimpleNamespace(webhooks=webhooks, stats={})
+
+
+def test_webhooks_panel_counts_events_of_unknown_outcome():
+    records = [
+        {"id": "d1", "event_id": "e1", "event": "vm.stopped", "responseCode": 200, "ok": True},
+        {"id": "d2", "event_id": "e2", "event": "vm.stopped", "responseCode": 500, "passed": 0},
+    ]
+    panel = WebhooksPanel(_hooks_client(records))
+    row = panel.health.iloc[0]
+    assert (row["delivered"], row["failed"], row["unknown"]) == (1, 0, 1)
+    assert row["success_rate"] == 1.0
+    assert "1 event(s) of unknown outcome" in panel.status.value
+    assert "unknown" in panel.table.value
