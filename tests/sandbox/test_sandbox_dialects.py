@@ -337,3 +337,20 @@ def test_serve_in_a_dialect_points_at_a_path_it_serves(make_sandbox, tmp_path) -
     assert sb.connection_info()["dialect"] == "linkhdr"
     response = httpx.get(sb.api_root + "/vms", headers={"x-api-key": sb.tokens["read"]})
     assert response.headers["x-total-count"] == "2"
+
+
+def test_webhook_payloads_stay_canonical_but_for_the_vm_word() -> None:
+    from svcnb.sandbox import SandboxConfig, create_app
+    from svcnb.sandbox._deliveries import _COURIERS
+
+    state = create_app(SandboxConfig(vms=1, dialect="acme")).state.sandbox
+    event = {
+        "id": "evt_1",
+        "type": "vm.stopped",
+        "createdAt": "2026-11-01T00:00:00Z",
+        "data": {"vm": {"id": "vm_1", "name": "a", "hostname": "a.x", "status": "stopped"}},
+    }
+    payload = _COURIERS[state]._payload(event)
+    assert payload["data"]["vm"]["status"] == "off"
+    assert payload["createdAt"] == "2026-11-01T00:00:00Z"
+    assert event["data"]["vm"]["status"] == "stopped"  # the recorded event is left alone
