@@ -7,12 +7,15 @@ errors live in :mod:`svcnb.errors`.
 
 from __future__ import annotations
 
+from svcnb import config, vocab
 from svcnb._connect import connect, sandbox_control
 from svcnb.client import Client
 from svcnb.errors import (
     ApiError,
     AuthError,
     Conflict,
+    Forbidden,
+    LimitExceeded,
     MissingFieldError,
     NotFound,
     PagingError,
@@ -25,6 +28,7 @@ from svcnb.errors import (
     TransportError,
     UpstreamSyncError,
     ValidationError,
+    WaitTimeout,
 )
 from svcnb.store import SnapshotWarning, Store, StoreError
 
@@ -34,6 +38,8 @@ __all__ = [
     "AuthError",
     "Client",
     "Conflict",
+    "Forbidden",
+    "LimitExceeded",
     "MissingFieldError",
     "NotFound",
     "PagingError",
@@ -49,6 +55,7 @@ __all__ = [
     "TransportError",
     "UpstreamSyncError",
     "ValidationError",
+    "WaitTimeout",
     "connect",
     "sandbox_control",
 ]

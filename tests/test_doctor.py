@@ -62,8 +62,13 @@ def exotic_dialect(sandbox: Sandbox) -> tuple[str, str]:
     for seed in range(200):
         sandbox.control.reset(seed=7, vms=40, dialect=f"random:{seed}")
         words = sandbox.control.dialect()["choices"]["vm_words"]
-        strange = [w for w in words.values() if vocab.Vocabulary().classify(
-            "vm_status", w, warn=False) == vocab.UNKNOWN]  # fmt: skip
+        present = {vm["status"] for vm in sandbox.control.truth()["vms"]}
+        strange = [
+            word
+            for state, word in words.items()
+            if state in present
+            and vocab.Vocabulary().classify("vm_status", word, warn=False) == vocab.UNKNOWN
+        ]
         if strange:
             return f"random:{seed}", strange[0]
     pytest.fail("no random dialect among 200 drew an exotic VM word")
