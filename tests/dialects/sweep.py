@@ -202,8 +202,9 @@ def sweep_one(
             now = pd.Timestamp(store.snapshots()["server_time"].iloc[-1])
             said = truth_frames(_said(truth, choices))
             canon = truth_frames(truth)
-            _records(out, pulled, said, canon, choices, caught)
+            # the reports first: classifying their words is what warns about unknown ones
             ours, theirs = reports(pulled, now), reports(said, now)
+            _records(out, pulled, said, canon, choices, caught)
             for name, frame in ours.items():
                 diff = same_frame(frame, theirs[name])
                 if diff is None:
@@ -304,17 +305,30 @@ def _vocabulary(
     )
     if exotic:
         vms = said["vms"]
-        unknown = sum(
-            c == vocab.UNKNOWN for c in current.classify_many("vm_status", vms["status"], False)
+        status = current.classify_many("vm_status", vms["status"], warn=False)
+        paying = current.classify_many("billing_status", vms["billing_status"], warn=False)
+        unknown = sum(c == vocab.UNKNOWN for c in status)
+        # the runway also needs the billing class of every VM that is not terminated
+        unknown_money = unknown + sum(
+            s not in (vocab.UNKNOWN, "terminated") and b == vocab.UNKNOWN
+            for s, b in zip(status, paying, strict=True)
         )
         rate = billing.run_rate(vms, said["wallet"], now=now)
-        column = next((c for c in rate.columns if "unknown" in c), None)
-        if column is None:
-            out.wrong("run_rate has no column counting VMs of unknown status")
-        elif int(rate[column].sum()) >= unknown:
-            out.flag(f"run_rate counts {int(rate[column].sum())} VM(s) of unknown status")
+        counted = int(rate["unknown_status"].sum())
+        if counted == unknown:
+            out.flag(f"run_rate leaves out and counts {counted} VM(s) of unknown status")
         else:
-            out.wrong(f"run_rate counts {int(rate[column].sum())} unknown, truth {unknown}")
+            out.wrong(f"run_rate counts {counted} VM(s) of unknown status, truth {unknown}")
+        runway = billing.runway(vms, said["wallet"], now=now).iloc[0]
+        if int(runway["unknown_status"]) == unknown_money and bool(runway["complete"]) == (
+            unknown_money == 0
+        ):
+            out.flag(f"runway leaves out and counts {unknown_money} VM(s), complete flag set")
+        else:
+            out.wrong(
+                f"runway counts {runway['unknown_status']} VM(s) of unknown status (truth "
+                f"{unknown_money}), complete={runway['complete']}"
+            )
         return
     said_reports, canon_reports = reports(said, now), reports(_with_said_money(canon, said), now)
     for name, frame in said_reports.items():
