@@ -8,7 +8,10 @@ A manifest entry is the published record of one snapshot::
      "resources": {resource: {"status": "ok" | "missing", "reason": str | None,
                               "rows": int | None, "unreadable": {column: values not read}}}}
 
-The counts let a reader tell a damaged or truncated file from a good one. A resource that could
+Under ``resources`` a key whose value would be None or ``{}`` is left out: the manifest is
+rewritten whole at every snapshot, and most say only ``{"status": "ok", "rows": n}``
+(``resource_status`` gives all four). The counts let a reader tell a damaged or truncated file
+from a good one. A resource that could
 not be read has no ``rows`` or ``parts`` entry: nothing was written for it, its last known rows
 stay where they were, and readers say it is missing rather than empty. Entries written before
 ``resources`` existed have every resource, all ``ok``.
@@ -138,6 +141,17 @@ def reason(entry: Mapping[str, Any], resource: str) -> str | None:
         return None
     recorded = entry.get("resources", {}).get(resource, {}).get("reason")
     return recorded or "the snapshot holds no rows for it"
+
+
+def resource_status(entry: Mapping[str, Any], resource: str) -> dict[str, Any]:
+    """status, reason, rows and unreadable of ``resource`` at ``entry``, every key present."""
+    ok = has(entry, resource)
+    return {
+        "status": "ok" if ok else "missing",
+        "reason": reason(entry, resource),
+        "rows": entry["rows"][resource] if ok else None,
+        "unreadable": unreadable(entry, resource),
+    }
 
 
 def unreadable(entry: Mapping[str, Any], resource: str) -> dict[str, int]:
@@ -310,7 +324,7 @@ def check_write(
     if not frames:
         raise ValueError("no frame to store: every resource is missing")
     done = {r: str(why) for r, why in missing.items()}
-    done.update(dict.fromkeys(left, "not given to Store.write (partial=True)"))
+    done.update(dict.fromkeys(left, "left out of Store.write (partial=True)"))
     return done
 
 
@@ -369,7 +383,8 @@ def write_snapshot(
 def _status(
     status: str, why: str | None, rows: int | None, counts: dict[str, int]
 ) -> dict[str, Any]:
-    return {"status": status, "reason": why, "rows": rows, "unreadable": counts}
+    full = {"status": status, "reason": why, "rows": rows, "unreadable": counts}
+    return {k: v for k, v in full.items() if v is not None and v != {}}
 
 
 def max_seq(table: pa.Table) -> int:

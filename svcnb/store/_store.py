@@ -33,6 +33,7 @@ from ._snapshots import (
     latest_with,
     read_part,
     reason,
+    resource_status,
     state_at,
     unreadable,
     write_snapshot,
@@ -207,19 +208,15 @@ class Store:
         frames could not read).
         """
         entry = self._entry(snapshot)
+        status = [resource_status(entry, r) for r in RESOURCES]
         return pd.DataFrame(
             {
                 "snapshot_id": pd.array([entry["snapshot_id"]] * len(RESOURCES), dtype="string"),
                 "resource": pd.array(RESOURCES, dtype="string"),
-                "status": pd.array(
-                    ["ok" if has(entry, r) else "missing" for r in RESOURCES], dtype="string"
-                ),
-                "reason": pd.array([reason(entry, r) for r in RESOURCES], dtype="string"),
-                "rows": pd.array(
-                    [entry["rows"].get(r) if has(entry, r) else None for r in RESOURCES],
-                    dtype="Int64",
-                ),
-                "unreadable": pd.Series([unreadable(entry, r) for r in RESOURCES], dtype=object),
+                "status": pd.array([s["status"] for s in status], dtype="string"),
+                "reason": pd.array([s["reason"] for s in status], dtype="string"),
+                "rows": pd.array([s["rows"] for s in status], dtype="Int64"),
+                "unreadable": pd.Series([s["unreadable"] for s in status], dtype=object),
             }
         )
 

@@ -336,7 +336,7 @@ def test_an_empty_frame_is_stored_as_empty_but_a_resource_left_out_never_is(tmp_
     assert store.load("vms").empty
     assert list(store.load("vms").columns) == list(SCHEMAS["vms"])
     assert store.load("firewall_rules")["source_ips"].iloc[0] == ["10.0.0.0/8"]
-    with pytest.raises(MissingResourceError, match="not given to Store.write"):
+    with pytest.raises(MissingResourceError, match=r"left out of Store.write \(partial=True\)"):
         store.load("wallet")
 
 
