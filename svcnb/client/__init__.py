@@ -2,6 +2,9 @@
 ``wallet``, ``webhooks``). It imports nothing else of svcnb but :mod:`svcnb.errors` and
 :mod:`svcnb.vocab` (status words, for ``vms.stop(wait=True)``; it reads :mod:`svcnb.config`).
 
+``Secret`` holds an API token so that it never prints; ``redact(text)`` masks anything shaped
+like a token (``svc_`` and the token alphabet): the one masking function of svcnb.
+
 The error classes a failure may now take besides the spec's per-status ones are re-exported
 here too (``Forbidden``, ``LimitExceeded``, ``WaitTimeout``); all live in :mod:`svcnb.errors`.
 """
@@ -9,7 +12,16 @@ here too (``Forbidden``, ``LimitExceeded``, ``WaitTimeout``); all live in :mod:`
 from __future__ import annotations
 
 from svcnb.client._client import Client
+from svcnb.client._redact import Secret, redact
 from svcnb.client._validate import rule_update as validate_rule_update
 from svcnb.errors import Forbidden, LimitExceeded, WaitTimeout
 
-__all__ = ["Client", "Forbidden", "LimitExceeded", "WaitTimeout", "validate_rule_update"]
+__all__ = [
+    "Client",
+    "Forbidden",
+    "LimitExceeded",
+    "Secret",
+    "WaitTimeout",
+    "redact",
+    "validate_rule_update",
+]

@@ -6,8 +6,15 @@ from datetime import datetime
 
 import httpx
 
-from svcnb.client._config import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, resolve
+from svcnb.client._config import (
+    DEFAULT_DEADLINE,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_MAX_WAIT,
+    DEFAULT_TIMEOUT,
+    resolve,
+)
 from svcnb.client._records import RecordParser
+from svcnb.client._redact import Secret, as_secret
 from svcnb.client._request import Requester
 from svcnb.client._resources import Firewalls, Networks, Wallet, Webhooks
 from svcnb.client._vms import VMs
@@ -22,21 +29,30 @@ class Client:
     ``api_key`` and ``base_url`` fall back to ``SVC_API_KEY`` and ``SVC_BASE_URL``. The base path
     (``/api/public/v1`` or ``/api/v1/api/public/v1``) is found on the first call. ``max_retries``
     bounds retries of 5xx and dropped connections per call; 429s are waited out separately.
-    ``progress`` is the default for ``vms.all``'s progress bar. ``transport`` (an
+    ``timeout`` bounds each step (connect, one read, one write); ``deadline`` (seconds, 120 by
+    default) bounds each call as a whole, retries and waits included: a call still unanswered
+    then raises ``TransportError``. ``max_wait`` (90 s) is the longest single wait the server may
+    ask for (``Retry-After``, a rate-limit reset); a longer one raises ``RateLimited`` naming it.
+    ``api_key`` may be a ``str`` or a :class:`~svcnb.client.Secret`; it is kept as a Secret,
+    which shows as ``svc_…`` and its last four characters wherever it is printed. ``progress`` is the default for ``vms.all``'s progress bar. ``transport`` (an
     ``httpx.BaseTransport``) is for tests that mount an app in-process.
     """
 
     def __init__(
         self,
-        api_key: str | None = None,
+        api_key: str | Secret | None = None,
         base_url: str | None = None,
         *,
         timeout: float = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
+        deadline: float = DEFAULT_DEADLINE,
+        max_wait: float = DEFAULT_MAX_WAIT,
         progress: bool = True,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        settings = resolve(api_key, base_url, timeout, max_retries)
+        # First, before anything can raise: a verbose traceback prints this frame's locals.
+        api_key = as_secret(api_key)
+        settings = resolve(api_key, base_url, timeout, max_retries, deadline, max_wait)
         self._req = Requester(settings, transport=transport, pool_size=POOL_SIZE)
         self.progress = bool(progress)
         records = RecordParser()

@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 
 import httpx
 
+from svcnb.client._redact import Secret, as_secret
+
 ENV_API_KEY = "SVC_API_KEY"
 ENV_BASE_URL = "SVC_BASE_URL"
 
-DEFAULT_TIMEOUT = 30.0
+DEFAULT_TIMEOUT = 30.0  # per connect, read or write: how long one step may stall
+# The whole of one call: connect, send, receive, every retry and every wait. Long enough for a
+# wait out of a full rate-limit window (60 s at the service) plus a slow answer and its
+# retries; anything longer looks like a hang in a notebook, so it ends with an error instead.
+DEFAULT_DEADLINE = 120.0
+# The longest single wait the server may ask for (Retry-After, a rate-limit reset). A window of
+# the service is 60 s, so a longer wait speaks of a quota, not of pacing: an error naming the
+# wait tells the user more than a silent sleep would.
+DEFAULT_MAX_WAIT = 90.0
 DEFAULT_MAX_RETRIES = 5
 DEFAULT_PER_PAGE = 100
 DEFAULT_WORKERS = 8
@@ -23,24 +34,44 @@ BASE_PATH_CANDIDATES = (API_PREFIX, "/api/v1" + API_PREFIX)
 
 @dataclass(frozen=True)
 class Settings:
-    api_key: str | None
+    api_key: Secret | None
     base_url: str
     timeout: float
     max_retries: int
+    deadline: float = DEFAULT_DEADLINE
+    max_wait: float = DEFAULT_MAX_WAIT
 
 
-def key_and_url(api_key: str | None, base_url: str | None) -> tuple[str | None, str | None]:
-    """Each argument, else its environment variable; None where neither names one."""
-    key = api_key if api_key is not None else os.environ.get(ENV_API_KEY) or None
+def key_and_url(
+    api_key: Secret | str | None, base_url: str | None
+) -> tuple[Secret | None, str | None]:
+    """Each argument, else its environment variable; None where neither names one. The key
+    comes back as a :class:`Secret` (never raising: see ``Secret.problem``)."""
+    # Wrapped in the same expression that reads it, so no local of this frame holds it raw.
+    key = as_secret(api_key if api_key is not None else os.environ.get(ENV_API_KEY) or None)
     url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL) or None
     return key, url
 
 
+def _seconds(name: str, value: float, *, zero: bool = False) -> float:
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or value < 0 or (value == 0 and not zero):
+        allowed = ">= 0" if zero else "> 0"
+        raise ValueError(f"{name} must be a finite number of seconds {allowed}, got {value!r}")
+    return float(value)
+
+
 def resolve(
-    api_key: str | None, base_url: str | None, timeout: float, max_retries: int
+    api_key: Secret | str | None,
+    base_url: str | None,
+    timeout: float,
+    max_retries: int,
+    deadline: float = DEFAULT_DEADLINE,
+    max_wait: float = DEFAULT_MAX_WAIT,
 ) -> Settings:
     """Arguments first, then ``SVC_API_KEY`` / ``SVC_BASE_URL``; a bad value raises ValueError."""
     key, url = key_and_url(api_key, base_url)
+    del api_key  # from here on only the Secret: this frame may raise
     if not url:
         raise ValueError(
             f"no base URL: pass base_url= or set {ENV_BASE_URL} "
@@ -49,15 +80,19 @@ def resolve(
     parsed = httpx.URL(url)
     if parsed.scheme not in ("http", "https") or not parsed.host:
         raise ValueError(f"base_url must be an http(s) URL with a host, got {url!r}")
-    if key is not None and not isinstance(key, str):
-        raise ValueError(f"api_key must be a string, got {type(key).__name__}")
-    if key is not None and key.strip() != key:
-        raise ValueError("api_key has leading or trailing whitespace; pass the token exactly")
-    if not timeout or timeout <= 0:
-        raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
+    problem = key.problem if key is not None else None
+    if problem:
+        raise ValueError(problem)
     if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
         raise ValueError(f"max_retries must be an integer >= 0, got {max_retries!r}")
-    return Settings(key, url.rstrip("/"), float(timeout), max_retries)
+    return Settings(
+        key,
+        url.rstrip("/"),
+        _seconds("timeout", timeout),
+        max_retries,
+        _seconds("deadline", deadline),
+        _seconds("max_wait", max_wait, zero=True),
+    )
 
 
 def base_path_candidates(base_url: str) -> tuple[str, ...]:

@@ -4,38 +4,72 @@ It sends only while the last known ``X-RateLimit-Remaining`` minus the requests 
 is above zero, and otherwise waits for ``X-RateLimit-Reset``. It never assumes a window length:
 everything it knows comes from the headers (the sandbox and the real service use a fixed window,
 but nothing here depends on that).
+
+Whatever the headers hold, the state stays usable: a value that is not a number between 0 and a
+sane ceiling (a day of seconds, a billion requests) is ignored, so no wait can overflow a timer
+or hold the shared state for longer than a day.
+A caller says how long it may wait at most (``acquire(within=)``) and is told instead of held
+past that; a call interrupted while it holds a slot gives it back (the caller releases in a
+``finally``), so other calls on the token never wait for an answer that will not come.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 import threading
 import time
 from collections.abc import Callable, Mapping
+from datetime import datetime
+from email.utils import parsedate_to_datetime
 
 import httpx
 
+from svcnb.client._redact import Secret, as_secret
+
 # Sent this long after the estimated reset, so a request never lands just before it.
 RESET_MARGIN_SECONDS = 0.05
+# A reset further away than this is garbage, not a window: it is ignored (and a pause is cut
+# to it), so no timer overflows and no header holds the shared state for longer.
+MAX_SERVER_SECONDS = 86_400.0
+# Counts beyond this are ignored: far above any real budget, small enough for any sum.
+MAX_COUNT = 10**9
 
 
-def _number(headers: Mapping[str, str], name: str) -> float | None:
+def _number(headers: Mapping[str, str], name: str, ceiling: float) -> float | None:
+    """The header as a number in 0..``ceiling``, or None (absent, not a number, or outside)."""
     raw = headers.get(name)
     if raw is None:
         return None
     try:
         value = float(raw)
-    except ValueError:
+    except (ValueError, OverflowError):
         return None
-    return value if math.isfinite(value) and value >= 0 else None
+    return value if 0 <= value <= ceiling else None
+
+
+def server_seconds(raw: str | None) -> float | None:
+    """A wait the server asked for (``Retry-After``: seconds or an HTTP date), or None when it
+    is absent or not a time; 0 or more, possibly ``math.inf`` (the caller caps it)."""
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+    except (ValueError, OverflowError):
+        try:
+            when = parsedate_to_datetime(raw)
+            value = (when - datetime.now(when.tzinfo)).total_seconds()
+        except (TypeError, ValueError, OverflowError, IndexError):
+            return None
+    return None if math.isnan(value) else max(0.0, value)
 
 
 class Governor:
     """Rate-limit state of one token on one server.
 
-    ``acquire()`` blocks until a request may be sent and returns the seconds it waited;
-    ``release(headers)`` is called once per acquired request when its answer (or failure) came.
+    ``acquire(within)`` blocks until a request may be sent (and holds a slot: None), or
+    returns, holding nothing, the seconds it would still have to wait when that is more than
+    ``within`` (``math.inf``: unknown, other answers were awaited in vain). ``release(headers)``
+    is called once per held slot when its answer (or failure) came, also when interrupted.
     """
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
@@ -49,8 +83,8 @@ class Governor:
         # The server answered without rate-limit headers: nothing to pace by, so no probing.
         self.headerless = False
 
-    def acquire(self) -> float:
-        start = self._clock()
+    def acquire(self, within: float = MAX_SERVER_SECONDS) -> float | None:
+        give_up = self._clock() + max(0.0, within)
         with self._cond:
             while True:
                 now = self._clock()
@@ -61,16 +95,20 @@ class Governor:
                 if self.remaining is None:
                     if self._inflight == 0 or self.headerless:
                         break
-                    self._cond.wait()
-                    continue
-                if self.remaining - self._inflight > 0:
+                    wake = give_up  # an answer in flight will tell what remains
+                elif self.remaining - self._inflight > 0:
                     break
-                if self._reset_at is None:
-                    self._cond.wait()  # an answer in flight will tell when the window ends
+                elif self._reset_at is None:
+                    wake = give_up  # an answer in flight will tell when the window ends
                 else:
-                    self._cond.wait(self._reset_at + RESET_MARGIN_SECONDS - now)
+                    wake = self._reset_at + RESET_MARGIN_SECONDS
+                    if wake > give_up:
+                        return wake - now  # longer than the caller may wait: say so at once
+                if now >= give_up:
+                    return math.inf
+                self._cond.wait(wake - now)
             self._inflight += 1
-        return self._clock() - start
+        return None
 
     def release(self, headers: Mapping[str, str] | None) -> None:
         """Account for one answered (or failed) request; ``headers`` of the answer, if any."""
@@ -82,6 +120,7 @@ class Governor:
 
     def pause(self, seconds: float) -> None:
         """A 429 came: nobody sends for ``seconds``; afterwards probe one request at a time."""
+        seconds = min(max(0.0, seconds), MAX_SERVER_SECONDS) if seconds == seconds else 0.0
         with self._cond:
             # Retry-After is the server's own word on when the bucket refills.
             self.remaining = 0
@@ -91,9 +130,9 @@ class Governor:
             self._cond.notify_all()
 
     def _learn(self, headers: Mapping[str, str]) -> None:
-        limit = _number(headers, "x-ratelimit-limit")
-        remaining = _number(headers, "x-ratelimit-remaining")
-        reset = _number(headers, "x-ratelimit-reset")
+        limit = _number(headers, "x-ratelimit-limit", MAX_COUNT)
+        remaining = _number(headers, "x-ratelimit-remaining", MAX_COUNT)
+        reset = _number(headers, "x-ratelimit-reset", MAX_SERVER_SECONDS)
         changed = limit is not None and self.limit is not None and int(limit) != self.limit
         if limit is not None:
             self.limit = int(limit)
@@ -143,11 +182,11 @@ _registry: dict[tuple[str, str], Governor] = {}
 _registry_lock = threading.Lock()
 
 
-def governor_for(base_url: str, token: str | None) -> Governor:
+def governor_for(base_url: str, token: Secret | str | None) -> Governor:
     """The one governor of ``token`` on the server of ``base_url`` (whatever path the URL
     holds); requests without a token share one, as they share the server's per-IP bucket."""
     # Keyed by a digest so the registry never holds the secret itself.
-    digest = hashlib.sha256((token or "").encode()).hexdigest()
+    digest = (as_secret(token) or Secret("")).fingerprint()
     url = httpx.URL(base_url)
     key = (f"{url.scheme}://{url.netloc.decode('ascii')}", digest)
     with _registry_lock:

@@ -4,18 +4,28 @@ Every call of every resource goes through :meth:`Requester.request`. Reads are r
 timeouts and dropped connections; writes (POST/PATCH/DELETE) carry an ``Idempotency-Key`` made
 once per call and sent unchanged on every retry, so the server can tell a retry from a new call.
 A write is never sent again without that key.
+
+Every call ends by its deadline (``Client(deadline=)``): connecting, sending, reading the body
+(read chunk by chunk against the clock, so a server that trickles cannot hold it), retries and
+waits all count. No single wait the server asks for (``Retry-After``, a rate-limit reset) is
+longer than ``Client(max_wait=)``: past it the call raises :class:`RateLimited` naming the wait.
+
+What can raise is an :mod:`svcnb.errors` type, raised outside any ``except`` block, so it carries
+no ``__context__``: httpx's exceptions hold the request, whose headers hold the token. The token
+itself is a :class:`Secret`, written into the header by :class:`ApiKeyAuth` as the request goes.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import random
 import re
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from email.utils import parsedate_to_datetime
@@ -25,8 +35,8 @@ import httpx
 
 from svcnb.client._config import ENV_API_KEY, Settings, base_path_candidates
 from svcnb.client._failures import classify
-from svcnb.client._pacing import Governor, governor_for
-from svcnb.client._redact import mask_token, scrub
+from svcnb.client._pacing import MAX_SERVER_SECONDS, Governor, governor_for, server_seconds
+from svcnb.client._redact import Secret, mask_token, redact
 from svcnb.errors import (
     ApiError,
     AuthError,
@@ -51,8 +61,76 @@ RETRY_CAP_SECONDS = 8.0
 RATE_LIMIT_BASE_SECONDS = 1.0  # the spec's guidance: back off from 1 s after Retry-After
 RATE_LIMIT_CAP_SECONDS = 60.0
 MAX_RATE_LIMITED = 30  # consecutive 429s on one call before giving up
+# An answer larger than this is refused rather than held in memory (a page of 100 VMs is ~100
+# KB); it also bounds what a compressed body may inflate to.
+MAX_ANSWER_BYTES = 64 * 1024 * 1024
 _SCOPE_RE = re.compile(r"\b([a-z]+:(?:read|write))\b")
-_TRANSPORT_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+# No answer, but another attempt may get one.
+_RETRYABLE = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+# Everything else httpx raises on purpose: no answer, and no point in asking again.
+_HTTPX_ERRORS = (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError)
+
+
+class ApiKeyAuth(httpx.Auth):
+    """Writes ``x-api-key`` into each request as it is sent: the one place the token is
+    unwrapped, so no client default, no local of a frame that can raise, holds it."""
+
+    def __init__(self, token: Secret | None) -> None:
+        self._token = token
+
+    def auth_flow(self, request: httpx.Request) -> Iterator[httpx.Request]:
+        if self._token:
+            request.headers["x-api-key"] = self._token.reveal()
+        yield request
+
+    def __repr__(self) -> str:
+        return f"ApiKeyAuth({self._token!r})"
+
+
+@dataclass
+class Answer:
+    """One HTTP answer, read whole by the deadline. It keeps nothing of the request (whose
+    headers hold the token): only what came back and the URL it came from."""
+
+    status: int
+    headers: httpx.Headers
+    content: bytes | None  # None: the body could not be read (``unreadable`` says why)
+    url: httpx.URL
+    unreadable: str = ""
+    attempts: int = 1  # attempts of the call this answer ended
+
+    def payload(self) -> Any:
+        """The body as JSON, or None when it is not JSON (or too deeply nested to parse)."""
+        if self.content is None:
+            return None
+        try:
+            return json.loads(self.content)
+        except (ValueError, RecursionError):
+            return None
+
+    @property
+    def text(self) -> str:
+        return (self.content or b"").decode("utf-8", "replace")
+
+    @property
+    def reason_phrase(self) -> str:
+        return httpx.codes.get_reason_phrase(self.status)
+
+    @property
+    def links(self) -> dict[str, dict[str, str]]:
+        try:
+            return httpx.Response(200, headers={"link": self.headers.get("link", "")}).links
+        except Exception:  # a header svcnb cannot parse is a header it does not follow
+            return {}
+
+
+@dataclass(frozen=True)
+class NoAnswer:
+    """Why an attempt got no (complete) answer; ``text`` is masked and names no token."""
+
+    text: str
+    retryable: bool
+    deadline: bool = False  # the call's deadline ran out before the answer was complete
 
 
 @dataclass
@@ -136,6 +214,9 @@ class Requester:
         self._token = settings.api_key
         self.base_url = settings.base_url
         self.max_retries = settings.max_retries
+        self.timeout = settings.timeout
+        self.deadline = settings.deadline
+        self.max_wait = settings.max_wait
         self._sleep = sleep
         self._candidates = base_path_candidates(settings.base_url)
         self.base_path: str | None = self._candidates[0] if len(self._candidates) == 1 else None
@@ -144,12 +225,10 @@ class Requester:
         self.stats = Stats()
         self.server_time: datetime | None = None
         self.latency: float | None = None  # moving average of seconds per answered request
-        headers = {"accept": "application/json", "user-agent": "svcnb"}
-        if self._token:
-            headers["x-api-key"] = self._token
         self._http = httpx.Client(
             base_url=settings.base_url,
-            headers=headers,
+            headers={"accept": "application/json", "user-agent": "svcnb"},
+            auth=ApiKeyAuth(self._token),
             timeout=settings.timeout,
             transport=transport,
             limits=httpx.Limits(max_connections=pool_size, max_keepalive_connections=pool_size),
@@ -175,9 +254,12 @@ class Requester:
     ) -> Reply:
         """Send one call to ``path`` (relative to the API prefix) and unwrap its envelope.
 
-        Raises the :mod:`svcnb.errors` type of the failure status, or ``TransportError`` when no
-        answer came on any attempt. ``scope`` names the scope the endpoint needs, for 403s.
+        Raises the :mod:`svcnb.errors` type of the failure status, ``TransportError`` when no
+        complete answer came on any attempt or by the deadline, ``RateLimited`` when the server
+        asks for a wait longer than ``max_wait`` or the deadline allows. ``scope`` names the
+        scope the endpoint needs, for 403s.
         """
+        ends = time.monotonic() + self.deadline
         method = method.upper()
         headers = {}
         if method in WRITE_METHODS:
@@ -185,89 +267,79 @@ class Requester:
             headers["idempotency-key"] = idempotency_key or uuid.uuid4().hex
         call = Call(method, path, params, json, headers, scope)
         if self.base_path is not None:
-            response = self._send(call, self.base_path)
+            answer = self._send(call, self.base_path, ends)
         else:
-            response = self._discover(call)
-        return self._unwrap(response, call)
+            answer = self._discover(call, ends)
+        return self._unwrap(answer, call)
 
-    def _discover(self, call: Call) -> httpx.Response:
+    def _discover(self, call: Call, ends: float) -> Answer:
         # One thread finds the base path; the others wait and then use it.
         with self._discover_lock:
             if self.base_path is not None:
-                return self._send(call, self.base_path)
+                return self._send(call, self.base_path, ends)
             first = None
             for candidate in self._candidates:
-                response = self._send(call, candidate)
-                if response.status_code != 404:
+                answer = self._send(call, candidate, ends)
+                if answer.status != 404:
                     self.base_path = candidate
                     _log.info("API base path is %s%s", self.base_url, candidate)
-                    return response
-                first = first or response
+                    return answer
+                first = first or answer
             # 404 under every prefix: the documented prefix's answer says the most.
+            assert first is not None
             return first
 
-    def _send(self, call: Call, prefix: str) -> httpx.Response:
-        """The retry loop: returns the first answer that is not to be retried."""
-        method, path, headers = call.method, call.path, call.headers
+    def _send(self, call: Call, prefix: str, ends: float) -> Answer:
+        """The retry loop: returns the first answer that is not to be retried, raises when no
+        answer came. Nothing it raises is raised inside an ``except`` block (see module doc)."""
+        method, path = call.method, call.path
         failures = 0
         limited = 0
         while True:
             self.stats.wait_begins()
             try:
-                self.governor.acquire()
+                owed = self.governor.acquire(within=min(self.max_wait, ends - time.monotonic()))
             finally:
                 self.stats.wait_ends()
+            if owed is not None:
+                raise self._too_long(call, owed, "the token's rate-limit reset", ends)
+            outcome: Answer | NoAnswer | None = None
             started = time.monotonic()
             try:
-                response = self._http.request(
-                    method, prefix + path, params=call.params, json=call.body, headers=headers
-                )
-            except _TRANSPORT_ERRORS as exc:
-                self.governor.release(None)
-                self.stats.add(requests=1)
-                if failures >= self.max_retries:
-                    key = headers.get("idempotency-key")
-                    maybe = (
-                        f"; the write may have been applied (sent with Idempotency-Key {key}): "
-                        "check the resource before sending it again"
-                        if key
-                        else ""
-                    )
-                    raise TransportError(
-                        f"{method} {path}: no answer from {self.base_url} after "
-                        f"{failures + 1} attempt(s) ({type(exc).__name__}: "
-                        f"{scrub(str(exc), self._token) or 'connection failed'}); check that the "
-                        f"server is reachable, or raise max_retries/timeout{maybe}",
-                        method,
-                        path,
-                    ) from None
-                failures += 1
-                self.stats.add(retries=1)
-                delay = self._backoff(failures, RETRY_BASE_SECONDS, RETRY_CAP_SECONDS)
-                _log.debug(
-                    "%s %s: %s; retry %d in %.2fs",
-                    method,
-                    path,
-                    type(exc).__name__,
-                    failures,
-                    delay,
-                )
-                self._sleep(delay)
-                continue
-            self.governor.release(response.headers)
+                outcome = self._exchange(call, prefix, ends)
+            finally:
+                # Also on KeyboardInterrupt: a slot never given back stalls the token for good.
+                self.governor.release(outcome.headers if isinstance(outcome, Answer) else None)
             self.stats.add(requests=1)
-            self._observe(response, time.monotonic() - started)
-            status = response.status_code
+            if isinstance(outcome, NoAnswer):
+                delay = self._backoff(failures + 1, RETRY_BASE_SECONDS, RETRY_CAP_SECONDS)
+                if outcome.retryable and failures < self.max_retries and self._fits(delay, ends):
+                    failures += 1
+                    self.stats.add(retries=1)
+                    _log.debug("%s %s: %s; retry %d in %.2fs", method, path, outcome.text,
+                               failures, delay)  # fmt: skip
+                    self._sleep(delay)
+                    continue
+                raise self._no_answer(call, outcome, failures + 1, ends)
+            outcome.attempts = failures + limited + 1
+            self._observe(outcome, time.monotonic() - started)
+            status = outcome.status
             if status == 429:
                 limited += 1
                 self.stats.add(rate_limited=1)
-                retry_after = _retry_after(response.headers)
-                self.governor.pause(retry_after)
+                asked = server_seconds(outcome.headers.get("retry-after"))
+                asked = RATE_LIMIT_BASE_SECONDS if asked is None else asked
+                # Other calls on the token wait no longer than this call would have.
+                self.governor.pause(min(asked, self.max_wait))
                 if limited > MAX_RATE_LIMITED:
-                    return response
-                delay = retry_after + self._backoff(
+                    return outcome
+                if asked > self.max_wait:
+                    raise self._too_long(call, asked, "Retry-After of a 429", ends)
+                delay = asked + self._backoff(
                     limited, RATE_LIMIT_BASE_SECONDS, RATE_LIMIT_CAP_SECONDS
                 )
+                if not self._fits(delay, ends):
+                    raise self._too_long(call, delay, "Retry-After of a 429", ends)
                 _log.info("%s %s: rate limited (429); waiting %.1fs", method, path, delay)
                 self.stats.add(retries=1)
                 self.stats.wait_begins()
@@ -276,46 +348,165 @@ class Requester:
                 finally:
                     self.stats.wait_ends()
                 continue
-            if self._retryable(method, response) and failures < self.max_retries:
-                failures += 1
-                self.stats.add(retries=1)
-                delay = self._backoff(failures, RETRY_BASE_SECONDS, RETRY_CAP_SECONDS)
-                _log.debug("%s %s: %d; retry %d in %.2fs", method, path, status, failures, delay)
-                self._sleep(delay)
-                continue
-            return response
+            if self._retryable(method, outcome) and failures < self.max_retries:
+                delay = self._backoff(failures + 1, RETRY_BASE_SECONDS, RETRY_CAP_SECONDS)
+                if self._fits(delay, ends):
+                    failures += 1
+                    self.stats.add(retries=1)
+                    _log.debug("%s %s: %d; retry %d in %.2fs", method, path, status, failures,
+                               delay)  # fmt: skip
+                    self._sleep(delay)
+                    continue
+            return outcome
+
+    def _exchange(self, call: Call, prefix: str, ends: float) -> Answer | NoAnswer:
+        """One attempt: the answer read whole, or why none came. It never raises an httpx
+        error: those hold the request and its token header, so only their masked text leaves."""
+        left = ends - time.monotonic()
+        if left <= 0:
+            return NoAnswer("the call's deadline ran out before this attempt", False, True)
+        try:
+            request = self._http.build_request(
+                call.method,
+                prefix + call.path,
+                params=call.params,
+                json=call.body,
+                headers=call.headers,
+                # No single step may outlast the deadline; the body is timed as it is read.
+                timeout=min(self.timeout, left),
+            )
+            response = self._http.send(request, stream=True)
+            try:
+                return self._read(response, ends)
+            finally:
+                response.close()
+        except _RETRYABLE as exc:
+            return NoAnswer(self._describe(exc), True)
+        except _HTTPX_ERRORS as exc:
+            return NoAnswer(self._describe(exc), False)
+
+    def _read(self, response: httpx.Response, ends: float) -> Answer | NoAnswer:
+        status, headers, url = response.status_code, response.headers, response.request.url
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            for chunk in response.iter_bytes():
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > MAX_ANSWER_BYTES:
+                    why = f"its body is larger than {MAX_ANSWER_BYTES} bytes"
+                    return Answer(status, headers, None, url, unreadable=why)
+                if time.monotonic() > ends:
+                    return NoAnswer(f"{size} byte(s) of the answer had come", False, True)
+        except httpx.DecodingError as exc:
+            encoding = headers.get("content-encoding", "none")
+            why = f"its body does not decode as its Content-Encoding ({encoding}): "
+            return Answer(status, headers, None, url, unreadable=why + self._describe(exc))
+        return Answer(status, headers, b"".join(chunks), url)
+
+    def _describe(self, exc: BaseException) -> str:
+        detail = redact(str(exc), self._token)[:300]
+        return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
 
     @staticmethod
-    def _retryable(method: str, response: httpx.Response) -> bool:
-        status = response.status_code
+    def _fits(delay: float, ends: float) -> bool:
+        return time.monotonic() + delay < ends
+
+    def _no_answer(self, call: Call, why: NoAnswer, attempts: int, ends: float) -> TransportError:
+        method, path = call.method, call.path
+        key = call.headers.get("idempotency-key")
+        maybe = (
+            f"; the write may have been applied (sent with Idempotency-Key {key}): "
+            "check the resource before sending it again"
+            if key
+            else ""
+        )
+        if why.deadline:
+            text = (
+                f"{method} {path}: no complete answer from {self.base_url} within the call's "
+                f"deadline of {self.deadline:g} s ({why.text}; {attempts} attempt(s)); the server "
+                f"is stalled or too slow: try again, or pass Client(deadline=...){maybe}"
+            )
+        else:
+            cut = (
+                f"; the call's deadline of {self.deadline:g} s left no time for another attempt"
+                if why.retryable and attempts <= self.max_retries
+                else ""
+            )
+            text = (
+                f"{method} {path}: no answer from {self.base_url} after {attempts} attempt(s) "
+                f"({why.text}){cut}; check that the server is reachable, or raise "
+                f"max_retries/timeout{maybe}"
+            )
+        return TransportError(text, method, path)
+
+    def _too_long(self, call: Call, seconds: float, source: str, ends: float) -> RateLimited:
+        """The error for a wait the call will not make: longer than ``max_wait``, or past
+        the deadline."""
+        method, path = call.method, call.path
+        asked = _duration(seconds)
+        if seconds > self.max_wait:
+            why = (
+                f"the server asks for a wait of {asked} ({source}), more than "
+                f"max_wait={self.max_wait:g} s; svcnb does not sleep that long unasked: try "
+                "again later, or pass Client(max_wait=...) to wait it out"
+            )
+        else:
+            left = max(0.0, ends - time.monotonic())
+            why = (
+                f"a wait of {asked} ({source}) would pass the call's deadline of "
+                f"{self.deadline:g} s ({left:.1f} s left); try again later, or pass "
+                "Client(deadline=...)"
+            )
+        return RateLimited(
+            429,
+            f"{method} {path}: rate limited: {why}",
+            method,
+            path,
+            retry_after=min(seconds, MAX_SERVER_SECONDS),
+        )
+
+    @staticmethod
+    def _retryable(method: str, answer: Answer) -> bool:
+        status = answer.status
         if method not in WRITE_METHODS:
             return status in RETRY_STATUSES_READ
         if status in RETRY_STATUSES_WRITE:
             return True
         # The same Idempotency-Key is still being served (our earlier attempt whose answer was
         # lost): wait for it to finish, then the retry gets its stored answer.
-        return status == 409 and "idempot" in response.text.lower()
+        return status == 409 and "idempot" in answer.text.lower()
 
     @staticmethod
     def _backoff(attempt: int, base: float, cap: float) -> float:
         """Exponential backoff with jitter: up to ``base * 2**(attempt-1)``, at most ``cap``."""
-        ceiling = min(cap, base * 2 ** (attempt - 1))
+        ceiling = min(cap, base * 2 ** min(attempt - 1, 32))
         return ceiling / 2 + random.random() * ceiling / 2
 
-    def _observe(self, response: httpx.Response, seconds: float) -> None:
-        date = response.headers.get("date")
+    def _observe(self, answer: Answer, seconds: float) -> None:
+        date = answer.headers.get("date")
         if date:
-            with contextlib.suppress(TypeError, ValueError):
+            with contextlib.suppress(TypeError, ValueError, OverflowError, IndexError):
                 self.server_time = parsedate_to_datetime(date)
         self.latency = seconds if self.latency is None else 0.9 * self.latency + 0.1 * seconds
 
-    def _unwrap(self, response: httpx.Response, call: Call) -> Reply:
-        status, method, path = response.status_code, call.method, call.path
-        try:
-            payload = response.json()
-        except ValueError:
-            payload = None
+    def _unwrap(self, answer: Answer, call: Call) -> Reply:
+        status, method, path = answer.status, call.method, call.path
+        payload = answer.payload()
         if 200 <= status < 300:
+            if answer.content is None:
+                applied = (
+                    "; the write was applied: check the resource before sending it again"
+                    if method in WRITE_METHODS
+                    else ""
+                )
+                raise ApiError(
+                    status,
+                    f"{method} {path}: the answer ({status}) could not be read: "
+                    f"{answer.unreadable}{applied}",
+                    method,
+                    path,
+                )
             if not isinstance(payload, dict) or "data" not in payload:
                 raise ApiError(
                     status,
@@ -325,25 +516,25 @@ class Requester:
                     path,
                 )
             if payload.get("success") is False:
-                raise self._error(response, call, _error_text(payload))
+                raise self._error(answer, call, _error_text(payload))
             meta = payload.get("meta")
             return Reply(
                 status,
                 payload["data"],
                 meta if isinstance(meta, dict) else None,
                 payload,
-                response.headers,
-                replayed=response.headers.get("idempotent-replayed", "").lower() == "true",
-                url=response.request.url,
-                links=response.links,
+                answer.headers,
+                replayed=answer.headers.get("idempotent-replayed", "").lower() == "true",
+                url=answer.url,
+                links=answer.links,
             )
-        text = _error_text(payload) or response.reason_phrase or ""
-        raise self._error(response, call, text)
+        text = _error_text(payload) or answer.reason_phrase or ""
+        raise self._error(answer, call, text)
 
-    def _error(self, response: httpx.Response, call: Call, text: str) -> ApiError:
+    def _error(self, answer: Answer, call: Call, text: str) -> ApiError:
         """The exception for a failure answer: its type by status and text (see _failures)."""
-        status, method, path = response.status_code, call.method, call.path
-        server = scrub(text, self._token)
+        status, method, path = answer.status, call.method, call.path
+        server = redact(text, self._token)
         said = f" (server said: {server})" if server else ""
         where = f"{method} {path}"
         kw: dict[str, Any] = {"server_message": server}
@@ -353,7 +544,8 @@ class Requester:
                 tried = " under both " + " and ".join(self._candidates) + f" on {self.base_url}"
             return NotFound(404, f"{where}: not found{tried}{said}", method, path, **kw)
         if status == 429:
-            retry_after = _retry_after(response.headers)
+            asked = server_seconds(answer.headers.get("retry-after"))
+            retry_after = None if asked is None else min(asked, MAX_SERVER_SECONDS)
             return RateLimited(
                 429,
                 f"{where}: still rate limited after {MAX_RATE_LIMITED} waits{said}; the token's "
@@ -367,7 +559,7 @@ class Requester:
             tries = (
                 ""
                 if method in WRITE_METHODS and status == 502
-                else (f" after {self.max_retries + 1} attempt(s)")
+                else (f" after {answer.attempts} attempt(s)")
             )
             return ServerError(
                 status,
@@ -463,13 +655,9 @@ def _error_text(payload: Any) -> str:
     return ""
 
 
-def _retry_after(headers: httpx.Headers) -> float:
-    raw = headers.get("retry-after")
-    try:
-        return max(0.0, float(raw)) if raw is not None else RATE_LIMIT_BASE_SECONDS
-    except ValueError:
-        try:
-            when = parsedate_to_datetime(raw)
-            return max(0.0, (when - datetime.now(when.tzinfo)).total_seconds())
-        except (TypeError, ValueError):
-            return RATE_LIMIT_BASE_SECONDS
+def _duration(seconds: float) -> str:
+    if seconds > MAX_SERVER_SECONDS:
+        return "more than a day"
+    if seconds >= 120:
+        return f"{seconds:.0f} s ({seconds / 60:.0f} min)"
+    return f"{seconds:.1f} s"
