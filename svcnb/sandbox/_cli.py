@@ -47,6 +47,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="how the sandbox speaks: default, acme, linkhdr, cursor or random:SEED",
     )
     parser.add_argument(
+        "--trusted-proxy",
+        action="append",
+        default=[],
+        metavar="ADDR",
+        help="a proxy (address or CIDR) whose X-Forwarded-For names the caller for the per-IP "
+        "limit; repeat for several (default: none, the socket peer counts)",
+    )
+    parser.add_argument(
         "--connection-file",
         default=None,
         help="write {base_url, api_root, control_url, tokens} as JSON here",
@@ -95,6 +103,7 @@ def _serve_until_stopped(args: argparse.Namespace, stop: threading.Event | None)
             time_scale=args.time_scale,
             ca_bundle=args.ca_bundle,
             dialect=getattr(args, "dialect", "default"),
+            trusted_proxies=tuple(getattr(args, "trusted_proxy", None) or ()),
         )
         sandbox = context.__enter__()
     except (ValueError, RuntimeError, OSError) as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, fields, replace
 from datetime import UTC, datetime
 
@@ -14,6 +15,9 @@ DEFAULT_TOKEN_RATE_LIMIT = 600
 DEFAULT_IP_RATE_LIMIT = 100
 DEFAULT_RATE_WINDOW_SECONDS = 60.0
 MAX_BODY_BYTES = 64 * 1024
+# deeper than any body the API takes (two levels) or an event's data needs, far below what
+# would strain a recursive encoder
+MAX_JSON_DEPTH = 32
 
 
 @dataclass(frozen=True)
@@ -24,7 +28,9 @@ class SandboxConfig:
     ``K > 0`` runs it K times faster than real time. ``ca_bundle`` is a PEM file the webhook
     deliveries trust in addition to the system store (for a local test receiver). ``dialect``
     is how the sandbox speaks (docs/dialects.md): ``default``, ``acme``, ``linkhdr``,
-    ``cursor`` or ``random:SEED``.
+    ``cursor`` or ``random:SEED``. ``trusted_proxies`` are the addresses (or CIDR networks)
+    of proxies whose ``X-Forwarded-For`` names the caller for the per-IP rate limit; from any
+    other peer the header is ignored (default: none, the socket peer is the caller).
     """
 
     seed: int = DEFAULT_SEED
@@ -37,8 +43,12 @@ class SandboxConfig:
     rate_window_seconds: float = DEFAULT_RATE_WINDOW_SECONDS
     ca_bundle: str | None = None
     dialect: str = "default"
+    trusted_proxies: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        if isinstance(self.trusted_proxies, str):
+            raise ValueError("trusted_proxies must be a list of addresses, not one string")
+        object.__setattr__(self, "trusted_proxies", proxy_list(self.trusted_proxies))
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
             raise ValueError(f"seed must be an integer, got {self.seed!r}")
         if isinstance(self.vms, bool) or not isinstance(self.vms, int) or self.vms < 0:
@@ -66,3 +76,19 @@ class SandboxConfig:
         if unknown:
             raise ValueError(f"unknown sandbox setting(s) {unknown}; known: {sorted(known)}")
         return replace(self, **changes)
+
+
+def proxy_list(values: object) -> tuple[str, ...]:
+    """``values`` as a tuple of normalised addresses or networks; ValueError naming a bad one."""
+    out: list[str] = []
+    for value in values:  # type: ignore[attr-defined]
+        if not isinstance(value, str):
+            raise ValueError(f"trusted proxy {value!r} is not an address")
+        try:
+            network = ipaddress.ip_network(value.strip(), strict=False)
+        except ValueError:
+            raise ValueError(
+                f"trusted proxy {value[:80]!r} is not an IP address or CIDR network"
+            ) from None
+        out.append(str(network.network_address) if network.num_addresses == 1 else str(network))
+    return tuple(dict.fromkeys(out))

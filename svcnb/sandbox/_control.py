@@ -16,7 +16,7 @@ import anyio
 from . import _build, _deliveries, _faults
 from . import _validate as v
 from ._catalog import EVENT_TYPES, PLANS, REGIONS, SCOPES, plan_by_slug, region_by_slug
-from ._config import SandboxConfig
+from ._config import SandboxConfig, proxy_list
 from ._dialect import Dialect
 from ._http import parse_json_body, parse_query, read_body, send_response
 from ._routes import template_regex
@@ -180,9 +180,11 @@ def _put_faults(
 
 
 def _settings_view(state: State) -> dict:
-    # caBundle is listed only once one is trusted, so a sandbox that never had one answers
-    # exactly the three rate-limit settings of the contract.
+    # caBundle and trustedProxies are listed only once set, so a sandbox that never had them
+    # answers exactly the three rate-limit settings of the contract.
     view = asdict(state.settings)
+    if not view["trustedProxies"]:
+        del view["trustedProxies"]  # listed once set, like caBundle
     if state.config.ca_bundle:
         view["caBundle"] = state.config.ca_bundle
     return view
@@ -231,6 +233,14 @@ def _trust_ca_bundle(state: State, path: str | None) -> None:
     _deliveries.trust_ca_bundle(state, path)
 
 
+def _trusted_proxies(name: str, value: object) -> list[str]:
+    values = v.string_list(64, 64)(name, value)
+    try:
+        return list(proxy_list(values))
+    except ValueError as exc:
+        raise ApiFailure(422, f"{name}: {exc}") from None
+
+
 def _put_settings(
     state: State, base: SandboxConfig, params: dict, body: object
 ) -> tuple[int, object]:
@@ -250,6 +260,7 @@ def _put_settings(
             "ipRateLimit": v.integer(1, 10**9),
             "defaultRateLimit": v.integer(1, 10**9),
             "caBundle": _ca_bundle,
+            "trustedProxies": _trusted_proxies,
         },
     )
     trust_only = set(body) == {"caBundle"}

@@ -106,8 +106,8 @@ class Control:
         return self._call("GET", "/faults")
 
     def settings(self, **changes: object) -> dict:
-        """Change rateWindowSeconds, ipRateLimit, defaultRateLimit, caBundle; no arguments: read
-        them (``caBundle`` is listed once one is set; see :meth:`trust_ca_bundle`)."""
+        """Change rateWindowSeconds, ipRateLimit, defaultRateLimit, caBundle, trustedProxies; no
+        arguments: read them (``caBundle`` and ``trustedProxies`` are listed once set)."""
         if not changes:
             return self._call("GET", "/settings")
         return self._call("PUT", "/settings", changes)

@@ -314,7 +314,10 @@ def openapi_document() -> dict:
                 "Served by the svcnb sandbox. Every path is also served under "
                 f"{PREFIXES[0]}. Rate limits: 600 requests per minute per token, 100 per minute "
                 f"per IP without a valid token; at most {ACTIVE_CAP} active webhook "
-                "subscriptions. Scopes per operation are in x-scope."
+                "subscriptions. Scopes per operation are in x-scope. This document describes "
+                "the default dialect; a sandbox started in another dialect says the same "
+                "account differently (paging, words, money, times, statuses), and "
+                "GET /_sandbox/dialect tells the active one."
             ),
         },
         "components": {

@@ -81,11 +81,14 @@ async def handle_public(state: State, scope: dict, receive, send, headers: dict[
     method = scope["method"]
     path = scope["path"]
     client = scope.get("client")
-    ip = client[0] if client else "unknown"
+    peer = client[0] if client else "unknown"
     extra: dict[str, str] = {}
     drop = False
     with state.lock:
         dialect = state.dialect
+        ip = _ratelimit.caller_ip(
+            peer, headers.get("x-forwarded-for"), tuple(state.settings.trustedProxies)
+        )
         auth = state.backends.tokens.authenticate(headers.get("x-api-key"))
         verdict = _ratelimit.count(state, auth.token, ip)
     extra.update(verdict.headers())

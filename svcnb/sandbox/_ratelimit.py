@@ -6,13 +6,20 @@ the reset is when the oldest of them leaves it). A request with a valid token co
 that token's bucket (its own ``rateLimit`` or the default 600); any other request counts
 against its IP's bucket (100). Windows run on real
 monotonic time, not the sandbox clock, so a frozen clock cannot freeze a limit.
+
+The IP is the socket peer's. ``X-Forwarded-For`` counts only when the peer is a proxy the
+operator named (``trusted_proxies``): then the caller is the rightmost address in the header
+that is not itself a trusted proxy. From anyone else the header is ignored, so a caller cannot
+buy a fresh bucket by inventing an address.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ._state import State
 
@@ -34,6 +41,48 @@ class Verdict:
         if not self.allowed:
             headers["retry-after"] = str(self.reset_seconds)
         return headers
+
+
+@lru_cache(maxsize=64)
+def _networks(
+    proxies: tuple[str, ...],
+) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    return tuple(ipaddress.ip_network(p, strict=False) for p in proxies)
+
+
+def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    text = text.strip()
+    if text.startswith("[") and "]" in text:  # [v6]:port
+        text = text[1 : text.index("]")]
+    elif text.count(":") == 1:  # v4:port
+        text = text.split(":", 1)[0]
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        return None
+    mapped = getattr(address, "ipv4_mapped", None)
+    return mapped or address
+
+
+def caller_ip(peer: str, forwarded_for: str | None, proxies: tuple[str, ...]) -> str:
+    """The address whose bucket a request without a valid token counts in (module docstring)."""
+    if not proxies or not forwarded_for:
+        return peer
+    networks = _networks(proxies)
+
+    def trusted(address: ipaddress.IPv4Address | ipaddress.IPv6Address | None) -> bool:
+        return address is not None and any(address in n for n in networks)
+
+    if not trusted(_address(peer)):
+        return peer
+    for hop in reversed(forwarded_for.split(",")[-32:]):
+        address = _address(hop)
+        if address is None:
+            # a hop that is no address: the chain cannot be followed past it
+            return peer
+        if not trusted(address):
+            return str(address)
+    return peer
 
 
 def _window_words(seconds: float) -> str:

@@ -76,6 +76,9 @@ def uvicorn_config(app, host: str, port: int) -> uvicorn.Config:
         server_header=False,
         lifespan="off",
         timeout_keep_alive=30,
+        # the sandbox decides itself whose X-Forwarded-For to believe (trusted_proxies);
+        # uvicorn's own rewrite would believe any loopback caller, that is every caller
+        proxy_headers=False,
     )
 
 
@@ -89,9 +92,9 @@ def serve(
 ) -> Iterator[Sandbox]:
     """Serve a sandbox until the block ends. ``settings`` are :class:`SandboxConfig` fields
     (``vms``, ``seed``, ``time_scale`` (default 0: frozen), ``latency_ms``, ``rate_limit``,
-    ``ip_rate_limit``, ``rate_window_seconds``, ``ca_bundle``, ``dialect``: ``default``,
-    ``acme``, ``linkhdr``, ``cursor`` or ``random:SEED``, see docs/dialects.md). ``api_root`` is
-    under a base path the dialect serves."""
+    ``ip_rate_limit``, ``rate_window_seconds``, ``ca_bundle``, ``trusted_proxies``, ``dialect``:
+    ``default``, ``acme``, ``linkhdr``, ``cursor`` or ``random:SEED``, see docs/dialects.md).
+    ``api_root`` is under a base path the dialect serves."""
     config = SandboxConfig().with_changes(**settings)
     app = create_app(config)
     server = _Server(uvicorn_config(app, host, port))

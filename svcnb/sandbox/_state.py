@@ -53,6 +53,8 @@ class Settings:
     rateWindowSeconds: float = 60.0
     ipRateLimit: int = 100
     defaultRateLimit: int = 600
+    # proxies whose X-Forwarded-For is believed (addresses or CIDR networks); empty: none
+    trustedProxies: list[str] = field(default_factory=list)
 
 
 class State:
@@ -84,6 +86,7 @@ class State:
                 rateWindowSeconds=config.rate_window_seconds,
                 ipRateLimit=config.ip_rate_limit,
                 defaultRateLimit=config.rate_limit,
+                trustedProxies=list(config.trusted_proxies),
             )
             self.stats: dict = {"requests": 0, "byStatus": {}}
             self.rate_buckets: dict[str, list[float]] = {}

@@ -7,6 +7,7 @@ with ``_`` are internal and are never served.
 from __future__ import annotations
 
 import json
+import math
 from datetime import UTC, datetime
 from decimal import Decimal
 from email.utils import format_datetime
@@ -101,10 +102,31 @@ def _default(value: object) -> object:
 
 
 def dumps(payload: object) -> bytes:
-    """Compact UTF-8 JSON in the dicts' own key order, so equal state gives equal bytes."""
-    return json.dumps(
-        payload, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_default
-    ).encode()
+    """Compact UTF-8 JSON in the dicts' own key order, so equal state gives equal bytes.
+
+    What is stored can always be served: input checks keep lone surrogates and non-finite
+    numbers out, but should one reach a record anyway (a control edit, a bug), the answer says
+    it as JSON can (a ``\\ud800`` escape, ``null``) instead of failing every later read."""
+    try:
+        return json.dumps(
+            payload, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_default
+        ).encode()
+    except (UnicodeEncodeError, ValueError):
+        return json.dumps(
+            _finite(payload), separators=(",", ":"), ensure_ascii=True, default=_default
+        ).encode()
+
+
+def _finite(value: object) -> object:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Decimal) and not value.is_finite():
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 def ok(data: object, meta: dict | None = None) -> dict:
