@@ -1,9 +1,11 @@
-"""Errors raised by svcnb, one type per failure the API names.
+"""Errors raised by svcnb: one tree, rooted at ``SvcnbError``, so ``except SvcnbError`` catches
+everything svcnb raises on purpose. Where a failure also is a builtin kind, the class subclasses
+that builtin too (shown in brackets), so existing ``except ValueError`` code keeps working.
 
 ::
 
     SvcnbError
-    ├── ApiError(status, message, method, path)     any failure envelope from the API
+    ├── ApiError(status, message, method, path)     any failure answer from the API
     │   ├── AuthError            401, or a 403 whose text says the token is revoked/expired/invalid
     │   ├── Forbidden            403
     │   │   └── ScopeError       403 otherwise: per the spec a missing scope; ``.scope`` needed
@@ -11,14 +13,37 @@
     │   ├── NotFound             404
     │   ├── Conflict             409, or a 400/422 whose text speaks of state (``.status`` is real)
     │   ├── ValidationError      400/422 naming a field sent, or saying invalid/must/required
-    │   ├── RateLimited          429  ``.retry_after`` seconds; raised only once retries ran out
+    │   ├── RateLimited          429 on every attempt, or a wait the server asks for that is
+    │   │                        longer than ``max_wait`` or than the call's deadline leaves;
+    │   │                        ``.retry_after`` seconds (the message names the wait)
     │   └── ServerError          5xx
     │       └── UpstreamSyncError  502 on a rule update; ``.rule`` is the rule as re-read after
-    ├── TransportError           the connection dropped or timed out on every attempt
+    │   (an ApiError itself: a 2xx whose body is not the JSON envelope, or could not be decoded)
+    ├── TransportError           no complete answer: the connection failed, dropped or timed out
+    │                            on every attempt, or the call's deadline ran out
     ├── PagingError              a list could not be read to its end (page cap reached, the
     │                            server ignored paging, or announced too many pages)
-    ├── WaitTimeout              a wait (``vms.stop(wait=True)``) ran out; also a ``TimeoutError``
-    └── MissingFieldError        a record lacks a key svcnb needs (also a ``KeyError``)
+    ├── WaitTimeout [TimeoutError]     a wait (``vms.stop(wait=True)``) ran out
+    ├── MissingFieldError [KeyError]   a record lacks a key svcnb needs
+    ├── RecordError [ValueError]       svcnb.frames: a value of the wrong type (``strict=True``)
+    ├── StoreError [RuntimeError]      svcnb.store: the store cannot be used as asked
+    │   └── MissingResourceError       a resource the snapshot asked for could not be read
+    ├── ConfigError [ValueError]       svcnb.config: the config file cannot be read or written
+    ├── VocabularyError [ValueError]   svcnb.vocab: a status mapping names no known class
+    ├── SignatureError [ValueError]    svcnb.webhooks: not signed by the subscription secret
+    │   ├── MissingSignature           no X-Service-Signature header
+    │   ├── MalformedSignature         not ``sha256=<64 hex digits>``
+    │   └── SignatureMismatch          not the HMAC of this body under this secret
+    └── PayloadError [ValueError]      svcnb.webhooks: signed, but not an event object
+
+Each class lives beside the layer that raises it and is exported there (``svcnb.store``,
+``svcnb.frames``, ``svcnb.config``, ``svcnb.vocab``, ``svcnb.webhooks``); the client's are here
+and in ``svcnb``. ``tests/test_error_tree.py`` checks that every exception class defined in svcnb
+is in this tree, or is internal and never reaches a user. Bad arguments raise plain
+``ValueError``/``TypeError`` naming the parameter, as Python code does.
+
+No httpx, json or decoding exception escapes the client: each becomes one of the above, raised
+with no ``__context__`` (httpx's exceptions hold the request, whose headers hold the token).
 
 The class of a failure follows its status *and* its text, because servers differ on the status
 of the same failure (a state conflict may come as 409, 422 or 400); a message never claims a
@@ -29,7 +54,7 @@ and ``PagingWarning`` (duplicated ids dropped, a list that changed while it was 
 ended short of the total the server announced).
 
 No message ever holds an API token: where a token must be named it shows as ``svc_…`` and its
-last four characters.
+last four characters (``svcnb.client.redact``, the one masking function).
 """
 
 from __future__ import annotations
@@ -137,7 +162,9 @@ class ValidationError(ApiError):
 
 
 class RateLimited(ApiError):
-    """429 on every attempt: ``retry_after`` is the wait in seconds the server asked for last."""
+    """429 on every attempt, or a wait the server asked for (``Retry-After``, a rate-limit
+    reset) longer than ``Client(max_wait=)`` or than the call's deadline leaves: ``retry_after``
+    is the wait in seconds the server asked for last (at most a day)."""
 
     def __init__(self, *args: Any, retry_after: float | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -161,7 +188,8 @@ class UpstreamSyncError(ServerError):
 
 
 class TransportError(SvcnbError):
-    """No answer came: connection refused, dropped, or timed out on every attempt."""
+    """No complete answer came: connection refused, dropped, or timed out on every attempt, or
+    the call's deadline (``Client(deadline=)``) ran out before the answer was whole."""
 
     def __init__(self, message: str, method: str, path: str) -> None:
         super().__init__(message)

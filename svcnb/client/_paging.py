@@ -16,8 +16,8 @@ then compares what was read with what was announced, and says exactly what is mi
 
 from __future__ import annotations
 
+import contextlib
 import logging
-import math
 import re
 import warnings
 from collections.abc import Callable, Iterator
@@ -48,13 +48,23 @@ class Page:
     cursored: bool = False  # the answer pages by cursor (a null cursor: the last page)
 
 
+# Counts a server announces beyond this are not counts: far above any max_pages, and small
+# enough that no arithmetic on them can overflow a float.
+_MAX_COUNT = 10**12
+
+
 def _int(value: Any) -> int | None:
+    """A count or page number the server announced, or None when it is not one."""
     if isinstance(value, bool):
         return None
+    if isinstance(value, str):
+        text = value.strip()
+        # ASCII digits only ("²".isdigit() holds, int("²") fails), and few enough to convert.
+        if not (text.isascii() and text.isdigit() and len(text) <= 13):
+            return None
+        value = int(text)
     if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
+        return min(value, _MAX_COUNT) if value >= 0 else None
     return None
 
 
@@ -114,7 +124,14 @@ def _rel_next(reply: Reply) -> str | None:
 def _next_link(link: str, reply: Reply, requester: Requester) -> tuple[str, dict]:
     """(path under the API prefix, query params) of a next link in any of its written forms."""
     base = reply.url or httpx.URL(requester.base_url + "/")
-    url = base.join(link)
+    url: httpx.URL | None = None
+    with contextlib.suppress(httpx.InvalidURL, ValueError, TypeError):
+        url = base.join(link)
+    if url is None:  # raised out here, so it holds no httpx error as its context
+        raise PagingError(
+            f"the server's next-page link {link[:200]!r} is not a URL svcnb can follow; "
+            "nothing is returned rather than a partial list"
+        )
     path = url.path
     root = httpx.URL(requester.base_url).path.rstrip("/") + (requester.base_path or "")
     if root and path.startswith(root):
@@ -187,7 +204,7 @@ class Pager:
     def _smaller_size(self, exc: ValidationError) -> int | None:
         if self.size is None or self.size <= 1 or exc.field != "perPage":
             return None
-        said = [int(n) for n in re.findall(r"\d+", exc.server_message)]
+        said = [int(n) for n in re.findall(r"\b\d{1,9}\b", exc.server_message)]
         below = [n for n in said if 1 <= n < self.size]
         if below:
             return max(below)
@@ -219,7 +236,7 @@ class Pager:
         """How many pages the list holds at the learned size, when the answer tells."""
         counts = [page.total_pages] if page.total_pages is not None else []
         if page.total is not None and self.size:
-            counts.append(math.ceil(page.total / self.size))
+            counts.append(-(-page.total // self.size))  # integers: exact at any size
         return max(counts) if counts else None
 
     def by_number(self, page: Page) -> bool:

@@ -7,7 +7,6 @@ A panel never lets an exception reach the notebook as a traceback: every handler
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Literal
@@ -15,11 +14,10 @@ from typing import Any, Literal
 import ipywidgets as widgets
 
 from svcnb import errors
+from svcnb.client import redact as mask_tokens
 
 Kind = Literal["ok", "info", "warn", "error"]
 
-# A token must never reach the page, even if some layer below forgot to mask it.
-_TOKEN = re.compile(r"svc_[A-Za-z0-9_\-\.]{5,}")
 
 _COLOURS = {
     "ok": ("#1e6b2e", "#e7f5ea"),
@@ -30,8 +28,9 @@ _COLOURS = {
 
 
 def redact(text: str) -> str:
-    """``text`` with anything shaped like an API token replaced by ``svc_…``."""
-    return _TOKEN.sub("svc_…", text)
+    """``text`` with anything shaped like an API token masked; a token must never reach the
+    page, even if some layer below forgot to mask it."""
+    return mask_tokens(text)
 
 
 def _api_message(exc: BaseException) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import warnings
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -18,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from svcnb.client._redact import mask_token
+from svcnb.client._redact import redact
 
 from ._layout import SnapshotWarning
 
@@ -30,11 +29,6 @@ except ImportError:  # pragma: no cover
 AUDIT_LOG = "audit.jsonl"
 AUDIT_COLUMNS = ("time", "firewall_id", "rule_id", "before", "after", "outcome")
 _SECRET_KEYS = {"secret", "api_key", "apikey", "x-api-key", "token", "password", "authorization"}
-_TOKEN = re.compile(r"svc_[A-Za-z0-9_\-]+")
-
-
-def _mask(match: re.Match[str]) -> str:
-    return mask_token(match.group(0))
 
 
 def scrub(value: Any) -> Any:
@@ -44,7 +38,7 @@ def scrub(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [scrub(v) for v in value]
     if isinstance(value, str):
-        return _TOKEN.sub(_mask, value)
+        return redact(value)
     return value
 
 

@@ -14,6 +14,8 @@ log and to return to the sender.
 
 from __future__ import annotations
 
+from svcnb.errors import SvcnbError
+
 __all__ = [
     "MalformedSignature",
     "MissingSignature",
@@ -23,7 +25,7 @@ __all__ = [
 ]
 
 
-class SignatureError(ValueError):
+class SignatureError(SvcnbError, ValueError):
     """The request is not signed by the holder of the subscription secret."""
 
 
@@ -39,5 +41,5 @@ class SignatureMismatch(SignatureError):
     """The header is well formed but is not the HMAC-SHA256 of the body under the secret."""
 
 
-class PayloadError(ValueError):
+class PayloadError(SvcnbError, ValueError):
     """A correctly signed body that is not the event object the spec describes."""
