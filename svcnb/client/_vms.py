@@ -1,13 +1,13 @@
-"""VMs: list, get, stop (optionally waiting), and the bulk pull ``all``."""
+"""VMs: list, get, stop (optionally waiting), and the bulk pulls ``pull`` and ``all``."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
 
-from svcnb.client._bulk import pull_vms
 from svcnb.client._config import DEFAULT_WORKERS
 from svcnb.client._paging import read_all
+from svcnb.client._progressive import Pull, start_pull
 from svcnb.client._records import RecordParser
 from svcnb.client._request import Requester
 from svcnb.client._resources import _Resource, segment
@@ -89,6 +89,36 @@ class VMs(_Resource):
             time.sleep(min(interval, left))
             interval = min(interval * 2, STOP_POLL_MAX_SECONDS)
 
+    def pull(
+        self,
+        details: bool = True,
+        previous: Iterable[dict] | None = None,
+        progress: bool | None = None,
+        workers: int = DEFAULT_WORKERS,
+    ) -> Pull:
+        """Read the VM list now, and the details in the background: the fleet in seconds.
+
+        Returns once every list page is read (about 10 s for 10k VMs at 600 requests per
+        minute) a :class:`Pull`: ``pull.records()`` gives every VM at once (summaries until
+        their details come, e.g. ``svcnb.frames.vms(pull.records())``), ``pull.progress`` how
+        far the details are, ``pull.wait(timeout)`` / ``pull.done`` whether all are read,
+        ``pull.result()`` what :meth:`all` returns (raising the pull's failure, if any) and
+        ``pull.cancel()`` stops it. Arguments as for :meth:`all`.
+        """
+        if not isinstance(details, bool):
+            raise ValueError(f"details must be True or False, got {details!r}")
+        if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= 64:
+            raise ValueError(f"workers must be an integer from 1 to 64, got {workers!r}")
+        show = self._progress() if progress is None else bool(progress)
+        return start_pull(
+            self._req,
+            self._records,
+            details=details,
+            previous=previous,
+            progress=show,
+            workers=workers,
+        )
+
     def all(
         self,
         details: bool = True,
@@ -103,17 +133,8 @@ class VMs(_Resource):
         ``updatedAt`` moved or that are new. Before starting it logs (and shows on the bar) how
         many requests it will send and how long that takes at the current rate limit;
         ``progress=False`` hides the ``tqdm`` bar (default: the Client's ``progress``).
+        ``workers`` threads send the requests (at most that many in flight). It is
+        ``pull(...).result()``: it returns when every detail is read.
         """
-        if not isinstance(details, bool):
-            raise ValueError(f"details must be True or False, got {details!r}")
-        if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= 64:
-            raise ValueError(f"workers must be an integer from 1 to 64, got {workers!r}")
-        show = self._progress() if progress is None else bool(progress)
-        return pull_vms(
-            self._req,
-            self._records,
-            details=details,
-            previous=previous,
-            progress=show,
-            workers=workers,
-        )
+        pulled = self.pull(details=details, previous=previous, progress=progress, workers=workers)
+        return pulled._outcome(None, stacklevel=3)
