@@ -34,7 +34,8 @@ class Client:
     then raises ``TransportError``. ``max_wait`` (90 s) is the longest single wait the server may
     ask for (``Retry-After``, a rate-limit reset); a longer one raises ``RateLimited`` naming it.
     ``api_key`` may be a ``str`` or a :class:`~svcnb.client.Secret`; it is kept as a Secret,
-    which shows as ``svc_…`` and its last four characters wherever it is printed. ``progress`` is the default for ``vms.all``'s progress bar. ``transport`` (an
+    which shows as ``svc_…`` and its last four characters wherever it is printed.
+    ``progress`` is the default for ``vms.all``'s progress bar. ``transport`` (an
     ``httpx.BaseTransport``) is for tests that mount an app in-process.
     """
 

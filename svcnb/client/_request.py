@@ -329,17 +329,19 @@ class Requester:
                 self.stats.add(rate_limited=1)
                 asked = server_seconds(outcome.headers.get("retry-after"))
                 asked = RATE_LIMIT_BASE_SECONDS if asked is None else asked
-                # Other calls on the token wait no longer than this call would have.
-                self.governor.pause(min(asked, self.max_wait))
+                if asked > self.max_wait:
+                    # Not passed on to the shared governor: a wait nobody makes must not hold
+                    # other calls (a garbage header would stall the token); each call that
+                    # meets it is told by the server itself.
+                    raise self._too_long(call, asked, "Retry-After of a 429", ends)
+                self.governor.pause(asked)
                 if limited > MAX_RATE_LIMITED:
                     return outcome
-                if asked > self.max_wait:
-                    raise self._too_long(call, asked, "Retry-After of a 429", ends)
                 delay = asked + self._backoff(
                     limited, RATE_LIMIT_BASE_SECONDS, RATE_LIMIT_CAP_SECONDS
                 )
                 if not self._fits(delay, ends):
-                    raise self._too_long(call, delay, "Retry-After of a 429", ends)
+                    raise self._too_long(call, asked, "Retry-After of a 429", ends)
                 _log.info("%s %s: rate limited (429); waiting %.1fs", method, path, delay)
                 self.stats.add(retries=1)
                 self.stats.wait_begins()

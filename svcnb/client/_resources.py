@@ -63,17 +63,19 @@ class Firewalls(_Resource):
         except ServerError as exc:
             if exc.status != 502:
                 raise
-            reread, note = self._reread(fw_id, rule_id)
-            raise UpstreamSyncError(
-                502,
-                f"PATCH {path}: the rule was saved but the upstream security-group sync failed "
-                f"(server said: {exc.server_message or '502'}); {note}. Check the rule and "
-                "send the update again later",
-                "PATCH",
-                path,
-                rule=reread,
-                server_message=exc.server_message,
-            ) from None
+            said = exc.server_message
+        # Raised out here, not in the except block, so it carries no __context__.
+        reread, note = self._reread(fw_id, rule_id)
+        raise UpstreamSyncError(
+            502,
+            f"PATCH {path}: the rule was saved but the upstream security-group sync failed "
+            f"(server said: {said or '502'}); {note}. Check the rule and "
+            "send the update again later",
+            "PATCH",
+            path,
+            rule=reread,
+            server_message=said,
+        )
 
     def _reread(self, fw_id: str, rule_id: str) -> tuple[dict | None, str]:
         try:

@@ -1,0 +1,377 @@
+"""Hostile servers and impatient users: every call ends by its deadline, no server wait is
+longer than ``max_wait``, pacing survives any header, an interrupted call releases what it held,
+and whatever httpx or the body throws ends as an svcnb error."""
+
+from __future__ import annotations
+
+import gzip
+import math
+import pickle
+import socket
+import threading
+import time
+
+import httpx
+import pytest
+from _fakeapi import TOKEN, FakeApi, envelope
+
+import svcnb
+from svcnb.client import Secret, redact
+from svcnb.client._pacing import Governor, server_seconds
+from svcnb.errors import ApiError, PagingError, RateLimited, SvcnbError, TransportError
+
+
+class Trickle(httpx.SyncByteStream):
+    """A body that never ends: one byte every ``gap`` seconds."""
+
+    def __init__(self, gap: float = 0.01) -> None:
+        self.gap = gap
+
+    def __iter__(self):
+        yield b'{"success": true, "data": '
+        while True:
+            time.sleep(self.gap)
+            yield b" "
+
+
+class Wire(httpx.SyncByteStream):
+    """A body as it comes off the network: read (and decoded) by the client, not by httpx's
+    Response constructor as ``content=`` would be."""
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    def __iter__(self):
+        yield self.body
+
+
+def _timed(fn):
+    start = time.monotonic()
+    try:
+        fn()
+    except SvcnbError as exc:
+        return exc, time.monotonic() - start
+    raise AssertionError("the call did not fail")
+
+
+# -- hangs ---------------------------------------------------------------------------------
+
+
+def test_a_trickling_body_ends_with_a_transport_error_at_the_deadline(fake, make_client):
+    fake.extra[("GET", "/wallet")] = lambda r: httpx.Response(200, stream=Trickle())
+    client = make_client(fake, deadline=0.5)
+    exc, took = _timed(client.wallet.get)
+    assert isinstance(exc, TransportError)
+    assert 0.5 <= took < 1.0
+    assert "deadline of 0.5 s" in str(exc) and "Client(deadline=" in str(exc)
+
+
+class _SocketServer:
+    """A real loopback server: sends headers, then the body one byte every ``gap`` s (or
+    nothing, ``gap=None``), for as long as the client listens."""
+
+    def __init__(self, gap: float | None) -> None:
+        self.gap = gap
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.stop = threading.Event()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        self.sock.settimeout(0.2)
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:  # closed
+                return
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn: socket.socket) -> None:
+        with conn:
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n")
+            conn.sendall(b"content-length: 100000\r\n\r\n")
+            try:
+                while not self.stop.wait(self.gap if self.gap is not None else 0.05):
+                    if self.gap is not None:
+                        conn.sendall(b" ")
+            except OSError:
+                return
+
+    def close(self) -> None:
+        self.stop.set()
+        self.sock.close()
+
+
+@pytest.mark.parametrize("gap", [0.02, None], ids=["trickle", "stall"])
+def test_a_real_socket_that_trickles_or_stalls_ends_by_the_deadline(gap):
+    server = _SocketServer(gap)
+    try:
+        client = svcnb.Client(
+            TOKEN, server.url + "/api/public/v1", progress=False, deadline=0.6, max_retries=3
+        )
+        exc, took = _timed(client.wallet.get)
+    finally:
+        server.close()
+    assert isinstance(exc, TransportError), exc
+    # The per-step timeout is cut to what is left of the deadline, so even a stall ends by it.
+    assert took < 1.2
+
+
+@pytest.mark.parametrize(
+    "retry_after", ["86400", "1e999", "inf", "Fri, 31 Dec 9999 23:59:59 GMT", "99999999999999"]
+)
+def test_a_429_asking_for_a_long_wait_raises_at_once_naming_the_wait(
+    fake, make_client, retry_after
+):
+    fake.fault = lambda r: envelope("slow down", 429, headers={"retry-after": retry_after})
+    client = make_client(fake)
+    exc, took = _timed(lambda: client.vms.get("vm_0001"))
+    assert isinstance(exc, RateLimited) and took < 0.5
+    assert "max_wait=90 s" in str(exc)
+    assert ("86400 s" in str(exc)) or ("more than a day" in str(exc))
+    assert math.isfinite(exc.retry_after) and exc.retry_after <= 86400
+    # Another Client on the token is told the same at once, and never waits past its own cap.
+    other = make_client(fake, max_wait=0.2)
+    exc, took = _timed(lambda: other.vms.get("vm_0001"))
+    assert isinstance(exc, RateLimited) and took < 0.5
+
+
+def test_a_wait_that_would_pass_the_deadline_raises_naming_both(fake, make_client):
+    fake.fault = lambda r: envelope("slow down", 429, headers={"retry-after": "5"})
+    client = make_client(fake, deadline=1.0)
+    exc, took = _timed(lambda: client.vms.get("vm_0001"))
+    assert isinstance(exc, RateLimited) and took < 0.5
+    assert "deadline of 1 s" in str(exc) and "5.0 s" in str(exc)
+
+
+def test_a_200_saying_the_budget_is_spent_for_a_day_does_not_sleep_a_day(fake, make_client):
+    spent = {"x-ratelimit-limit": "600", "x-ratelimit-remaining": "0", "x-ratelimit-reset": "86000"}
+    fake.extra[("GET", "/wallet")] = lambda r: envelope({"id": "w"}, headers=spent)
+    client = make_client(fake)
+    assert client.wallet.get()["id"] == "w"
+    exc, took = _timed(client.wallet.get)
+    assert isinstance(exc, RateLimited) and took < 0.5
+    assert "rate-limit reset" in str(exc) and "86000 s" in str(exc)
+
+
+# -- crashes -------------------------------------------------------------------------------
+
+GARBAGE = ["1e999", "-1e999", "nan", "-5", "inf", "abc", "", "1e400", "9" * 5000, "0x10", "١٢"]
+
+
+@pytest.mark.parametrize("value", GARBAGE)
+def test_pacing_state_stays_valid_whatever_the_headers_hold(value):
+    gov = Governor()
+    for name in ("x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"):
+        assert gov.acquire(within=1) is None
+        valid = {"x-ratelimit-limit": "5", "x-ratelimit-remaining": "3", "x-ratelimit-reset": "30"}
+        gov.release({**valid, name: value})
+        assert gov.acquire(within=1) is None  # neither raises nor waits
+        gov.release(None)
+    gov.pause(float("inf"))
+    assert gov.acquire(within=0.1) == pytest.approx(86400, abs=1)  # told, not held
+    gov.pause(float("nan"))
+    assert gov.acquire(within=1) is None
+    gov.release(None)
+    seconds = server_seconds(value)
+    assert seconds is None or seconds >= 0
+
+
+@pytest.mark.parametrize(
+    "value",
+    [*(g for g in GARBAGE if g.isascii()), "Wed, 21 Oct 2015 07:28:00 GMT", "Mon, 99 Foo"],
+)
+def test_any_retry_after_ends_in_a_result_or_rate_limited(fake, make_client, value):
+    answers = iter([envelope("slow down", 429, headers={"retry-after": value})])
+    fake.fault = lambda r: next(answers, None)
+    client = make_client(fake, sleep=False)
+    try:
+        assert client.vms.get("vm_0001")["id"] == "vm_0001"
+    except RateLimited as exc:
+        assert "max_wait" in str(exc)
+    assert all(0 <= s < 90 for s in client.slept)
+    # The shared state of the token is still usable by a new Client.
+    assert make_client(fake, max_wait=90).vms.get("vm_0002")["id"] == "vm_0002"
+
+
+def test_a_list_announcing_a_billion_pages_fails_before_reading_on(fake, make_client):
+    huge = {"page": 1, "perPage": 1, "total": 10**30, "totalPages": 10**400}
+    fake.extra[("GET", "/firewalls")] = lambda r: envelope([{"id": "fw_1"}], meta=huge)
+    client = make_client(fake)
+    with pytest.raises(PagingError, match="announces"):
+        client.firewalls.list()
+    assert len(fake.requests) == 1
+
+
+@pytest.mark.parametrize("count", ["²", "9" * 5000, -3, "1e9", None, [], {"n": 1}])
+def test_announced_counts_that_are_not_counts_are_ignored(fake, make_client, count):
+    meta = {"page": 1, "perPage": 5, "total": count, "totalPages": count}
+    fake.extra[("GET", "/firewalls")] = lambda r: envelope([{"id": "fw_1"}], meta=meta)
+    assert [f["id"] for f in make_client(fake).firewalls.list()] == ["fw_1"]
+
+
+@pytest.mark.parametrize(
+    ("body", "headers", "why"),
+    [
+        (b"\x1f\x8b\x08garbage-not-gzip", {"content-encoding": "gzip"}, "does not decode"),
+        (b"not gzip at all", {"content-encoding": "gzip"}, "does not decode"),
+        (b'{"success": true, "data": {"id": "w"', {}, "not the API's JSON envelope"),
+        (b"[" * 100_000, {}, "not the API's JSON envelope"),
+        (b"\xff\xfe\x00garbage", {"content-type": "application/json"}, "JSON envelope"),
+    ],
+    ids=["gzip-garbage", "gzip-plain", "truncated", "deep", "bytes"],
+)
+def test_a_body_that_does_not_decode_is_an_api_error(fake, make_client, body, headers, why):
+    fake.extra[("GET", "/wallet")] = lambda r: httpx.Response(
+        200, stream=Wire(body), headers=headers
+    )
+    with pytest.raises(ApiError, match=why) as info:
+        make_client(fake).wallet.get()
+    assert info.value.status == 200
+    assert info.value.__context__ is None and info.value.__cause__ is None
+
+
+def test_a_gzip_body_is_read(fake, make_client):
+    body = gzip.compress(b'{"success": true, "data": {"id": "w"}}')
+    fake.extra[("GET", "/wallet")] = lambda r: httpx.Response(
+        200, stream=Wire(body), headers={"content-encoding": "gzip"}
+    )
+    assert make_client(fake).wallet.get()["id"] == "w"
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        httpx.ConnectError,
+        httpx.ReadTimeout,
+        httpx.RemoteProtocolError,
+        httpx.LocalProtocolError,
+        httpx.UnsupportedProtocol,
+        httpx.ProxyError,
+        httpx.DecodingError,
+        httpx.TooManyRedirects,
+    ],
+)
+def test_every_httpx_failure_becomes_a_transport_error_with_no_context(
+    fake, make_client, leak_scan, error
+):
+    def fault(request):
+        raise error(f"failed with x-api-key: {TOKEN}", request=request)
+
+    fake.fault = fault
+    with pytest.raises(TransportError) as info:
+        make_client(fake, sleep=False, max_retries=1).wallet.get()
+    leak_scan.add(info.value)
+    assert error.__name__ in str(info.value) and TOKEN not in str(info.value)
+    assert info.value.__context__ is None and info.value.__cause__ is None
+
+
+# -- interrupted calls ---------------------------------------------------------------------
+
+
+def _must_finish_within(seconds: float, fn) -> object:
+    done: list[object] = []
+    thread = threading.Thread(target=lambda: done.append(fn()), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert done, f"the call did not finish within {seconds} s: something was left held"
+    return done[0]
+
+
+@pytest.mark.parametrize("where", ["transport", "sleep", "body"])
+def test_ctrl_c_during_the_first_call_on_a_token_leaves_later_calls_free(where):
+    api = FakeApi(vms=2)
+    interrupts = iter([True])
+
+    def fault(request):
+        if where == "transport" and next(interrupts, False):
+            raise KeyboardInterrupt
+        if where == "sleep" and next(interrupts, False):
+            return envelope("busy", 503)
+        if where == "body" and next(interrupts, False):
+            return httpx.Response(200, stream=_Interrupting())
+        return None
+
+    api.fault = fault
+    first = svcnb.Client(TOKEN, api.base, transport=api.transport(), progress=False)
+    if where == "sleep":
+
+        def interrupt(seconds):
+            raise KeyboardInterrupt
+
+        first._req._sleep = interrupt
+    with pytest.raises(KeyboardInterrupt):
+        first.vms.get("vm_0001")
+    gov = first._req.governor
+    assert gov._inflight == 0
+    second = svcnb.Client(TOKEN, api.base, transport=api.transport(), progress=False)
+    vm = _must_finish_within(1.0, lambda: second.vms.get("vm_0001"))
+    assert vm["id"] == "vm_0001"
+    # The first Client is usable too.
+    assert _must_finish_within(1.0, lambda: first.vms.get("vm_0000"))["id"] == "vm_0000"
+
+
+class _Interrupting(httpx.SyncByteStream):
+    def __iter__(self):
+        yield b"{"
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_while_waiting_for_the_rate_limit_holds_nothing():
+    gov = Governor()
+    assert gov.acquire() is None
+    gov.release({"x-ratelimit-limit": "1", "x-ratelimit-remaining": "0", "x-ratelimit-reset": "30"})
+    assert gov.acquire(within=0.05) == pytest.approx(30, abs=1)
+    assert gov._inflight == 0
+
+
+# -- the token -----------------------------------------------------------------------------
+
+
+def test_the_token_is_a_secret_that_never_prints(fake, make_client):
+    secret = Secret(TOKEN)
+    shown = [repr(secret), str(secret), f"{secret}", f"{secret!r:>40}", "%s" % secret]  # noqa: UP031
+    assert all(TOKEN not in text and TOKEN[-4:] in text for text in shown)
+    with pytest.raises(TypeError, match="not pickled"):
+        pickle.dumps(secret)
+    client = make_client(fake)
+    client.vms.get("vm_0001")
+    assert fake.requests[-1].headers["x-api-key"] == TOKEN  # sent as it should be
+    assert "x-api-key" not in client._req._http.headers  # but not kept as a default header
+    assert isinstance(client._req._token, Secret)
+    assert TOKEN not in repr(client._req._http.auth)
+
+
+@pytest.mark.parametrize(
+    ("key", "why"),
+    [(" " + TOKEN, "whitespace"), (TOKEN[:6] + "é" + TOKEN[6:], "header"), (123, "string")],
+)
+def test_a_bad_token_is_refused_without_quoting_it(key, why):
+    with pytest.raises(ValueError, match=why) as info:
+        svcnb.Client(key, "http://bad-token.test")
+    assert str(key) not in str(info.value)
+    frames = []
+    tb = info.value.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_globals.get("__name__", "").startswith("svcnb"):
+            frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    assert frames and all(key not in f.f_locals.values() for f in frames)
+
+
+def test_one_pattern_masks_tokens_everywhere():
+    from svcnb.panels._messages import redact as panel_redact
+    from svcnb.store._audit import scrub
+
+    text = f"key {TOKEN}. short svc_ab, sandbox svc_{'x' * 40}-_.y and svc_… done"
+    masked = redact(text)
+    assert TOKEN not in masked and "svc_" + "x" * 40 not in masked
+    assert masked.startswith(f"key svc_…{TOKEN[-4:]}. short svc_…,")
+    assert masked.endswith("and svc_… done")
+    assert panel_redact(text) == masked == scrub(text)
+    odd = "svc_has spaces?!"  # outside the alphabet: masked because it is the known secret
+    assert redact(f"echo {odd}", odd) == "echo svc_…es?!"
+    assert redact(f"echo {odd}", Secret(odd)) == "echo svc_…es?!"
