@@ -1,10 +1,15 @@
-"""Sandbox throughput: GET /vms pages and GET /vms/{id} on loopback with 10,000 VMs.
+"""Sandbox throughput: GET /vms pages and GET /vms/{id} on loopback with 10,000 VMs, and the
+first page against the last at several fleet sizes.
 
 The sandbox runs as ``svcnb sandbox`` in its own process (faults off, rate limits raised);
 several keep-alive clients in threads send a fixed number of requests per endpoint;
-the script prints requests/s per endpoint and the ratio to the 500 req/s target.
+the script prints requests/s per endpoint and the ratio to the 500 req/s target. Then, for each
+size of ``--page-fleets`` (10k and 50k VMs by default), it serves ``GET /vms?page=1`` and
+``GET /vms?page=LAST`` (pages of 100) and prints both rates and their ratio last/first: a page
+should cost the same wherever it is in the fleet (ratio about 1.0).
 
-Run: ``.venv/bin/python bench/sandbox_throughput.py [--vms N] [--requests N] [--clients N]``.
+Run: ``.venv/bin/python bench/sandbox_throughput.py [--vms N] [--requests N] [--clients N]
+[--page-fleets 10000,50000]``.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -105,20 +112,53 @@ def main() -> None:
     parser.add_argument("--vms", type=int, default=10_000)
     parser.add_argument("--requests", type=int, default=3000, help="per endpoint")
     parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument(
+        "--page-fleets",
+        default="10000,50000",
+        help="fleet sizes (comma-separated) for the first page against the last; '' skips it",
+    )
     args = parser.parse_args()
+    with _sandbox(args.vms) as info:
+        _measure(info["api_root"], info["tokens"]["read"], args)
+    for size in [int(n) for n in args.page_fleets.split(",") if n.strip()]:
+        with _sandbox(size) as info:
+            _measure_positions(info["api_root"], info["tokens"]["read"], size, args)
+
+
+@contextmanager
+def _sandbox(vms: int) -> Iterator[dict]:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        process = _start_server(args.vms, Path(tmp) / "sandbox.json")
+        process = _start_server(vms, Path(tmp) / "sandbox.json")
         try:
             info = json.loads((Path(tmp) / "sandbox.json").read_text())
             print(
-                f"sandbox with {args.vms} VMs up in {time.perf_counter() - started:.2f} s "
+                f"sandbox with {vms} VMs up in {time.perf_counter() - started:.2f} s "
                 f"(separate process)"
             )
-            _measure(info["api_root"], info["tokens"]["read"], args)
+            yield info
         finally:
             process.terminate()
             process.wait(timeout=30)
+
+
+def _measure_positions(api_root: str, token: str, vms: int, args: argparse.Namespace) -> None:
+    """Rate of the first page and of the last page (pages of 100), and last/first."""
+    last = max(1, -(-vms // 100))
+    first_paths = ["/vms?page=1&perPage=100"] * args.requests
+    last_paths = [f"/vms?page={last}&perPage=100"] * args.requests
+    _drive(api_root, token, first_paths[:200] + last_paths[:200], args.clients)  # warm up
+    rates = {}
+    for name, paths in (("first", first_paths), ("last", last_paths)):
+        elapsed, latencies = _drive(api_root, token, paths, args.clients)
+        rates[name] = len(paths) / elapsed
+        quantiles = statistics.quantiles(latencies, n=100)
+        page = 1 if name == "first" else last
+        print(
+            f"  {vms:>6} VMs  GET /vms?page={page:<4} perPage=100 {rates[name]:8.0f} req/s"
+            f"  p50 {quantiles[49] * 1000:.1f} ms  p95 {quantiles[94] * 1000:.1f} ms"
+        )
+    print(f"  {vms:>6} VMs  last/first page rate: {rates['last'] / rates['first']:.2f}")
 
 
 def _measure(api_root: str, token: str, args: argparse.Namespace) -> None:

@@ -70,14 +70,14 @@ def _truth(state: State, base: SandboxConfig, params: dict, body: object) -> tup
     """The account as the default dialect says it, whatever dialect is active."""
     b = state.backends
     return 200, {
-        "vms": [public(vm) for vm in state.vms.values()],
+        "vms": [public(vm) for vm in b.vms.vms.values()],
         "wallet": b.wallet.view(),
-        "firewalls": list(state.firewalls.values()),
+        "firewalls": list(b.firewalls.firewalls.values()),
         "rules": b.firewalls.all_rules(),
-        "networks": [public(n) for n in state.networks.values()],
-        "attachments": list(state.attachments.values()),
-        "webhooks": [public(w) for w in state.webhooks.values()],
-        "deliveries": [{**public(d), "webhookId": d["_webhookId"]} for d in state.deliveries],
+        "networks": [public(n) for n in b.networks.networks.values()],
+        "attachments": list(b.networks.attachments.values()),
+        "webhooks": [public(w) for w in b.webhooks.webhooks.values()],
+        "deliveries": [{**public(d), "webhookId": d["_webhookId"]} for d in b.webhooks.deliveries],
     }
 
 
@@ -130,7 +130,7 @@ def _scopes(name: str, value: object) -> list[str]:
 
 
 def _tokens(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:
-    return 200, [public(t) for t in state.tokens.values()]
+    return 200, [public(t) for t in state.backends.tokens.tokens.values()]
 
 
 def _create_token(
@@ -309,7 +309,7 @@ def _events(state: State, base: SandboxConfig, params: dict, body: object) -> tu
 
 
 def _actions(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:
-    return 200, list(state.actions.values())
+    return 200, list(state.backends.vms.actions.values())
 
 
 def _stats(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:
@@ -334,11 +334,12 @@ def _create_vm(state: State, base: SandboxConfig, params: dict, body: object) ->
     body = v.fields(
         body if body is not None else {}, {"name": v.string(63, 1), "region": region, "plan": plan}
     )
-    rng = random.Random(f"{state.seed}:vm:{len(state.vms)}")
+    count = len(state.backends.vms.vms)
+    rng = random.Random(f"{state.seed}:vm:{count}")
     vm = new_vm_record(
         state,
         rng,
-        len(state.vms),
+        count,
         "provisioning",
         state.now(),
         region=body.get("region"),

@@ -10,13 +10,13 @@ Attempts and retries
     seconds after that, on the sandbox clock (jobs at +10 s and +30 s). A retry is made only when
     every earlier attempt of that delivery failed. An attempt succeeds on a 2xx answered within
     :data:`TIMEOUT_SECONDS` (15 real seconds; the network wait is real time, not sandbox time).
-    Every attempt made is appended to ``state.deliveries`` as ``{id, eventId, event, url,
+    Every attempt made is recorded by the webhooks backend as ``{id, eventId, event, url,
     statusCode, success, attempts, createdAt, lastAttemptAt, error}``: ``id`` is the delivery id
     sent, ``attempts`` the attempt number, ``createdAt`` when attempt 1 was due and
     ``lastAttemptAt`` when this attempt was due (sandbox time), ``statusCode`` null when no
     answer came.
 
-Auto-disable
+Auto-disable (the webhooks backend keeps the count, see :mod:`.backends.webhooks`)
     A failure is one failed attempt (one delivery record with ``success`` false), so a user who
     reads the deliveries list sees exactly 50 failed records in a row before the subscription
     turns ``isActive`` false. A success resets ``consecutiveFailures`` to 0. Attempts still
@@ -60,6 +60,7 @@ import httpx
 from ._clock import Job
 from ._state import State
 from ._wire import dumps, iso
+from .backends.webhooks import AUTO_DISABLE_AFTER, WebhookBackend
 
 __all__ = [
     "AUTO_DISABLE_AFTER",
@@ -76,7 +77,6 @@ __all__ = [
 MAX_ATTEMPTS = 3
 RETRY_DELAYS = (timedelta(seconds=10), timedelta(seconds=20))  # before attempts 2 and 3
 TIMEOUT_SECONDS = 15.0
-AUTO_DISABLE_AFTER = 50
 _USER_AGENT = "svcnb-sandbox-webhooks/1"
 
 _log = logging.getLogger(__name__)
@@ -132,10 +132,10 @@ class _Courier:
 
     def __init__(self, state: State) -> None:
         self._state_ref = weakref.ref(state)
-        # the tables of this build: after a reset the state holds new ones, and work queued for
-        # the old build is dropped instead of touching records that happen to share an id
-        self.webhooks = state.webhooks
-        self.deliveries = state.deliveries
+        # the backend of this build: after a reset the state holds a new one, and work queued
+        # for the old build is dropped instead of touching records that happen to share an id
+        self.backend: WebhookBackend = state.backends.webhooks
+        self.webhooks = self.backend.webhooks
         self.clock = state.clock
         self.seed = state.seed
         self.dialect = state.dialect
@@ -223,7 +223,7 @@ class _Courier:
         delivery = attempt.delivery
         with state.lock:
             sub = self.webhooks.get(delivery.webhook_id)
-            if state.webhooks is not self.webhooks or delivery.settled:
+            if state.backends.webhooks is not self.backend or delivery.settled:
                 return
             if sub is None or not sub.get("isActive"):
                 self._settle(delivery)
@@ -239,13 +239,27 @@ class _Courier:
         }
         outcome = self._post(url, delivery.body, headers)
         with state.lock:
-            if state.webhooks is not self.webhooks:
+            if state.backends.webhooks is not self.backend:
                 return
             self._record(attempt, url, outcome)
 
     def _record(self, attempt: _Attempt, url: str, outcome: _Outcome) -> None:
         delivery = attempt.delivery
-        self.deliveries.append(
+        if outcome.success or attempt.number >= MAX_ATTEMPTS:
+            self._settle(delivery)
+        if not outcome.success:
+            _log.debug(
+                "%s webhook %s: attempt %d/%d of %s (%s) to %s failed: %s",
+                iso(attempt.due),
+                delivery.webhook_id,
+                attempt.number,
+                MAX_ATTEMPTS,
+                delivery.event_id,
+                delivery.event_type,
+                _safe_url(url),
+                outcome.error,
+            )
+        self.backend.record_attempt(
             {
                 "id": attempt.delivery_id,
                 "eventId": delivery.event_id,
@@ -260,39 +274,6 @@ class _Courier:
                 "_webhookId": delivery.webhook_id,
             }
         )
-        sub = self.webhooks.get(delivery.webhook_id)
-        if outcome.success or attempt.number >= MAX_ATTEMPTS:
-            self._settle(delivery)
-        if sub is None:
-            return
-        if outcome.success:
-            sub["consecutiveFailures"] = 0
-            return
-        count = sub.get("consecutiveFailures")
-        count = count if isinstance(count, int) and count < AUTO_DISABLE_AFTER else 0
-        sub["consecutiveFailures"] = count + 1
-        _log.debug(
-            "%s webhook %s: attempt %d/%d of %s (%s) to %s failed: %s",
-            iso(attempt.due),
-            delivery.webhook_id,
-            attempt.number,
-            MAX_ATTEMPTS,
-            delivery.event_id,
-            delivery.event_type,
-            _safe_url(url),
-            outcome.error,
-        )
-        if count + 1 >= AUTO_DISABLE_AFTER and sub.get("isActive"):
-            sub["isActive"] = False
-            sub["updatedAt"] = max(str(sub.get("updatedAt") or ""), iso(attempt.due))
-            _log.info(
-                "%s webhook %s disabled after %d consecutive failed delivery attempts; "
-                "PATCH /webhooks/%s with isActive true to enable it again",
-                iso(attempt.due),
-                delivery.webhook_id,
-                AUTO_DISABLE_AFTER,
-                delivery.webhook_id,
-            )
 
     def _settle(self, delivery: _Delivery) -> None:
         delivery.settled = True

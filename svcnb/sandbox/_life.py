@@ -219,6 +219,9 @@ class _Due:
 class _Life:
     def __init__(self, state: State) -> None:
         self.state = state
+        # the backends of this build (a reset installs a new engine on new ones)
+        self.vms = state.backends.vms
+        self.wallet = state.backends.wallet
         self.clock = state.clock
         self.seed = state.seed
         self.renewal_jobs: dict[str, _Due] = {}
@@ -233,7 +236,7 @@ class _Life:
     # -- setup --
     def start(self) -> None:
         now = self.clock.now()
-        for vm in self.state.vms.values():
+        for vm in self.vms.vms.values():
             billing = vm.get("billing")
             if not isinstance(billing, dict) or vm.get("status") == "terminated":
                 continue
@@ -276,7 +279,7 @@ class _Life:
             self.day_of_totals = day
         totals = self.day_totals
         hour = hour_start.hour
-        for vm_id, vm in self.state.vms.items():
+        for vm_id, vm in self.vms.vms.items():
             if vm["status"] != "running":
                 continue
             total = totals.get(vm_id)
@@ -294,9 +297,10 @@ class _Life:
 
     # -- renewals --
     def _sync_renewals(self) -> None:
-        for vm_id, vm in self.state.vms.items():
+        vms = self.vms.vms
+        for vm_id, vm in vms.items():
             self._sync_vm(vm_id, vm)
-        for vm_id in [v for v in self.renewal_jobs if v not in self.state.vms]:
+        for vm_id in [v for v in self.renewal_jobs if v not in vms]:
             self.clock.cancel(self.renewal_jobs.pop(vm_id).job)
 
     def _sync_vm(self, vm_id: str, vm: dict) -> None:
@@ -336,14 +340,13 @@ class _Life:
         if debt.job is not None:
             self.clock.cancel(debt.job)
         self.debts.pop(debt.vm_id, None)
-        vm.pop("_amountDue", None)
-        vm.pop("_overdueSince", None)
+        self.vms.forgive(vm)
 
     def _renew_due(self, vm_id: str, text: str) -> None:
         entry = self.renewal_jobs.get(vm_id)
         if entry is not None and entry.text == text:
             del self.renewal_jobs[vm_id]
-        vm = self.state.vms.get(vm_id)
+        vm = self.vms.vms.get(vm_id)
         if vm is None:
             return
         billing = vm.get("billing")
@@ -358,19 +361,18 @@ class _Life:
         due = _parsed(text)
         anchor = self.anchors.setdefault(vm_id, due.day)
         price = price_of(vm)
-        if self.state.wallet["_balance"] >= price:
+        if self.wallet.balance >= price:
             self._charge(vm, price, due, add_month(due, anchor))
         else:
             self._owe(vm, due, add_month(due, anchor))
-            billing["status"] = "overdue"
-            self.state.touch(vm)
+            self.vms.mark_overdue(vm)
             _log.info(
                 "%s renewal of %s (%s) for %s not paid: balance %s; suspended at %s unless paid",
                 iso(due),
                 vm.get("name"),
                 vm_id,
                 _money(price),
-                _money(self.state.wallet["_balance"]),
+                _money(self.wallet.balance),
                 iso(due + GRACE),
             )
         # no low-balance check here: a renewal takes its price from the balance and from what
@@ -379,22 +381,16 @@ class _Life:
 
     def _charge(self, vm: dict, price: Decimal, start: datetime, next_at: datetime) -> None:
         self._catch_up(self.clock.now())
-        wallet = self.state.wallet
-        wallet["_balance"] = wallet["_balance"] - price
-        self.state.touch(wallet)
-        billing = vm["billing"]
-        billing["nextRenewalAt"] = iso(next_at)
-        billing["status"] = "active"
-        vm["bandwidthUsedBytes"] = 0
-        self.state.touch(vm)
+        balance = self.wallet.debit(price)
+        self.vms.renew(vm, next_at)
         self.state.emit(
             "vm.renewed",
             {
                 "vm": vm_brief(vm),
                 "amount": _money(price),
-                "balance": _money(wallet["_balance"]),
+                "balance": _money(balance),
                 "periodStart": iso(start),
-                "nextRenewalAt": billing["nextRenewalAt"],
+                "nextRenewalAt": vm["billing"]["nextRenewalAt"],
             },
         )
 
@@ -406,13 +402,12 @@ class _Life:
         if not suspended:
             debt.job = self.clock.schedule(since + GRACE, lambda: self._suspend(debt))
         self.debts[vm["id"]] = debt
-        vm["_amountDue"] = _money(debt.amount)
-        vm["_overdueSince"] = iso(since)
+        self.vms.owe(vm, debt.amount, since)
         return debt
 
     def _suspend(self, debt: _Debt) -> None:
         debt.job = None
-        vm = self.state.vms.get(debt.vm_id)
+        vm = self.vms.vms.get(debt.vm_id)
         if self.debts.get(debt.vm_id) is not debt or vm is None or debt.suspended:
             return
         if vm.get("status") == "terminated" or not isinstance(vm.get("billing"), dict):
@@ -426,13 +421,9 @@ class _Life:
             return
         debt.suspended = True
         debt.status_before = "stopped" if vm["status"] == "stopping" else vm["status"]
-        if vm["status"] == "suspended":
+        if not self.vms.suspend_for_nonpayment(vm):
             # already suspended through control: paying later does not lift that suspension
-            vm["billing"]["status"] = "suspended"
             return
-        vm["status"] = "suspended"
-        vm["billing"]["status"] = "suspended"
-        self.state.touch(vm)
         self.state.emit(
             "vm.suspended",
             {
@@ -446,9 +437,9 @@ class _Life:
     def _pay_debts(self) -> None:
         """Pay what is owed, oldest first, while the balance covers the next debt."""
         for debt in sorted(self.debts.values(), key=lambda d: (d.since, d.vm_id)):
-            if self.state.wallet["_balance"] < debt.amount:
+            if self.wallet.balance < debt.amount:
                 break
-            vm = self.state.vms.get(debt.vm_id)
+            vm = self.vms.vms.get(debt.vm_id)
             if vm is None:
                 self.debts.pop(debt.vm_id, None)
                 continue
@@ -480,7 +471,7 @@ class _Life:
 
     def _check_low_balance(self) -> None:
         need, count = self.required()
-        balance = self.state.wallet["_balance"]
+        balance = self.wallet.balance
         if balance >= need:
             self.low_warned = False
         elif not self.low_warned:
@@ -503,7 +494,7 @@ class _Life:
             return
         vm_ref = event["data"].get("vm") if isinstance(event.get("data"), dict) else None
         if event["type"].startswith("vm.") and isinstance(vm_ref, dict):
-            vm = self.state.vms.get(str(vm_ref.get("id")))
+            vm = self.vms.vms.get(str(vm_ref.get("id")))
             if vm is not None:
                 self._sync_vm(vm["id"], vm)
                 if event["type"] in ("vm.terminated", "vm.started"):

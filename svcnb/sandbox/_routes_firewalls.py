@@ -10,7 +10,7 @@ from ._wire import ok
 
 
 def list_firewalls(state: State, call: Call) -> tuple[int, Listing]:
-    return 200, Listing(state.backends.firewalls.firewalls.values())
+    return 200, Listing(state.backends.firewalls.firewalls.records())
 
 
 def list_rules(state: State, call: Call) -> tuple[int, Listing]:

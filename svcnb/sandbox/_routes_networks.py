@@ -10,7 +10,7 @@ from ._wire import ok
 
 
 def list_networks(state: State, call: Call) -> tuple[int, Listing]:
-    return 200, Listing(state.backends.networks.networks.values())
+    return 200, Listing(state.backends.networks.networks.records())
 
 
 def list_attachments(state: State, call: Call) -> tuple[int, Listing]:

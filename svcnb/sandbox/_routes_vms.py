@@ -10,7 +10,7 @@ from ._wire import ok, public
 
 def list_vms(state: State, call: Call) -> tuple[int, Listing]:
     # whole records: the dialect's list_keys pick what an item shows
-    return 200, Listing(state.backends.vms.vms.values())
+    return 200, Listing(state.backends.vms.vms.records())
 
 
 def get_vm(state: State, call: Call) -> tuple[int, dict]:

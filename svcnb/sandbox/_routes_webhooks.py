@@ -14,7 +14,7 @@ def create_webhook(state: State, call: Call) -> tuple[int, dict]:
 
 
 def list_webhooks(state: State, call: Call) -> tuple[int, Listing]:
-    return 200, Listing(state.backends.webhooks.webhooks.values())
+    return 200, Listing(state.backends.webhooks.webhooks.records())
 
 
 def patch_webhook(state: State, call: Call) -> tuple[int, dict]:

@@ -89,7 +89,7 @@ def seed_account(state: State, vm_count: int) -> None:
     for index in range(vm_count):
         status = rng.choices(statuses, weights)[0]
         vm = new_vm_record(state, rng, index, status, epoch - timedelta(days=rng.randint(1, 700)))
-        state.vms[vm["id"]] = vm
+        state.backends.vms.add(vm)
         _link_vm(state, rng, vm)
         if status == "stopping":
             state.backends.vms.schedule_stop(vm, epoch + timedelta(seconds=rng.randint(5, 30)))
@@ -184,26 +184,31 @@ def _seed_ssh_keys(state: State, rng: random.Random, epoch: datetime) -> None:
         key_id = state.new_id("key")
         digest = hashlib.sha256(f"{state.seed}:{key_id}".encode()).digest()
         fingerprint = "SHA256:" + base64.b64encode(digest).decode().rstrip("=")
-        state.ssh_keys[key_id] = {
-            "id": key_id,
-            "name": name,
-            "fingerprint": fingerprint,
-            "createdAt": iso(epoch - timedelta(days=rng.randint(30, 900))),
-        }
+        state.backends.vms.add_ssh_key(
+            {
+                "id": key_id,
+                "name": name,
+                "fingerprint": fingerprint,
+                "createdAt": iso(epoch - timedelta(days=rng.randint(30, 900))),
+            }
+        )
 
 
 def _seed_firewalls(state: State, rng: random.Random, epoch: datetime, vm_count: int) -> None:
     count = min(500, max(4, vm_count // 10))
+    backend = state.backends.firewalls
     for i in range(count):
         fw_id = state.new_id("fw")
         created = epoch - timedelta(days=rng.randint(10, 800))
-        state.firewalls[fw_id] = {
-            "id": fw_id,
-            "name": f"fw-{ROLES[i % len(ROLES)]}-{i + 1}",
-            "description": f"rules for the {ROLES[i % len(ROLES)]} tier",
-            "createdAt": iso(created),
-            "updatedAt": iso(created + timedelta(days=rng.randint(0, 9))),
-        }
+        firewall = backend.add(
+            {
+                "id": fw_id,
+                "name": f"fw-{ROLES[i % len(ROLES)]}-{i + 1}",
+                "description": f"rules for the {ROLES[i % len(ROLES)]} tier",
+                "createdAt": iso(created),
+                "updatedAt": iso(created + timedelta(days=rng.randint(0, 9))),
+            }
+        )
         picks = rng.sample(_RULES, rng.randint(2, 5))
         if i == 0 and _RULES[0] not in picks:
             picks.insert(0, _RULES[0])  # the first firewall always has SSH open to the world
@@ -213,21 +218,23 @@ def _seed_firewalls(state: State, rng: random.Random, epoch: datetime, vm_count:
         for position, rule in enumerate(picks):
             direction, action, protocol, port, src, dst, description = rule
             rule_id = state.new_id("rule")
-            stamp = state.firewalls[fw_id]["updatedAt"]
-            state.rules[rule_id] = {
-                "id": rule_id,
-                "firewallId": fw_id,
-                "position": 1000 if rule is _DEFAULT_DENY else (position + 1) * 10,
-                "direction": direction,
-                "action": action,
-                "protocol": protocol,
-                "port": port,
-                "sourceIps": list(src),
-                "destIps": list(dst),
-                "description": description,
-                "createdAt": stamp,
-                "updatedAt": stamp,
-            }
+            stamp = firewall["updatedAt"]
+            backend.add_rule(
+                {
+                    "id": rule_id,
+                    "firewallId": fw_id,
+                    "position": 1000 if rule is _DEFAULT_DENY else (position + 1) * 10,
+                    "direction": direction,
+                    "action": action,
+                    "protocol": protocol,
+                    "port": port,
+                    "sourceIps": list(src),
+                    "destIps": list(dst),
+                    "description": description,
+                    "createdAt": stamp,
+                    "updatedAt": stamp,
+                }
+            )
 
 
 def _seed_networks(state: State, rng: random.Random, epoch: datetime) -> None:
@@ -236,42 +243,49 @@ def _seed_networks(state: State, rng: random.Random, epoch: datetime) -> None:
         for k in range(2):
             net_id = state.new_id("net")
             created = epoch - timedelta(days=rng.randint(30, 600))
-            state.networks[net_id] = {
-                "id": net_id,
-                "name": f"{short}-private-{k + 1}",
-                "region": {"slug": slug, "name": region_name},
-                "ipRange": f"10.{index + 10}.0.0/16",
-                "createdAt": iso(created),
-                "updatedAt": iso(created),
-                "_nextHost": 10,
-                "_taken": set(),
-            }
+            state.backends.networks.add(
+                {
+                    "id": net_id,
+                    "name": f"{short}-private-{k + 1}",
+                    "region": {"slug": slug, "name": region_name},
+                    "ipRange": f"10.{index + 10}.0.0/16",
+                    "createdAt": iso(created),
+                    "updatedAt": iso(created),
+                    "_nextHost": 10,
+                    "_taken": set(),
+                }
+            )
             index += 1
 
 
 def _link_vm(state: State, rng: random.Random, vm: dict) -> None:
-    keys = list(state.ssh_keys.values())
+    keys = list(state.backends.vms.ssh_keys.values())
     for key in rng.sample(keys, rng.randint(0, 3)):
         vm["sshKeys"].append(
             {"id": key["id"], "name": key["name"], "fingerprint": key["fingerprint"]}
         )
-    firewalls = list(state.firewalls.values())
+    firewalls = list(state.backends.firewalls.firewalls.values())
     for fw in rng.sample(firewalls, rng.choice([0, 1, 1, 1, 2])):
         vm["firewalls"].append({"id": fw["id"], "name": fw["name"]})
     if vm["status"] in ("terminated", "provisioning") or rng.random() > 0.45:
         return
-    nets = [n for n in state.networks.values() if n["region"]["slug"] == vm["region"]["slug"]]
+    nets = [
+        n
+        for n in state.backends.networks.networks.values()
+        if n["region"]["slug"] == vm["region"]["slug"]
+    ]
     for net in rng.sample(nets, rng.choice([1, 1, 1, 2])):
         state.backends.networks.attach(net, vm, None, at=vm["updatedAt"])
 
 
 def _seed_wallet(state: State, rng: random.Random, epoch: datetime) -> None:
     monthly = sum(
-        (vm["_price"] for vm in state.vms.values() if vm["billing"] is not None), Decimal(0)
+        (vm["_price"] for vm in state.backends.vms.vms.values() if vm["billing"] is not None),
+        Decimal(0),
     )
     balance = (monthly * Decimal(rng.randint(60, 250)) / 100).quantize(Decimal("0.01"))
     created = epoch - timedelta(days=800)
-    state.wallet.update(
+    state.backends.wallet.open(
         {
             "id": state.new_id("wal"),
             "createdAt": iso(created),
@@ -283,19 +297,21 @@ def _seed_wallet(state: State, rng: random.Random, epoch: datetime) -> None:
 
 
 def _seed_actions(state: State, rng: random.Random, epoch: datetime) -> None:
-    vms = [vm for vm in state.vms.values() if vm["status"] != "provisioning"]
+    vms = [vm for vm in state.backends.vms.vms.values() if vm["status"] != "provisioning"]
     for vm in rng.sample(vms, len(vms) // 4):
         kind = rng.choice(["start", "restart", "stop"])
         started = epoch - timedelta(minutes=rng.randint(10, 60 * 24 * 60))
         action_id = state.new_id("act")
-        state.actions[action_id] = {
-            "id": action_id,
-            "vmId": vm["id"],
-            "type": kind,
-            "status": "completed",
-            "startedAt": iso(started),
-            "completedAt": iso(started + timedelta(seconds=30)),
-        }
+        state.backends.vms.add_action(
+            {
+                "id": action_id,
+                "vmId": vm["id"],
+                "type": kind,
+                "status": "completed",
+                "startedAt": iso(started),
+                "completedAt": iso(started + timedelta(seconds=30)),
+            }
+        )
 
 
 def _seed_webhooks(state: State, rng: random.Random, epoch: datetime) -> None:
@@ -303,17 +319,19 @@ def _seed_webhooks(state: State, rng: random.Random, epoch: datetime) -> None:
         wh_id = state.new_id("whk")
         created = epoch - timedelta(days=rng.randint(20, 200))
         secret = hashlib.sha256(f"{state.seed}:secret:{wh_id}".encode()).hexdigest()
-        state.webhooks[wh_id] = {
-            "id": wh_id,
-            "url": url,
-            "events": list(events),
-            "description": description,
-            "isActive": active,
-            "createdAt": iso(created),
-            "updatedAt": iso(created + timedelta(days=3)),
-            "consecutiveFailures": failures,
-            "_secret": "whsec_" + secret[:40],
-        }
+        state.backends.webhooks.add(
+            {
+                "id": wh_id,
+                "url": url,
+                "events": list(events),
+                "description": description,
+                "isActive": active,
+                "createdAt": iso(created),
+                "updatedAt": iso(created + timedelta(days=3)),
+                "consecutiveFailures": failures,
+                "_secret": "whsec_" + secret[:40],
+            }
+        )
         for k in range(3):
             at = epoch - timedelta(hours=rng.randint(2, 400))
             event = {
@@ -328,7 +346,7 @@ def _seed_webhooks(state: State, rng: random.Random, epoch: datetime) -> None:
             for attempt in range(1, 2 if ok else 4):
                 tried = at + timedelta(seconds=10 * (2 ** (attempt - 1) - 1))
                 code = 200 if ok else rng.choice([500, 503, 404, None])
-                state.deliveries.append(
+                state.backends.webhooks.add_delivery(
                     {
                         "id": state.new_id("dlv"),
                         "eventId": event["id"],
@@ -352,13 +370,14 @@ def _seed_webhooks(state: State, rng: random.Random, epoch: datetime) -> None:
 
 def _past_event_data(state: State, rng: random.Random, kind: str) -> dict:
     """Data of a seeded past event, shaped like the live ones."""
-    if kind.startswith("vm.") and state.vms:
-        return {"vm": vm_brief(rng.choice(list(state.vms.values())))}
+    vms = state.backends.vms.vms
+    if kind.startswith("vm.") and vms:
+        return {"vm": vm_brief(rng.choice(list(vms.values())))}
     if kind == "billing.payment_received":
         amount = Decimal(rng.randint(5, 50) * 10)
         return {
             "amount": f"{amount:.2f}",
-            "balance": f"{state.wallet['_balance']:.2f}",
+            "balance": f"{state.backends.wallet.balance:.2f}",
             "currency": "EUR",
         }
-    return {"balance": f"{state.wallet['_balance']:.2f}", "currency": "EUR"}
+    return {"balance": f"{state.backends.wallet.balance:.2f}", "currency": "EUR"}

@@ -35,8 +35,9 @@ _CENT = Decimal("0.01")
 
 @dataclass(frozen=True)
 class Listing:
-    """A whole list for the dialect to page: ``items`` in list order (a list or a dict view),
-    each shown through ``view`` once chosen for the page."""
+    """A whole list for the dialect to page: ``items`` in list order (a list, a backend's
+    ``Table.records()``, which pages without walking to the page, or any sized iterable), each
+    shown through ``view`` once chosen for the page."""
 
     items: Collection
     view: Callable[[dict], dict] | None = None
@@ -250,7 +251,9 @@ def _page(
     total = len(items)
     if isinstance(items, list):
         chosen = items[start : start + per_page]
-    else:  # a dict view: walk to the page instead of copying every record
+    elif hasattr(items, "window"):  # a backend's ordered table: O(page), wherever the page is
+        chosen = items.window(start, start + per_page)
+    else:  # any other view: walk to the page instead of copying every record
         chosen = list(islice(items, start, start + per_page))
     data = [_viewed(dialect, listing, rec, schema) for rec in chosen]
     pages = (total + per_page - 1) // per_page

@@ -8,9 +8,9 @@ and writer holds ``state.lock`` (re-entrant), so HTTP workers, the clock ticker 
 threads see one consistent account.
 
 Records are dicts in the spec's shape and key order. Keys starting with ``_`` are internal (for
-example ``wallet["_balance"]``, ``webhooks[id]["_secret"]``) and are never served. The record
-tables are reachable as ``state.vms``, ``state.wallet``, ... for the engines that walk them
-(life, deliveries, seeding).
+example the wallet's ``_balance``, a webhook's ``_secret``) and are never served. Everything
+that reads or changes records (routes, control, seeding, the life engine, the webhook courier)
+goes through the backend that owns them: ``state.backends.vms``, ``state.backends.wallet``, ...
 """
 
 from __future__ import annotations
@@ -92,51 +92,6 @@ class State:
             self.rate_buckets: dict[str, list[float]] = {}
             self.idempotency: dict[tuple[str, str], dict] = {}
             self._counters: dict[str, int] = {}
-
-    # -- the backends' record tables ------------------------------------------------------
-    @property
-    def vms(self) -> dict[str, dict]:
-        return self.backends.vms.vms
-
-    @property
-    def ssh_keys(self) -> dict[str, dict]:
-        return self.backends.vms.ssh_keys
-
-    @property
-    def actions(self) -> dict[str, dict]:
-        return self.backends.vms.actions
-
-    @property
-    def firewalls(self) -> dict[str, dict]:
-        return self.backends.firewalls.firewalls
-
-    @property
-    def rules(self) -> dict[str, dict]:
-        return self.backends.firewalls.rules
-
-    @property
-    def networks(self) -> dict[str, dict]:
-        return self.backends.networks.networks
-
-    @property
-    def attachments(self) -> dict[str, dict]:
-        return self.backends.networks.attachments
-
-    @property
-    def wallet(self) -> dict:
-        return self.backends.wallet.record
-
-    @property
-    def webhooks(self) -> dict[str, dict]:
-        return self.backends.webhooks.webhooks
-
-    @property
-    def deliveries(self) -> list[dict]:
-        return self.backends.webhooks.deliveries
-
-    @property
-    def tokens(self) -> dict[str, dict]:
-        return self.backends.tokens.tokens
 
     # -- ids ------------------------------------------------------------------------------
     def new_id(self, prefix: str) -> str:

@@ -121,7 +121,9 @@ def test_config_rejects_nonsense():
 def test_an_unexpected_error_is_a_500_envelope_and_the_server_keeps_serving(caplog):
     app = create_app(SandboxConfig(vms=2, seed=9))
     token = app.state.sandbox.default_secrets["admin"]
-    del app.state.sandbox.wallet["_balance"]  # a broken record stands in for a sandbox bug
+    del app.state.sandbox.backends.wallet.record[
+        "_balance"
+    ]  # a broken record stands in for a sandbox bug
 
     async def talk() -> tuple[httpx.Response, httpx.Response]:
         transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 5000))

@@ -23,10 +23,9 @@ def empty_account(balance: str, seed: int = 7, **config: object) -> State:
     """A sandbox account with no VMs and no webhook subscriptions, holding ``balance``."""
     state = new_state(SandboxConfig(seed=seed, vms=0, **config))
     with state.lock:
-        state.webhooks.clear()
-        state.deliveries.clear()
+        state.backends.webhooks.clear()
         state.events.clear()
-        state.wallet["_balance"] = Decimal(balance)
+        state.backends.wallet.record["_balance"] = Decimal(balance)
     return state
 
 
@@ -45,7 +44,7 @@ def add_vm(
     midnight); give it a renewal due after that.
     """
     with state.lock:
-        index = len(state.vms)
+        index = len(state.backends.vms.vms)
         vm = new_vm_record(
             state, random.Random(index), index, status, EPOCH - timedelta(days=40), plan=PLANS[1]
         )
@@ -57,7 +56,7 @@ def add_vm(
             vm["plan"]["priceMonthly"] = price
         vm["bandwidthUsedBytes"] = used
         vm.pop("_price", None)
-        state.vms[vm["id"]] = vm
+        state.backends.vms.add(vm)
         return vm
 
 
@@ -76,10 +75,10 @@ def served_price(vm: dict) -> Decimal:
 def topup(state: State, amount: str) -> dict:
     """What ``POST /_sandbox/wallet/topup`` does: credit the wallet, emit payment_received."""
     with state.lock:
-        state.wallet["_balance"] += Decimal(amount)
+        state.backends.wallet.record["_balance"] += Decimal(amount)
         return state.emit(
             "billing.payment_received",
-            {"amount": amount, "balance": f"{state.wallet['_balance']:.2f}"},
+            {"amount": amount, "balance": f"{state.backends.wallet.balance:.2f}"},
         )
 
 

@@ -41,7 +41,7 @@ def test_a_day_of_growth_is_near_the_seeded_rate():
 
 def test_the_vms_the_seeded_rates_pick_are_exactly_those_that_run_past_their_pack():
     state = new_state(SandboxConfig(seed=7, vms=40))
-    running = {i for i, vm in state.vms.items() if vm["status"] == "running"}
+    running = {i for i, vm in state.backends.vms.vms.items() if vm["status"] == "running"}
     peak: dict[str, int] = {}
     renewed: set[str] = set()
     for _ in range(64):
@@ -50,12 +50,12 @@ def test_the_vms_the_seeded_rates_pick_are_exactly_those_that_run_past_their_pac
         new = state.events[seen:]
         renewed |= {e["data"]["vm"]["id"] for e in new if e["type"] == "vm.renewed"}
         for vm_id in running & renewed:  # count only whole cycles the sandbox itself ran
-            used = state.vms[vm_id]["bandwidthUsedBytes"]
+            used = state.backends.vms.vms[vm_id]["bandwidthUsedBytes"]
             peak[vm_id] = max(peak.get(vm_id, 0), used)
-    steady = {i for i in running if state.vms[i]["status"] == "running"} & renewed
-    fast = {i for i in steady if will_exceed_pack(7, i, pack_bytes_of(state.vms[i]))}
+    steady = {i for i in running if state.backends.vms.vms[i]["status"] == "running"} & renewed
+    fast = {i for i in steady if will_exceed_pack(7, i, pack_bytes_of(state.backends.vms.vms[i]))}
     assert 1 <= len(fast) < len(steady) / 2, "a few VMs, not most, grow past their pack"
-    over = {i for i in steady if peak[i] > pack_bytes_of(state.vms[i])}
+    over = {i for i in steady if peak[i] > pack_bytes_of(state.backends.vms.vms[i])}
     assert over == fast
 
 
@@ -68,17 +68,17 @@ def _history(steps: list[float]) -> dict:
         per_webhook = {
             w: [
                 (d["id"], d["eventId"], d["attempts"], d["lastAttemptAt"], d["error"])
-                for d in state.deliveries
+                for d in state.backends.webhooks.deliveries
                 if d["_webhookId"] == w
             ]
-            for w in state.webhooks
+            for w in state.backends.webhooks.webhooks
         }
         return copy.deepcopy(
             {
                 "events": state.events,
-                "vms": state.vms,
-                "wallet": state.wallet,
-                "webhooks": state.webhooks,
+                "vms": dict(state.backends.vms.vms),
+                "wallet": state.backends.wallet.record,
+                "webhooks": dict(state.backends.webhooks.webhooks),
                 "deliveries": per_webhook,
             }
         )

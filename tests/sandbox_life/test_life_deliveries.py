@@ -27,8 +27,7 @@ def sb(make_sandbox, receiver: Receiver) -> Sandbox:
     """A sandbox without VMs that trusts the receiver's CA, its seeded subscriptions removed."""
     sandbox = make_sandbox(vms=0, seed=7, time_scale=0.0, ca_bundle=receiver.ca_path)
     with sandbox.state.lock:
-        sandbox.state.webhooks.clear()
-        sandbox.state.deliveries.clear()
+        sandbox.state.backends.webhooks.clear()
     return sandbox
 
 
@@ -258,5 +257,5 @@ def test_a_reset_drops_what_the_old_account_still_had_to_deliver(sb, receiver):
     assert old_courier.wait_idle(timeout=20)  # the old account's worker has finished its queue
     assert receiver.count() <= 1  # at most the attempt already on the wire
     with sb.state.lock:
-        assert sub["id"] not in sb.state.webhooks
-        assert not [d for d in sb.state.deliveries if d["eventId"] in sent]
+        assert sub["id"] not in sb.state.backends.webhooks.webhooks
+        assert not [d for d in sb.state.backends.webhooks.deliveries if d["eventId"] in sent]

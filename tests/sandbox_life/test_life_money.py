@@ -29,7 +29,7 @@ def test_balance_after_renewals_is_start_minus_the_prices_paid_in_every_price_fo
     assert len(renewals) == 9  # each VM on its day of November, December and January
     paid = sum((served_price(vm) for vm in vms), Decimal(0)) * 3
     assert paid == Decimal("170.70")
-    assert state.wallet["_balance"] == Decimal("1000.00") - paid
+    assert state.backends.wallet.balance == Decimal("1000.00") - paid
     assert renewals[-1]["data"]["balance"] == "829.30"
     for vm in vms:
         mine = _renewed_for(state, vm["id"])
@@ -77,7 +77,7 @@ def test_first_unpaid_renewal_goes_overdue_then_suspends_after_the_grace_with_a_
     due = at(days=9)
     advance_to(state, due)
     assert x["billing"]["status"] == "active"
-    assert state.wallet["_balance"] == Decimal("37.50")
+    assert state.backends.wallet.balance == Decimal("37.50")
     assert y["status"] == "running"
     assert y["billing"]["status"] == "overdue"
     assert y["billing"]["nextRenewalAt"] == iso(due)  # still showing the unpaid renewal
@@ -92,7 +92,7 @@ def test_first_unpaid_renewal_goes_overdue_then_suspends_after_the_grace_with_a_
     assert suspended["createdAt"] == iso(due + GRACE)
     assert suspended["data"]["vm"]["id"] == y["id"]
     assert suspended["data"]["amountDue"] == "39.90"
-    assert state.wallet["_balance"] == Decimal("37.50")  # nothing was taken for Y
+    assert state.backends.wallet.balance == Decimal("37.50")  # nothing was taken for Y
 
     warnings = events_of(state, "billing.low_balance")
     assert len(warnings) == 1  # once per crossing, not on every hourly check
@@ -104,7 +104,7 @@ def test_first_unpaid_renewal_goes_overdue_then_suspends_after_the_grace_with_a_
     # the suspended VM no longer renews; X still does while the wallet can pay it
     advance_to(state, at(days=40))
     assert [e["data"]["vm"]["id"] for e in events_of(state, "vm.renewed")] == [x["id"], x["id"]]
-    assert state.wallet["_balance"] == Decimal("25.00")
+    assert state.backends.wallet.balance == Decimal("25.00")
 
 
 def test_top_up_that_covers_the_debt_pays_it_and_resumes_the_vm():
@@ -117,7 +117,7 @@ def test_top_up_that_covers_the_debt_pays_it_and_resumes_the_vm():
     topup(state, "100.00")
     assert y["status"] == "running"
     assert y["billing"]["status"] == "active"
-    assert state.wallet["_balance"] == Decimal("37.50") + Decimal("100.00") - Decimal("39.90")
+    assert state.backends.wallet.balance == Decimal("37.50") + Decimal("100.00") - Decimal("39.90")
     kinds = [(e["type"], e["data"].get("vm", {}).get("id")) for e in state.events[-3:]]
     assert kinds == [
         ("billing.payment_received", None),
@@ -141,7 +141,7 @@ def test_top_up_during_the_grace_pays_the_missed_renewal_and_keeps_the_cycle():
     assert renewed["data"]["periodStart"] == iso(at(days=9))
     assert y["billing"]["nextRenewalAt"] == iso(add_month(at(days=9), 10))
     assert y["billing"]["status"] == "active"
-    assert state.wallet["_balance"] == Decimal("7.60")
+    assert state.backends.wallet.balance == Decimal("7.60")
     advance_to(state, at(days=15))
     assert y["status"] == "running"
     assert not events_of(state, "vm.suspended")
@@ -153,10 +153,10 @@ def test_top_up_too_small_for_the_debt_leaves_the_vm_suspended():
     topup(state, "1.00")
     assert y["status"] == "suspended"
     assert y["_amountDue"] == "39.90"
-    assert state.wallet["_balance"] == Decimal("38.50")
+    assert state.backends.wallet.balance == Decimal("38.50")
     topup(state, "1.40")  # exactly what is owed
     assert y["status"] == "running"
-    assert state.wallet["_balance"] == Decimal("0.00")
+    assert state.backends.wallet.balance == Decimal("0.00")
 
 
 def test_debts_are_paid_oldest_first_and_stop_at_the_first_the_balance_cannot_cover():
@@ -170,7 +170,7 @@ def test_debts_are_paid_oldest_first_and_stop_at_the_first_the_balance_cannot_co
     topup(state, "12.00")  # 32: the old debt, then 2 left for the 5.00 one
     assert old["status"] == "running"
     assert new["status"] == "suspended"
-    assert state.wallet["_balance"] == Decimal("2.00")
+    assert state.backends.wallet.balance == Decimal("2.00")
 
 
 def test_low_balance_is_armed_again_after_a_top_up_covers_the_need():
@@ -180,7 +180,7 @@ def test_low_balance_is_armed_again_after_a_top_up_covers_the_need():
     topup(state, "1000.00")
     state.clock.advance(3600)
     assert len(events_of(state, "billing.low_balance")) == 1
-    state.wallet["_balance"] = Decimal("1.00")  # spent elsewhere
+    state.backends.wallet.record["_balance"] = Decimal("1.00")  # spent elsewhere
     state.clock.advance(3600)
     second = events_of(state, "billing.low_balance")
     assert len(second) == 2
@@ -193,7 +193,9 @@ def test_seeded_overdue_and_suspended_vms_owe_their_price_from_the_start():
 
     state = new_state(SandboxConfig(seed=7, vms=40))
     overdue = [
-        v for v in state.vms.values() if v["billing"] and v["billing"]["status"] == "overdue"
+        v
+        for v in state.backends.vms.vms.values()
+        if v["billing"] and v["billing"]["status"] == "overdue"
     ]
     assert overdue, "seed 7 has VMs seeded overdue"
     for vm in overdue:
@@ -227,7 +229,7 @@ def test_starting_a_vm_suspended_for_nonpayment_through_control_forgives_the_deb
     assert y["billing"]["status"] == "active"
     assert "_amountDue" not in y
     assert y["billing"]["nextRenewalAt"] == iso(add_month(at(days=13), 14))
-    assert state.wallet["_balance"] == Decimal("37.50")  # nothing was charged for the override
+    assert state.backends.wallet.balance == Decimal("37.50")  # nothing was charged for the override
 
 
 def test_terminating_a_vm_that_owes_drops_the_debt_and_its_renewals():
@@ -241,4 +243,4 @@ def test_terminating_a_vm_that_owes_drops_the_debt_and_its_renewals():
     assert not [e for e in events_of(state, "vm.suspended")]
     assert {e["data"]["vm"]["id"] for e in events_of(state, "vm.renewed")} == {x["id"]}
     topup(state, "100.00")
-    assert state.wallet["_balance"] == Decimal("37.50") - Decimal("12.50") + Decimal("100.00")
+    assert state.backends.wallet.balance == Decimal("37.50") - Decimal("12.50") + Decimal("100.00")

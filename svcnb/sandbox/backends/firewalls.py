@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from .. import _validate as v
 from .._wire import ApiFailure
-from ._base import find
+from ._base import Table, find
 
 if TYPE_CHECKING:
     from .._state import State
@@ -26,20 +26,31 @@ RULE_CHECKS = {
 
 
 class FirewallBackend:
-    """``firewalls`` and ``rules`` by id."""
+    """``firewalls`` and ``rules`` by id, and each firewall's rule ids."""
 
     def __init__(self, state: State) -> None:
         self.state = state
-        self.firewalls: dict[str, dict] = {}
-        self.rules: dict[str, dict] = {}
+        self.firewalls = Table()
+        self.rules = Table()
+        self._rule_ids: dict[str, list[str]] = {}
 
     def get(self, firewall_id: str) -> dict:
         return find(self.firewalls, firewall_id, "firewall")
 
+    def add(self, firewall: dict) -> dict:
+        self.firewalls[firewall["id"]] = firewall
+        self._rule_ids.setdefault(firewall["id"], [])
+        return firewall
+
+    def add_rule(self, rule: dict) -> dict:
+        self.rules[rule["id"]] = rule
+        self._rule_ids.setdefault(rule["firewallId"], []).append(rule["id"])
+        return rule
+
     def rules_of(self, firewall_id: str) -> list[dict]:
         """The rules of a firewall in the order they apply (position, then id)."""
         fw = self.get(firewall_id)
-        rules = [r for r in self.rules.values() if r["firewallId"] == fw["id"]]
+        rules = [self.rules[r] for r in self._rule_ids.get(fw["id"], ())]
         rules.sort(key=lambda r: (r["position"], r["id"]))
         return rules
 

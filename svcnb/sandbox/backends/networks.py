@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from .. import _validate as v
 from .._wire import ApiFailure
-from ._base import find
+from ._base import Records, Table, find
 from .vms import vm_brief
 
 if TYPE_CHECKING:
@@ -26,15 +26,29 @@ class NetworkBackend:
 
     def __init__(self, state: State) -> None:
         self.state = state
-        self.networks: dict[str, dict] = {}
-        self.attachments: dict[str, dict] = {}
+        self.networks = Table()
+        self.attachments = Table()
+        # each network's attachments in the order they were made: a page of one network's
+        # list is a slice, not a walk over every attachment of the account
+        self._by_network: dict[str, Table] = {}
 
     def get(self, network_id: str) -> dict:
         return find(self.networks, network_id, "network")
 
-    def attachments_of(self, network_id: str) -> list[dict]:
+    def add(self, network: dict) -> dict:
+        self.networks[network["id"]] = network
+        self._by_network.setdefault(network["id"], Table())
+        return network
+
+    def attachments_of(self, network_id: str) -> Records:
         net = self.get(network_id)
-        return [a for a in self.attachments.values() if a["networkId"] == net["id"]]
+        return self._by_network.setdefault(net["id"], Table()).records()
+
+    def _attached(self, network_id: str, vm_id: str) -> dict | None:
+        return next(
+            (a for a in self._by_network.get(network_id, {}).values() if a["vmId"] == vm_id),
+            None,
+        )
 
     def attach_checked(self, network_id: str, body: object) -> dict:
         """The public attach: every rule of the module docstring, then the record with the VM's
@@ -55,9 +69,7 @@ class NetworkBackend:
                 "and the network must be in the same region",
                 terse="Region mismatch",
             )
-        if any(
-            a["vmId"] == vm["id"] and a["networkId"] == net["id"] for a in self.attachments.values()
-        ):
+        if self._attached(net["id"], vm["id"]) is not None:
             raise ApiFailure(
                 409,
                 f"VM {vm['id']} is already attached to network {net['id']}",
@@ -103,25 +115,20 @@ class NetworkBackend:
             "attachedAt": at,
         }
         self.attachments[att_id] = record
+        self._by_network.setdefault(network["id"], Table())[att_id] = record
         network["_taken"].add(private_ip)
         vm["privateNetworks"].append({"id": network["id"], "name": network["name"]})
         return record
 
     def detach(self, network_id: str, vm_id: str) -> dict:
         net = self.get(network_id)
-        record = next(
-            (
-                a
-                for a in self.attachments.values()
-                if a["networkId"] == net["id"] and a["vmId"] == vm_id
-            ),
-            None,
-        )
+        record = self._attached(net["id"], vm_id)
         if record is None:
             raise ApiFailure(404, f"VM {vm_id[:80]!r} is not attached to network {net['id']}")
         # the upstream detach is best effort: with detachFail set it "fails", and the record is
         # removed all the same, as the spec requires
         del self.attachments[record["id"]]
+        del self._by_network[net["id"]][record["id"]]
         net["_taken"].discard(record["privateIp"])
         vm = self.state.backends.vms.vms.get(vm_id)
         if vm is not None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from .._catalog import SCOPES
 from .._wire import ApiFailure, iso, parse_iso, public
-from ._base import find
+from ._base import Table, find
 
 if TYPE_CHECKING:
     from .._state import State
@@ -51,7 +51,7 @@ class TokenBackend:
 
     def __init__(self, state: State) -> None:
         self.state = state
-        self.tokens: dict[str, dict] = {}
+        self.tokens = Table()
         self.ids_by_hash: dict[str, str] = {}
 
     def create(

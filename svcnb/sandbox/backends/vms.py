@@ -9,11 +9,12 @@ Event data is ``{"vm": {id, name, hostname, status}}`` with the status after the
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from .._catalog import public_ip
 from .._wire import ApiFailure, iso
-from ._base import find
+from ._base import Table, find
 
 if TYPE_CHECKING:
     from .._state import State
@@ -27,13 +28,14 @@ def vm_brief(vm: dict) -> dict:
 
 
 class VmBackend:
-    """The fleet: ``vms``, ``ssh_keys`` and ``actions`` by id, in the order they were made."""
+    """The fleet: ``vms``, ``ssh_keys`` and ``actions`` by id, in the order they were made
+    (ordered tables: any page of the fleet is a slice)."""
 
     def __init__(self, state: State) -> None:
         self.state = state
-        self.vms: dict[str, dict] = {}
-        self.ssh_keys: dict[str, dict] = {}
-        self.actions: dict[str, dict] = {}
+        self.vms = Table()
+        self.ssh_keys = Table()
+        self.actions = Table()
 
     def get(self, vm_id: str) -> dict:
         return find(self.vms, vm_id, "VM")
@@ -41,6 +43,48 @@ class VmBackend:
     def add(self, vm: dict) -> dict:
         self.vms[vm["id"]] = vm
         return vm
+
+    def add_ssh_key(self, key: dict) -> dict:
+        self.ssh_keys[key["id"]] = key
+        return key
+
+    def add_action(self, action: dict) -> dict:
+        self.actions[action["id"]] = action
+        return action
+
+    # -- billing --
+    def renew(self, vm: dict, next_at: datetime) -> None:
+        """A paid renewal: the next one at ``next_at``, billing active, a fresh bandwidth
+        cycle."""
+        billing = vm["billing"]
+        billing["nextRenewalAt"] = iso(next_at)
+        billing["status"] = "active"
+        vm["bandwidthUsedBytes"] = 0
+        self.state.touch(vm)
+
+    def mark_overdue(self, vm: dict) -> None:
+        """A renewal left unpaid: ``billing.status`` ``overdue`` (the VM keeps running)."""
+        vm["billing"]["status"] = "overdue"
+        self.state.touch(vm)
+
+    def owe(self, vm: dict, amount: Decimal, since: datetime) -> None:
+        """Note on the internal record what ``vm`` owes and since when (shown by control)."""
+        vm["_amountDue"] = f"{amount:.2f}"
+        vm["_overdueSince"] = iso(since)
+
+    def forgive(self, vm: dict) -> None:
+        vm.pop("_amountDue", None)
+        vm.pop("_overdueSince", None)
+
+    def suspend_for_nonpayment(self, vm: dict) -> bool:
+        """Suspend ``vm`` for an unpaid renewal; False when control had already suspended it
+        (only its billing status changes then, and no event is emitted)."""
+        vm["billing"]["status"] = "suspended"
+        if vm["status"] == "suspended":
+            return False
+        vm["status"] = "suspended"
+        self.state.touch(vm)
+        return True
 
     # -- status changes --
     def _set_status(self, vm: dict, status: str, event: str | None) -> None:
@@ -60,8 +104,7 @@ class VmBackend:
             "startedAt": state.stamp(),
             "completedAt": state.stamp() if status == "completed" else None,
         }
-        self.actions[action_id] = action
-        return action
+        return self.add_action(action)
 
     def request_stop(self, vm_id: str) -> dict:
         """The public stop: queue a graceful shutdown of a running VM; 409 for any other

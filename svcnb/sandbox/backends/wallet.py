@@ -19,6 +19,22 @@ class WalletBackend:
         self.state = state
         self.record: dict = {}
 
+    def open(self, record: dict) -> dict:
+        """The account's wallet, as seeded."""
+        self.record.clear()
+        self.record.update(record)
+        return self.record
+
+    @property
+    def balance(self) -> Decimal:
+        return self.record["_balance"]
+
+    def debit(self, amount: Decimal) -> Decimal:
+        """Take ``amount`` (the caller checked it is there); the balance after."""
+        self.record["_balance"] -= amount
+        self.state.touch(self.record)
+        return self.record["_balance"]
+
     def view(self) -> dict:
         w = self.record
         return {

@@ -3,23 +3,29 @@
 HTTPS URLs only (422), at most ``ACTIVE_CAP`` active subscriptions per account (409 when a
 create or a re-enable would pass it), the secret only in the creation response. PATCH with
 ``isActive: true`` re-enables and sets ``consecutiveFailures`` back to 0. Deliveries are made
-by the courier (``_deliveries``), which appends every attempt to ``deliveries``.
+by the courier (``_deliveries``), which hands every attempt to ``record_attempt``: the record
+is kept, a success sets ``consecutiveFailures`` to 0, a failure adds one, and
+``AUTO_DISABLE_AFTER`` failures in a row turn the subscription off.
 """
 
 from __future__ import annotations
 
+import logging
 import secrets
 from typing import TYPE_CHECKING
 
 from .. import _validate as v
 from .._catalog import EVENT_TYPES
 from .._wire import ApiFailure, public
-from ._base import find
+from ._base import Table, find
 
 if TYPE_CHECKING:
     from .._state import State
 
 ACTIVE_CAP = 10
+AUTO_DISABLE_AFTER = 50
+
+_log = logging.getLogger(__name__)
 
 _CHECKS = {
     "url": v.https_url,
@@ -29,15 +35,59 @@ _CHECKS = {
 
 
 class WebhookBackend:
-    """``webhooks`` by id; ``deliveries`` in the order attempts were recorded."""
+    """``webhooks`` by id; ``deliveries`` in the order attempts were recorded, and each
+    subscription's own in that order."""
 
     def __init__(self, state: State) -> None:
         self.state = state
-        self.webhooks: dict[str, dict] = {}
+        self.webhooks = Table()
         self.deliveries: list[dict] = []
+        self._deliveries_of: dict[str, list[dict]] = {}
 
     def get(self, webhook_id: str) -> dict:
         return find(self.webhooks, webhook_id, "webhook subscription")
+
+    def add(self, record: dict) -> dict:
+        self.webhooks[record["id"]] = record
+        return record
+
+    def clear(self) -> None:
+        """No subscriptions and no deliveries (for accounts built by hand)."""
+        self.webhooks.clear()
+        self.deliveries.clear()
+        self._deliveries_of.clear()
+
+    def add_delivery(self, record: dict) -> dict:
+        """Keep one attempt's record (``_webhookId`` names its subscription)."""
+        self.deliveries.append(record)
+        self._deliveries_of.setdefault(record["_webhookId"], []).append(record)
+        return record
+
+    def record_attempt(self, record: dict) -> None:
+        """Keep the record of an attempt the courier made and count it against its
+        subscription (module docstring)."""
+        self.add_delivery(record)
+        sub = self.webhooks.get(record["_webhookId"])
+        if sub is None:
+            return
+        if record["success"]:
+            sub["consecutiveFailures"] = 0
+            return
+        count = sub.get("consecutiveFailures")
+        count = count if isinstance(count, int) and count < AUTO_DISABLE_AFTER else 0
+        sub["consecutiveFailures"] = count + 1
+        if count + 1 >= AUTO_DISABLE_AFTER and sub.get("isActive"):
+            sub["isActive"] = False
+            # the attempt's sandbox time, never earlier than the last change
+            sub["updatedAt"] = max(str(sub.get("updatedAt") or ""), record["lastAttemptAt"])
+            _log.info(
+                "%s webhook %s disabled after %d consecutive failed delivery attempts; "
+                "PATCH /webhooks/%s with isActive true to enable it again",
+                record["lastAttemptAt"],
+                sub["id"],
+                AUTO_DISABLE_AFTER,
+                sub["id"],
+            )
 
     def _check_cap(self) -> None:
         active = sum(1 for w in self.webhooks.values() if w["isActive"])
@@ -67,7 +117,7 @@ class WebhookBackend:
             "consecutiveFailures": 0,
             "_secret": secret,
         }
-        self.webhooks[wh_id] = record
+        self.add(record)
         return {**public(record), "secret": secret}
 
     def patch(self, webhook_id: str, body: object) -> dict:
@@ -83,4 +133,4 @@ class WebhookBackend:
 
     def deliveries_of(self, webhook_id: str) -> list[dict]:
         record = self.get(webhook_id)
-        return [d for d in self.deliveries if d["_webhookId"] == record["id"]]
+        return self._deliveries_of.get(record["id"], [])
