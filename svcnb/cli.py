@@ -1,45 +1,153 @@
-"""The ``svcnb`` command.
+"""The svcnb command.
 
 Each subcommand lives with the layer it drives (``svcnb.sandbox._cli``, ``svcnb.store._cli``,
 ``svcnb.reports._cli``, ``svcnb.webhooks._cli``, ``svcnb._demo``). They are imported only when
 their subcommand runs, so ``svcnb snapshot`` never loads the server stack and ``svcnb sandbox``
 never loads pandas.
+
+A user's mistake never ends in a traceback: argparse names a bad option, and the errors that
+come from what the user asked for (a folder that cannot be written, missing configuration, a
+closed pipe, Ctrl-C) are one line on stderr and a non-zero exit code.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import re
 import sys
 from collections.abc import Sequence
 
-# subcommand -> module whose ``add_arguments(parser)`` and ``run(args) -> int`` implement it
+# subcommand -> (module whose ``add_arguments(parser)`` and ``run(args) -> int`` implement it,
+# one-line help, an example)
 _COMMANDS = {
-    "sandbox": ("svcnb.sandbox._cli", "serve the local sandbox emulator of the API"),
-    "snapshot": ("svcnb.store._cli", "take one snapshot of the account into the store"),
-    "snapshots": ("svcnb.store._cli_list", "list the snapshots in the store"),
-    "report": ("svcnb.reports._cli", "print or save a report as of a snapshot"),
-    "listen": ("svcnb.webhooks._cli", "run the verifying webhook receiver over HTTPS"),
-    "doctor": ("svcnb._doctor", "read-only check of what the configured service answers"),
-    "demo": ("svcnb._demo", "simulate an account on the sandbox and render the reports"),
-    "lab": ("svcnb._lab", "open JupyterLab with a sandbox running"),
+    "sandbox": (
+        "svcnb.sandbox._cli",
+        "serve the local sandbox emulator of the API",
+        "svcnb sandbox --port 8080 --vms 40 --connection-file sandbox.json",
+    ),
+    "snapshot": (
+        "svcnb.store._cli",
+        "take one snapshot of the account into the store",
+        "SVC_BASE_URL=https://api.example.com SVC_API_KEY=... svcnb snapshot --store data/store",
+    ),
+    "snapshots": (
+        "svcnb.store._cli_list",
+        "list the snapshots in the store",
+        "svcnb snapshots --store data/store",
+    ),
+    "report": (
+        "svcnb.reports._cli",
+        "print or export a report as of a snapshot",
+        "svcnb report billing --table runway",
+    ),
+    "listen": (
+        "svcnb.webhooks._cli",
+        "run the verifying webhook receiver over HTTPS",
+        "svcnb listen --port 8443",
+    ),
+    "doctor": (
+        "svcnb._doctor",
+        "read-only check of what the configured service answers",
+        "svcnb doctor",
+    ),
+    "demo": (
+        "svcnb._demo",
+        "simulate an account on the sandbox and render the reports",
+        "svcnb demo --out out --days 90",
+    ),
+    "lab": ("svcnb._lab", "open JupyterLab with a sandbox running", "svcnb lab"),
 }
+
+# ``literal``, :func:`name` and similar reST roles read as noise in a terminal
+_REST = re.compile(r":[a-z]+:`~?([^`]+)`|``([^`]+)``")
+
+
+def plain(text: str) -> str:
+    """``text`` without reST markup."""
+    return _REST.sub(lambda m: m.group(1) or m.group(2), text)
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps examples' line breaks, shows defaults, and drops reST markup from help texts.
+
+    A default is added after the help of an option that has one, unless the help already says
+    what it is (``default:`` or ``(default ...``) or the default is None or False (nothing to say).
+    """
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = plain(action.help or "")
+        default = action.default
+        if (
+            "default" in text
+            or default is None
+            or default is False
+            or default is argparse.SUPPRESS
+            or not action.option_strings
+        ):
+            return text
+        return f"{text} (default: %(default)s)"
+
+    def _format_text(self, text: str) -> str:
+        return super()._format_text(plain(text))
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser; only the module of ``command`` (when given) is imported to add its options."""
-    parser = argparse.ArgumentParser(prog="svcnb", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="svcnb",
+        description=plain(__doc__.splitlines()[0]),
+        formatter_class=HelpFormatter,
+        epilog="examples:\n"
+        + "\n".join(f"  {example}" for _m, _h, example in _COMMANDS.values())
+        + "\n\nsvcnb COMMAND --help shows a command's options.",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, (module, help_text) in _COMMANDS.items():
-        p = sub.add_parser(name, help=help_text, description=help_text)
+    for name, (module, help_text, example) in _COMMANDS.items():
+        p = sub.add_parser(
+            name,
+            help=help_text,
+            description=help_text,
+            formatter_class=HelpFormatter,
+            epilog=f"example:\n  {example}",
+        )
         p.set_defaults(_module=module)
         if name == command:
             importlib.import_module(module).add_arguments(p)
+            if p.description:
+                p.description = plain(p.description)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in argv if not a.startswith("-")), None)
-    args = build_parser(command).parse_args(argv)
-    return int(importlib.import_module(args._module).run(args) or 0)
+    name = command if command in _COMMANDS else None
+    try:
+        args = build_parser(name).parse_args(argv)
+        code = int(importlib.import_module(args._module).run(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, inside the handlers below
+        return code
+    except KeyboardInterrupt:
+        print(f"svcnb {name or ''}: interrupted".replace("  ", " "), file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # the reader went away (`svcnb report ... | head -1`): nothing more to say to anyone;
+        # stdout is pointed at devnull so the interpreter's final flush does not fail again
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except OSError as exc:
+        # a path the user gave cannot be read or written; anything else is a bug and goes up
+        if exc.filename is None:
+            raise
+        print(f"svcnb {name}: {exc.strerror or exc}: {exc.filename}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        from svcnb.config import ConfigError
+
+        if isinstance(exc, ConfigError):
+            print(f"svcnb {name}: {exc}", file=sys.stderr)
+            return 2
+        raise

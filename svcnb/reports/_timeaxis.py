@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import matplotlib.dates as mdates
 from matplotlib.axes import Axes
+from matplotlib.ticker import FuncFormatter
 
 
 def concise_dates(ax: Axes) -> Axes:
@@ -12,4 +13,43 @@ def concise_dates(ax: Axes) -> Axes:
     locator = mdates.AutoDateLocator()
     ax.xaxis.set_major_locator(locator)
     ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+    return ax
+
+
+# One colour per class, the same in every plot and every run (never the colour cycle's order).
+STATUS_COLOURS = {
+    "running": "#2e7d32",
+    "stopped": "#757575",
+    "transitional": "#f9a825",
+    "suspended": "#c62828",
+    "terminated": "#424242",
+    "unknown": "#8e24aa",
+    "paid": "#2e7d32",
+    "owing": "#ef6c00",
+    "over": "#c62828",
+    "will exceed": "#ef6c00",
+    "within pack": "#2e7d32",
+}
+
+
+def thousands(ax: Axes, axis: str = "y", unit: str = "") -> Axes:
+    """Thousands separators (and ``unit`` after each number) on ``ax``'s ``axis`` ticks."""
+    fmt = FuncFormatter(lambda v, _pos: f"{v:,.0f}{unit}" if abs(v) >= 10 else f"{v:,.1f}{unit}")
+    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(fmt)
+    return ax
+
+
+def money_axis(ax: Axes, currency: object, axis: str = "y", what: str = "amount") -> Axes:
+    """Label a money axis with its currency ("amount (EUR)") and separate thousands."""
+    unit = "" if currency is None or str(currency) in ("", "<NA>", "nan") else f" ({currency})"
+    label = f"{what}{unit}" if unit else f"{what} (currency not stated)"
+    (ax.set_ylabel if axis == "y" else ax.set_xlabel)(label)
+    return thousands(ax, axis)
+
+
+def legend_outside(ax: Axes, **kwargs: object) -> Axes:
+    """The legend to the right of the plot, never over the data."""
+    handles, _labels = ax.get_legend_handles_labels()
+    if handles:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, **kwargs)
     return ax

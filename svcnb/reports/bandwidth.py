@@ -23,16 +23,19 @@ from matplotlib.axes import Axes
 
 from svcnb.reports._classes import UNKNOWN, vm_classes
 from svcnb.reports._replay import latest_per_time, report, resolve_now
-from svcnb.reports._timeaxis import concise_dates
+from svcnb.reports._timeaxis import STATUS_COLOURS, concise_dates, legend_outside, thousands
 
 __all__ = [
     "BANDWIDTH_HISTORY",
     "DEFAULT_LOOKBACK",
     "GIB",
     "exceeding",
+    "fleet_now",
     "fleet_total",
     "growth",
+    "monthly_usage",
     "plot_fleet_total",
+    "plot_monthly_usage",
     "plot_top",
     "plot_usage",
     "projection",
@@ -43,7 +46,8 @@ __all__ = [
 
 GIB = 1024**3
 DEFAULT_LOOKBACK = "7D"
-BANDWIDTH_HISTORY = ("vms", ["bandwidth_used_bytes", "bandwidth_pack_bytes"])
+# status too, so that fleet figures over time leave out terminated VMs as the figures of now do
+BANDWIDTH_HISTORY = ("vms", ["bandwidth_used_bytes", "bandwidth_pack_bytes", "status"])
 _DAY = pd.Timedelta(days=1)
 
 
@@ -226,15 +230,55 @@ def top_consumers(vms: pd.DataFrame, now: Any = None, n: int = 10) -> pd.DataFra
     )
 
 
+def _not_terminated(hist: pd.DataFrame) -> pd.DataFrame:
+    if "status" not in hist:
+        return hist
+    return hist[(vm_classes(hist) != "terminated").to_numpy(dtype=bool)]
+
+
+@report(frames={"vms": "vms"})
+def fleet_now(vms: pd.DataFrame, now: Any = None) -> pd.DataFrame:
+    """The fleet's bandwidth now, one row: the one source of the fleet figure.
+
+    Over the VMs :func:`usage` lists (not terminated). Returns vms, used_bytes, pack_bytes,
+    share (used over pack; NA when no pack is known), unknown_status. :func:`fleet_total`'s row
+    at the same snapshot has the same used_bytes and pack_bytes.
+    """
+    base = usage(vms)
+    used = int(base["used_bytes"].sum(skipna=True))
+    pack = int(base["pack_bytes"].sum(skipna=True))
+    out = pd.DataFrame(
+        [
+            {
+                "vms": len(base),
+                "used_bytes": used,
+                "pack_bytes": pack,
+                "share": used / pack if pack else pd.NA,
+                "unknown_status": base.attrs["unknown_status"],
+            }
+        ]
+    )
+    return out.astype(
+        {
+            "vms": "Int64",
+            "used_bytes": "Int64",
+            "pack_bytes": "Int64",
+            "share": "Float64",
+            "unknown_status": "Int64",
+        }
+    )
+
+
 @report(histories={"history": BANDWIDTH_HISTORY})
 def fleet_total(history: pd.DataFrame, now: Any = None) -> pd.DataFrame:
-    """Bytes used by the whole fleet at each server time, against the fleet's total pack.
+    """Bytes used by the fleet at each server time, against the fleet's total pack.
 
     Reads ``history``: snapshot_id, server_time, id, bandwidth_used_bytes,
-    bandwidth_pack_bytes. Returns server_time, used_bytes, pack_bytes, vms: one row per server
-    time, each VM counted once (from the latest snapshot taken at that time).
+    bandwidth_pack_bytes, status (when present, terminated VMs are left out, as
+    :func:`fleet_now` leaves them out). Returns server_time, used_bytes, pack_bytes, vms: one row
+    per server time, each VM counted once (from the latest snapshot taken at that time).
     """
-    hist = latest_per_time(history, ["id"], now=now)
+    hist = _not_terminated(latest_per_time(history, ["id"], now=now))
     out = (
         hist.groupby("server_time", sort=True)
         .agg(
@@ -245,6 +289,48 @@ def fleet_total(history: pd.DataFrame, now: Any = None) -> pd.DataFrame:
         .reset_index()
     )
     return out.astype({"used_bytes": "Int64", "pack_bytes": "Int64", "vms": "Int64"})
+
+
+@report(histories={"history": BANDWIDTH_HISTORY})
+def monthly_usage(history: pd.DataFrame, now: Any = None) -> pd.DataFrame:
+    """Bytes the fleet used in each calendar month (UTC), renewals counted through.
+
+    A VM's counter restarts at each renewal, and renewals are staggered over the month, so the
+    fleet's "used this cycle" drops and climbs; what the fleet used is the sum of each VM's
+    growth between snapshots, a restart counting as growth from 0. Reads ``history`` as
+    :func:`fleet_total`. Returns month (first day, UTC), used_bytes, pack_bytes (the fleet's
+    monthly packs at the month's last snapshot), vms, partial (the month is not fully covered by
+    snapshots: its first or last day has none).
+    """
+    hist = latest_per_time(history, ["id"], now=now).sort_values(["id", "server_time"])
+    hist = hist.assign(server_time=pd.to_datetime(hist["server_time"], utc=True))
+    used = hist["bandwidth_used_bytes"].astype("Float64")
+    before = hist.groupby("id", sort=False)["bandwidth_used_bytes"].shift().astype("Float64")
+    # the first sighting of a VM has no growth to count; a restart counts from 0
+    grew = (used - before).where(used >= before, used).where(before.notna(), 0.0).fillna(0.0)
+    hist = hist.assign(grew=grew.astype(float))
+    hist = hist.assign(month=hist["server_time"].dt.tz_localize(None).dt.to_period("M"))
+    rows = []
+    for month, part in hist.groupby("month", sort=True):
+        last = _not_terminated(part[part["server_time"] == part["server_time"].max()])
+        start = month.start_time.tz_localize("UTC")
+        end = month.end_time.tz_localize("UTC")
+        times = part["server_time"]
+        rows.append(
+            {
+                "month": start,
+                "used_bytes": int(round(part["grew"].sum())),
+                "pack_bytes": int(last["bandwidth_pack_bytes"].sum(skipna=True)),
+                "vms": int(last["id"].nunique()),
+                "partial": bool(times.min() - start >= _DAY or end - times.max() >= _DAY),
+            }
+        )
+    columns = ["month", "used_bytes", "pack_bytes", "vms", "partial"]
+    out = pd.DataFrame(rows, columns=columns)
+    out["month"] = pd.to_datetime(out["month"], utc=True)
+    return out.astype(
+        {"used_bytes": "Int64", "pack_bytes": "Int64", "vms": "Int64", "partial": "boolean"}
+    )
 
 
 @report(frames={"vms": "vms"}, histories={"history": BANDWIDTH_HISTORY})
@@ -300,8 +386,9 @@ def plot_usage(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
         )
     ax.invert_yaxis()
     ax.set_xlabel("GiB this cycle")
+    thousands(ax, "x")
     ax.set_title("Bandwidth used against pack")
-    ax.legend()
+    legend_outside(ax)
     return ax
 
 
@@ -318,10 +405,10 @@ def plot_top(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
         )
     concise_dates(ax)
     ax.set_xlabel("time (UTC)")
-    ax.set_ylabel("GiB this cycle")
+    ax.set_ylabel("GiB this cycle (restarts at each renewal)")
+    thousands(ax)
     ax.set_title("Top consumers over time")
-    if len(frame):
-        ax.legend()
+    legend_outside(ax)
     return ax
 
 
@@ -339,6 +426,39 @@ def plot_fleet_total(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
     concise_dates(ax)
     ax.set_xlabel("time (UTC)")
     ax.set_ylabel("GiB")
+    thousands(ax)
     ax.set_title("Fleet bandwidth")
-    ax.legend()
+    legend_outside(ax)
+    return ax
+
+
+def plot_monthly_usage(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
+    """Bars of GiB the fleet used each month against its monthly packs; ``frame`` from
+    :func:`monthly_usage`. A month the snapshots only partly cover is hatched."""
+    ax = ax if ax is not None else plt.figure().add_subplot()
+    if frame.empty:
+        ax.set_title("Fleet bandwidth per month: no snapshots")
+        return ax
+    labels = [f"{m:%Y-%m}" for m in frame["month"]]
+    used = frame["used_bytes"].astype("Float64").fillna(0).astype(float) / GIB
+    pack = frame["pack_bytes"].astype("Float64").fillna(0).astype(float) / GIB
+    partial = frame["partial"].fillna(False).astype(bool).tolist()
+    ax.bar(labels, pack, color="lightgray", label="monthly packs")
+    bars = ax.bar(labels, used, width=0.5, color=STATUS_COLOURS["running"], label="used")
+    for bar, part in zip(bars, partial, strict=True):
+        if part:
+            bar.set_hatch("//")
+            bar.set_edgecolor("white")
+    if any(partial):
+        ax.bar(
+            [labels[0]],
+            [0],
+            color=STATUS_COLOURS["running"],
+            hatch="//",
+            label="month partly covered",
+        )
+    ax.set_ylabel("GiB per month")
+    thousands(ax)
+    ax.set_title("Fleet bandwidth per month (renewals counted through)")
+    legend_outside(ax)
     return ax

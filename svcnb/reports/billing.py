@@ -42,8 +42,9 @@ import pandas as pd
 from matplotlib.axes import Axes
 
 from svcnb.reports._classes import LIVE, OWING, UNKNOWN, billing_classes, vm_classes
+from svcnb.reports._money import MONEY_COLUMNS, currency_of, exact_sum, plain_text
 from svcnb.reports._replay import latest_per_time, report, resolve_now
-from svcnb.reports._timeaxis import concise_dates
+from svcnb.reports._timeaxis import concise_dates, legend_outside, money_axis
 
 __all__ = [
     "BILLING_HISTORY",
@@ -53,9 +54,11 @@ __all__ = [
     "balance_history",
     "export_csv",
     "low_balance_forecast",
+    "monthly_total",
     "overdue",
     "plot_balance",
     "plot_renewals",
+    "prices",
     "renewal_schedule",
     "renewals",
     "renewals_due",
@@ -325,7 +328,7 @@ def renewals_due(
                     "within_days": days,
                     "currency": currency,
                     "renewals": len(part),
-                    "amount": part["amount"].sum(skipna=True),
+                    "amount": float(exact_sum(part["amount"], currency)),
                     "unpriced": int(part["amount"].isna().sum()),
                     "unknown_status": unknown,
                 }
@@ -369,7 +372,7 @@ def run_rate(
         priced.groupby([by, "currency"], dropna=False, sort=True)
         .agg(
             vms=("counted", "sum"),
-            monthly_amount=("amount_counted", lambda s: s.sum(skipna=True)),
+            monthly_amount=("amount_counted", lambda s: float(exact_sum(s))),
             unpriced=("amount", lambda s: int((s.isna() & priced.loc[s.index, "counted"]).sum())),
             unknown_status=("unknown_vm", "sum"),
         )
@@ -383,6 +386,59 @@ def run_rate(
             "unknown_status": "Int64",
         }
     )
+
+
+@report(frames={"vms": "vms", "wallet": "wallet"})
+def monthly_total(
+    vms: pd.DataFrame, wallet: pd.DataFrame | None = None, now: Any = None
+) -> pd.DataFrame:
+    """The fleet's monthly run rate, one row per currency: the one source of that figure.
+
+    The sum of :func:`run_rate` over its groups (VMs not terminated, unstated currencies taken
+    as the account currency, unstated prices from the plan), added as decimals. Returns
+    currency, vms, monthly_amount, unpriced, unknown_status. The demo summary, the billing panel,
+    the notebooks and ``svcnb report billing`` all show this frame's numbers.
+    """
+    rates = run_rate(vms, wallet, now=now, by="plan_slug")
+    rows = [
+        {
+            "currency": currency,
+            "vms": int(part["vms"].sum()),
+            "monthly_amount": float(exact_sum(part["monthly_amount"], currency)),
+            "unpriced": int(part["unpriced"].sum()),
+            "unknown_status": int(part["unknown_status"].sum()),
+        }
+        for currency, part in rates.groupby("currency", dropna=False, sort=True)
+    ]
+    columns = ["currency", "vms", "monthly_amount", "unpriced", "unknown_status"]
+    return pd.DataFrame(rows, columns=columns).astype(
+        {
+            "currency": "string",
+            "vms": "Int64",
+            "monthly_amount": "Float64",
+            "unpriced": "Int64",
+            "unknown_status": "Int64",
+        }
+    )
+
+
+@report(frames={"vms": "vms", "wallet": "wallet"})
+def prices(vms: pd.DataFrame, wallet: pd.DataFrame | None = None, now: Any = None) -> pd.DataFrame:
+    """The monthly price each VM is billed, as the billing reports read it: the one source of
+    per-VM prices.
+
+    Reads ``vms``: id, name, status, plan_slug, region_slug, billing_status,
+    price_monthly_amount, price_monthly_currency. Returns vm_id, name, status, plan_slug,
+    region_slug, amount, currency, price_source ("stated"; "plan" when the VM states none and its
+    plan's VMs agree on one; NA when unknown), billed (False for terminated VMs and VMs whose
+    status word is unknown: run rates leave those out).
+    """
+    priced = _priced(vms, account_currency(vms, wallet))
+    out = priced[["vm_id", "name", "plan_slug", "region_slug", "amount", "currency"]].copy()
+    out.insert(2, "status", vms["status"].astype("string").reset_index(drop=True))
+    out["price_source"] = priced["price_source"]
+    out["billed"] = priced["billed"].astype("boolean")
+    return out.sort_values("vm_id").reset_index(drop=True)
 
 
 SCHEDULE_COLUMNS = [
@@ -745,8 +801,10 @@ def plot_renewals(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
         ax.bar(daily.index + offset, daily[cur].astype(float), width=width, label=str(cur))
     ax.set_title("Renewals by day")
     ax.set_xlabel("renewal date (UTC)")
-    ax.set_ylabel("amount renewing")
-    ax.legend(title="currency")
+    money_axis(ax, currencies[0] if len(currencies) == 1 else None, what="amount renewing")
+    if len(currencies) > 1:
+        ax.set_ylabel("amount renewing (per currency)")
+        legend_outside(ax, title="currency")
     concise_dates(ax)
     return ax
 
@@ -791,15 +849,24 @@ def plot_balance(
     concise_dates(ax)
     ax.set_title("Wallet balance and runway")
     ax.set_xlabel("time (UTC)")
-    ax.set_ylabel(f"balance ({currency})" if currency else "balance")
-    ax.legend()
+    money_axis(ax, currency, what="balance")
+    legend_outside(ax)
     return ax
 
 
 def export_csv(frame: pd.DataFrame, path: Any = None) -> str | None:
-    """Write a report frame as CSV (ISO 8601 UTC times); returns the text when ``path`` is None."""
+    """Write a report frame as CSV; returns the text when ``path`` is None.
+
+    Times are ISO 8601 UTC; money columns are the exact decimal text (``760.18``, never
+    ``760.1800000000001``); list cells are joined with ", ".
+    """
     out = frame.copy()
     for col in out.columns:
         if isinstance(out[col].dtype, pd.DatetimeTZDtype):
             out[col] = out[col].map(lambda t: t.isoformat() if not pd.isna(t) else "")
+        elif col in MONEY_COLUMNS:
+            cur = currency_of(frame, col)
+            out[col] = [plain_text(v, c) for v, c in zip(frame[col], cur, strict=True)]
+        elif out[col].dtype == object:
+            out[col] = out[col].map(lambda v: ", ".join(map(str, v)) if isinstance(v, list) else v)
     return out.to_csv(path, index=False)

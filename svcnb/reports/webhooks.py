@@ -22,6 +22,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 
 from svcnb.reports._replay import report
+from svcnb.reports._timeaxis import legend_outside
 
 __all__ = [
     "AUTO_DISABLE_AFTER",
@@ -334,5 +335,5 @@ def plot_health(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
     ax.invert_yaxis()
     ax.set_xlabel("consecutive failed attempts")
     ax.set_title("Webhook subscriptions: failure runs")
-    ax.legend()
+    legend_outside(ax)
     return ax

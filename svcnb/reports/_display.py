@@ -1,0 +1,200 @@
+"""Report frames as people read them: human column labels and formatted cells.
+
+One helper for every place that shows a frame (panel grids, ``svcnb report`` text tables, the
+demo pages): money with its currency and thousands separators, bytes in GiB, shares in percent,
+days as whole days, times in UTC, yes/no for flags, blanks for missing values. The frames users
+get from the reports keep their snake_case columns and exact values; only the copy shown changes.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from svcnb.reports._money import MONEY_COLUMNS, currency_of, money_text
+
+GIB = 1024**3
+
+# Labels that are not just the column name in words.
+LABELS = {
+    "vm_id": "VM id",
+    "id": "VM id",
+    "vm": "VM",
+    "ip_address": "IP address",
+    "is_protected": "Protected",
+    "region_slug": "Region",
+    "plan_slug": "Plan",
+    "billing_status": "Billing",
+    "status_class": "Status class",
+    "share": "Share of pack",
+    "projected_share": "Projected share",
+    "monthly_amount": "Monthly",
+    "price_monthly_amount": "Monthly price",
+    "vms": "VMs",
+    "unpriced": "Unpriced",
+    "unknown_status": "Unknown status",
+    "within_days": "Within (days)",
+    "days_until": "In (days)",
+    "days_overdue": "Overdue (days)",
+    "runway_days": "Runway (days)",
+    "window_days": "Window (days)",
+    "action_id": "Action id",
+    "rate_bytes_per_day": "GiB per day",
+    "affected_vm_count": "VMs",
+    "is_active": "Active",
+    "url": "URL",
+    "last_attempt_at": "Last attempt (UTC)",
+}
+_SHARE = ("share", "projected_share", "share_pct", "failure_rate", "success_rate")
+
+
+def label(column: str) -> str:
+    """The header shown for ``column`` (``region_slug`` -> ``Region``)."""
+    if column in LABELS:
+        return LABELS[column]
+    words = column
+    unit = ""
+    if words.endswith("_bytes"):
+        words, unit = words.removesuffix("_bytes"), " (GiB)"
+    elif words.endswith("_gib"):
+        words, unit = words.removesuffix("_gib"), " (GiB)"
+    elif words.endswith("_at") or words.endswith("_time"):
+        words, unit = words.removesuffix("_at"), " (UTC)"
+    elif words.endswith("_days"):
+        words, unit = words.removesuffix("_days"), " (days)"
+    words = words.removesuffix("_slug").replace("_", " ")
+    return (words[:1].upper() + words[1:]) + unit
+
+
+def _missing(value: Any) -> bool:
+    if value is None:
+        return True
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def cell_text(column: str, value: Any, currency: Any = None) -> str:
+    """One cell of ``column`` as text (see module docstring)."""
+    if isinstance(value, list | tuple | np.ndarray):
+        return ", ".join(str(v) for v in value)
+    if _missing(value):
+        return ""
+    if isinstance(value, bool | np.bool_):
+        return "yes" if value else "no"
+    if column in MONEY_COLUMNS:
+        return money_text(value, currency)
+    if isinstance(value, pd.Timestamp):
+        value = value.tz_convert("UTC") if value.tzinfo else value
+        if value == value.floor("D") and column in ("day", "date", "month"):
+            return f"{value:%Y-%m-%d}"
+        return f"{value:%Y-%m-%d %H:%M}"
+    if isinstance(value, pd.Timedelta):
+        return f"{value / pd.Timedelta(days=1):,.1f} days"
+    if column.endswith("_bytes") or column.endswith("_bytes_per_day"):
+        return f"{float(value) / GIB:,.1f}"
+    if column in _SHARE or column.endswith("_rate"):
+        return f"{float(value) * 100:,.0f} %"
+    if column.endswith("_days") or column in ("days_until", "days_overdue"):
+        # whole days: a runway of 1.9 days is "1" day left in full, not a rounded-up 2
+        return f"{math.floor(float(value)):,d}"
+    if isinstance(value, int | np.integer):
+        return f"{int(value):,d}"
+    if isinstance(value, float | np.floating):
+        return f"{float(value):,.2f}" if abs(value) < 1e15 else f"{value:.3g}"
+    return str(value)
+
+
+def display_frame(frame: pd.DataFrame, columns: list[str] | None = None) -> pd.DataFrame:
+    """A copy of ``frame`` for reading: ``columns`` (those present) as text under human labels.
+
+    A ``currency`` column is left out when every money column beside it shows its currency.
+    """
+    money = {c: currency_of(frame, c) for c in frame.columns if c in MONEY_COLUMNS}
+    if columns is not None:
+        frame = frame[[c for c in columns if c in frame.columns]]
+    if "currency" in frame and any(c in money for c in frame.columns):
+        frame = frame.drop(columns=["currency"])
+    out = {}
+    for column in frame.columns:
+        currencies = money.get(column, pd.Series(None, index=frame.index))
+        out[label(str(column))] = [
+            cell_text(str(column), v, c)
+            for v, c in zip(frame[column].tolist(), currencies.tolist(), strict=True)
+        ]
+    return pd.DataFrame(out, index=range(len(frame)), columns=list(out) or None)
+
+
+# Columns whose text wraps first when a table is too wide (free text, then lists of names).
+_WRAP_FIRST = ("detail", "reason", "why", "message", "description", "unpaid_then", "fix")
+_GAP = "  "
+_MIN_WRAP = 6
+
+
+def text_table(frame: pd.DataFrame, width: int = 100) -> str:
+    """``frame`` as a plain-text table no wider than ``width``; nothing is ever cut.
+
+    Cells are formatted as :func:`display_frame` does. When the table is too wide the free-text
+    columns wrap first (reason, detail, ...), then the other wide text columns; when it still
+    does not fit, each row is printed as a block of "label: value" lines.
+    """
+    if frame.empty:
+        return "(none)"
+    shown = display_frame(frame)
+    headers = list(shown.columns)
+    cells = [[str(v) for v in shown[h]] for h in headers]
+    widths = [max([len(h)] + [len(c) for c in col]) for h, col in zip(headers, cells, strict=True)]
+    order = [
+        i
+        for name in _WRAP_FIRST
+        for i, original in enumerate(frame.columns)
+        if str(original) == name
+    ]
+    order += sorted((i for i in range(len(headers)) if i not in order), key=lambda i: -widths[i])
+
+    def total() -> int:
+        return sum(widths) + len(_GAP) * (len(widths) - 1)
+
+    for i in order:
+        if total() <= width:
+            break
+        words = [w for c in [headers[i], *cells[i]] for w in c.split()]
+        floor = max(_MIN_WRAP, min(max((len(w) for w in words), default=0), 24))
+        widths[i] = max(floor, widths[i] - (total() - width))
+    if total() > width:
+        return _records(headers, cells, width)
+
+    def row(texts: list[str]) -> list[str]:
+        wrapped = [
+            textwrap.wrap(t, widths[i], break_on_hyphens=False) or [""] for i, t in enumerate(texts)
+        ]
+        return [
+            _GAP.join(
+                (w[k] if k < len(w) else "").ljust(widths[i]) for i, w in enumerate(wrapped)
+            ).rstrip()
+            for k in range(max(len(w) for w in wrapped))
+        ]
+
+    lines = row(headers)
+    lines.append(_GAP.join("-" * w for w in widths))
+    for r in range(len(shown)):
+        lines.extend(row([cells[i][r] for i in range(len(headers))]))
+    return "\n".join(lines)
+
+
+def _records(headers: list[str], cells: list[list[str]], width: int) -> str:
+    pad = max(len(h) for h in headers)
+    blocks = []
+    for r in range(len(cells[0])):
+        lines = []
+        for h, col in zip(headers, cells, strict=True):
+            body = textwrap.wrap(col[r], max(20, width - pad - 2)) or [""]
+            lines.append(f"{h.ljust(pad)}  {body[0]}")
+            lines.extend(" " * (pad + 2) + more for more in body[1:])
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
