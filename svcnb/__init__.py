@@ -7,7 +7,8 @@ errors live in :mod:`svcnb.errors`.
 
 from __future__ import annotations
 
-from svcnb import config, vocab
+from svcnb import config as config  # noqa: PLC0414 - `svcnb.config` after `import svcnb`
+from svcnb import vocab as vocab  # noqa: PLC0414 - `svcnb.vocab.extend(...)` after `import svcnb`
 from svcnb._connect import connect, sandbox_control
 from svcnb.client import Client
 from svcnb.errors import (
