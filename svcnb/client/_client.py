@@ -92,4 +92,7 @@ class Client:
         self.close()
 
     def __repr__(self) -> str:
-        return f"Client(base_url={self.base_url!r}, api_key={self._req.masked_token!r})"
+        req = getattr(self, "_req", None)  # a traceback of a failed __init__ shows it unbuilt
+        if req is None:
+            return "Client(<not built>)"
+        return f"Client(base_url={req.base_url!r}, api_key={req.masked_token!r})"

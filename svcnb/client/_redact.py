@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 TOKEN_PREFIX = "svc_"
 TOKEN_ALPHABET = r"A-Za-z0-9_\-."
 TOKEN_RE = re.compile(rf"{TOKEN_PREFIX}[{TOKEN_ALPHABET}]*[A-Za-z0-9_\-]")
+TOKEN_BYTES_RE = re.compile(TOKEN_RE.pattern.encode())
 MASK = TOKEN_PREFIX + "…"
 # A short token would be revealed whole by its last four characters.
 _MIN_LENGTH_TO_SHOW_TAIL = 12
@@ -47,6 +48,16 @@ def redact(text: Any, secret: Secret | str | None = None) -> str:
     elif isinstance(secret, str) and secret and secret in text:
         text = text.replace(secret, mask_token(secret))
     return TOKEN_RE.sub(lambda match: mask_token(match.group(0)), text)
+
+
+def redact_bytes(data: bytes, secret: Secret | None = None) -> bytes:
+    """:func:`redact` for a body as it came off the wire (UTF-8 masks in place of tokens), so
+    an answer that echoes a token holds only its mask from the moment it is read."""
+    if TOKEN_PREFIX.encode() not in data:
+        return data
+    if secret and secret.reveal().encode() in data:
+        data = data.replace(secret.reveal().encode(), str(secret).encode())
+    return TOKEN_BYTES_RE.sub(lambda m: mask_token(m.group(0).decode("ascii")).encode(), data)
 
 
 class Secret:

@@ -36,7 +36,7 @@ import httpx
 from svcnb.client._config import ENV_API_KEY, Settings, base_path_candidates
 from svcnb.client._failures import classify
 from svcnb.client._pacing import MAX_SERVER_SECONDS, Governor, governor_for, server_seconds
-from svcnb.client._redact import Secret, mask_token, redact
+from svcnb.client._redact import TOKEN_PREFIX, Secret, mask_token, redact, redact_bytes
 from svcnb.errors import (
     ApiError,
     AuthError,
@@ -94,7 +94,8 @@ class Answer:
 
     status: int
     headers: httpx.Headers
-    content: bytes | None  # None: the body could not be read (``unreadable`` says why)
+    # None: the body could not be read (``unreadable`` says why); never shown in a traceback.
+    content: bytes | None = field(repr=False)
     url: httpx.URL
     unreadable: str = ""
     attempts: int = 1  # attempts of the call this answer ended
@@ -388,7 +389,12 @@ class Requester:
             return NoAnswer(self._describe(exc), False)
 
     def _read(self, response: httpx.Response, ends: float) -> Answer | NoAnswer:
-        status, headers, url = response.status_code, response.headers, response.request.url
+        """The body, read chunk by chunk against the deadline; a token it (or a header) echoes
+        is masked at once, so no frame or record downstream ever holds it."""
+        status, url = response.status_code, response.request.url
+        headers = response.headers
+        if any(TOKEN_PREFIX in value for value in headers.values()):
+            headers = httpx.Headers([(k, redact(v, self._token)) for k, v in headers.items()])
         chunks: list[bytes] = []
         size = 0
         try:
@@ -404,7 +410,7 @@ class Requester:
             encoding = headers.get("content-encoding", "none")
             why = f"its body does not decode as its Content-Encoding ({encoding}): "
             return Answer(status, headers, None, url, unreadable=why + self._describe(exc))
-        return Answer(status, headers, b"".join(chunks), url)
+        return Answer(status, headers, redact_bytes(b"".join(chunks), self._token), url)
 
     def _describe(self, exc: BaseException) -> str:
         detail = redact(str(exc), self._token)[:300]
