@@ -5,7 +5,8 @@ A detailed pull of a big fleet is mostly detail reads (one per VM, 17 minutes fo
 list first, in the caller's thread (so its warnings and errors surface where the pull was
 started), with the other pages read ahead by a :class:`~svcnb.client._bulk.Crew`; it returns a
 :class:`Pull` as soon as the list is whole, while the crew goes on with the details in the
-background. ``vms.all`` is ``start_pull(...).result()``: one implementation for both.
+background. No detail is read before the list is whole, so the first frame waits for the list
+pages only. ``vms.all`` is ``start_pull(...).result()``: one implementation for both.
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ class Pull:
         self._planned = 1  # pages up to this number are read by the crew
         self._pages: dict[int, Page] = {}  # read ahead of the ordered pass, until it takes them
         self._detailed: dict[str, dict | None] = {}
+        self._wanted: list[str] = []  # VM ids whose detail the list calls for
         self._summaries: list[dict] | None = None
         self._done = 0
         self._total = 1
@@ -207,6 +209,10 @@ class Pull:
         with crew.lock:
             self._summaries = summaries
             self._pages.clear()
+        # Details only now: while the list is read, a detail read would take budget and time
+        # from the pages the first frame waits for.
+        crew.details(self._wanted)
+        self._wanted = []
         crew.close()
 
     def _page(self, number: int) -> Page:
@@ -237,7 +243,7 @@ class Pull:
             self._show()
 
     def _queue(self, items: list[Any]) -> None:
-        """Queue the detail reads the (new) items of one page call for."""
+        """Note the detail reads the (new) items of one page call for."""
         if not self._details:
             return
         ids = []
@@ -258,7 +264,7 @@ class Pull:
             assert self._crew is not None
             with self._crew.lock:
                 self._total += len(ids)
-        self._crew.details(ids)  # type: ignore[union-attr]
+        self._wanted.extend(ids)
 
     def _announce(self, first: Page) -> None:
         pages = self._pager.page_count(first) or 1
