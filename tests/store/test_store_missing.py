@@ -368,6 +368,9 @@ def test_cli_snapshot_names_what_is_missing_and_exits_3(sandbox, tmp_path, monke
     assert listed == ["wallet"]
     assert main(["snapshots", "--store", str(path)]) == 0
     assert "wallet" in capsys.readouterr().out
+    # the reason kept in the manifest names the token only as the client masks it
+    manifest = (path / "manifest.json").read_text()
+    assert "billing:read" in manifest and token not in manifest and token[-4:] in manifest
     monkeypatch.setenv("SVC_API_KEY", sandbox.tokens["read"])
     assert main(["snapshot", "--store", str(path), "--quiet"]) == 0
     out, err = capsys.readouterr()
