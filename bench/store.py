@@ -133,7 +133,7 @@ def main() -> int:
             if day:
                 next_day(records, now, rng)
             frame = frames.vms(records)
-            store.write({"vms": frame}, server_time=now)
+            store.write({"vms": frame}, server_time=now, partial=True)
             frame.to_parquet(full / f"{day:03d}.parquet", index=False)
             days.append(now)
             if day % 45 == 0 or day == DAYS - 1:

@@ -2,7 +2,9 @@
 
 ``svcnb.connect()`` returns a :class:`Client` (on a local sandbox when no server is configured);
 ``svcnb.sandbox_control()`` returns that sandbox's control helper (None on the real service);
-errors live in :mod:`svcnb.errors`.
+errors live in :mod:`svcnb.errors`. ``svcnb.reports`` and ``svcnb.panels`` (and the other
+subpackages) load on first use, so ``svcnb.<Tab>`` lists them without importing matplotlib or
+ipywidgets up front.
 """
 
 from __future__ import annotations
@@ -31,7 +33,10 @@ from svcnb.errors import (
     ValidationError,
     WaitTimeout,
 )
-from svcnb.store import SnapshotWarning, Store, StoreError
+from svcnb.store import MissingResourceError, SnapshotWarning, Store, StoreError
+
+# Subpackages reached as attributes (``svcnb.reports.billing``), imported on first access.
+_LAZY = ("frames", "panels", "reports", "sandbox", "store", "webhooks")
 
 # Kept sorted; tests/test_exports.py checks it is sorted and names every public name.
 __all__ = [
@@ -42,6 +47,7 @@ __all__ = [
     "Forbidden",
     "LimitExceeded",
     "MissingFieldError",
+    "MissingResourceError",
     "NotFound",
     "PagingError",
     "PagingWarning",
@@ -60,3 +66,17 @@ __all__ = [
     "connect",
     "sandbox_control",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        module = importlib.import_module(f"svcnb.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'svcnb' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*__all__, *_LAZY, "config", "errors", "vocab"})
