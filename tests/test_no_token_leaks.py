@@ -1,8 +1,10 @@
 """No API token in any committed notebook, in ``out/`` or in a snapshot store.
 
-Two nets: anything shaped like a token (``svc_`` and 20 or more token characters), and the
-exact secrets of a sandbox that was used to write a store in this test. Parquet files are read
-column by column (their pages are compressed, so a byte search would miss a token in them).
+Two nets: anything shaped like a token (``svcnb.client._redact.TOKEN_RE``, the one definition
+of a token, with 20 or more characters after ``svc_`` so that short names are not taken for
+one), and the exact secrets of a sandbox that was used to write a store in this test. Parquet
+files are read column by column (their pages are compressed, so a byte search would miss a token
+in them).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from svcnb.client._redact import TOKEN_PREFIX, TOKEN_RE
+
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 EXPECTED_NOTEBOOKS = {
@@ -26,7 +30,7 @@ EXPECTED_NOTEBOOKS = {
     "05_bandwidth_report",
     "06_webhooks",
 }
-TOKEN_SHAPE = re.compile(r"svc_[A-Za-z0-9_-]{20,}")
+MIN_SECRET_CHARS = 20
 
 
 def _strings(value: object) -> Iterator[str]:
@@ -68,7 +72,9 @@ def leaks(paths: Iterable[Path], secrets: Iterable[str] = ()) -> list[str]:
     found = []
     for path in paths:
         for text in _file_text(path):
-            for match in TOKEN_SHAPE.finditer(text):
+            for match in TOKEN_RE.finditer(text):
+                if len(match.group()) < len(TOKEN_PREFIX) + MIN_SECRET_CHARS:
+                    continue
                 # Say where without repeating the secret: its first 8 characters are enough.
                 found.append(f"{path}: token-shaped {match.group()[:8]}…")
             found += [f"{path}: a known sandbox secret" for s in secrets if s in text]
