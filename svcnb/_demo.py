@@ -16,10 +16,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import pandas as pd
-
 from svcnb import Client, frames, sandbox
 from svcnb._lab import kernel_environment, private_folder
+from svcnb.reports import bandwidth, billing
+from svcnb.reports._money import money_text
 from svcnb.store import Store
 
 # The notebooks rendered, in reading order (02 stops VMs: it acts, it does not report).
@@ -145,28 +145,34 @@ def run(args: argparse.Namespace) -> int:
 def fleet_summary(client: Client) -> list[str]:
     """A few lines on the fleet and the wallet, read through the API (``GET /vms``, ``/wallet``).
 
-    Reads the ``vms`` columns status, region_slug, price_monthly_amount and
-    price_monthly_currency, and the ``wallet`` columns balance_amount and balance_currency.
+    The figures come from the reports that own them (``billing.monthly_total``,
+    ``bandwidth.fleet_now``), so they are the numbers the notebooks, panels and ``svcnb report``
+    show for the same fleet.
     """
     vms = frames.vms(client.vms.list())
     wallet = frames.wallet([client.wallet.get()])
+    now = client.server_time
 
     def counts(column: str) -> str:
         tally = vms[column].fillna("unknown").value_counts().sort_index()
         return ", ".join(f"{name} {n}" for name, n in tally.items())
 
-    monthly = vms.groupby(vms["price_monthly_currency"].fillna("unstated"))[
-        "price_monthly_amount"
-    ].sum()
-    balance = wallet.iloc[0]
+    total = billing.monthly_total(vms, wallet, now=now)
+    runway = billing.runway(vms, wallet, now=now).iloc[0]
+    fleet = bandwidth.fleet_now(vms, now=now).iloc[0]
+    rate = ", ".join(
+        money_text(r.monthly_amount, r.currency)
+        + (f" (+{r.unpriced} VMs without a price)" if r.unpriced else "")
+        for r in total.itertuples()
+    )
     return [
         f"fleet: {len(vms)} VMs; by status: {counts('status')}",
         f"by region: {counts('region_slug')}",
-        "monthly price: "
-        + ", ".join(f"{amount:.2f} {cur}" for cur, amount in monthly.items())
-        + (" (unstated: the account currency)" if "unstated" in monthly.index else ""),
-        f"wallet balance: {balance['balance_amount']:.2f} "
-        f"{'' if balance['balance_currency'] is pd.NA else balance['balance_currency']}".rstrip(),
+        f"monthly run rate: {rate or 'none'} over {int(total['vms'].sum())} VMs not terminated",
+        f"wallet balance: {money_text(runway['balance'], runway['currency'])}; "
+        f"owed: {money_text(runway['owed'], runway['currency'])}",
+        f"bandwidth this cycle: {fleet['used_bytes'] / bandwidth.GIB:,.1f} GiB of "
+        f"{fleet['pack_bytes'] / bandwidth.GIB:,.1f} GiB in packs",
     ]
 
 

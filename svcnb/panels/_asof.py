@@ -10,7 +10,6 @@ from __future__ import annotations
 import html
 import os
 from pathlib import Path
-from typing import Any
 
 import ipywidgets as widgets
 import pandas as pd
@@ -20,6 +19,7 @@ from svcnb.panels._messages import banner, show, shown_in
 from svcnb.panels._quiet import quietly
 from svcnb.panels._render import table
 from svcnb.reports.billing import export_csv
+from svcnb.store import Store
 
 _NO_SNAPSHOT = "no snapshot"  # the slider's only option (value "") while the store is empty
 
@@ -38,7 +38,7 @@ class AsOfPanel(Displayed):
     table_columns: dict[str, list[str] | None] = {}
     plot_names: tuple[str, ...] = ()
 
-    def __init__(self, store: Any, *, export_dir: str | os.PathLike[str] = "out") -> None:
+    def __init__(self, store: Store, *, export_dir: str | os.PathLike[str] = "out") -> None:
         self.store = store
         self.at: pd.Timestamp | None = None
         self.results: dict[str, pd.DataFrame] = {}

@@ -7,12 +7,14 @@ from typing import Any
 import ipywidgets as widgets
 import pandas as pd
 
+from svcnb.client import Client
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, show, shown_in
 from svcnb.panels._quiet import quietly
 from svcnb.panels._render import png, table
 from svcnb.panels._rules import RuleEditor
 from svcnb.reports import firewall
+from svcnb.store import Store
 
 _COLUMNS = [
     "severity",
@@ -62,7 +64,7 @@ class FirewallAuditPanel(Displayed):
     Without a client the panel only reads the store and cannot open rules.
     """
 
-    def __init__(self, store: Any, client: Any = None) -> None:
+    def __init__(self, store: Store, client: Client | None = None) -> None:
         self.store = store
         self.client = client
         self.findings = pd.DataFrame(columns=firewall.FINDING_COLUMNS)

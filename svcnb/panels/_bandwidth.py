@@ -11,6 +11,7 @@ from svcnb.panels._asof import AsOfPanel
 from svcnb.panels._render import png
 from svcnb.reports import bandwidth
 from svcnb.reports._classes import left_out_note
+from svcnb.store import Store
 
 _GIB = bandwidth.GIB
 
@@ -56,7 +57,7 @@ class BandwidthPanel(AsOfPanel):
     }
     plot_names = ("usage", "top", "fleet")
 
-    def __init__(self, store: Any, *, top: int = 10, lookback: str = "7D", **kw: Any) -> None:
+    def __init__(self, store: Store, *, top: int = 10, lookback: str = "7D", **kw: Any) -> None:
         self.top = top
         self.lookback = lookback
         self.figures: dict[str, Any] = {}
@@ -74,13 +75,17 @@ class BandwidthPanel(AsOfPanel):
             "fleet_total": _with_gib(bandwidth.fleet_total(history, now=now)),
             "projection": _with_gib(projection),
             "over_time": bandwidth.usage_over_time(vms, history, now=now, n=5),
+            "fleet_now": bandwidth.fleet_now(vms, now=now),
+            "monthly_usage": _with_gib(bandwidth.monthly_usage(history, now=now)),
         }
+        fleet = results["fleet_now"].iloc[0]
         outlook = projection["outlook"].fillna("")
         first = exceeding.dropna(subset=["exceeds_at"]).sort_values("exceeds_at").head(1)
         self.figures = {
             "as_of": now,
-            "fleet_used_bytes": int(projection["used_bytes"].sum(skipna=True)),
-            "fleet_pack_bytes": int(projection["pack_bytes"].sum(skipna=True)),
+            # bandwidth.fleet_now is the one source of the fleet figure (fleet_total agrees)
+            "fleet_used_bytes": int(fleet["used_bytes"]),
+            "fleet_pack_bytes": int(fleet["pack_bytes"]),
             "vms_over": int((outlook == "over").sum()),
             "vms_will_exceed": int((outlook == "will exceed").sum()),
             "first_exceeds_at": first["exceeds_at"].iloc[0] if len(first) else pd.NaT,
@@ -122,5 +127,5 @@ class BandwidthPanel(AsOfPanel):
         return {
             "usage": png(lambda ax: bandwidth.plot_usage(worst, ax=ax), size=(7.0, 4.0)),
             "top": png(lambda ax: bandwidth.plot_top(r["over_time"], ax=ax)),
-            "fleet": png(lambda ax: bandwidth.plot_fleet_total(r["fleet_total"], ax=ax)),
+            "fleet": png(lambda ax: bandwidth.plot_monthly_usage(r["monthly_usage"], ax=ax)),
         }

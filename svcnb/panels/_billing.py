@@ -10,7 +10,8 @@ import pandas as pd
 from svcnb.panels._asof import AsOfPanel
 from svcnb.panels._render import png
 from svcnb.reports import billing
-from svcnb.reports._classes import left_out_note
+from svcnb.reports._classes import billing_classes, left_out_note, vm_classes
+from svcnb.store import Store
 
 
 def _money(amount: Any, currency: Any) -> str:
@@ -22,6 +23,16 @@ def _money(amount: Any, currency: Any) -> str:
 
 def _date(value: Any) -> str:
     return "none within the horizon" if value is None or pd.isna(value) else f"{value:%Y-%m-%d}"
+
+
+def _standing(vms: pd.DataFrame) -> dict[str, int]:
+    """How many VMs owe (billing class owing), are suspended (VM or billing class), of all."""
+    vm, bill = vm_classes(vms), billing_classes(vms)
+    return {
+        "vms_overdue": int((bill == "owing").sum()),
+        "vms_suspended": int(((vm == "suspended") | (bill == "suspended")).sum()),
+        "vms_total": len(vms),
+    }
 
 
 class BillingPanel(AsOfPanel):
@@ -60,7 +71,7 @@ class BillingPanel(AsOfPanel):
     }
     plot_names = ("renewals", "balance")
 
-    def __init__(self, store: Any, *, within: str = "30D", horizon: str = "365D", **kw: Any):
+    def __init__(self, store: Store, *, within: str = "30D", horizon: str = "365D", **kw: Any):
         self.within = within
         self.horizon = horizon
         self.figures: dict[str, Any] = {}
@@ -81,6 +92,7 @@ class BillingPanel(AsOfPanel):
             "low_balance": billing.low_balance_forecast(vms, wallet, now=now, horizon=self.horizon),
             "schedule": billing.renewal_schedule(vms, wallet, now=now, horizon="90D"),
             "unknown_status": billing.unknown_status(vms, now=now),
+            "monthly_total": billing.monthly_total(vms, wallet, now=now),
         }
         runway = results["runway"].iloc[0]
         due = results["renewals_due"]
@@ -94,7 +106,15 @@ class BillingPanel(AsOfPanel):
             "low_balance_at": results["low_balance"]["low_at"].iloc[0],
             "unknown_status": int(runway["unknown_status"]),
             "complete": bool(runway["complete"]),
+            "owed": float(runway["owed"]),
+            **_standing(vms),
         }
+        total = results["monthly_total"]
+        mine = total if pd.isna(currency) else total[total["currency"] == currency]
+        # billing.monthly_total is the one source of the run rate: the panel only picks its row
+        self.figures["monthly_run_rate"] = (
+            float(mine["monthly_amount"].iloc[0]) if len(mine) else 0.0
+        )
         for days in (7, 30, 90):
             mine = due[(due["within_days"] == days)]
             if not pd.isna(currency):
@@ -119,6 +139,12 @@ class BillingPanel(AsOfPanel):
                 _date(f["runway_at"]) + (f" ({f['runway_vm']})" if f["runway_vm"] else ""),
             ),
             ("Balance falls below the next week's renewals", _date(f["low_balance_at"])),
+            ("Monthly run rate", _money(f["monthly_run_rate"], cur)),
+            ("Owed now (overdue and suspended VMs)", _money(f["owed"], cur)),
+            (
+                "VMs overdue / suspended / of all",
+                f"{f['vms_overdue']} / {f['vms_suspended']} / {f['vms_total']}",
+            ),
         ]
         if not f["complete"]:
             # the walk is without these VMs: a date it found is a latest date, not the date

@@ -13,11 +13,12 @@ from svcnb import errors
 
 # The client's own pre-send check, called one field at a time, so the form refuses exactly what
 # update_rule would refuse. (Private module until the client exports a per-field validator.)
-from svcnb.client import validate_rule_update
+from svcnb.client import Client, validate_rule_update
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, banner, describe, show, shown_in
 from svcnb.panels._quiet import quietly
 from svcnb.panels._render import cell, table
+from svcnb.store import Store
 
 # API field -> label shown next to its input
 EDITABLE = {
@@ -108,8 +109,8 @@ class RuleEditor(Displayed):
 
     def __init__(
         self,
-        client: Any,
-        store: Any,
+        client: Client,
+        store: Store,
         *,
         clock: Callable[[], pd.Timestamp] | None = None,
     ) -> None:

@@ -11,6 +11,7 @@ import ipywidgets as widgets
 import pandas as pd
 
 from svcnb import errors, frames, vocab
+from svcnb.client import Client
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, banner, describe, show, shown_in
 from svcnb.panels._quiet import quietly
@@ -73,7 +74,7 @@ class VmPanel(Displayed):
 
     def __init__(
         self,
-        client: Any,
+        client: Client,
         *,
         watch_interval: float | None = 2.0,
         watch_timeout: float = 600.0,

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import ipywidgets as widgets
 import pandas as pd
 
 from svcnb import frames
+from svcnb.client import Client
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, show, shown_in
 from svcnb.panels._quiet import quietly
@@ -60,7 +59,7 @@ class WebhooksPanel(Displayed):
     ``svcnb-status``).
     """
 
-    def __init__(self, client: Any, *, deliveries_shown: int = 50) -> None:
+    def __init__(self, client: Client, *, deliveries_shown: int = 50) -> None:
         self.client = client
         self.deliveries_shown = deliveries_shown
         self.webhooks = frames.webhooks([])
