@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from svcnb.client import Client
 from svcnb.client._config import ENV_API_KEY, ENV_BASE_URL, key_and_url
+from svcnb.client._redact import as_secret
 from svcnb.config import ConfigError
 
 if TYPE_CHECKING:
@@ -55,6 +56,8 @@ def connect(
     ``client_options`` go to ``Client`` (``timeout``, ``max_retries``, ``progress``).
     :func:`sandbox_control` gives the control helper of that sandbox (None on the real service).
     """
+    # wrapped before anything can raise, so no frame of a traceback holds the raw token
+    api_key = as_secret(api_key)
     key, url = key_and_url(api_key, base_url)
     if key is not None or url is not None:
         if sandbox is not None:

@@ -40,7 +40,7 @@ def test_every_notebook_runs_on_another_service(dialect, tmp_path, monkeypatch):
             try:
                 client.execute()
             except CellExecutionError as exc:
-                pytest.fail(f"{path.name} on the {dialect} dialect: {str(exc)[-1500:]}")
+                pytest.fail(f"{path.name} on the {dialect} dialect: {exc.ename}: {exc.evalue}")
             errors = [
                 o
                 for cell in notebook.cells
