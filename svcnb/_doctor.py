@@ -80,6 +80,13 @@ def time_form(text: Any) -> str:
     return f"{frac}, offset {zone}" if zone not in ("+00:00", "+0000") else f"{frac}, +00:00"
 
 
+def _items(data: Any) -> list:
+    """The records of a list answer, in either of its shapes (a list, or ``{items: [...]}``)."""
+    if isinstance(data, dict):
+        data = data.get("items")
+    return [x for x in data if isinstance(x, dict) and "id" in x] if isinstance(data, list) else []
+
+
 def _counted(counter: Counter) -> str:
     return ", ".join(f"{k} ×{n}" for k, n in counter.most_common())
 
@@ -294,11 +301,12 @@ class Doctor:
             try:
                 reply = self._get(path, None, scope)
                 parts.append(f"{label} ok")
-                if label == "GET /firewalls" and isinstance(reply.data, list) and reply.data:
-                    fw = reply.data[0]["id"]
+                items = _items(reply.data)
+                if label == "GET /firewalls" and items:
+                    fw = items[0]["id"]
                     probes.append(("GET /firewalls/{id}/rules", f"/firewalls/{fw}/rules", scope))
-                if label == "GET /networks" and isinstance(reply.data, list) and reply.data:
-                    net = reply.data[0]["id"]
+                if label == "GET /networks" and items:
+                    net = items[0]["id"]
                     probes.append(
                         ("GET /networks/{id}/attachments", f"/networks/{net}/attachments", scope)
                     )

@@ -44,6 +44,7 @@ def test_acme_dialect_and_read_only(sandbox, monkeypatch, capsys):
     assert "fractional seconds" in out
     assert "responseStatus→statusCode" in out and "attemptCount→attempts" in out
     assert "without updatedAt" in out
+    assert "GET /firewalls/{id}/rules ok" in out and "GET /networks/{id}/attachments ok" in out
 
 
 def test_linkhdr_dialect(sandbox, monkeypatch, capsys):
