@@ -7,8 +7,10 @@ slider over the store's snapshots, shows one table per frame, and exports any of
 
 from __future__ import annotations
 
+import contextlib
 import html
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import ipywidgets as widgets
@@ -17,7 +19,7 @@ import pandas as pd
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import banner, show, shown_in
 from svcnb.panels._quiet import quietly
-from svcnb.panels._render import table
+from svcnb.panels._render import THEME_STYLE, grid, shown
 from svcnb.reports.billing import export_csv
 from svcnb.store import Store
 
@@ -51,7 +53,9 @@ class AsOfPanel(Displayed):
         ).add_class("svcnb-date-slider")
         self.refresh_button = widgets.Button(description="Reload snapshots", icon="refresh")
         self.summary = widgets.HTML().add_class("svcnb-summary")
-        self.tables = {name: widgets.HTML() for name in self.table_columns}
+        # one sortable, searchable, paged grid per table (labels and formats for reading)
+        self.tables = {name: grid() for name in self.table_columns}
+        self.busy = widgets.HTML().add_class("svcnb-busy")
         self.plots = {
             name: widgets.Image(format="png", layout=widgets.Layout(max_width="720px"))
             for name in self.plot_names
@@ -72,11 +76,13 @@ class AsOfPanel(Displayed):
 
         sections: list[widgets.Widget] = []
         for name, box in self.tables.items():
-            sections.append(widgets.HTML(f"<h4>{html.escape(name.replace('_', ' '))}</h4>"))
+            title = html.escape(name.replace("_", " ").capitalize())
+            sections.append(widgets.HTML(f"{THEME_STYLE}<h4 class='svcnb-title'>{title}</h4>"))
             sections.append(box)
         self.widget = widgets.VBox(
             [
                 widgets.HBox([self.date_slider, self.refresh_button]),
+                self.busy,
                 self.status,
                 self.summary,
                 *self.plots.values(),
@@ -85,6 +91,7 @@ class AsOfPanel(Displayed):
                 self.export_message,
             ]
         ).add_class(f"svcnb-{self.name}-panel")
+        self.widget.add_class("svcnb-panel")
         self.refresh()
 
     # --- what a subclass provides -------------------------------------------------------------
@@ -138,21 +145,32 @@ class AsOfPanel(Displayed):
 
     def show_at(self, at: pd.Timestamp) -> None:
         """Replay the report as of snapshot time ``at`` and redraw tables, plots and figures."""
-        with shown_in(self.status, f"computing the {self.name} report as of {at:%Y-%m-%d %H:%M}"):
+        doing = f"computing the {self.name} report as of {at:%Y-%m-%d %H:%M}"
+        with shown_in(self.status, doing), self._busy(doing):
             self.results = self.compute(at)
             self.at = at
             for name, box in self.tables.items():
                 frame = self.results.get(name)
-                box.value = (
-                    table(frame, self.table_columns[name], empty="None.")
-                    if frame is not None
-                    else ""
-                )
+                if frame is not None:
+                    box.update(shown(frame, self.table_columns[name]))
             for name, image in self.draw().items():
                 self.plots[name].value = image
             self.summary.value = self.summary_html()
             self.export_message.value = ""
             show(self.status, "info", f"As of the snapshot of {at:%Y-%m-%d %H:%M} UTC.")
+
+    @contextlib.contextmanager
+    def _busy(self, doing: str) -> Iterator[None]:
+        """Show a spinner and what is being done while the block runs; the slider waits."""
+        self.busy.value = (
+            f"<span class='svcnb-spinner' role='status'>&#8987; {html.escape(doing)}…</span>"
+        )
+        self.date_slider.disabled = True
+        try:
+            yield
+        finally:
+            self.busy.value = ""
+            self.date_slider.disabled = False
 
     # --- export -----------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from svcnb.panels._asof import AsOfPanel
-from svcnb.panels._render import png
+from svcnb.panels._render import THEME_STYLE, png
 from svcnb.reports import bandwidth
 from svcnb.reports._classes import left_out_note
 from svcnb.store import Store
@@ -118,7 +118,7 @@ class BandwidthPanel(AsOfPanel):
         )
         return (
             f"<b>Bandwidth as of {f['as_of']:%Y-%m-%d %H:%M} UTC</b>"
-            f'<table class="svcnb-table svcnb-figures">{body}</table>'
+            f'{THEME_STYLE}<table class="svcnb-table svcnb-figures">{body}</table>'
         )
 
     def draw(self) -> dict[str, bytes]:

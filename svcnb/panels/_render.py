@@ -12,12 +12,21 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from svcnb.panels._messages import redact
+from svcnb.reports._display import display_frame
 
-_TABLE_STYLE = (
-    "<style>.svcnb-table{border-collapse:collapse;font-size:12px}"
-    ".svcnb-table th,.svcnb-table td{border:1px solid #ccc;padding:2px 6px;text-align:left}"
-    ".svcnb-table th{background:#f3f3f3}</style>"
+# JupyterLab's theme variables (with light fallbacks outside Lab), so light, dark and
+# high-contrast themes all keep text readable against its background.
+THEME_STYLE = (
+    "<style>.svcnb-table{border-collapse:collapse;font-size:12px;"
+    "color:var(--jp-content-font-color1,#000);background:var(--jp-layout-color0,#fff)}"
+    ".svcnb-table th,.svcnb-table td{border:1px solid var(--jp-border-color2,#ccc);"
+    "padding:2px 6px;text-align:left}"
+    ".svcnb-table th{background:var(--jp-layout-color2,#eee);"
+    "color:var(--jp-ui-font-color0,#000);font-weight:600}"
+    ".svcnb-panel,.svcnb-panel .widget-label,.svcnb-panel .widget-html-content{"
+    "color:var(--jp-ui-font-color1,#000)}</style>"
 )
+_TABLE_STYLE = THEME_STYLE
 
 
 def cell(value: Any) -> str:
@@ -83,3 +92,21 @@ def png(draw: Callable[[Any], Any], *, size: tuple[float, float] = (7.0, 3.2)) -
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     return buf.getvalue()
+
+
+def grid(frame: pd.DataFrame | None = None, *, select: bool = False, page: int = 10) -> Any:
+    """An interactive grid (ITables widget: sort, search, pages; ``selected_rows`` readable
+    from Python) showing ``frame`` as given; pass frames through :func:`shown` first."""
+    from itables.widget import ITable  # the grid's JavaScript ships inside the package
+
+    return ITable(
+        frame if frame is not None else pd.DataFrame(),
+        select=select,
+        pageLength=page,
+        classes="display compact svcnb-grid",
+    )
+
+
+def shown(frame: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """``frame`` with human labels and formats for a grid; the frame itself is not changed."""
+    return display_frame(frame, list(columns) if columns is not None else None)
