@@ -144,7 +144,7 @@ def _canon(frame: pd.DataFrame) -> pd.DataFrame:
     for col in out.columns:
         if out[col].dtype == object:
             out[col] = out[col].map(lambda v: tuple(v) if isinstance(v, list | np.ndarray) else v)
-    keys = [c for c in out.columns if out[c].map(lambda v: not isinstance(v, tuple)).all()]
+    keys = [c for c in out.columns if not any(isinstance(v, tuple) for v in out[c])]
     if keys and len(out):
         out = out.sort_values(keys, key=lambda s: s.astype("string").fillna("")).reset_index(
             drop=True
