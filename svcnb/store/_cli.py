@@ -1,7 +1,10 @@
 """``svcnb snapshot [--store PATH]``: take one snapshot of the account into the store.
 
+The server is the one configured (``SVC_BASE_URL``/``SVC_API_KEY``, or ``SVCNB_SANDBOX``),
+never a sandbox started for the occasion: a throwaway account must not enter a real history.
 Exits 0 when every resource was read, 3 when the snapshot was stored without some (each named
-on stderr with why), 1 when nothing could be stored.
+on stderr with why), 2 when no server is configured, 1 when nothing could be stored (the store
+also refuses a snapshot of another server or account than its own).
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ import sys
 
 import pandas as pd
 
-from svcnb._connect import connect
+from svcnb._connect import configured_client
+from svcnb.config import ConfigError
 from svcnb.errors import SvcnbError
 
 from ._store import Store
@@ -22,20 +26,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--store",
         default=None,
         metavar="PATH",
-        help="store folder (default: $SVCNB_STORE, else data/store)",
+        help="store folder or URL such as s3://bucket/prefix (default: $SVCNB_STORE, else "
+        "data/store)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--allow-older",
+        action="store_true",
+        help="store the snapshot even if the server's time is earlier than the latest one's",
+    )
 
 
 # the exit code when the snapshot was stored but some resource could not be read
 INCOMPLETE = 3
 
 
+# the exit code when no server is configured
+NOT_CONFIGURED = 2
+
+
 def run(args: argparse.Namespace) -> int:
+    try:
+        client = configured_client(progress=not args.quiet)
+    except ConfigError as exc:
+        print(f"svcnb snapshot: {exc}", file=sys.stderr)
+        return NOT_CONFIGURED
     store = Store(args.store)
     try:
-        client = connect(progress=not args.quiet)
-        snapshot_id = store.take(client)
+        with client:
+            snapshot_id = store.take(client, allow_older=getattr(args, "allow_older", False))
     except (SvcnbError, OSError) as exc:
         print(f"svcnb snapshot: {exc}", file=sys.stderr)
         return 1

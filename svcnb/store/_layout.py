@@ -1,43 +1,25 @@
-"""Where things live in a store folder, and the manifest that lists published snapshots.
+"""Where things live in a store, and the store's errors.
 
 ```
-<store>/
-  manifest.json                                # published snapshots, replaced atomically
-  .lock                                        # writers hold an exclusive flock on it
-  .writing                                     # exists while a snapshot is being written
-  audit.jsonl                                  # rule-editor audit log (append-only)
-  webhook_events.jsonl                         # webhook event log (svcnb.store._eventlog)
-  <resource>/segment=<first seq>/base.parquet  # every row at the segment's first snapshot
-  <resource>/segment=<first seq>/changes.parquet  # rows new, changed or removed since then
+<store>/                         a folder, or a URL such as s3://bucket/prefix
+  _snapshots/                    Delta table: the catalog, one row per published snapshot
+  <resource>/                    Delta table per resource: versions of rows (svcnb.store._segments)
+  audit.jsonl                    rule-editor audit log (append-only; local stores)
+  webhook_events.jsonl           webhook event log (svcnb.store._eventlog; local stores)
 ```
 
-Every Parquet row carries ``_seq`` (the snapshot that wrote this version) and ``_removed`` (a
-tombstone: the key left the account at that snapshot). The state at snapshot N is: the segment
-that holds N, rows with ``_seq <= N``, the last version of each key, tombstones dropped.
+A snapshot exists once its row is in the catalog; the resource tables are brought in line with
+the catalog after it (``svcnb.store._catalog``).
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import tempfile
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from svcnb.errors import SvcnbError
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: one writer per store
-    fcntl = None
-
-MANIFEST = "manifest.json"
-LOCK = ".lock"
-WRITING = ".writing"  # present while a writer works; found at the next write: clean up first
-FORMAT = 1
 DEFAULT_PATH = "data/store"
 ENV_PATH = "SVCNB_STORE"
 
@@ -47,7 +29,7 @@ class SnapshotWarning(UserWarning):
 
 
 class StoreError(SvcnbError, RuntimeError):
-    """The store folder cannot be used as asked; the message says what to do."""
+    """The store cannot be used as asked; the message says what to do."""
 
 
 class MissingResourceError(StoreError):
@@ -88,30 +70,14 @@ class MissingResourceError(StoreError):
 
 def resolve_path(path: str | os.PathLike[str] | None) -> Path:
     """The argument, then ``$SVCNB_STORE``, then ``data/store``."""
+    return Path(resolve_url(path))
+
+
+def resolve_url(path: str | os.PathLike[str] | None) -> str:
+    """The argument, then ``$SVCNB_STORE``, then ``data/store``: a folder or a URL."""
     if path is not None:
-        return Path(path)
-    return Path(os.environ.get(ENV_PATH) or DEFAULT_PATH)
-
-
-def segment_dir(root: Path, resource: str, segment: int) -> Path:
-    return root / resource / f"segment={segment:06d}"
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write beside, fsync, then rename over ``path``: readers see the old or the new file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    fsync_dir(path.parent)
+        return os.fspath(path)
+    return os.environ.get(ENV_PATH) or DEFAULT_PATH
 
 
 def fsync_dir(path: Path) -> None:
@@ -126,64 +92,6 @@ def fsync_dir(path: Path) -> None:
         pass
     finally:
         os.close(fd)
-
-
-# parsed manifests by path, valid while the file's identity is unchanged: it is only ever
-# replaced by a rename, which gives it a new inode
-_PARSED: dict[Path, tuple[tuple[int, int, int], list[dict[str, Any]]]] = {}
-
-
-def read_manifest(root: Path) -> list[dict[str, Any]]:
-    """Published snapshots in order; [] for a new store. A damaged manifest raises StoreError.
-
-    The list is shared between callers: treat it as read-only.
-    """
-    path = root / MANIFEST
-    try:
-        with open(path, "rb") as f:
-            st = os.fstat(f.fileno())
-            identity = (st.st_ino, st.st_size, st.st_mtime_ns)
-            hit = _PARSED.get(path)
-            if hit is not None and hit[0] == identity:
-                return hit[1]
-            text = f.read().decode("utf-8", errors="replace")
-    except FileNotFoundError:
-        return []
-    try:
-        doc = json.loads(text)
-        snapshots = doc["snapshots"]
-        if doc.get("format") != FORMAT or not isinstance(snapshots, list):
-            raise ValueError(f"unknown manifest format {doc.get('format')!r}")
-    except (ValueError, KeyError, TypeError) as exc:
-        raise StoreError(
-            f"{path} is not a readable svcnb manifest ({exc}). It is only ever replaced "
-            "atomically, so something else changed it: restore it from a backup, or "
-            "remove it to start the history afresh (the Parquet files stay readable by DuckDB)."
-        ) from None
-    _PARSED[path] = (identity, snapshots)
-    return snapshots
-
-
-def write_manifest(root: Path, snapshots: list[dict[str, Any]]) -> None:
-    # one compact line per snapshot: still plain JSON to read and grep, at about half the bytes
-    # of an indented file (it is rewritten whole at every snapshot)
-    lines = ",\n".join(json.dumps(e, sort_keys=True, separators=(",", ":")) for e in snapshots)
-    text = f'{{"format": {FORMAT}, "snapshots": [\n{lines}\n]}}\n'
-    write_atomic(root / MANIFEST, text.encode())
-
-
-@contextlib.contextmanager
-def writer_lock(root: Path) -> Iterator[None]:
-    """Exclusive lock for one writer at a time, across processes (released if the process dies)."""
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / LOCK, "a+b") as f:
-        if fcntl is not None:
-            fcntl.flock(f.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            if fcntl is not None:
-                fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
 
 def warn(message: str) -> None:

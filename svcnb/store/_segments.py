@@ -1,15 +1,18 @@
 """Segment files: typed frames <-> Parquet row versions, and the state at a snapshot.
 
-A segment is a base (every row at its first snapshot) plus the versions written after it. Loading
+A segment is a base (every row at its first snapshot) plus one file of the versions written
+after it (rewritten whole, under a new name, by each snapshot that changes something). Loading
 snapshot N reads at most those two files, so reading any day costs about one full read however
 long the history is; a new segment starts once the changes outgrow a share of the base.
+
+Every row carries ``_snapshot`` (the seq of the snapshot that wrote this version),
+``_valid_from`` (that snapshot's server time) and ``_removed`` (a tombstone: the key left the
+account then).
 """
 
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,12 +23,9 @@ import pyarrow.parquet as pq
 
 from svcnb.frames import KEYS, SCHEMAS, empty
 
-from ._layout import segment_dir
-
-SEQ = "_seq"
+SEQ = "_snapshot"
+VALID_FROM = "_valid_from"
 REMOVED = "_removed"
-BASE = "base.parquet"
-CHANGES = "changes.parquet"
 _KEY_SEP = "\x1f"
 
 # large_string is what pandas' Arrow-backed string dtype holds: reading it as such spares a
@@ -35,18 +35,29 @@ _ARROW = {
     "Int64": pa.int64(),
     "Float64": pa.float64(),
     "boolean": pa.bool_(),
-    "datetime64[ns, UTC]": pa.timestamp("ns", tz="UTC"),
+    # Delta Lake's timestamp is microseconds; the API's times have no finer part
+    "datetime64[ns, UTC]": pa.timestamp("us", tz="UTC"),
     "object": pa.list_(pa.string()),
 }
 
 
 def arrow_schema(resource: str) -> pa.Schema:
     fields = [pa.field(c, _ARROW[f.dtype]) for c, f in SCHEMAS[resource].items()]
-    return pa.schema([*fields, pa.field(SEQ, pa.int32()), pa.field(REMOVED, pa.bool_())])
+    return pa.schema(
+        [
+            *fields,
+            pa.field(SEQ, pa.int64()),
+            pa.field(VALID_FROM, pa.timestamp("us", tz="UTC")),
+            pa.field(REMOVED, pa.bool_()),
+        ]
+    )
 
 
-def to_table(resource: str, frame: pd.DataFrame, seq: int, removed: bool = False) -> pa.Table:
-    """Rows of ``frame`` (the resource's columns only) as versions written by snapshot ``seq``."""
+def to_table(
+    resource: str, frame: pd.DataFrame, seq: int, valid_from: Any, removed: bool = False
+) -> pa.Table:
+    """Rows of ``frame`` (the resource's columns only) as versions written by snapshot ``seq``
+    taken at server time ``valid_from``."""
     schema = arrow_schema(resource)
     columns = list(SCHEMAS[resource])
     data = frame[columns].copy()
@@ -54,28 +65,23 @@ def to_table(resource: str, frame: pd.DataFrame, seq: int, removed: bool = False
         if f.dtype == "object":  # lists: Arrow wants lists or None, never NaN
             values = [v if isinstance(v, list) else None for v in data[c]]
             data[c] = pd.Series(values, index=data.index, dtype=object)
-    data[SEQ] = np.full(len(data), seq, dtype=np.int32)
+    data[SEQ] = np.full(len(data), seq, dtype=np.int64)
+    data[VALID_FROM] = pd.Series(
+        pd.Timestamp(valid_from), index=data.index, dtype="datetime64[us, UTC]"
+    )
     data[REMOVED] = np.full(len(data), removed, dtype=bool)
-    table = pa.Table.from_pandas(data, schema=schema, preserve_index=False)
+    table = pa.Table.from_pandas(data, schema=schema, preserve_index=False, safe=False)
     return table.replace_schema_metadata(None)
 
 
-def write_table(path: Path, table: pa.Table, meta: dict[str, Any]) -> None:
-    """Write beside and rename over ``path`` (the caller publishes through the manifest)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    table = table.replace_schema_metadata({"svcnb": json.dumps(meta, sort_keys=True)})
-    tmp = path.with_name(f".{path.name}.{meta['seq']}.tmp")
+def parquet_options(table: pa.Table) -> dict[str, Any]:
+    """``pq.write_table`` options for a segment file of ``table``."""
     dictionary, compression = encodings(table)
-    pq.write_table(
-        table,
-        tmp,
-        use_dictionary=dictionary,
-        compression=compression,
-        row_group_size=_ROW_GROUP,
-    )
-    with open(tmp, "rb") as f:
-        os.fsync(f.fileno())
-    tmp.replace(path)
+    return {
+        "use_dictionary": dictionary,
+        "compression": compression,
+        "row_group_size": _ROW_GROUP,
+    }
 
 
 _ROW_GROUP = 1 << 20
@@ -124,14 +130,11 @@ def _chunk_sizes(table: pa.Table, dictionary: bool) -> dict[str, tuple[int, int]
     return sizes
 
 
-def read_table(path: Path, upto: int | None = None) -> pa.Table:
-    """A segment file; with ``upto``, only versions written by snapshots up to that seq."""
-    # an Arrow file handle skips pyarrow's filesystem lookup, a large share of a small read
-    with pa.memory_map(str(path)) as source:
-        file = pq.ParquetFile(source)
-        table = file.read(use_threads=file.metadata.num_rows >= THREADED_ROWS)
+def normalized(table: pa.Table, upto: int | None = None) -> pa.Table:
+    """A segment file as read: one string type per column; with ``upto``, only versions
+    written by snapshots up to that seq."""
     if any(pa.types.is_string(t) for t in table.schema.types):
-        # written before strings were stored as large_string: same values, one type per column
+        # other writers (and older files) may store strings as string: same values
         table = table.cast(_widened(table.schema))
     if upto is not None:
         table = versions_upto(table, upto)
@@ -177,7 +180,7 @@ def state(resource: str, tables: list[pa.Table], upto: int) -> pa.Table:
     """The rows present at snapshot ``upto``, sorted by key, from a segment's base (unique keys,
     sorted) and its changes (versions in the order written)."""
     if not tables:
-        return to_table(resource, empty(resource), 0)
+        return to_table(resource, empty(resource), 0, "1970-01-01T00:00:00Z")
     base = tables[0]
     changes = tables[1] if len(tables) > 1 else None
     if changes is not None:
@@ -273,8 +276,3 @@ def frame_keys(resource: str, frame: pd.DataFrame) -> pd.Index:
     for k in keys[1:]:
         joined = joined + _KEY_SEP + frame[k].astype(object)
     return pd.Index(joined)
-
-
-def files(root: Path, resource: str, segment: int) -> tuple[Path, Path]:
-    folder = segment_dir(root, resource, segment)
-    return folder / BASE, folder / CHANGES

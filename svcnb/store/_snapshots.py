@@ -1,56 +1,57 @@
-"""Writing a snapshot (under the writer lock) and reading the state at one.
+"""Writing a snapshot (published through the catalog) and reading the state at one.
 
-A manifest entry is the published record of one snapshot::
+A catalog entry is the published record of one snapshot::
 
-    {"snapshot_id", "seq", "server_time", "local_time",
+    {"snapshot_id", "seq", "server_time", "local_time", "server", "account",
      "rows": {resource: rows present},
-     "parts": {resource: [segment, versions in changes.parquet with _seq <= seq]},
+     "parts": {resource: [segment, versions in the segment's changes with _snapshot <= seq,
+                          base file, changes file or None]},
      "resources": {resource: {"status": "ok" | "missing", "reason": str | None,
                               "rows": int | None, "unreadable": {column: values not read}}}}
 
-Under ``resources`` a key whose value would be None or ``{}`` is left out: the manifest is
-rewritten whole at every snapshot, and most say only ``{"status": "ok", "rows": n}``
-(``resource_status`` gives all four). The counts let a reader tell a damaged or truncated file
-from a good one. A resource that could
-not be read has no ``rows`` or ``parts`` entry: nothing was written for it, its last known rows
-stay where they were, and readers say it is missing rather than empty. Entries written before
-``resources`` existed have every resource, all ``ok``.
+The changes of a segment are read from the file of the latest snapshot in that segment: it
+holds every version written since the base, and ``versions`` tells how many of them a snapshot
+sees. Under ``resources`` a key whose value would be None or ``{}`` is left out (most say only
+``{"status": "ok", "rows": n}``; ``resource_status`` gives all four). The counts let a reader
+tell a damaged or truncated file from a good one. A resource that could not be read has no
+``rows`` or ``parts`` entry: nothing was written for it, its last known rows stay where they
+were, and readers say it is missing rather than empty.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import shutil
+import secrets
 import threading
+import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from svcnb.frames import KEYS, SCHEMAS
 
 from ._audit import scrub
-from ._layout import WRITING, read_manifest, warn, write_manifest, writer_lock
+from ._catalog import Catalog, Conflict, data_file, file_seq, sync
+from ._fs import Location
+from ._layout import StoreError, warn
 from ._segments import (
-    CHANGES,
     REMOVED,
     SEQ,
+    VALID_FROM,
     arrow_schema,
-    files,
     frame_keys,
-    read_table,
+    normalized,
+    parquet_options,
     row_hashes,
     sort_by_key,
     state,
     to_frame,
     to_table,
-    write_table,
 )
 
 RESOURCES: tuple[str, ...] = tuple(SCHEMAS)
@@ -60,6 +61,8 @@ _log = logging.getLogger("svcnb.store")
 # this many rows: a load then reads at most (1 + share) x the rows of one full copy
 SEGMENT_SHARE = 0.3
 SEGMENT_MIN_CHANGES = 500
+# a writer that keeps losing the race to publish gives up after this many tries
+ATTEMPTS = 20
 
 
 class Unreadable(Exception):
@@ -78,7 +81,7 @@ def check_frame(resource: str, frame: pd.DataFrame) -> None:
         raise ValueError(f"frames[{resource!r}] holds key {dup!r} twice; keys {KEYS[resource]}")
 
 
-def _tombstones(resource: str, keys: pd.DataFrame, seq: int) -> pa.Table:
+def _tombstones(resource: str, keys: pd.DataFrame, seq: int, valid_from: Any) -> pa.Table:
     schema = arrow_schema(resource)
     n = len(keys)
     arrays = []
@@ -87,6 +90,8 @@ def _tombstones(resource: str, keys: pd.DataFrame, seq: int) -> pa.Table:
             arrays.append(pa.array(keys[field.name].astype(object).tolist(), type=field.type))
         elif field.name == SEQ:
             arrays.append(pa.array([seq] * n, type=field.type))
+        elif field.name == VALID_FROM:
+            arrays.append(pa.array([pd.Timestamp(valid_from)] * n, type=field.type))
         elif field.name == REMOVED:
             arrays.append(pa.array([True] * n, type=field.type))
         else:
@@ -110,22 +115,42 @@ def _reader() -> ThreadPoolExecutor:
         return pool
 
 
-def read_part(root: Path, resource: str, entry: Mapping[str, Any]) -> list[pa.Table]:
+def segment_files(
+    entries: list[dict[str, Any]], resource: str, segment: int
+) -> tuple[str, str | None]:
+    """Base and changes file of ``segment``: those of its latest snapshot (which holds every
+    version written in the segment so far)."""
+    for entry in reversed(entries):
+        part = entry["parts"].get(resource)
+        if part is not None and part[0] == segment:
+            return part[2], part[3]
+    raise Unreadable(f"no snapshot in the catalog holds segment {segment} of {resource}")
+
+
+def _read(loc: Location, resource: str, name: str, upto: int | None = None) -> pa.Table:
+    # a remote read waits on the network, where Arrow's threads overlap the column chunks
+    table = loc.read_parquet(loc.file(resource, name), threads=not loc.local)
+    return normalized(table, upto)
+
+
+def read_part(
+    loc: Location, resource: str, entry: Mapping[str, Any], entries: list[dict[str, Any]]
+) -> list[pa.Table]:
     """The base and changes tables holding ``resource`` at ``entry``; raises Unreadable."""
-    segment, expected = entry["parts"][resource]
-    base_path, changes_path = files(root, resource, segment)
+    segment, expected = entry["parts"][resource][:2]
+    base_name, changes_name = segment_files(entries, resource, segment)
     try:
-        if not expected:
-            return [read_table(base_path)]
-        later = _reader().submit(read_table, changes_path, entry["seq"])
-        base = read_table(base_path)
+        if not expected or changes_name is None:
+            return [_read(loc, resource, base_name)]
+        later = _reader().submit(_read, loc, resource, changes_name, entry["seq"])
+        base = _read(loc, resource, base_name)
         changes = later.result()
     except (OSError, pa.ArrowException) as exc:
         raise Unreadable(f"{exc}") from None
     if changes.num_rows != expected:
         raise Unreadable(
-            f"{changes_path} holds {changes.num_rows} versions up to snapshot "
-            f"{entry['seq']}, the manifest recorded {expected}"
+            f"{loc.file(resource, changes_name)} holds {changes.num_rows} versions up to "
+            f"snapshot {entry['seq']}, the catalog recorded {expected}"
         )
     return [base, changes]
 
@@ -176,12 +201,14 @@ def _unreadable_counts(frame: pd.DataFrame) -> dict[str, int]:
     return {str(c): int(n) for c, n in found.items() if isinstance(n, int | float) and n > 0}
 
 
-def state_at(root: Path, resource: str, entry: Mapping[str, Any]) -> pa.Table:
-    table = state(resource, read_part(root, resource, entry), entry["seq"])
+def state_at(
+    loc: Location, resource: str, entry: Mapping[str, Any], entries: list[dict[str, Any]]
+) -> pa.Table:
+    table = state(resource, read_part(loc, resource, entry, entries), entry["seq"])
     if table.num_rows != entry["rows"][resource]:
         raise Unreadable(
             f"{resource} at snapshot {entry['snapshot_id']} has {table.num_rows} rows, "
-            f"the manifest recorded {entry['rows'][resource]}"
+            f"the catalog recorded {entry['rows'][resource]}"
         )
     return table
 
@@ -191,14 +218,20 @@ class Known:
     """What a writer needs of the previous state of one resource, kept between writes."""
 
     snapshot_id: str
-    part: list[int]  # [segment, versions in changes]
+    part: list[Any]  # [segment, versions in changes, base file, changes file]
     hashes: pd.Series  # one per row, by key
     keys: pd.DataFrame  # the key columns, rows as in ``hashes``
     base_rows: int
     changes: pa.Table | None
 
 
-def _known(root: Path, resource: str, prev: dict | None, cache: dict[str, Known]) -> Known | None:
+def _known(
+    loc: Location,
+    resource: str,
+    prev: dict | None,
+    entries: list[dict[str, Any]],
+    cache: dict[str, Known],
+) -> Known | None:
     """What the latest snapshot with ``resource`` (``prev``) held: new rows are compared to it,
     also across snapshots that missed the resource."""
     if prev is None:
@@ -208,7 +241,7 @@ def _known(root: Path, resource: str, prev: dict | None, cache: dict[str, Known]
     if current and hit.part == prev["parts"][resource]:
         return hit
     try:
-        tables = read_part(root, resource, prev)
+        tables = read_part(loc, resource, prev, entries)
         before = to_frame(resource, state(resource, tables, prev["seq"]))
     except Unreadable as exc:
         warn(f"{resource}: the previous snapshot is unreadable ({exc}); starting a new segment")
@@ -224,16 +257,29 @@ def _known(root: Path, resource: str, prev: dict | None, cache: dict[str, Known]
 
 
 def _write_resource(
-    root: Path, resource: str, frame: pd.DataFrame, entry: dict[str, Any], old: Known | None
+    loc: Location,
+    resource: str,
+    frame: pd.DataFrame,
+    entry: dict[str, Any],
+    old: Known | None,
+    nonce: str,
+    written: list[str],
 ) -> Known:
     """Write what changed in ``resource``; returns what the next write needs to know."""
-    seq = entry["seq"]
-    meta = {"seq": seq, "snapshot_id": entry["snapshot_id"], "resource": resource}
+    seq, when = entry["seq"], entry["server_time"] or entry["local_time"]
     entry["rows"][resource] = len(frame)
     keys = list(KEYS[resource])
     new_h = row_hashes(resource, frame)
+
+    def put(kind: str, table: pa.Table) -> str:
+        name = data_file(seq, nonce, kind)
+        path = loc.file(resource, name)
+        written.append(path)
+        loc.write_parquet(path, table, **parquet_options(table))
+        return name
+
     if old is not None:
-        segment = old.part[0]
+        segment, _, base_name, changes_name = old.part
         same = new_h.index.isin(old.hashes.index)
         same[same] = new_h[same].to_numpy() == old.hashes.reindex(new_h.index[same]).to_numpy()
         changed = frame.loc[~same]
@@ -241,29 +287,23 @@ def _write_resource(
         kept = old.changes.num_rows if old.changes is not None else 0
         total = kept + len(changed) + len(gone)
         if not len(changed) and not len(gone):
-            entry["parts"][resource] = [segment, kept]
-            return Known(
-                entry["snapshot_id"],
-                [segment, kept],
-                new_h,
-                frame[keys],
-                old.base_rows,
-                old.changes,
-            )
+            part = [segment, kept, base_name, changes_name]
+            entry["parts"][resource] = part
+            return Known(entry["snapshot_id"], part, new_h, frame[keys], old.base_rows, old.changes)
         if total <= max(SEGMENT_SHARE * old.base_rows, SEGMENT_MIN_CHANGES):
             parts = [old.changes] if old.changes is not None else []
-            parts += [to_table(resource, changed, seq), _tombstones(resource, gone, seq)]
+            parts += [
+                to_table(resource, changed, seq, when),
+                _tombstones(resource, gone, seq, when),
+            ]
             changes = pa.concat_tables(parts).combine_chunks()
-            _, changes_path = files(root, resource, segment)
-            write_table(changes_path, changes, meta)
-            entry["parts"][resource] = [segment, total]
-            return Known(
-                entry["snapshot_id"], [segment, total], new_h, frame[keys], old.base_rows, changes
-            )
-    base_path, _ = files(root, resource, seq)
-    write_table(base_path, sort_by_key(resource, to_table(resource, frame, seq)), meta)
-    entry["parts"][resource] = [seq, 0]
-    return Known(entry["snapshot_id"], [seq, 0], new_h, frame[keys], len(frame), None)
+            part = [segment, total, base_name, put("changes", changes)]
+            entry["parts"][resource] = part
+            return Known(entry["snapshot_id"], part, new_h, frame[keys], old.base_rows, changes)
+    base = sort_by_key(resource, to_table(resource, frame, seq, when))
+    part = [seq, 0, put("base", base), None]
+    entry["parts"][resource] = part
+    return Known(entry["snapshot_id"], part, new_h, frame[keys], len(frame), None)
 
 
 def _stamp(value: Any) -> str | None:
@@ -272,29 +312,6 @@ def _stamp(value: Any) -> str | None:
     ts = pd.Timestamp(value)
     ts = ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
     return ts.isoformat()
-
-
-def _recover(root: Path, manifest: list[dict[str, Any]]) -> None:
-    """Remove what a writer killed before it published left behind: segments it started, temp
-    files, and versions it appended to a changes file. Readers never saw them (they follow the
-    manifest); this keeps them from raw DuckDB or pyarrow reads and from the next snapshot."""
-    published = manifest[-1]["seq"] if manifest else 0
-    _log.info("store %s: cleaning up after a snapshot that was interrupted", root)
-    for resource in RESOURCES:
-        for folder in sorted((root / resource).glob("segment=*")):
-            if int(folder.name.partition("=")[2]) > published:
-                shutil.rmtree(folder, ignore_errors=True)
-                continue
-            for tmp in folder.glob(".*.tmp"):
-                tmp.unlink(missing_ok=True)
-            changes = folder / CHANGES
-            try:
-                table = read_table(changes) if changes.exists() else None
-            except (OSError, pa.ArrowException):
-                continue  # damaged: readers skip the snapshots that need it
-            if table is not None and table.num_rows and max_seq(table) > published:
-                meta = {"seq": published, "resource": resource, "recovered": True}
-                write_table(changes, read_table(changes, upto=published), meta)
 
 
 def check_write(
@@ -328,39 +345,83 @@ def check_write(
     return done
 
 
+def _identity(entries: list[dict[str, Any]], key: str) -> str | None:
+    """The store's server or account: that of its first snapshot that recorded one."""
+    for entry in entries:
+        if entry.get(key):
+            return entry[key]
+    return None
+
+
+def check_origin(
+    loc: Location,
+    entries: list[dict[str, Any]],
+    server: str | None,
+    account: str | None,
+    when: str | None,
+    allow_older: bool,
+) -> None:
+    """Refuse a snapshot from another server or account than the store's, or one older than
+    the store's latest (unless ``allow_older``)."""
+    for key, value, what in (("server", server, "server"), ("account", account, "account")):
+        held = _identity(entries, key)
+        if value and held and value != held:
+            raise StoreError(
+                f"the store {loc.url} holds the history of {what} {held!r}; this snapshot is "
+                f"from {what} {value!r}. Use another store for it (--store / SVCNB_STORE), or "
+                "check SVC_BASE_URL and SVC_API_KEY"
+            )
+    if entries and when and not allow_older:
+        latest = entries[-1]["server_time"] or entries[-1]["local_time"]
+        if pd.Timestamp(when) < pd.Timestamp(latest):
+            raise StoreError(
+                f"this snapshot's server time {when} is earlier than the latest in {loc.url} "
+                f"({entries[-1]['snapshot_id']} at {latest}): the server's clock went back or "
+                "this is another server. Pass allow_older=True to store it anyway"
+            )
+
+
 def write_snapshot(
-    root: Path,
+    loc: Location,
+    catalog: Catalog,
     frames: Mapping[str, pd.DataFrame],
     missing: Mapping[str, str],
     server_time: Any,
     local_time: Any,
     cache: dict[str, Known],
+    *,
+    server: str | None = None,
+    account: str | None = None,
+    allow_older: bool = False,
 ) -> str:
-    """Write and publish one snapshot under the writer lock; returns its id.
+    """Write and publish one snapshot; returns its id.
 
     ``frames`` and ``missing`` together name every resource, checked by ``check_write``.
     ``cache`` carries each resource's state from this process's previous write, used only when
-    that write is still the latest published snapshot with the resource.
+    that write is still the latest published snapshot with the resource. When another writer
+    publishes first, the snapshot is computed again on top of that one.
     """
-    server, local = _stamp(server_time), _stamp(local_time)
-    with writer_lock(root):
-        manifest = read_manifest(root)
-        marker = root / WRITING
-        if marker.exists():
-            _recover(root, manifest)
-        marker.touch()
-        seq = manifest[-1]["seq"] + 1 if manifest else 1
-        when = pd.Timestamp(server or local)
+    server_stamp, local = _stamp(server_time), _stamp(local_time)
+    for attempt in range(ATTEMPTS):
+        entries, version = catalog.read()
+        if version < 0:
+            catalog.create()
+            entries, version = catalog.read()
+        check_origin(loc, entries, server, account, server_stamp, allow_older)
+        seq = entries[-1]["seq"] + 1 if entries else 1
+        when = pd.Timestamp(server_stamp or local)
         entry: dict[str, Any] = {
             "snapshot_id": f"{when:%Y%m%dT%H%M%SZ}-{seq:06d}",
             "seq": seq,
-            "server_time": server,
+            "server_time": server_stamp,
             "local_time": local,
+            "server": server,
+            "account": account,
             "rows": {},
             "parts": {},
             "resources": {},
         }
-        known = {}
+        nonce, written, known = secrets.token_hex(4), [], {}
         for resource in RESOURCES:
             if resource in missing:
                 why = scrub(missing[resource])
@@ -369,15 +430,66 @@ def write_snapshot(
                     known[resource] = cache[resource]
                 continue
             frame = frames[resource]
-            old = _known(root, resource, latest_with(manifest, resource), cache)
-            known[resource] = _write_resource(root, resource, frame, entry, old)
+            old = _known(loc, resource, latest_with(entries, resource), entries, cache)
+            known[resource] = _write_resource(loc, resource, frame, entry, old, nonce, written)
             counts = _unreadable_counts(frame)
             entry["resources"][resource] = _status("ok", None, len(frame), counts)
-        write_manifest(root, [*manifest, entry])  # the atomic rename that publishes it
-        marker.unlink()
+        try:
+            catalog.publish([*entries, entry], version)
+        except Conflict as exc:
+            _log.info("store %s: another writer published first (%s); again", loc.url, exc)
+            for path in written:
+                loc.delete(path)
+            time.sleep(min(0.02 * 2**attempt, 1.0) * (0.5 + secrets.randbelow(100) / 100))
+            continue
         cache.clear()
         cache.update(known)
-    return entry["snapshot_id"]
+        tidy(loc, catalog, [r for r in RESOURCES if r in frames])
+        return entry["snapshot_id"]
+    raise StoreError(
+        f"gave up after {ATTEMPTS} tries: other writers to {loc.url} kept publishing first"
+    )
+
+
+def expected_files(entries: list[dict[str, Any]], resource: str) -> set[str]:
+    """The files a resource's Delta table holds after ``entries``: the base and latest changes
+    of every segment."""
+    out: set[str] = set()
+    seen: set[int] = set()
+    for entry in reversed(entries):
+        part = entry["parts"].get(resource)
+        if part is None or part[0] in seen:
+            continue
+        seen.add(part[0])
+        out.update(name for name in part[2:] if name)
+    return out
+
+
+def tidy(loc: Location, catalog: Catalog, resources: list[str]) -> None:
+    """Bring the resource tables in line with the catalog and delete files no reader needs.
+
+    A file stays while the latest or the one before it needs it (a reader that opened the
+    previous snapshot still finds its files), and so does any file of a snapshot not yet
+    published (another writer at work). Failures only warn: the next snapshot tidies again.
+    """
+    try:
+        entries, _ = catalog.read()
+        for resource in RESOURCES:
+            want = expected_files(entries, resource)
+            if not want:
+                continue
+            sync(loc, resource, arrow_schema(resource), want)
+            if resource not in resources:
+                continue
+            keep = want | expected_files(entries[:-1], resource)
+            newest = entries[-1]["seq"]
+            for name in loc.list_files(resource):
+                seq = file_seq(name)
+                if seq is not None and seq <= newest and name not in keep:
+                    loc.delete(loc.file(resource, name))
+        catalog.sweep()
+    except (StoreError, OSError, pa.ArrowException) as exc:
+        warn(f"the snapshot is published; tidying {loc.url} failed and is left to the next: {exc}")
 
 
 def _status(
@@ -385,10 +497,6 @@ def _status(
 ) -> dict[str, Any]:
     full = {"status": status, "reason": why, "rows": rows, "unreadable": counts}
     return {k: v for k, v in full.items() if v is not None and v != {}}
-
-
-def max_seq(table: pa.Table) -> int:
-    return int(pc.max(table.column(SEQ)).as_py())
 
 
 def group_by_segment(resource: str, entries: list[dict]) -> dict[int, list[dict]]:

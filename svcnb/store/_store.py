@@ -1,7 +1,8 @@
-"""``Store``: the snapshot history of an account in a folder of Parquet files.
+"""``Store``: the snapshot history of an account, one Delta Lake table per resource.
 
-See ``svcnb.store._layout`` for the files. Reading needs no server and no svcnb:
-DuckDB or pyarrow read the same files (the README shows the query).
+See ``svcnb.store._layout`` for the tables and ``svcnb.store._catalog`` for how snapshots are
+published. Reading needs no server and no svcnb: DuckDB, Polars or Spark read the same tables
+(the README shows "the fleet as of a date" in each).
 """
 
 from __future__ import annotations
@@ -19,11 +20,13 @@ import pyarrow.parquet as pq
 from svcnb.frames import KEYS, SCHEMAS, vm_records
 
 from . import _audit
+from ._catalog import Catalog
 from ._diff import diff_frames
 from ._eventlog import EventLog
-from ._layout import MissingResourceError, StoreError, read_manifest, resolve_path, warn
+from ._fs import Location
+from ._layout import MissingResourceError, StoreError, resolve_url, warn
 from ._pull import pull
-from ._segments import files, state, to_frame
+from ._segments import state, to_frame
 from ._snapshots import (
     RESOURCES,
     Unreadable,
@@ -34,6 +37,7 @@ from ._snapshots import (
     read_part,
     reason,
     resource_status,
+    segment_files,
     state_at,
     unreadable,
     write_snapshot,
@@ -71,25 +75,58 @@ def _check_resource(resource: str) -> None:
         )
 
 
-class Store:
-    """Snapshot history in ``path`` (argument, then ``$SVCNB_STORE``, then ``data/store``).
+def _account(frames: Mapping[str, pd.DataFrame]) -> str | None:
+    """The wallet id: the account's identity (one wallet per account)."""
+    wallet = frames.get("wallet")
+    if wallet is None or len(wallet) != 1 or pd.isna(wallet["id"].iloc[0]):
+        return None
+    return str(wallet["id"].iloc[0])
 
+
+class Store:
+    """Snapshot history in ``path``: a folder or a URL such as ``s3://bucket/prefix``
+    (argument, then ``$SVCNB_STORE``, then ``data/store``).
+
+    On object storage, credentials and endpoints come from the environment (``AWS_*``,
+    ``GOOGLE_*``, ``AZURE_*``) or the engine's usual configuration, or from ``storage_options``
+    (deltalake's keys, e.g. ``AWS_ENDPOINT_URL``); never from a file in the store.
     Snapshots are ordered by when they were taken; ``at``, ``since`` and ``until`` are compared
     with each snapshot's server time (the API's ``Date`` header, the local clock if it had none).
+    A store holds one server's and one account's history: the first snapshot's.
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
-        self.path: Path = resolve_path(path)
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        storage_options: Mapping[str, str] | None = None,
+    ) -> None:
+        self._loc = Location.of(resolve_url(path), storage_options)
+        self.url: str = self._loc.url
+        # a folder for a local store; the URL for one on object storage
+        self.path: Path | str = Path(resolve_url(path)) if self._loc.local else self.url
+        self._catalog = Catalog(self._loc)
         self._known: dict = {}  # this process's last write, to skip re-reading it
-        # the manifest list read_manifest shares while the file is unchanged, and its times
+        # the catalog list the catalog shares while it is unchanged, and its times
         self._times: tuple[list[dict[str, Any]], list[datetime]] = ([], [])
+        self._checked: dict[tuple[str, int], str | None] = {}
 
     def __repr__(self) -> str:
         return f"Store({str(self.path)!r})"
 
+    def _entries(self) -> list[dict[str, Any]]:
+        return self._catalog.read()[0]
+
+    def _local(self, what: str) -> Path:
+        if not self._loc.local:
+            raise StoreError(
+                f"the {what} is kept in a local store folder; {self.url} is on object storage"
+            )
+        return Path(self.path)
+
     # -- writing ---------------------------------------------------------------------------
 
-    def take(self, client: Any) -> str:
+    def take(self, client: Any, *, allow_older: bool = False) -> str:
         """Pull the account through ``client`` into one snapshot; returns its id.
 
         Every resource that can be read is stored. One that cannot (a scope the token lacks, a
@@ -97,7 +134,10 @@ class Store:
         reason, and reads of it at this snapshot raise ``MissingResourceError``; see
         ``snapshots()["missing"]``. Raises, storing nothing, when no resource could be read.
         VM details are fetched only for VMs whose ``updatedAt`` moved since the latest snapshot.
-        The snapshot is published whole (an atomic rename) or not at all.
+        The snapshot is published whole (one commit to the catalog) or not at all. Raises
+        StoreError, storing nothing, when the client's server or account (the wallet id) is not
+        the store's, or its server time is earlier than the latest snapshot's (unless
+        ``allow_older``).
         """
         previous = self._previous_vms()
         pulled = pull(client, previous)
@@ -106,6 +146,8 @@ class Store:
             missing=pulled.missing,
             server_time=client.server_time,
             local_time=datetime.now(UTC),
+            server=str(client.base_url),
+            allow_older=allow_older,
         )
 
     def write(
@@ -116,6 +158,9 @@ class Store:
         local_time: TimeLike | None = None,
         missing: Mapping[str, str] | None = None,
         partial: bool = False,
+        server: str | None = None,
+        account: str | None = None,
+        allow_older: bool = False,
     ) -> str:
         """Store frames built by ``svcnb.frames`` as one snapshot; returns its id.
 
@@ -126,10 +171,26 @@ class Store:
         an empty frame (``svcnb.frames.empty("webhooks")``). A frame's ``attrs["unreadable"]``
         (``{column: count}``) is kept in the snapshot's metadata. Only rows new or changed
         since the latest snapshot with the resource are written.
+
+        ``server`` (the API's base URL) and ``account`` (the wallet id; by default that of
+        ``frames["wallet"]``) are recorded; the first snapshot's are the store's, and a snapshot
+        from another server or account raises StoreError naming both. So does one whose
+        server time is earlier than the latest snapshot's, unless ``allow_older=True``.
         """
         missing = check_write(frames, missing or {}, partial)
         local = datetime.now(UTC) if local_time is None else local_time
-        return write_snapshot(self.path, frames, missing, server_time, local, self._known)
+        return write_snapshot(
+            self._loc,
+            self._catalog,
+            frames,
+            missing,
+            server_time,
+            local,
+            self._known,
+            server=server.rstrip("/") if server else None,
+            account=account or _account(frames),
+            allow_older=allow_older,
+        )
 
     def build_history(
         self,
@@ -157,7 +218,7 @@ class Store:
     def append_audit(self, record: Mapping[str, Any]) -> None:
         """Append one rule edit to the audit log: time, firewall_id, rule_id, before, after,
         outcome (extra keys are kept). Secret-named keys are dropped, tokens masked."""
-        _audit.append(self.path, record)
+        _audit.append(self._local("audit log"), record)
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -168,7 +229,7 @@ class Store:
         and ``unreadable`` (``resource.column (count)`` of values frames could not read,
         comma-separated; "" when none). ``resources()`` gives the reasons. Snapshots whose
         files are damaged are left out with a SnapshotWarning."""
-        entries = self._readable(read_manifest(self.path))
+        entries = self._readable(self._entries())
         data: dict[str, Any] = {
             "snapshot_id": pd.array([e["snapshot_id"] for e in entries], dtype="string"),
             "seq": pd.array([e["seq"] for e in entries], dtype="Int64"),
@@ -281,10 +342,11 @@ class Store:
             entries = [e for e in entries if _when(e) >= start]
         gaps = {e["snapshot_id"]: reason(e, resource) for e in entries if not has(e, resource)}
         parts = []
+        published = self._entries()
         for segment_entries in group_by_segment(resource, entries).values():
             last = segment_entries[-1]
             try:
-                tables = read_part(self.path, resource, last)
+                tables = read_part(self._loc, resource, last, published)
             except Unreadable as exc:
                 warn(f"skipping {len(segment_entries)} snapshot(s) of {resource}: {exc}")
                 continue
@@ -317,16 +379,16 @@ class Store:
 
     def events(self) -> pd.DataFrame:
         """The webhook event log kept in this store (``svcnb.webhooks`` writes it)."""
-        return EventLog(self.path).frame()
+        return EventLog(self._local("webhook event log")).frame()
 
     def audit_log(self) -> pd.DataFrame:
         """The rule-editor audit log: time, firewall_id, rule_id, before, after, outcome."""
-        return _audit.read(self.path)
+        return _audit.read(self._local("audit log"))
 
     # -- helpers -------------------------------------------------------------------------------
 
     def _until(self, at: TimeLike | None) -> list[dict[str, Any]]:
-        entries = read_manifest(self.path)
+        entries = self._entries()
         if at is None:
             return entries
         limit = _utc(at, "at").to_pydatetime()
@@ -335,7 +397,7 @@ class Store:
         return [e for e, t in zip(entries, self._times[1], strict=True) if t <= limit]
 
     def _nothing_before(self, at: TimeLike | None, resource: str | None = None) -> str:
-        entries = read_manifest(self.path)
+        entries = self._entries()
         if not entries:
             return (
                 f"no snapshots in {self.path}: take one with `svcnb snapshot --store {self.path}` "
@@ -349,7 +411,7 @@ class Store:
         return f"no readable snapshot at or before {at or 'now'} in {self.path}"
 
     def _frame(self, resource: str, entry: Mapping[str, Any]) -> pd.DataFrame:
-        frame = to_frame(resource, state_at(self.path, resource, entry))
+        frame = to_frame(resource, state_at(self._loc, resource, entry, self._entries()))
         frame.attrs["as_of_snapshot"] = entry["snapshot_id"]
         counts = unreadable(entry, resource)
         if counts:
@@ -360,7 +422,7 @@ class Store:
         """The manifest entry of snapshot id ``which``, else the latest at or before time
         ``which`` (the latest of all for None)."""
         if isinstance(which, str):
-            for entry in read_manifest(self.path):
+            for entry in self._entries():
                 if entry["snapshot_id"] == which:
                     return entry
             try:
@@ -376,7 +438,7 @@ class Store:
 
     def _frame_of(self, resource: str, which: TimeLike) -> pd.DataFrame:
         if isinstance(which, str):
-            entries = read_manifest(self.path)
+            entries = self._entries()
             for i, entry in enumerate(entries):
                 if entry["snapshot_id"] == which:
                     if not has(entry, resource):
@@ -400,31 +462,44 @@ class Store:
         return self.load(resource, at=which)
 
     def _readable(self, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Entries whose files exist and open, checked once per file (footers only)."""
-        bad: dict[Path, str] = {}
-        checked: set[Path] = set()
+        """Entries whose files exist and open, each file checked once (its footer only)."""
+        problems: dict[str, str | None] = {}
         out = []
         for entry in entries:
             problem = None
-            for resource, (segment, changes) in entry["parts"].items():
-                base, extra = files(self.path, resource, segment)
-                for path in (base, extra) if changes else (base,):
-                    if path not in checked:
-                        checked.add(path)
-                        try:
-                            pq.read_metadata(path)
-                        except (OSError, pa.ArrowException) as exc:
-                            bad[path] = str(exc)
-                    if path in bad:
-                        problem = f"{path}: {bad[path]}"
+            for resource, part in entry["parts"].items():
+                base, changes = segment_files(entries, resource, part[0])
+                for name in (base, changes) if part[1] else (base,):
+                    path = self._loc.file(resource, name or "")
+                    if path not in problems:
+                        problems[path] = self._check(path)
+                    if problems[path]:
+                        problem = f"{path}: {problems[path]}"
             if problem:
                 warn(f"skipping snapshot {entry['snapshot_id']}: {problem}")
             else:
                 out.append(entry)
         return out
 
+    def _check(self, path: str) -> str | None:
+        """Why the file at ``path`` does not open (None when it does); files are never
+        rewritten, so a good one is checked once while its size stays the same."""
+        try:
+            size = self._loc.size(path)
+            key = (path, size)
+            if key not in self._checked:
+                source = (
+                    pa.memory_map(path) if self._loc.local else self._loc.fs.open_input_file(path)
+                )
+                with source:
+                    pq.read_metadata(source)
+                self._checked[key] = None
+            return self._checked[key]
+        except (OSError, pa.ArrowException) as exc:
+            return str(exc)
+
     def _previous_vms(self) -> list[dict[str, Any]] | None:
-        if not read_manifest(self.path):
+        if not self._entries():
             return None
         # an older state is as good a cache as any: details are fetched again where updatedAt
         # moved, and the four are read together, so they come from one snapshot

@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
+from deltalake import DeltaTable
 from frames._samples import account, rule, vm
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -99,15 +98,29 @@ def test_snapshots_lists_ids_times_and_row_counts(history):
     assert snaps["firewall_rules_rows"].tolist() == [4] * 5
 
 
+def versions(store: Store, resource: str) -> pa.Table:
+    """Every row version the resource's Delta table holds, read by deltalake alone."""
+    return DeltaTable(str(store.path / resource)).to_pyarrow_table()
+
+
+def current_files(store: Store, resource: str) -> tuple[Path, Path | None]:
+    """The base and changes file of the resource's latest segment."""
+    part = store._entries()[-1]["parts"][resource]
+    folder = store.path / resource
+    return folder / part[2], folder / part[3] if part[3] else None
+
+
 def test_unchanged_rows_are_not_written_again(history):
     store, ids, _ = history
-    versions = ds.dataset(store.path / "vms", format="parquet", partitioning="hive").to_table()
-    per_snapshot = versions.group_by("_seq").aggregate([("id", "count")]).to_pydict()
-    counts = dict(zip(per_snapshot["_seq"], per_snapshot["id_count"], strict=True))
+    table = versions(store, "vms")
+    per_snapshot = table.group_by("_snapshot").aggregate([("id", "count")]).to_pydict()
+    counts = dict(zip(per_snapshot["_snapshot"], per_snapshot["id_count"], strict=True))
     # 8 VMs once; then each day one added, one usage change, one tombstone for the removed VM
     assert counts == {1: 8, 2: 3, 3: 3, 4: 3, 5: 3}
-    rules = ds.dataset(store.path / "firewall_rules", format="parquet", partitioning="hive")
-    assert rules.count_rows() == 4 + 4  # one edited rule per day
+    assert versions(store, "firewall_rules").num_rows == 4 + 4  # one edited rule per day
+    # a changes file replaced by a later one is gone once no reader can still need it
+    names = sorted(p.name for p in (store.path / "vms").glob("*.parquet"))
+    assert len(names) <= 3, names
 
 
 def test_diff_names_added_removed_and_changed_values(history):
@@ -143,34 +156,22 @@ def test_history_is_one_long_frame_across_snapshots(history):
         store.history("vms", ["ram"])
 
 
-def test_pyarrow_alone_reads_the_dataset_and_rebuilds_the_latest_state(history):
+def test_deltalake_alone_rebuilds_the_state_at_every_snapshot(history):
     store, _, written = history
-    # what a user without svcnb does: read every version, keep the last per key, drop tombstones
-    table = ds.dataset(store.path / "vms", format="parquet", partitioning="hive").to_table()
-    latest_segment = pc.max(table.column("segment")).as_py()
-    table = table.filter(pc.equal(table.column("segment"), latest_segment))
-    table = table.sort_by([("id", "ascending"), ("_seq", "descending")])
-    ids = table.column("id").to_pylist()
-    first = [i == 0 or ids[i] != ids[i - 1] for i in range(len(ids))]
-    table = table.filter(pa.array(first))
-    table = table.filter(pc.invert(table.column("_removed")))
-    expected = sorted_frame("vms", written[-1]["vms"])
-    assert table.column("id").to_pylist() == expected["id"].tolist()
-    assert table.column("bandwidth_used_bytes").to_pylist() == (
-        expected["bandwidth_used_bytes"].tolist()
-    )
-    assert table.schema.field("updated_at").type == pa.timestamp("ns", tz="UTC")
-
-
-def test_duckdb_reads_the_store_with_the_readme_query(history):
-    duckdb = pytest.importorskip("duckdb")
-    store, _, written = history
-    query = (Path(__file__).parent / "duckdb_latest.sql").read_text()
-    con = duckdb.connect()
-    got = con.execute(query.replace("data/store", str(store.path))).df()
-    expected = sorted_frame("vms", written[-1]["vms"])
-    assert got["id"].tolist() == expected["id"].tolist()
-    assert got["name"].tolist() == expected["name"].tolist()
+    # what a user without svcnb does: versions valid then, the last per key, tombstones dropped
+    table = versions(store, "vms").to_pandas()
+    for day, pulled in enumerate(written):
+        at = T0 + day * DAY
+        state = (
+            table[table["_valid_from"] <= at]
+            .sort_values("_snapshot")
+            .groupby("id", as_index=False)
+            .last()
+        )
+        state = state[~state["_removed"]].sort_values("id")
+        expected = sorted_frame("vms", pulled["vms"])
+        assert state["id"].tolist() == expected["id"].tolist()
+        assert state["bandwidth_used_bytes"].tolist() == expected["bandwidth_used_bytes"].tolist()
 
 
 def test_writing_rejects_frames_it_cannot_keep(tmp_path):
@@ -199,7 +200,7 @@ def _damage(path: Path) -> None:
 
 def test_a_corrupt_file_skips_only_the_snapshots_that_need_it(history):
     store, ids, written = history
-    changes = store.path / "firewall_rules" / "segment=000001" / "changes.parquet"
+    _, changes = current_files(store, "firewall_rules")
     _damage(changes)
     with pytest.warns(SnapshotWarning, match="skipping snapshot"):
         listed = store.snapshots()["snapshot_id"].tolist()
@@ -223,19 +224,21 @@ def test_a_corrupt_file_skips_only_the_snapshots_that_need_it(history):
 
 def test_a_truncated_changes_file_is_detected_by_its_recorded_counts(history):
     store, ids, written = history
-    path = store.path / "vms" / "segment=000001" / "changes.parquet"
-    table = ds.dataset(path).to_table()
+    _, path = current_files(store, "vms")
+    table = pq.read_table(path)
     pq.write_table(table.slice(0, 4), path)  # a valid file that lost rows
-    with pytest.warns(SnapshotWarning, match="manifest recorded"):
+    with pytest.warns(SnapshotWarning, match="catalog recorded"):
         got = store.load("vms")
     pd.testing.assert_frame_equal(got, sorted_frame("vms", written[1]["vms"]))
 
 
-def test_a_damaged_manifest_is_reported_with_what_to_do(history):
+def test_a_damaged_catalog_is_reported_with_what_to_do(history):
     store, _, _ = history
-    (store.path / "manifest.json").write_text("{not json")
-    with pytest.raises(StoreError, match="restore it from a backup"):
-        store.snapshots()
+    catalog = DeltaTable(str(store.path / "_snapshots"))
+    (name,) = catalog.get_add_actions(flatten=True).column("path").to_pylist()
+    _damage(store.path / "_snapshots" / name)
+    with pytest.raises(StoreError, match="RESTORE"):
+        Store(store.path).snapshots()
 
 
 def test_two_writers_never_lose_or_mix_snapshots(tmp_path):
@@ -248,7 +251,9 @@ def test_two_writers_never_lose_or_mix_snapshots(tmp_path):
             for i in range(6):
                 records = account(5)
                 records["vms"].append(vm(offset + i))
-                store.write(frames_of(records), server_time=T0 + (offset + i) * pd.Timedelta("1s"))
+                # the two clocks interleave: each writer's times are its own
+                when = T0 + (offset + i) * pd.Timedelta("1s")
+                store.write(frames_of(records), server_time=when, allow_older=True)
         except Exception as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 
@@ -260,8 +265,8 @@ def test_two_writers_never_lose_or_mix_snapshots(tmp_path):
     assert not errors
     snaps = Store(path).snapshots()
     assert snaps["seq"].tolist() == list(range(1, 13))
-    for snapshot_id, time in zip(snaps["snapshot_id"], snaps["server_time"], strict=True):
-        vms = Store(path).load("vms", at=time)
+    for snapshot_id in snaps["snapshot_id"]:
+        vms = Store(path)._frame_of("vms", snapshot_id)
         extra = set(vms["id"]) - {f"vm-{i:05d}" for i in range(5)}
         assert len(extra) == 1, snapshot_id  # exactly the VM that writer added
 
@@ -319,11 +324,14 @@ def test_events_reads_the_webhook_event_log_in_the_store(tmp_path):
     assert events["type"].iloc[0] == "vm.stopped"
 
 
-def test_manifest_is_plain_json_listing_each_snapshot(history):
+def test_the_catalog_is_a_delta_table_listing_each_snapshot(history):
     store, ids, _ = history
-    doc = json.loads((store.path / "manifest.json").read_text())
-    assert [s["snapshot_id"] for s in doc["snapshots"]] == ids
-    assert set(doc["snapshots"][0]["parts"]) == set(SCHEMAS)
+    catalog = DeltaTable(str(store.path / "_snapshots")).to_pandas().sort_values("snapshot")
+    assert catalog["snapshot_id"].tolist() == ids
+    assert catalog["snapshot"].tolist() == [1, 2, 3, 4, 5]
+    assert catalog["account"].tolist() == ["wallet-1"] * 5
+    assert catalog["missing"].tolist() == [""] * 5
+    assert set(json.loads(catalog["entry"].iloc[0])["parts"]) == set(SCHEMAS)
 
 
 def test_an_empty_frame_is_stored_as_empty_but_a_resource_left_out_never_is(tmp_path):
@@ -385,11 +393,11 @@ def test_any_sequence_of_edits_loads_back_exactly(tmp_path_factory, monkeypatch,
 def test_versions_up_to_a_snapshot_are_found_in_or_out_of_write_order():
     from svcnb.store._segments import versions_upto
 
-    in_order = pa.table({"_seq": pa.array([1, 1, 2, 3], pa.int32()), "id": ["a", "b", "a", "c"]})
+    in_order = pa.table({"_snapshot": pa.array([1, 1, 2, 3]), "id": ["a", "b", "a", "c"]})
     assert versions_upto(in_order, 2).column("id").to_pylist() == ["a", "b", "a"]
     assert versions_upto(in_order, 0).num_rows == 0
     assert versions_upto(in_order, 9).num_rows == 4
     # a file rewritten by other tools may hold versions in any order: none may be lost or added
-    shuffled = pa.table({"_seq": pa.array([3, 1, 2, 1], pa.int32()), "id": ["c", "a", "a", "b"]})
+    shuffled = pa.table({"_snapshot": pa.array([3, 1, 2, 1]), "id": ["c", "a", "a", "b"]})
     assert versions_upto(shuffled, 2).column("id").to_pylist() == ["a", "a", "b"]
     assert versions_upto(shuffled, 1).column("id").to_pylist() == ["a", "b"]

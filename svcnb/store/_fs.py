@@ -1,0 +1,123 @@
+"""Where a store lives: a local folder or an object-storage URL, and its files.
+
+Files are written once under names no other writer uses, and never changed: a file a snapshot
+needs is either there whole or was never published. Object storage is reached through pyarrow's
+file systems and ``deltalake``; credentials and endpoints come from the environment
+(``AWS_ACCESS_KEY_ID``, ``AWS_ENDPOINT_URL``, ...) or the engine's usual configuration files, or
+from ``storage_options`` given in code, never from a file of the store.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+_REMOTE = ("s3://", "s3a://", "gs://", "gcs://", "az://", "abfs://", "abfss://")
+
+
+def is_remote(url: str) -> bool:
+    return url.startswith(_REMOTE)
+
+
+@dataclass(frozen=True)
+class Location:
+    """A store's root: ``url`` as deltalake takes it, and the same place for pyarrow."""
+
+    url: str
+    fs: pafs.FileSystem = field(repr=False, compare=False)
+    root: str  # the root inside ``fs``
+    local: bool
+    storage_options: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def of(cls, where: str | os.PathLike[str], options: Mapping[str, str] | None) -> Location:
+        text = os.fspath(where)
+        opts = {str(k): str(v) for k, v in (options or {}).items()}
+        if is_remote(text):
+            url = text.rstrip("/")
+            fs, root = pafs.FileSystem.from_uri(url)
+            return cls(url, _with_options(fs, url, opts), root.rstrip("/"), False, opts)
+        path = Path(text).absolute()
+        return cls(str(path), pafs.LocalFileSystem(), str(path), True, opts)
+
+    def table_url(self, name: str) -> str:
+        return f"{self.url}/{name}"
+
+    def file(self, table: str, name: str) -> str:
+        return f"{self.root}/{table}/{name}"
+
+    def exists(self, path: str) -> bool:
+        return self.fs.get_file_info(path).type != pafs.FileType.NotFound
+
+    def write_parquet(self, path: str, table: pa.Table, **options: Any) -> int:
+        """Write ``table`` to ``path`` durably; returns its size in bytes."""
+        sink = pa.BufferOutputStream()
+        pq.write_table(table, sink, **options)
+        data = sink.getvalue()
+        if self.local:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+        else:
+            with self.fs.open_output_stream(path) as out:
+                out.write(data)
+        return data.size
+
+    def read_parquet(self, path: str, threads: bool = False) -> pa.Table:
+        # a memory map skips pyarrow's file system lookup, a large share of a small local read
+        source = pa.memory_map(path) if self.local else self.fs.open_input_file(path)
+        with source:
+            return pq.ParquetFile(source).read(use_threads=threads)
+
+    def parquet_rows(self, path: str) -> int:
+        source = pa.memory_map(path) if self.local else self.fs.open_input_file(path)
+        with source:
+            return pq.ParquetFile(source).metadata.num_rows
+
+    def size(self, path: str) -> int:
+        return self.fs.get_file_info(path).size or 0
+
+    def list_files(self, table: str) -> list[str]:
+        """Names of the data files directly in ``table`` (its log left out)."""
+        folder = f"{self.root}/{table}"
+        try:
+            infos = self.fs.get_file_info(pafs.FileSelector(folder, allow_not_found=True))
+        except (OSError, pa.ArrowException):
+            return []
+        return [i.base_name for i in infos if i.type == pafs.FileType.File]
+
+    def delete(self, path: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.fs.delete_file(path)
+
+
+def _with_options(fs: pafs.FileSystem, url: str, opts: Mapping[str, str]) -> pafs.FileSystem:
+    """An S3 file system that honours the deltalake options given in code (the environment is
+    read by pyarrow itself)."""
+    if not isinstance(fs, pafs.S3FileSystem) or not opts:
+        return fs
+    lower = {k.lower(): v for k, v in opts.items()}
+    kwargs: dict[str, Any] = {}
+    endpoint = lower.get("aws_endpoint_url") or lower.get("endpoint_url")
+    if endpoint:
+        scheme, _, rest = endpoint.partition("://")
+        kwargs["endpoint_override"] = rest or scheme
+        kwargs["scheme"] = scheme if rest else "https"
+    if lower.get("aws_access_key_id"):
+        kwargs["access_key"] = lower["aws_access_key_id"]
+        kwargs["secret_key"] = lower.get("aws_secret_access_key")
+        if lower.get("aws_session_token"):
+            kwargs["session_token"] = lower["aws_session_token"]
+    if lower.get("aws_region"):
+        kwargs["region"] = lower["aws_region"]
+    return pafs.S3FileSystem(**kwargs) if kwargs else fs
