@@ -88,7 +88,7 @@ class Catalog:
         self._table: DeltaTable | None = None
         self._file: str | None = None
         self._entries: list[dict[str, Any]] = []
-        self._previous_file: str | None = None
+        self._read_version = -1
 
     def _options(self) -> dict[str, str] | None:
         return self.loc.storage_options or None
@@ -107,8 +107,10 @@ class Catalog:
                     self.loc.table_url(CATALOG), storage_options=self._options()
                 )
             elif self.loc.exists(self._next_commit(self._table.version())):
-                # one existence check per read: the common case, nothing new, costs no log replay
                 self._table.update_incremental()
+            elif self._read_version == self._table.version():
+                # one existence check per read: the common case, nothing new, costs no more
+                return self._entries, self._read_version
         except TableNotFoundError:
             self._table = None
             return [], -1
@@ -118,17 +120,22 @@ class Catalog:
         paths = self._table.get_add_actions(flatten=True).column("path").to_pylist()
         if not paths:  # created, nothing published yet
             self._file, self._entries = None, []
-            return self._entries, version
-        if len(paths) != 1:
+        elif len(paths) != 1:
             raise StoreError(
                 f"the catalog of {self.loc.url} at version {version} holds {len(paths)} files, "
                 "svcnb writes one: something else wrote to it; restore it with Delta's "
                 f"RESTORE to an earlier version (DeltaTable({CATALOG!r}).restore(N))"
             )
-        if paths[0] != self._file:
+        elif paths[0] != self._file:
             self._entries = self._parse(paths[0])
             self._file = paths[0]
+        self._read_version = version
         return self._entries, version
+
+    @property
+    def last(self) -> list[dict[str, Any]]:
+        """The entries of the latest ``read``, without looking for newer ones."""
+        return self._entries
 
     def _parse(self, name: str) -> list[dict[str, Any]]:
         try:

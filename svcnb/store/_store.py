@@ -342,7 +342,7 @@ class Store:
             entries = [e for e in entries if _when(e) >= start]
         gaps = {e["snapshot_id"]: reason(e, resource) for e in entries if not has(e, resource)}
         parts = []
-        published = self._entries()
+        published = self._catalog.last
         for segment_entries in group_by_segment(resource, entries).values():
             last = segment_entries[-1]
             try:
@@ -411,7 +411,8 @@ class Store:
         return f"no readable snapshot at or before {at or 'now'} in {self.path}"
 
     def _frame(self, resource: str, entry: Mapping[str, Any]) -> pd.DataFrame:
-        frame = to_frame(resource, state_at(self._loc, resource, entry, self._entries()))
+        # the list read by the caller a moment ago: one catalog check per call, not one per step
+        frame = to_frame(resource, state_at(self._loc, resource, entry, self._catalog.last))
         frame.attrs["as_of_snapshot"] = entry["snapshot_id"]
         counts = unreadable(entry, resource)
         if counts:

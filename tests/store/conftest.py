@@ -1,0 +1,53 @@
+"""An S3 server on loopback (moto's server mode) for the store's object-storage tests: one per
+session, a fresh prefix per test."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+BUCKET = "svcnb-test"
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[dict[str, str]]:
+    """The environment that points S3 clients at the server (no real credentials)."""
+    boto3 = pytest.importorskip("boto3")
+    server_mod = pytest.importorskip("moto.server")
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    env = {
+        "AWS_ENDPOINT_URL": f"http://{host}:{port}",
+        "AWS_ALLOW_HTTP": "true",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_REGION": "us-east-1",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        # commits are put-if-absent: two writers never both write one version of a table log
+        "AWS_CONDITIONAL_PUT": "etag",
+    }
+    client = boto3.client(
+        "s3",
+        endpoint_url=env["AWS_ENDPOINT_URL"],
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        region_name="us-east-1",
+    )
+    client.create_bucket(Bucket=BUCKET)
+    try:
+        yield env
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def s3_url(s3_server: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> str:
+    """``s3://bucket/<fresh prefix>`` with the environment set as a user would set it."""
+    for name, value in s3_server.items():
+        monkeypatch.setenv(name, value)
+    return f"s3://{BUCKET}/{uuid.uuid4().hex[:12]}"

@@ -1,0 +1,155 @@
+"""The store on object storage: an S3 server on loopback, credentials from the environment."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from frames._samples import account, vm
+
+from svcnb.store import RESOURCES, Store, StoreError
+
+from . import readers
+from .test_store_disk import DAY, T0, evolve, frames_of, sorted_frame
+
+
+def test_snapshots_round_trip_on_s3(s3_url):
+    store = Store(s3_url)
+    records, written = account(6), []
+    for day in range(4):
+        if day:
+            records = evolve(records, day)
+        written.append(frames_of(records))
+        store.write(written[-1], server_time=T0 + day * DAY)
+    fresh = Store(s3_url)  # another process: nothing in memory
+    assert fresh.snapshots()["seq"].tolist() == [1, 2, 3, 4]
+    for day, pulled in enumerate(written):
+        for resource in RESOURCES:
+            got = fresh.load(resource, at=T0 + day * DAY)
+            pd.testing.assert_frame_equal(got, sorted_frame(resource, pulled[resource]))
+    assert fresh.diff("vms", T0, T0 + DAY)["change"].tolist().count("added") == 1
+    with pytest.raises(StoreError, match="local store folder"):
+        fresh.audit_log()
+
+
+def test_polars_reads_the_fleet_as_of_each_day_on_s3(s3_url, s3_server):
+    store = Store(s3_url)
+    records = account(6)
+    for day in range(3):
+        if day:
+            records = evolve(records, day)
+        store.write(frames_of(records), server_time=T0 + day * DAY)
+    for day in range(3):
+        at = T0 + day * DAY + pd.Timedelta(hours=1)
+        got = readers.polars_as_of(s3_url, "vms", at, storage_options=s3_server)
+        want = store.load("vms", at=at)
+        assert got["id"].to_list() == want["id"].tolist()
+        assert got["bandwidth_used_bytes"].to_list() == want["bandwidth_used_bytes"].tolist()
+
+
+def test_two_writers_at_once_on_s3(s3_url):
+    errors: list[BaseException] = []
+
+    def writer(offset: int) -> None:
+        try:
+            store = Store(s3_url)
+            for i in range(4):
+                records = account(4)
+                records["vms"].append(vm(offset + i))
+                when = T0 + (offset + i) * pd.Timedelta("1s")
+                store.write(frames_of(records), server_time=when, allow_older=True)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(k * 100,)) for k in (1, 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    store = Store(s3_url)
+    snaps = store.snapshots()
+    assert snaps["seq"].tolist() == list(range(1, 9))
+    added = []
+    for snapshot_id in snaps["snapshot_id"]:
+        ids = set(store._frame_of("vms", snapshot_id)["id"])
+        extra = ids - {f"vm-{i:05d}" for i in range(4)}
+        assert len(extra) == 1, snapshot_id  # exactly the VM that writer added
+        added += extra
+    assert sorted(added) == sorted(f"vm-{k * 100 + i:05d}" for k in (1, 2) for i in range(4))
+
+
+KILLED_WRITE = textwrap.dedent(
+    """
+    import sys, time
+    import pandas as pd
+    from frames._samples import account, vm
+    from test_store_disk import T0, frames_of
+    from svcnb.store import Store
+    from svcnb.store._fs import Location
+
+    url, marker = sys.argv[1], sys.argv[2]
+    real_write = Location.write_parquet
+
+    def write_then_stall(self, path, table, **options):
+        size = real_write(self, path, table, **options)
+        if "/vms/" in path:  # some files of the snapshot are written: kill me now
+            open(marker, "w").close()
+            time.sleep(120)
+        return size
+
+    Location.write_parquet = write_then_stall
+    records = account(4)
+    records["vms"].append(vm(77))
+    records["firewall_rules"][0]["port"] = "7777"
+    Store(url).write(frames_of(records), server_time=T0 + pd.Timedelta(days=5))
+    """
+)
+
+
+def test_a_writer_killed_mid_snapshot_on_s3(s3_url, tmp_path):
+    store = Store(s3_url)
+    records = account(4)
+    first = store.write(frames_of(records), server_time=T0)
+    records = evolve(records, 1)
+    second = store.write(frames_of(records), server_time=T0 + DAY)
+    before = {r: store.load(r) for r in RESOURCES}
+
+    script = tmp_path / "killed.py"
+    script.write_text(KILLED_WRITE)
+    marker = tmp_path / "written"
+    tests = Path(__file__).resolve().parents[1]
+    path = os.pathsep.join([str(tests), str(tests / "store")])
+    child = subprocess.Popen(
+        [sys.executable, str(script), s3_url, str(marker)], env={**os.environ, "PYTHONPATH": path}
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists():
+            assert child.poll() is None, "the write ended before it wrote anything"
+            assert time.monotonic() < deadline, "the write never started"
+            time.sleep(0.05)
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        child.wait(timeout=30)
+    assert child.returncode == -signal.SIGKILL
+
+    reader = Store(s3_url)
+    assert reader.snapshots()["snapshot_id"].tolist() == [first, second]
+    for resource in RESOURCES:
+        pd.testing.assert_frame_equal(reader.load(resource), before[resource])
+    records = evolve(records, 2)
+    third = reader.write(frames_of(records), server_time=T0 + 2 * DAY)
+    assert reader.snapshots()["snapshot_id"].tolist() == [first, second, third]
+    pd.testing.assert_frame_equal(
+        reader.load("vms"), sorted_frame("vms", frames_of(records)["vms"])
+    )
+    assert "vm-00077" not in set(Store(s3_url).load("vms", at=T0 + 10 * DAY)["id"])
