@@ -4,9 +4,11 @@ Most columns come from one pass of Arrow's C++ converter (``_fast``); the exact 
 is the reference: it converts what Arrow cannot (money, decimal strings, lists, alternatives) and,
 when Arrow rejects a value, finds it. There each column is pulled out of the records as one
 Python list (one pass per source path, shared by the columns that read the same object), its
-element types are checked as a set, and it is converted to its dtype once. That keeps the
-per-record cost to a few dict lookups, which is what makes it several times faster than
-``pd.json_normalize`` followed by casts.
+element types are checked as a set, and it is converted to its dtype once: a time or digit-string
+column in one Arrow cast, value by value only when that cast refuses one; a price once per
+distinct value, its three columns taken by index. That keeps the per-record cost to a few dict
+lookups, which is what makes it several times faster than ``pd.json_normalize`` followed by
+casts.
 
 A value that cannot be read (wrong type, a time without a zone, a money form nobody knows)
 becomes NA: one odd field of one record never costs the whole frame. The frame then says so:
@@ -27,10 +29,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from svcnb.errors import SvcnbError
 
-from ._fast import ARROW_STRINGS, ZONED, arrow_columns
+from ._fast import ARROW_STRINGS, ZONED, arrow_columns, arrow_objects, utc_times
 from ._money import Money, parse_money
 from ._schema import BOOL, FLOAT, INT, LIST, SCHEMAS, STRING, TIME, Field
 
@@ -62,23 +65,13 @@ def _show(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _pluck(objects: list[Any], keys: list[str]) -> list[list[Any]]:
-    """One list per key of ``o.get(key)`` for every object (None for a None object).
-
-    Plain list comprehensions: no per-record tuples, which would wake the cyclic garbage
-    collector over and over while a large list of records is alive.
-    """
-    columns = []
-    has_none = None in objects
-    for key in keys:
-        try:
-            if has_none:
-                raise KeyError(key)
-            column = [o[key] for o in objects]
-        except KeyError:
-            column = [None if o is None else o.get(key) for o in objects]
-        columns.append(column)
-    return columns
+def _pluck(objects: list[Any], key: str) -> list[Any]:
+    """``o.get(key)`` for every object (None for a None object), without a call per object
+    when every object has the key (``None in objects`` would cost as much as the pluck)."""
+    try:
+        return [o[key] for o in objects]
+    except (KeyError, TypeError):
+        return [None if o is None else o.get(key) for o in objects]
 
 
 # one unreadable value: (source path, what was wrong, the value)
@@ -87,31 +80,28 @@ Problem = tuple[str, str, Any]
 
 class _Columns:
     """Extracts source paths from one list of records, caching shared prefixes, and keeps the
-    values it could not read (keyed by path) unless ``strict``."""
+    values it could not read (keyed by path) unless ``strict``.
+
+    ``objects_known`` names paths already read as an object or null in every record (by the
+    Arrow pass), which need no second look.
+    """
 
     def __init__(
         self,
         resource: str,
         records: list[Any],
         ids: Sequence[Any] | None,
-        paths: list[str],
         strict: bool,
+        objects_known: frozenset[str] = frozenset(),
     ) -> None:
         self.resource = resource
         self.records = records
         self.strict = strict
         self._ids = ids
+        self._known = objects_known
         self._cache: dict[str, list[Any]] = {}
-        self._money: dict[str, list[Money]] = {}
+        self._money: dict[str, tuple[list[Money], np.ndarray]] = {}
         self.problems: dict[str, dict[int, Problem]] = {}
-        # leaves wanted under each parent path ("" is the record itself), plucked together
-        self._leaves: dict[str, list[str]] = {}
-        for alternatives in paths:
-            for path in alternatives.split("|"):
-                parent, _, leaf = path.rpartition(".")
-                wanted = self._leaves.setdefault(parent, [])
-                if leaf not in wanted:
-                    wanted.append(leaf)
 
     def record_id(self, i: int) -> Any:
         if self._ids is not None:
@@ -151,26 +141,34 @@ class _Columns:
             return self._cache[path]
         if "|" in path:
             first, rest = path.split("|", 1)
-            a, b = self.path(first), self.path(rest)
-            values = [x if x is not None else y for x, y in zip(a, b, strict=True)]
+            a = self.path(first)
+            if _NONE in set(map(type, a)):
+                b = self.path(rest)
+                values = [x if x is not None else y for x, y in zip(a, b, strict=True)]
+            else:
+                # b is never read, but a holder of it that is not an object still makes the
+                # value unknown (``parents_bad``), as when b is read
+                for alternative in rest.split("|"):
+                    holder = alternative.rpartition(".")[0]
+                    if holder not in self._known:
+                        self.objects(holder)
+                values = a
         else:
             parent, _, leaf = path.rpartition(".")
-            if parent:
-                objects = self.path(parent)
-                if not set(map(type, objects)) <= {dict, _NONE}:
-                    objects = self.check(objects, parent, (dict, _NONE), "an object or null")
-                    self._cache[parent] = objects
-            else:
-                objects = self.records
-            leaves = self._leaves.get(parent) or [leaf]
-            if leaf not in leaves:
-                leaves = [*leaves, leaf]
-            prefix = f"{parent}." if parent else ""
-            for name, column in zip(leaves, _pluck(objects, leaves), strict=True):
-                self._cache.setdefault(prefix + name, column)
-            values = self._cache[path]
+            values = _pluck(self.objects(parent), leaf)
         self._cache[path] = values
         return values
+
+    def objects(self, parent: str) -> list[Any]:
+        """The objects at ``parent`` ("" is the records): a value that is neither an object nor
+        null is kept as a problem of ``parent`` and read as null."""
+        if not parent:
+            return self.records
+        objects = self.path(parent)
+        if not set(map(type, objects)) <= {dict, _NONE}:
+            objects = self.check(objects, parent, (dict, _NONE), "an object or null")
+            self._cache[parent] = objects
+        return objects
 
     def parents_bad(self, path: str) -> dict[int, Problem]:
         """Problems of the objects holding ``path`` (e.g. ``region`` a string for ``region.slug``):
@@ -193,26 +191,51 @@ class _Columns:
                 values[i] = None
         return values
 
-    def money(self, path: str) -> list[Money]:
+    def money(self, path: str) -> tuple[list[Money], np.ndarray]:
+        """The distinct values at ``path`` parsed, and each record's index into them.
+
+        A fleet has few distinct prices: each is parsed once, and the columns are then taken
+        from the parsed values by index instead of one Python object per record.
+        """
         if path not in self._money:
-            # a fleet has few distinct prices: parse each distinct value once
-            memo: dict[Any, Money] = {}
-            parsed = []
-            for i, v in enumerate(self.values(path)):
-                key = _memo_key(v)
-                money = memo.get(key) if key is not None else None
-                if money is None:
-                    try:
-                        money = parse_money(v)
-                    except ValueError as exc:
-                        self.bad(f"money:{path}", i, self.source(i, path), str(exc), v)
-                        money = Money(None, None, _raw(v))
-                        key = None  # counted once per record, so never memoised
-                    if key is not None:
-                        memo[key] = money
-                parsed.append(money)
-            self._money[path] = parsed
+            values = self.values(path)
+            keys = _money_keys(values)
+            distinct = {key: n for n, key in enumerate(dict.fromkeys(keys))}
+            codes = np.fromiter(map(distinct.__getitem__, keys), dtype=np.intp, count=len(keys))
+            firsts = np.unique(codes, return_index=True)[1]  # codes are numbered in order seen
+            parsed, failed = [], {}
+            for n, i in enumerate(firsts.tolist()):
+                try:
+                    parsed.append(parse_money(values[i]))
+                except ValueError as exc:
+                    parsed.append(Money(None, None, _raw(values[i])))
+                    failed[n] = str(exc)
+            if failed:  # counted once per record, in record order
+                for i in np.flatnonzero(np.isin(codes, list(failed))).tolist():
+                    problem = failed[int(codes[i])]
+                    self.bad(f"money:{path}", i, self.source(i, path), problem, values[i])
+            self._money[path] = (parsed, codes)
         return self._money[path]
+
+
+_SCALARS = frozenset({str, int, float, bool, _NONE})
+
+
+def _money_keys(values: list[Any]) -> list[Any]:
+    """One hashable key per value, equal only for values that parse alike and keep the same raw
+    JSON: the type is part of the key, so 1, 1.0, "1" and True differ. A value with no such key
+    (a list, a nested object) gets a key of its own."""
+    kinds = list(map(type, values))
+    keys: list[Any] = list(zip(kinds, values, strict=True))
+    if not set(kinds) <= _SCALARS:
+        for i in [i for i, kind in enumerate(kinds) if kind not in _SCALARS]:
+            value = values[i]
+            types = tuple(map(type, value.values())) if kinds[i] is dict else (list,)
+            if _SCALARS.issuperset(types):
+                keys[i] = (dict, tuple(value.items()), types)
+            else:
+                keys[i] = (None, i)
+    return keys
 
 
 def _raw(value: Any) -> str:
@@ -221,16 +244,6 @@ def _raw(value: Any) -> str:
         return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
     except (TypeError, ValueError):
         return json.dumps(str(value), ensure_ascii=False)
-
-
-def _memo_key(value: Any) -> Any:
-    """A hashable key that tells apart 1, 1.0, "1" and True; None when the value has none."""
-    kind = type(value)
-    if kind in (str, int, float, _NONE):
-        return (kind, value)
-    if kind is dict and all(type(v) in (str, int, float, _NONE) for v in value.values()):
-        return (dict, tuple((k, type(v), v) for k, v in value.items()))
-    return None
 
 
 def _strings(values: list[Any]) -> Any:
@@ -251,10 +264,36 @@ def _int(cols: _Columns, path: str, values: list[Any]) -> Any:
         # JSON numbers such as bandwidthUsedBytes may arrive as 1.5e9; accept whole ones only
         values = [int(v) if type(v) is float and v.is_integer() else v for v in values]
         values = cols.check(values, path, (int, _NONE), "an integer or null")
-    return pd.array(values, dtype=INT)
+    return _int64(cols, path, values)
+
+
+_INT64 = range(-(2**63), 2**63)
+
+
+def _int64(cols: _Columns, path: str, values: list[Any]) -> Any:
+    """Integers or None as Int64; an integer past 64 bits is unreadable."""
+    try:
+        with np.errstate(invalid="ignore"):  # numpy warns on its way to the error
+            return pd.array(values, dtype=INT)
+    except (OverflowError, TypeError):  # which one depends on how far past
+        values = list(values)
+        for i, v in enumerate(values):
+            if v is not None and v not in _INT64:
+                problem = f"an integer past 64 bits: {_show(v)}"
+                cols.bad(path, i, cols.source(i, path), problem, v)
+                values[i] = None
+        return pd.array(values, dtype=INT)
 
 
 def _decimal(cols: _Columns, path: str, values: list[Any]) -> Any:
+    kinds = set(map(type, values))
+    if kinds <= {int, _NONE}:
+        return _int64(cols, path, values)
+    if kinds <= {str, _NONE}:
+        text = pa.array(values, type=pa.string())
+        # up to 18 digits always fits int64; anything else is read one value at a time below
+        if pc.all(pc.match_substring_regex(text, r"^[0-9]{1,18}$"), min_count=0).as_py():
+            return pd.Int64Dtype().__from_arrow__(text.cast(pa.int64()))
     out: list[int | None] = []
     for i, v in enumerate(values):
         if v is None or (type(v) is int):
@@ -265,7 +304,7 @@ def _decimal(cols: _Columns, path: str, values: list[Any]) -> Any:
             problem = f"expected a decimal string of an integer, got {type(v).__name__} {_show(v)}"
             cols.bad(path, i, cols.source(i, path), problem, v)
             out.append(None)
-    return pd.array(out, dtype=INT)
+    return _int64(cols, path, out)
 
 
 def _float(cols: _Columns, path: str, values: list[Any]) -> Any:
@@ -286,6 +325,9 @@ def _time(cols: _Columns, path: str, values: list[Any]) -> Any:
     if not set(map(type, values)) <= {str, _NONE}:
         values = cols.check(values, path, (str, _NONE), "an ISO 8601 date-time string or null")
     else:
+        times = utc_times(pa.array(values, type=pa.string()))
+        if times is not None:
+            return times
         values = list(values)
     for i, v in enumerate(values):
         if v is None:
@@ -341,8 +383,10 @@ _BY_DTYPE: dict[str, Callable[[_Columns, str, list[Any]], Any]] = {
 def _column(cols: _Columns, field: Field) -> Any:
     if field.parse.startswith("money_"):
         part = field.parse.removeprefix("money_")
-        values = [getattr(m, part) for m in cols.money(field.path)]
-        return _strings(values) if field.dtype == STRING else pd.array(values, dtype=field.dtype)
+        parsed, codes = cols.money(field.path)
+        values = [getattr(m, part) for m in parsed]
+        array = _strings(values) if field.dtype == STRING else pd.array(values, dtype=field.dtype)
+        return array.take(codes)
     convert = {"decimal": _decimal, "list": _list}.get(field.parse) or _BY_DTYPE[field.dtype]
     return convert(cols, field.path, cols.values(field.path))
 
@@ -435,7 +479,9 @@ def _build(
         except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, ValueError, TypeError):
             data = {}  # the exact checks below find the values they cannot read
     rest = [name for name in schema if name not in data]
-    cols = _Columns(resource, records, ids, [schema[name].path for name in rest], strict)
+    cols = _Columns(
+        resource, records, ids, strict, arrow_objects(resource) if data else frozenset()
+    )
     for name in rest:
         data[name] = _column(cols, schema[name])
     frame = pd.DataFrame(
