@@ -16,6 +16,7 @@ from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, banner, describe, show, shown_in
 from svcnb.panels._quiet import quietly
 from svcnb.panels._render import flag, table
+from svcnb.reports._classes import vm_classes
 
 _TABLE_COLUMNS = [
     "name",
@@ -55,13 +56,32 @@ def _choices(frame: pd.DataFrame, column: str, label: str) -> list[tuple[str, st
     return [(f"all {label}", "")] + [(v, v) for v in values]
 
 
+def _status_choices(frame: pd.DataFrame) -> list[tuple[str, str]]:
+    """Status classes present, each labelled with the service's own words for it.
+
+    The filter's values are classes, not words: "running" selects ``active`` VMs on a service
+    that says ``active``, so code and notebooks filter the same way on every service.
+    """
+    found = vm_classes(frame) if len(frame) else pd.Series([], dtype="string")
+    words: dict[str, set[str]] = {}
+    for cls, word in zip(found, frame.get("status", []), strict=False):
+        words.setdefault(str(cls), set()).add("" if pd.isna(word) else str(word))
+    order = [*vocab.VM_CLASSES, vocab.UNKNOWN]
+    options = [("all statuses", "")]
+    for cls in sorted(words, key=lambda c: order.index(c) if c in order else len(order)):
+        said = sorted(w for w in words[cls] if w and w != cls)
+        options.append((f"{cls} ({', '.join(said)})" if said else cls, cls))
+    return options
+
+
 class VmPanel(Displayed):
     """The fleet as a filterable table; selected VMs are stopped after an explicit confirmation.
 
     Reads the ``vms`` frame columns id, name, hostname, status, region_slug, plan_slug,
     ip_address and is_protected.
 
-    Widgets (stable attribute names): ``status_filter``, ``region_filter``, ``plan_filter``,
+    Widgets (stable attribute names): ``status_filter`` (values are status classes of
+    svcnb.vocab, labelled with the words the service uses), ``region_filter``, ``plan_filter``,
     ``search`` (CSS ``svcnb-search``), ``vm_select`` (values are VM ids; labels start with the
     VM name; CSS ``svcnb-vm-select``), ``table``, ``refresh_button``, ``stop_button``
     (CSS ``svcnb-stop``), ``confirmation``, ``allow_protected``, ``confirm_button`` (CSS
@@ -156,21 +176,23 @@ class VmPanel(Displayed):
             show(self.status, "info", f"{len(self.vms)} VMs read.{waited.words()}")
 
     def _set_choices(self) -> None:
-        for dropdown, column, label in (
-            (self.status_filter, "status", "statuses"),
-            (self.region_filter, "region_slug", "regions"),
-            (self.plan_filter, "plan_slug", "plans"),
+        for dropdown, options in (
+            (self.status_filter, _status_choices(self.vms)),
+            (self.region_filter, _choices(self.vms, "region_slug", "regions")),
+            (self.plan_filter, _choices(self.vms, "plan_slug", "plans")),
         ):
             keep = dropdown.value
             with quietly(dropdown, self._on_filter):
-                dropdown.options = _choices(self.vms, column, label)
+                dropdown.options = options
                 dropdown.value = keep if keep in {v for _, v in dropdown.options} else ""
 
     def filtered(self) -> pd.DataFrame:
-        """The VMs matching the status, region, plan and search filters (same columns as vms)."""
+        """The VMs matching the status class, region, plan and search filters (same columns as
+        vms)."""
         frame = self.vms
+        if self.status_filter.value and len(frame):
+            frame = frame[(vm_classes(frame) == self.status_filter.value).to_numpy(dtype=bool)]
         for dropdown, column in (
-            (self.status_filter, "status"),
             (self.region_filter, "region_slug"),
             (self.plan_filter, "plan_slug"),
         ):

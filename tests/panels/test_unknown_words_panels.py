@@ -122,6 +122,19 @@ def test_stop_follows_the_running_class_whatever_the_word():
     assert not panel.watching  # "off" is a stopped word: the watch is over
 
 
+def test_status_filter_offers_classes_labelled_with_the_service_words():
+    with pytest.warns(vocab.UnknownWordWarning):
+        panel = VmPanel(_vm_client(FLEET), watch_interval=None)
+    options = dict((value, label) for label, value in panel.status_filter.options)
+    assert options["running"] == "running (active)"
+    assert options["stopped"] == "stopped (halted)"
+    assert options["unknown"] == "unknown (live)"
+    panel.status_filter.value = "running"  # the class, though this service says "active"
+    assert list(panel.filtered()["id"]) == ["vm-1", "vm-4"]
+    panel.status_filter.value = "terminated"
+    assert list(panel.filtered()["id"]) == ["vm-5"]
+
+
 def _hooks_client(deliveries: list[dict]) -> SimpleNamespace:
     hooks = [{"id": "h1", "url": "https://a.example/h", "events": ["vm.stopped"], "isActive": True}]
     webhooks = SimpleNamespace(list=lambda: hooks, deliveries=lambda _id: deliveries)
