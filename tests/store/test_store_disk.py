@@ -54,20 +54,6 @@ def evolve(records: dict, day: int) -> dict:
     return records
 
 
-@pytest.fixture
-def history(tmp_path):
-    """Five daily snapshots and the frames each was written from."""
-    store = Store(tmp_path / "store")
-    records, written, ids = account(8), [], []
-    for day in range(5):
-        if day:
-            records = evolve(records, day)
-        pulled = frames_of(records)
-        ids.append(store.write(pulled, server_time=T0 + day * DAY))
-        written.append(pulled)
-    return store, ids, written
-
-
 def test_load_at_each_time_equals_the_frames_written_then(history):
     store, ids, written = history
     for day, pulled in enumerate(written):
