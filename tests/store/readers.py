@@ -31,7 +31,7 @@ def duckdb_as_of(table: str, at: object, keys: tuple[str, ...] = ("id",)):
     con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
     con.execute(f"LOAD '{delta_extension()}'")
     sql = AS_OF_SQL.format(table=table, at=at, keys=", ".join(keys))
-    return con.execute(sql).fetch_arrow_table().to_pandas()
+    return con.execute(sql).to_arrow_table().to_pandas()
 
 
 def polars_as_of(
