@@ -1,8 +1,10 @@
-"""The Parquet snapshot store: take, list, load as of a time, history, diff.
+"""The snapshot store: take, list, load as of a time, history, diff.
 
-A folder DuckDB, pyarrow, Dask or Spark can read without svcnb: one Hive-partitioned dataset per
-resource plus a manifest (layout in ``svcnb.store._layout``). Unchanged rows are not written
-again; a snapshot is published by an atomic rename; tokens and webhook secrets never enter it.
+One Delta Lake table per resource, in a folder or on object storage, that DuckDB, Polars or
+Spark read without svcnb (layout in ``svcnb.store._layout``). Unchanged rows are not written
+again; a snapshot is published by one commit to the catalog table, whole or not at all, also
+with several writers; a store holds one server's and one account's history; tokens and webhook
+secrets never enter it.
 A resource that could not be read is recorded as missing, with the reason, never as empty:
 reading it at that snapshot raises ``MissingResourceError``.
 """
