@@ -11,12 +11,13 @@ from svcnb.client import Client
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, show, shown_in
 from svcnb.panels._quiet import quietly
-from svcnb.panels._render import png, table
+from svcnb.panels._render import grid, png, shown
 from svcnb.panels._rules import RuleEditor
 from svcnb.reports import firewall
 from svcnb.store import Store
 
 _COLUMNS = [
+    "state",
     "severity",
     "check",
     "firewall_name",
@@ -39,15 +40,9 @@ def _text(value: Any) -> str:
     )
 
 
-def _label(row: Any) -> str:
-    where = _text(row.firewall_name) or _text(row.firewall_id)
-    if _text(row.rule_id):
-        where += f" rule {row.rule_id} (position {_text(row.position)})"
-    elif _text(row.vm_id):
-        where = f"VM {row.vm_id}"
-    reason = _text(row.reason)
-    reason = reason if len(reason) <= 90 else reason[:89] + "…"
-    return f"[{row.severity}] {row.check} · {where} · {reason}"
+def fixed_text(saved_at: pd.Timestamp) -> str:
+    """A finding's state once its rule was saved and before a snapshot shows the change."""
+    return f"fixed (saved {saved_at:%H:%M} UTC), re-audit at next snapshot"
 
 
 class FirewallAuditPanel(Displayed):
@@ -56,12 +51,18 @@ class FirewallAuditPanel(Displayed):
     Reads ``firewall.audit`` findings: severity, check, firewall_id, firewall_name, rule_id,
     position, direction, action, protocol, port, vm_id, affected_vm_count, reason.
 
-    Widgets (stable attribute names): ``severity_filter``, ``check_filter``, ``finding_select``
-    (values are row positions in ``findings``; CSS ``svcnb-finding-select``), ``table``,
-    ``plot`` (PNG), ``open_button`` (CSS ``svcnb-open-rule``), ``retake_button`` (snapshot now
-    and audit again; needs a client), ``editor_box`` (holds ``editor``, a RuleEditor, once a
-    rule was opened) and ``status`` (CSS ``svcnb-status``).
+    Widgets (stable attribute names): ``severity_filter``, ``check_filter``, ``table`` (the
+    findings passing the filters in one grid, CSS ``svcnb-finding-grid``; the row selected there
+    is the chosen finding: ``selected_finding()``, set by ``select_finding(index)`` with an index
+    of ``findings``), ``plot`` (PNG), ``open_button`` (CSS ``svcnb-open-rule``),
+    ``retake_button`` (snapshot now and audit again; needs a client), ``editor_box`` (holds
+    ``editor``, a RuleEditor, once a rule was opened) and ``status`` (CSS ``svcnb-status``).
     Without a client the panel only reads the store and cannot open rules.
+
+    A finding whose rule is saved in the editor is marked fixed at once (``fixed``: (firewall_id,
+    rule_id) -> save time by the server's clock; ``shown()``'s ``state`` column says "fixed
+    (saved HH:MM UTC), re-audit at next snapshot"); the audit itself changes only with the next
+    snapshot, which drops the marks it covers.
     """
 
     def __init__(self, store: Store, client: Client | None = None) -> None:
@@ -69,16 +70,16 @@ class FirewallAuditPanel(Displayed):
         self.client = client
         self.findings = pd.DataFrame(columns=firewall.FINDING_COLUMNS)
         self.editor: RuleEditor | None = None
+        self.fixed: dict[tuple[str, str], pd.Timestamp] = {}
 
         self.severity_filter = widgets.Dropdown(
             description="Severity",
             options=[("all severities", "")] + [(s, s) for s in firewall.SEVERITIES],
         )
         self.check_filter = widgets.Dropdown(description="Check", options=[("all checks", "")])
-        self.finding_select = widgets.Select(
-            description="Finding", rows=8, layout=widgets.Layout(width="95%")
-        ).add_class("svcnb-finding-select")
-        self.table = widgets.HTML()
+        # one row chosen at a time: the finding whose rule "Edit this rule" opens
+        self.table = grid(select=True, page=10).add_class("svcnb-finding-grid")
+        self._shown_index: list[int] = []
         self.plot = widgets.Image(format="png", layout=widgets.Layout(max_width="720px"))
         self.open_button = widgets.Button(
             description="Edit this rule", icon="edit", disabled=True
@@ -91,7 +92,7 @@ class FirewallAuditPanel(Displayed):
 
         self.severity_filter.observe(self._redraw, names="value")
         self.check_filter.observe(self._redraw, names="value")
-        self.finding_select.observe(self._on_select, names="value")
+        self.table.observe(self._on_select, names="selected_rows")
         self.open_button.on_click(lambda _b: self.open_selected())
         self.retake_button.on_click(lambda _b: self.retake())
 
@@ -101,7 +102,6 @@ class FirewallAuditPanel(Displayed):
                 self.status,
                 self.plot,
                 self.table,
-                self.finding_select,
                 self.open_button,
                 self.editor_box,
             ]
@@ -112,6 +112,7 @@ class FirewallAuditPanel(Displayed):
         """Run the audit on the store's latest snapshot and redraw."""
         with shown_in(self.status, "auditing the latest snapshot"):
             self.findings = firewall.audit.from_store(self.store).reset_index(drop=True)
+            self._drop_covered_marks()
             checks = sorted(self.findings["check"].dropna().astype(str).unique())
             keep = self.check_filter.value
             with quietly(self.check_filter, self._redraw):
@@ -128,6 +129,8 @@ class FirewallAuditPanel(Displayed):
             return
         with shown_in(self.status, "taking a snapshot"), RateWait(self.client) as waited:
             snapshot_id = self.store.take(self.client)
+            # taken after every save so far, whatever the clocks say: the audit covers them all
+            self.fixed = {}
             self.refresh()
             show(
                 self.status,
@@ -135,9 +138,43 @@ class FirewallAuditPanel(Displayed):
                 f"Snapshot {snapshot_id} taken; {len(self.findings)} findings.{waited.words()}",
             )
 
+    def _drop_covered_marks(self) -> None:
+        # a snapshot taken after a save shows the rule as it is now: the audit speaks for it
+        snaps = self.store.snapshots()
+        if snaps.empty or not self.fixed:
+            return
+        latest = pd.Timestamp(snaps["server_time"].max())
+        self.fixed = {key: at for key, at in self.fixed.items() if at > latest}
+
+    def mark_fixed(self, firewall_id: str, rule_id: str, saved_at: pd.Timestamp) -> None:
+        """Mark the findings of a rule just saved as fixed, until a snapshot re-audits it."""
+        self.fixed[(str(firewall_id), str(rule_id))] = saved_at
+        self._redraw()
+        mine = self.states() != "open"
+        show(
+            self.status,
+            "ok",
+            f"Rule {rule_id} saved: {int(mine.sum())} finding(s) marked fixed. The audit shows "
+            "the change after the next snapshot (Snapshot now and audit again).",
+        )
+
+    def states(self) -> pd.Series:
+        """Per finding: "open", or "fixed (saved HH:MM UTC), re-audit at next snapshot"."""
+        keys = zip(
+            self.findings["firewall_id"].astype("string").fillna(""),
+            self.findings["rule_id"].astype("string").fillna(""),
+            strict=True,
+        )
+        return pd.Series(
+            [fixed_text(self.fixed[k]) if k in self.fixed else "open" for k in keys],
+            index=self.findings.index,
+            dtype="string",
+        )
+
     def shown(self) -> pd.DataFrame:
-        """The findings passing the severity and check filters (same columns as ``findings``)."""
-        frame = self.findings
+        """The findings passing the severity and check filters (the columns of ``findings``
+        and ``state``)."""
+        frame = self.findings.assign(state=self.states())
         if self.severity_filter.value:
             frame = frame[frame["severity"] == self.severity_filter.value]
         if self.check_filter.value:
@@ -146,16 +183,29 @@ class FirewallAuditPanel(Displayed):
 
     def _redraw(self, _change: object = None) -> None:
         frame = self.shown()
-        self.table.value = table(frame, _COLUMNS, empty="No finding passes the filters.")
-        with quietly(self.finding_select, self._on_select):
-            self.finding_select.options = [
-                (_label(r), int(i)) for i, r in zip(frame.index, frame.itertuples(), strict=True)
-            ]
-            self.finding_select.value = None
+        keep = self.selected_finding()
+        with quietly(self.table, self._on_select, "selected_rows"):
+            self._shown_index = [int(i) for i in frame.index]
+            self.table.update(
+                shown(frame, _COLUMNS),
+                selected_rows=[self._shown_index.index(keep)] if keep in self._shown_index else [],
+            )
         self._on_select()
 
+    def selected_finding(self) -> int | None:
+        """The index in ``findings`` of the finding selected in the grid (the first, if more)."""
+        rows = [i for i in self.table.selected_rows if 0 <= i < len(self._shown_index)]
+        return self._shown_index[min(rows)] if rows else None
+
+    def select_finding(self, index: int) -> None:
+        """Select finding ``index`` of ``findings`` in the grid, as a click there would."""
+        rows = [p for p, i in enumerate(self._shown_index) if i == int(index)]
+        if not rows:
+            raise ValueError(f"finding {index} is not shown; clear the severity and check filters")
+        self.table.selected_rows = rows
+
     def _selected(self) -> pd.Series | None:
-        index = self.finding_select.value
+        index = self.selected_finding()
         return None if index is None else self.findings.loc[index]
 
     def _on_select(self, _change: object = None) -> None:
@@ -182,6 +232,7 @@ class FirewallAuditPanel(Displayed):
             return None
         if self.editor is None:
             self.editor = RuleEditor(self.client, self.store)
+            self.editor.on_saved(self.mark_fixed)
             self.editor_box.children = (self.editor.widget,)
         self.editor.open(firewall_id, rule_id)
         return self.editor

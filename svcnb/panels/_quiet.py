@@ -10,15 +10,18 @@ import ipywidgets as widgets
 
 
 @contextmanager
-def quietly(widget: widgets.Widget, handler: Callable[..., Any]) -> Iterator[None]:
-    """Detach ``handler`` from ``widget``'s ``value`` for the block, then attach it again.
+def quietly(
+    widget: widgets.Widget, handler: Callable[..., Any], names: str = "value"
+) -> Iterator[None]:
+    """Detach ``handler`` from ``widget``'s trait ``names`` (``value``; a grid's
+    ``selected_rows``) for the block, then attach it again.
 
     A panel refilling a picker's options moves its value; that is not the user choosing, so the
     handler must not run. It is attached again even when the block raises, so the widget never
     stays deaf after an error.
     """
-    widget.unobserve(handler, names="value")
+    widget.unobserve(handler, names=names)
     try:
         yield
     finally:
-        widget.observe(handler, names="value")
+        widget.observe(handler, names=names)

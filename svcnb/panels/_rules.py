@@ -105,6 +105,9 @@ class RuleEditor(Displayed):
     ``reset_button``, ``refresh_button`` (reload firewalls and rules), ``reread`` (the rule as
     read again after a failed sync), ``history`` (this rule's audit entries) and ``status``
     (CSS ``svcnb-status``).
+
+    Audit records are stamped by ``clock``, by default the server's (``client.server_time``),
+    the clock snapshots are stamped with. ``on_saved`` registers what to call after a save.
     """
 
     def __init__(
@@ -116,7 +119,8 @@ class RuleEditor(Displayed):
     ) -> None:
         self.client = client
         self.store = store
-        self._clock = clock or (lambda: pd.Timestamp.now(tz="UTC"))
+        self._clock = clock or self._server_now
+        self._saved_callbacks: list[Callable[[str, str, pd.Timestamp], Any]] = []
         self.firewalls: list[dict] = []
         self.rules: list[dict] = []
         self.rule: dict | None = None
@@ -192,6 +196,19 @@ class RuleEditor(Displayed):
             ]
         ).add_class("svcnb-rule-editor")
         self.load_firewalls()
+
+    def _server_now(self) -> pd.Timestamp:
+        # The audit log sits beside snapshots stamped with the server's time, so it uses that
+        # clock too; the machine's only stands in before the server has answered at all.
+        seen = self.client.server_time
+        if seen is None:
+            return pd.Timestamp.now(tz="UTC")
+        stamp = pd.Timestamp(seen)
+        return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+
+    def on_saved(self, callback: Callable[[str, str, pd.Timestamp], Any]) -> None:
+        """Call ``callback(firewall_id, rule_id, saved_at)`` after each save the service took."""
+        self._saved_callbacks.append(callback)
 
     # --- choosing ---------------------------------------------------------------------------
 
@@ -390,8 +407,9 @@ class RuleEditor(Displayed):
                 outcome = "refused" if isinstance(exc, ValueError) else "failed"
                 detail = describe(exc, doing)[1]
                 updated = None
+        saved_at = self._clock()
         if outcome != "refused":  # a refused change never left the machine: nothing to audit
-            self._audit(fw_id, rule_id, before, changes, outcome, detail)
+            self._audit(fw_id, rule_id, before, changes, outcome, detail, saved_at)
         if outcome == "saved":
             assert updated is not None
             self._replace_rule(updated)
@@ -399,6 +417,8 @@ class RuleEditor(Displayed):
                 f"{EDITABLE[f]} {_plain(before[f])} → {_plain(v)}" for f, v in changes.items()
             )
             show(self.status, "ok", f"Saved rule {rule_id}: {summary}.{waited.words()}")
+            for callback in self._saved_callbacks:
+                callback(fw_id, rule_id, saved_at)
         elif outcome == "upstream_sync_failed":
             self.status.value = banner("error", detail)
             if updated is not None:
@@ -462,9 +482,10 @@ class RuleEditor(Displayed):
         after: dict,
         outcome: str,
         detail: str,
+        time: pd.Timestamp,
     ) -> None:
         record = {
-            "time": self._clock(),
+            "time": time,
             "firewall_id": fw_id,
             "rule_id": rule_id,
             "before": before,

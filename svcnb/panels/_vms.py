@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +16,7 @@ from svcnb.client import Client
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, banner, describe, show, shown_in
 from svcnb.panels._quiet import quietly
-from svcnb.panels._render import flag, table
+from svcnb.panels._render import flag, grid, shown, table
 from svcnb.reports._classes import vm_classes
 
 _TABLE_COLUMNS = [
@@ -82,8 +83,9 @@ class VmPanel(Displayed):
 
     Widgets (stable attribute names): ``status_filter`` (values are status classes of
     svcnb.vocab, labelled with the words the service uses), ``region_filter``, ``plan_filter``,
-    ``search`` (CSS ``svcnb-search``), ``vm_select`` (values are VM ids; labels start with the
-    VM name; CSS ``svcnb-vm-select``), ``table``, ``refresh_button``, ``stop_button``
+    ``search`` (CSS ``svcnb-search``), ``table`` (the filtered fleet in one grid, CSS
+    ``svcnb-vm-grid``: sort, search, pages; its ``selected_rows`` are the selection, read as VM
+    ids by ``selected_ids`` and set by ``select(ids)``), ``refresh_button``, ``stop_button``
     (CSS ``svcnb-stop``), ``confirmation``, ``allow_protected``, ``confirm_button`` (CSS
     ``svcnb-confirm``), ``cancel_button``, ``actions`` (CSS ``svcnb-actions``), ``status`` (CSS
     ``svcnb-status``). ``widget`` is the whole panel; the panel also displays itself.
@@ -115,10 +117,9 @@ class VmPanel(Displayed):
         self.search = widgets.Text(
             description="Search", placeholder="name, hostname, IP or id", continuous_update=True
         ).add_class("svcnb-search")
-        self.vm_select = widgets.SelectMultiple(
-            description="VMs", rows=10, layout=widgets.Layout(width="95%")
-        ).add_class("svcnb-vm-select")
-        self.table = widgets.HTML()
+        # the one view of the fleet: selection is made in the grid, rows map to _shown_ids
+        self.table = grid(select=True, page=15).add_class("svcnb-vm-grid")
+        self._shown_ids: list[str] = []
         self.refresh_button = widgets.Button(description="Refresh", icon="refresh")
         self.stop_button = widgets.Button(
             description="Stop…", button_style="warning", icon="stop", disabled=True
@@ -144,7 +145,7 @@ class VmPanel(Displayed):
 
         for w in (self.status_filter, self.region_filter, self.plan_filter, self.search):
             w.observe(self._on_filter, names="value")
-        self.vm_select.observe(self._on_user_select, names="value")
+        self.table.observe(self._on_user_select, names="selected_rows")
         self.allow_protected.observe(self._on_allow_protected, names="value")
         self.refresh_button.on_click(lambda _b: self.refresh())
         self.stop_button.on_click(lambda _b: self.review_stop())
@@ -156,7 +157,6 @@ class VmPanel(Displayed):
                 widgets.HBox([self.status_filter, self.region_filter, self.plan_filter]),
                 widgets.HBox([self.search, self.refresh_button]),
                 self.table,
-                self.vm_select,
                 self.stop_button,
                 self.confirm_box,
                 self.actions,
@@ -208,16 +208,27 @@ class VmPanel(Displayed):
 
     def _redraw(self) -> None:
         with self._lock:
-            shown = self.filtered()
-        self.table.value = table(shown, _TABLE_COLUMNS, empty="No VM matches the filters.")
-        keep = set(self.vm_select.value)
-        with quietly(self.vm_select, self._on_user_select):
-            self.vm_select.options = [
-                (f"{r.name} ({r.id}) · {r.status} · {r.region_slug} · {r.plan_slug}", r.id)
-                for r in shown.itertuples()
-            ]
-            self.vm_select.value = tuple(v for _, v in self.vm_select.options if v in keep)
+            frame = self.filtered()
+        keep = set(self.selected_ids)
+        ids = [str(v) for v in frame["id"]]
+        with quietly(self.table, self._on_user_select, "selected_rows"):
+            self._shown_ids = ids
+            self.table.update(
+                shown(frame, _TABLE_COLUMNS),
+                selected_rows=[i for i, v in enumerate(ids) if v in keep],
+            )
         self._on_select()
+
+    @property
+    def selected_ids(self) -> list[str]:
+        """The VM ids of the rows selected in the grid, in grid order."""
+        rows = sorted(set(self.table.selected_rows))
+        return [self._shown_ids[i] for i in rows if 0 <= i < len(self._shown_ids)]
+
+    def select(self, ids: Iterable[str]) -> None:
+        """Select the VMs ``ids`` in the grid (those the filters show), as a click would."""
+        wanted = {str(v) for v in ids}
+        self.table.selected_rows = [i for i, v in enumerate(self._shown_ids) if v in wanted]
 
     def _on_filter(self, _change: object = None) -> None:
         self._redraw()
@@ -234,7 +245,7 @@ class VmPanel(Displayed):
     def _on_select(self, _change: object = None) -> None:
         # Called after every redraw too (refresh, filters, each poll of the watcher), so the
         # button follows the statuses last read, not the ones seen when the VMs were selected.
-        selected = self.vm_select.value
+        selected = self.selected_ids
         stoppable = self.stoppable()
         self.stop_button.disabled = not stoppable
         self.stop_button.description = f"Stop {len(stoppable)} VM(s)…" if stoppable else "Stop…"
@@ -256,7 +267,7 @@ class VmPanel(Displayed):
         """The selected VM ids whose last read status is of class running (``running``,
         ``active``, ...): the ones Stop would stop."""
         statuses = self._statuses()
-        return [v for v in self.vm_select.value if v in statuses and _running(statuses[v])]
+        return [v for v in self.selected_ids if v in statuses and _running(statuses[v])]
 
     # --- stopping --------------------------------------------------------------------------
 
@@ -270,7 +281,7 @@ class VmPanel(Displayed):
 
     def review_stop(self) -> None:
         """Show exactly which selected VMs will be stopped, warning on protected ones."""
-        selected = [self._row(v) for v in self.vm_select.value]
+        selected = [self._row(v) for v in self.selected_ids]
         running = [r for r in selected if _running(r["status"])]
         skipped = [r for r in selected if not _running(r["status"])]
         self.pending = [str(r["id"]) for r in running]

@@ -10,7 +10,7 @@ from svcnb.client import Client
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, show, shown_in
 from svcnb.panels._quiet import quietly
-from svcnb.panels._render import flag, png, table
+from svcnb.panels._render import flag, grid, png, shown
 from svcnb.reports import webhooks as health_report
 
 _HEALTH_COLUMNS = [
@@ -38,7 +38,7 @@ _DELIVERY_COLUMNS = [
     "success",
     "error",
     "event_id",
-    "id",
+    "delivery_id",
 ]
 
 
@@ -52,9 +52,10 @@ class WebhooksPanel(Displayed):
     not say), success_rate, ok_attempt_1..3, consecutive_failures,
     failures_to_disable, last_success_at, last_failure_at).
 
-    Widgets (stable attribute names): ``subscription_select`` (values are webhook ids),
-    ``table`` (subscriptions with health), ``plot`` (failure runs, PNG), ``deliveries_table``
-    (of the chosen subscription, newest first), ``enable_button`` (CSS ``svcnb-enable``;
+    Widgets (stable attribute names): ``table`` (subscriptions with health in one grid, CSS
+    ``svcnb-webhook-grid``; the row selected there is the chosen subscription: ``selected_id``,
+    set by ``select(webhook_id)``), ``plot`` (failure runs, PNG), ``deliveries_table`` (a grid
+    of the chosen subscription's deliveries, newest first), ``enable_button`` (CSS ``svcnb-enable``;
     enabled only for a disabled subscription), ``refresh_button`` and ``status`` (CSS
     ``svcnb-status``).
     """
@@ -66,19 +67,17 @@ class WebhooksPanel(Displayed):
         self.deliveries = frames.deliveries([])
         self.health = pd.DataFrame()
 
-        self.subscription_select = widgets.Select(
-            description="Subscription", rows=6, layout=widgets.Layout(width="95%")
-        )
-        self.table = widgets.HTML()
+        self.table = grid(select=True, page=10).add_class("svcnb-webhook-grid")
+        self._shown_ids: list[str] = []
         self.plot = widgets.Image(format="png", layout=widgets.Layout(max_width="720px"))
-        self.deliveries_table = widgets.HTML()
+        self.deliveries_table = grid(page=10).add_class("svcnb-deliveries-grid")
         self.enable_button = widgets.Button(
             description="Enable again", icon="play", button_style="success", disabled=True
         ).add_class("svcnb-enable")
         self.refresh_button = widgets.Button(description="Refresh", icon="refresh")
         self.status = widgets.HTML().add_class("svcnb-status")
 
-        self.subscription_select.observe(self._on_select, names="value")
+        self.table.observe(self._on_select, names="selected_rows")
         self.enable_button.on_click(lambda _b: self.enable_selected())
         self.refresh_button.on_click(lambda _b: self.refresh())
 
@@ -87,7 +86,6 @@ class WebhooksPanel(Displayed):
                 self.refresh_button,
                 self.table,
                 self.plot,
-                self.subscription_select,
                 self.enable_button,
                 self.status,
                 widgets.HTML("<b>Deliveries of the chosen subscription</b>"),
@@ -125,33 +123,44 @@ class WebhooksPanel(Displayed):
             show(self.status, "warn" if disabled else "info", words + waited.words())
 
     def _redraw(self) -> None:
-        self.table.value = table(self.health, _HEALTH_COLUMNS, empty="No subscription.")
-        keep = self.subscription_select.value
-        with quietly(self.subscription_select, self._on_select):
-            self.subscription_select.options = [
-                (f"{'active' if flag(r.is_active) else 'DISABLED'} · {r.url} ({r.id})", str(r.id))
-                for r in self.webhooks.itertuples()
-            ]
-            ids = [v for _, v in self.subscription_select.options]
-            self.subscription_select.value = keep if keep in ids else (ids[0] if ids else None)
+        keep = self.selected_id
+        ids = [str(v) for v in self.health.get("webhook_id", [])]
+        chosen = keep if keep in ids else (ids[0] if ids else None)
+        with quietly(self.table, self._on_select, "selected_rows"):
+            self._shown_ids = ids
+            self.table.update(
+                shown(self.health, _HEALTH_COLUMNS),
+                selected_rows=[ids.index(chosen)] if chosen is not None else [],
+            )
         self._on_select()
 
+    @property
+    def selected_id(self) -> str | None:
+        """The webhook id of the subscription selected in the grid (the first, if more)."""
+        rows = [i for i in self.table.selected_rows if 0 <= i < len(self._shown_ids)]
+        return self._shown_ids[min(rows)] if rows else None
+
+    def select(self, webhook_id: str) -> None:
+        """Select subscription ``webhook_id`` in the grid, as a click there would."""
+        if str(webhook_id) not in self._shown_ids:
+            raise ValueError(f"no subscription {webhook_id!r}; press Refresh")
+        self.table.selected_rows = [self._shown_ids.index(str(webhook_id))]
+
     def _selected(self) -> pd.Series | None:
-        chosen = self.subscription_select.value
+        chosen = self.selected_id
         rows = self.webhooks[self.webhooks["id"] == chosen]
         return None if chosen is None or rows.empty else rows.iloc[0]
 
     def _on_select(self, _change: object = None) -> None:
         sub = self._selected()
         self.enable_button.disabled = sub is None or flag(sub["is_active"])
-        if sub is None:
-            self.deliveries_table.value = ""
-            return
-        mine = self.deliveries[self.deliveries["webhook_id"] == sub["id"]]
-        mine = mine.sort_values("created_at", ascending=False)
-        self.deliveries_table.value = table(
-            mine, _DELIVERY_COLUMNS, empty="No delivery yet.", limit=self.deliveries_shown
-        )
+        mine = self.deliveries.iloc[0:0]
+        if sub is not None:
+            mine = self.deliveries[self.deliveries["webhook_id"] == sub["id"]]
+            mine = mine.sort_values("created_at", ascending=False).head(self.deliveries_shown)
+        # "id" alone would read as a VM's id in the grid's labels
+        mine = mine.rename(columns={"id": "delivery_id"})
+        self.deliveries_table.update(shown(mine, _DELIVERY_COLUMNS), selected_rows=[])
 
     def enable_selected(self) -> None:
         """Set the chosen (disabled) subscription active again and re-read everything."""

@@ -51,12 +51,15 @@ def test_stop_a_vm_by_clicking_stop_and_confirm(lab, lab_sandbox) -> None:
         dropdown = panel.locator(".widget-dropdown").filter(has_text=label).locator("select")
         dropdown.select_option(label=everything)
     panel.locator(".widget-text").filter(has_text="Search").locator("input").fill(vm["id"])
-    vm_list = panel.locator(".widget-select-multiple select")
+    # the fleet is one grid; the VM is chosen by clicking its row there
+    grid = panel.locator(".svcnb-vm-grid")
+    row = grid.locator("tbody tr").filter(has_text=vm["id"])
     lab.page.wait_for_function(
-        "(el) => el.options.length === 1", arg=vm_list.element_handle(), timeout=30_000
+        "(el) => el.querySelectorAll('tbody tr').length === 1",
+        arg=grid.element_handle(),
+        timeout=30_000,
     )
-    assert vm["id"] in vm_list.locator("option").first.inner_text()
-    vm_list.select_option(index=0)
+    row.first.click()
 
     lab.button("Stop 1 VM(s)…", panel).click()
     confirmation = panel.locator(".widget-html-content").filter(has_text="will be stopped")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from svcnb.panels import FirewallAuditPanel
@@ -21,15 +22,16 @@ def test_findings_filter_by_severity(snapshot):
         panel.severity_filter.value = severity
         shown = panel.shown()
         assert set(shown["severity"]) <= {severity}
-        assert len(panel.finding_select.options) == len(shown)
+        assert len(panel.table.df) == len(shown)
     panel.severity_filter.value = ""
-    assert len(panel.finding_select.options) == len(panel.findings)
+    assert len(panel.table.df) == len(panel.findings)
+    assert list(panel.table.df.columns)[:3] == ["State", "Severity", "Check"]
 
 
 def test_without_a_client_rules_cannot_be_opened(snapshot):
     panel = FirewallAuditPanel(snapshot)
     with_rule = panel.findings[panel.findings["rule_id"].notna()].index[0]
-    panel.finding_select.value = int(with_rule)
+    panel.select_finding(int(with_rule))
     assert panel.open_button.disabled
     assert panel.open_selected() is None
 
@@ -37,13 +39,9 @@ def test_without_a_client_rules_cannot_be_opened(snapshot):
 def test_choosing_a_finding_opens_that_rule_in_the_editor(snapshot, admin):
     panel = FirewallAuditPanel(snapshot, admin)
     panel.severity_filter.value = "high"
-    label, index = next(
-        (label, i)
-        for label, i in panel.finding_select.options
-        if str(panel.findings.loc[i, "rule_id"]) not in ("", "<NA>")
-    )
+    index = next(i for i in panel.shown().index if not pd.isna(panel.findings.loc[i, "rule_id"]))
     finding = panel.findings.loc[index]
-    panel.finding_select.value = index
+    panel.select_finding(index)
     assert not panel.open_button.disabled
     panel.open_button.click()
     assert panel.editor is not None
@@ -56,9 +54,9 @@ def test_choosing_a_finding_opens_that_rule_in_the_editor(snapshot, admin):
 def test_fixing_the_rule_from_a_finding_clears_it_after_a_new_snapshot(snapshot, admin):
     panel = FirewallAuditPanel(snapshot, admin)
     panel.check_filter.value = "exposed_sensitive_port"
-    index = panel.finding_select.options[0][1]
+    index = panel.shown().index[0]
     rule_id = panel.findings.loc[index, "rule_id"]
-    panel.finding_select.value = index
+    panel.select_finding(index)
     panel.open_button.click()
 
     panel.editor.source_ips.value = "10.0.0.0/8"
@@ -77,4 +75,31 @@ def test_an_empty_store_says_so_and_a_snapshot_fills_the_audit(panel_store, admi
     assert "no snapshot" in panel.status.value
     panel.retake_button.click()
     assert len(panel.findings) > 0
-    assert len(panel.finding_select.options) == len(panel.findings)
+    assert len(panel.table.df) == len(panel.findings)
+
+
+def test_a_saved_rule_shows_its_finding_fixed_until_the_next_snapshot(snapshot, admin):
+    panel = FirewallAuditPanel(snapshot, admin)
+    panel.check_filter.value = "exposed_sensitive_port"
+    index = panel.shown().index[0]
+    rule_id = panel.findings.loc[index, "rule_id"]
+    panel.select_finding(index)
+    panel.open_button.click()
+    panel.editor.source_ips.value = "10.0.0.0/8"
+    panel.editor.save_button.click()
+
+    # fixed at once, by the server's clock, and the audit itself waits for a snapshot
+    saved_at = pd.Timestamp(admin.server_time)
+    state = panel.shown().loc[index, "state"]
+    assert state == f"fixed (saved {saved_at:%H:%M} UTC), re-audit at next snapshot"
+    assert state in set(panel.table.df["State"])
+    assert "marked fixed" in panel.status.value
+    assert panel.editor.audit_log().iloc[-1]["time"] == saved_at
+    shown = panel.shown()
+    others = shown[(shown["rule_id"] != rule_id).fillna(True).astype(bool)]
+    assert set(others["state"]) == {"open"}
+
+    panel.retake_button.click()
+    assert panel.fixed == {}
+    assert set(panel.shown()["state"]) == {"open"}
+    assert rule_id not in set(panel.shown()["rule_id"].dropna())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ipywidgets as widgets
+
 import svcnb
 from svcnb.panels import VmPanel
 
@@ -30,7 +32,7 @@ def test_stopping_two_vms_through_the_panel_leaves_them_stopped(sandbox, admin):
     before = _action_ids(sandbox)
     first, second = _running(panel, protected=False)[:2]
     panel.status_filter.value = "running"
-    panel.vm_select.value = (first, second)
+    panel.select((first, second))
     assert not panel.stop_button.disabled
 
     panel.stop_button.click()
@@ -65,7 +67,7 @@ def test_confirmation_lists_exactly_the_running_selection_and_skips_the_rest(san
     sandbox.control.vm_action(running, "suspend")
     other = _running(panel, protected=False)[1]
     panel.refresh()
-    panel.vm_select.value = (running, other)
+    panel.select((running, other))
     panel.stop_button.click()
     assert panel.pending == [other]
     assert "only running VMs can be stopped" in panel.confirmation.value
@@ -77,7 +79,7 @@ def test_confirmation_lists_exactly_the_running_selection_and_skips_the_rest(san
 def test_a_protected_vm_is_stopped_only_after_an_explicit_tick(sandbox, admin):
     panel = VmPanel(admin, watch_interval=None)
     guarded = _running(panel, protected=True)[0]
-    panel.vm_select.value = (guarded,)
+    panel.select((guarded,))
     panel.stop_button.click()
     assert "Protected" in panel.confirmation.value
     assert panel.confirm_button.disabled
@@ -95,16 +97,16 @@ def test_a_protected_vm_is_stopped_only_after_an_explicit_tick(sandbox, admin):
 
 def test_filters_narrow_the_table_and_the_choices(sandbox, admin):
     panel = VmPanel(admin, watch_interval=None)
-    total = len(panel.vm_select.options)
+    total = len(panel.table.df)
     region = panel.region_filter.options[1][1]
     panel.region_filter.value = region
-    ids = [v for _, v in panel.vm_select.options]
+    ids = list(panel.table.df["VM id"])
     assert 0 < len(ids) < total
     assert set(panel.vms.set_index("id").loc[ids, "region_slug"]) == {region}
 
     plan = panel.plan_filter.options[1][1]
     panel.plan_filter.value = plan
-    ids = [v for _, v in panel.vm_select.options]
+    ids = list(panel.table.df["VM id"])
     chosen = panel.vms.set_index("id").loc[ids] if ids else panel.vms.iloc[0:0]
     assert set(chosen["plan_slug"]) <= {plan}
 
@@ -112,15 +114,15 @@ def test_filters_narrow_the_table_and_the_choices(sandbox, admin):
     panel.plan_filter.value = ""
     name = str(panel.vms["name"].iloc[3])
     panel.search.value = name.upper()
-    labels = [label for label, _ in panel.vm_select.options]
+    labels = list(panel.table.df["Name"])
     assert labels and all(name.lower() in label.lower() for label in labels)
-    assert name in panel.table.value
+    assert name in set(panel.table.df["Name"])
 
 
 def test_a_vm_that_stopped_meanwhile_gives_a_409_in_words(sandbox, admin):
     panel = VmPanel(admin, watch_interval=None)
     vm_id = _running(panel, protected=False)[0]
-    panel.vm_select.value = (vm_id,)
+    panel.select((vm_id,))
     panel.stop_button.click()
     sandbox.control.vm_action(vm_id, "suspend")  # changed behind the panel's back
     panel.confirm_button.click()
@@ -132,7 +134,7 @@ def test_a_vm_that_stopped_meanwhile_gives_a_409_in_words(sandbox, admin):
 def test_a_token_without_vms_write_gives_a_403_in_words(sandbox, reader):
     panel = VmPanel(reader, watch_interval=None)
     vm_id = _running(panel, protected=False)[0]
-    panel.vm_select.value = (vm_id,)
+    panel.select((vm_id,))
     panel.stop_button.click()
     panel.confirm_button.click()
     assert "vms:write" in panel.status.value
@@ -144,7 +146,7 @@ def test_a_token_without_vms_write_gives_a_403_in_words(sandbox, reader):
 def test_the_background_watcher_follows_the_stop_to_the_end(sandbox, admin):
     panel = VmPanel(admin, watch_interval=0.05, watch_timeout=30)
     vm_id = _running(panel, protected=False)[0]
-    panel.vm_select.value = (vm_id,)
+    panel.select((vm_id,))
     panel.stop_button.click()
     panel.confirm_button.click()
     sandbox.control.advance(60)
@@ -160,7 +162,7 @@ def test_a_rate_limit_wait_is_reported_in_words(sandbox):
     with svcnb.Client(api_key=token["secret"], base_url=sandbox.base_url, progress=False) as slow:
         panel = VmPanel(slow, watch_interval=None)
         chosen = tuple(_running(panel, protected=False)[:3])
-        panel.vm_select.value = chosen
+        panel.select(chosen)
         panel.stop_button.click()
         panel.confirm_button.click()
         assert "Stop queued for 3 VM(s)" in panel.status.value
@@ -184,9 +186,9 @@ def test_changing_the_selection_voids_the_confirmation(sandbox, admin):
     panel = VmPanel(admin, watch_interval=None)
     before = _action_ids(sandbox)
     first, second = _running(panel, protected=False)[:2]
-    panel.vm_select.value = (first,)
+    panel.select((first,))
     panel.stop_button.click()
-    panel.vm_select.value = (first, second)
+    panel.select((first, second))
     assert panel.confirm_button.disabled and panel.pending == []
     assert "press Stop to review it again" in panel.status.value
     panel.confirm_button.click()
@@ -196,16 +198,16 @@ def test_changing_the_selection_voids_the_confirmation(sandbox, admin):
 def test_the_stop_button_turns_off_once_the_watch_sees_the_vm_stopped(sandbox, admin):
     panel = VmPanel(admin, watch_interval=None)
     vm_id = _running(panel, protected=False)[0]
-    panel.vm_select.value = (vm_id,)
+    panel.select((vm_id,))
     assert not panel.stop_button.disabled and panel.stop_button.description == "Stop 1 VM(s)…"
     panel.stop_button.click()
     panel.confirm_button.click()
     assert panel.stop_button.disabled  # the poll at once reads it as stopping
     sandbox.control.advance(60)
     assert panel.poll() is False
-    assert panel.vm_select.value == (vm_id,)
-    label = dict((v, k) for k, v in panel.vm_select.options)[vm_id]
-    assert "· stopped ·" in label
+    assert panel.selected_ids == [vm_id]
+    row = panel.table.df[panel.table.df["VM id"] == vm_id].iloc[0]
+    assert row["Status"] == "stopped"
     assert panel.stop_button.disabled
     assert panel.stop_button.description == "Stop…"
     assert "only running VMs can be stopped" in panel.stop_button.tooltip
@@ -215,11 +217,11 @@ def test_the_stop_button_counts_only_the_running_vms_after_a_refresh(sandbox, ad
     panel = VmPanel(admin, watch_interval=None)
     before = _action_ids(sandbox)
     first, second = _running(panel, protected=False)[:2]
-    panel.vm_select.value = (first, second)
+    panel.select((first, second))
     assert panel.stop_button.description == "Stop 2 VM(s)…"
     sandbox.control.vm_action(first, "suspend")  # stopped elsewhere
     panel.refresh()
-    assert panel.vm_select.value == (first, second)
+    assert set(panel.selected_ids) == {first, second}
     assert not panel.stop_button.disabled and panel.stop_button.description == "Stop 1 VM(s)…"
     assert "1 selected VM(s) not running" in panel.stop_button.tooltip
     sandbox.control.vm_action(second, "suspend")
@@ -232,7 +234,7 @@ def test_a_vm_seen_stopped_after_the_review_is_not_sent(sandbox, admin):
     panel = VmPanel(admin, watch_interval=None)
     before = _action_ids(sandbox)
     first, second = _running(panel, protected=False)[:2]
-    panel.vm_select.value = (first, second)
+    panel.select((first, second))
     panel.stop_button.click()
     assert panel.pending == [first, second]
     sandbox.control.vm_action(first, "suspend")
@@ -242,3 +244,29 @@ def test_a_vm_seen_stopped_after_the_review_is_not_sent(sandbox, admin):
     assert "409" not in panel.status.value
     assert "Not sent for" in panel.status.value and first in panel.status.value
     assert "Stop queued for 1 VM(s)" in panel.status.value
+
+
+def test_the_fleet_is_one_grid_whose_selection_stop_acts_on(sandbox, admin):
+    panel = VmPanel(admin, watch_interval=None)
+    assert not any(isinstance(w, widgets.SelectMultiple) for w in _descendants(panel.widget))
+    grid = panel.table
+    assert "svcnb-vm-grid" in grid._dom_classes
+    assert list(grid.df.columns) == [
+        "Name", "VM id", "Status", "Region", "Plan", "IP address", "Protected"
+    ]  # fmt: skip
+    first, second = _running(panel, protected=False)[:2]
+    rows = list(grid.df["VM id"])
+    grid.selected_rows = [rows.index(first), rows.index(second)]  # what a click in the grid sets
+    assert set(panel.selected_ids) == {first, second}
+    assert panel.stop_button.description == "Stop 2 VM(s)…"
+    panel.stop_button.click()
+    assert set(panel.pending) == {first, second}
+    # a filter keeps the selected rows that it still shows
+    panel.search.value = first
+    assert panel.selected_ids == [first] and grid.selected_rows == [0]
+
+
+def _descendants(widget):
+    yield widget
+    for child in getattr(widget, "children", ()):
+        yield from _descendants(child)

@@ -1,0 +1,115 @@
+"""Each user-story notebook tells its story alone on a fresh store, after the others, or twice.
+
+nbval runs 01 to 06 in order, each on its own store. Here the notebooks run as a user would run
+them (nbclient, a kernel each) and the history span each one reports is checked: alone, each
+with the fresh sandbox ``connect()`` starts; out of order and twice, on one store and the one
+sandbox ``svcnb lab`` gives every kernel (``SVCNB_SANDBOX``), since a store keeps the history of
+one server.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+from svcnb.sandbox import serve
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+HISTORY = re.compile(r"history: (\d+) snapshots over (\d+) days")
+# the span each notebook needs for its story (None: it keeps no history)
+NEEDS = {
+    "01_inventory": 0,
+    "02_stop_vms": None,
+    "03_firewall_audit": 0,
+    "04_billing_review": 14,
+    "05_bandwidth_report": 14,
+    "06_webhooks": None,
+}
+
+
+@pytest.fixture
+def kernel_env(monkeypatch, tmp_path):
+    for name in ("SVC_API_KEY", "SVC_BASE_URL", "SVCNB_SANDBOX"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+
+    def use_store(path: Path) -> None:
+        monkeypatch.setenv("SVCNB_STORE", str(path))
+
+    return use_store
+
+
+def _run(name: str) -> str:
+    """Run notebook ``name`` in a new kernel; its printed text."""
+    notebook = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
+    client = NotebookClient(
+        notebook,
+        timeout=300,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(NOTEBOOKS)}},
+    )
+    try:
+        client.execute()
+    except CellExecutionError as exc:
+        pytest.fail(f"{name}: {exc.ename}: {exc.evalue}")
+    return "".join(
+        out.get("text", "")
+        for cell in notebook.cells
+        for out in cell.get("outputs", [])
+        if out.get("output_type") == "stream"
+    )
+
+
+def _span(name: str, text: str) -> int | None:
+    found = HISTORY.search(text)
+    if NEEDS[name] is None:
+        return None
+    assert found, f"{name} does not say how much history it has:\n{text}"
+    return int(found.group(2))
+
+
+@pytest.mark.parametrize("name", sorted(NEEDS))
+def test_alone_on_a_fresh_store(name, kernel_env, tmp_path):
+    kernel_env(tmp_path / "store")
+    text = _run(name)
+    span = _span(name, text)
+    if span is not None:
+        assert span >= NEEDS[name], text
+        assert "less than" not in text
+
+
+def test_out_of_order_and_twice_on_one_store(kernel_env, tmp_path, monkeypatch):
+    kernel_env(tmp_path / "store")
+    connection = tmp_path / "sandbox.json"
+    with serve(connection_file=str(connection)):
+        monkeypatch.setenv("SVCNB_SANDBOX", str(connection))
+        _out_of_order_and_twice()
+
+
+def _out_of_order_and_twice() -> None:
+    text = _run("04_billing_review")
+    assert _span("04_billing_review", text) >= 14
+    for first in (True, False):
+        text = _run("03_firewall_audit")
+        assert _span("03_firewall_audit", text) >= 14
+        found = re.search(r"open SSH findings before: (\d+) after: (\d+)", text)
+        assert found, text
+        before, after = int(found.group(1)), int(found.group(2))
+        if first:
+            assert before > after, text
+            assert "fixed (saved" in text  # marked fixed before the re-audit
+        else:  # the first run fixed it: the second says there is nothing left
+            assert before == after == 0, text
+            assert "nothing to fix" in text
+    text = _run("01_inventory")
+    assert re.search(r"the latest has \d+ VM rows", text), text
+    text = _run("05_bandwidth_report")
+    assert _span("05_bandwidth_report", text) >= 14
+    text = _run("04_billing_review")
+    assert _span("04_billing_review", text) >= 14
+    assert "less than" not in text
