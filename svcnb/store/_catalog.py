@@ -56,10 +56,6 @@ SCHEMA = pa.schema(
 _TOP = ("snapshot_id", "seq", "server_time", "local_time", "server", "account")
 
 
-class Conflict(Exception):
-    """Another writer published a snapshot since this one read the catalog."""
-
-
 def file_seq(name: str) -> int | None:
     """The seq a data file was written for (its name starts with it), None for other files."""
     head = name.split("-", 1)[0]
@@ -159,9 +155,12 @@ class Catalog:
                 self.loc.table_url(CATALOG), SCHEMA, mode="ignore", storage_options=self._options()
             )
 
-    def publish(self, entries: list[dict[str, Any]], version: int) -> None:
-        """Publish ``entries`` (those read at ``version`` plus the new one) as the catalog;
-        raises Conflict when another writer published since ``version``."""
+    def publish(self, entries: list[dict[str, Any]], version: int) -> str | None:
+        """Publish ``entries`` (those read at ``version`` plus the new one) as the catalog.
+
+        Returns None when published, else why not: another writer published since
+        ``version`` (Delta refused the commit), and nothing of this one is in the catalog.
+        """
         seq = entries[-1]["seq"]
         name = data_file(seq, secrets.token_hex(4), "catalog")
         self.loc.write_parquet(
@@ -185,7 +184,8 @@ class Catalog:
             )
         except (DeltaError, OSError) as exc:
             self.loc.delete(self.loc.file(CATALOG, name))
-            raise Conflict(str(exc)) from None
+            return str(exc)
+        return None
 
     def sweep(self, keep: int = 2) -> None:
         """Delete catalog files older than the last ``keep`` published ones."""

@@ -36,7 +36,7 @@ import pyarrow as pa
 from svcnb.frames import KEYS, SCHEMAS
 
 from ._audit import scrub
-from ._catalog import Catalog, Conflict, data_file, file_seq, sync
+from ._catalog import Catalog, data_file, file_seq, sync
 from ._fs import Location
 from ._layout import StoreError, warn
 from ._segments import (
@@ -434,10 +434,9 @@ def write_snapshot(
             known[resource] = _write_resource(loc, resource, frame, entry, old, nonce, written)
             counts = _unreadable_counts(frame)
             entry["resources"][resource] = _status("ok", None, len(frame), counts)
-        try:
-            catalog.publish([*entries, entry], version)
-        except Conflict as exc:
-            _log.info("store %s: another writer published first (%s); again", loc.url, exc)
+        refused = catalog.publish([*entries, entry], version)
+        if refused:
+            _log.info("store %s: another writer published first (%s); again", loc.url, refused)
             for path in written:
                 loc.delete(path)
             time.sleep(min(0.02 * 2**attempt, 1.0) * (0.5 + secrets.randbelow(100) / 100))
