@@ -12,7 +12,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from svcnb.panels._messages import redact
-from svcnb.reports._display import display_frame
+from svcnb.reports._display import display_frame, label
 
 # JupyterLab's theme variables (with light fallbacks outside Lab), so light, dark and
 # high-contrast themes all keep text readable against its background.
@@ -63,7 +63,8 @@ def table(
     empty: str = "Nothing to show.",
     limit: int = 200,
 ) -> str:
-    """Escaped HTML table of ``rows`` (a frame or dicts), ``columns`` in order, ``limit`` rows.
+    """Escaped HTML table of ``rows`` (a frame or dicts), ``columns`` in order, ``limit`` rows,
+    under the same human labels as the grids.
 
     Columns missing from ``rows`` are left out rather than raising, so a panel keeps working when
     a report adds or drops a column.
@@ -74,7 +75,7 @@ def table(
     if frame.empty:
         return f"<p><i>{html.escape(empty)}</i></p>"
     shown = frame.head(limit)
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in shown.columns)
+    head = "".join(f"<th>{html.escape(label(str(c)))}</th>" for c in shown.columns)
     body = "".join(
         "<tr>" + "".join(f"<td>{cell(v)}</td>" for v in row) + "</tr>"
         for row in shown.itertuples(index=False, name=None)
