@@ -47,6 +47,11 @@ _COMMANDS = {
         "run the verifying webhook receiver over HTTPS",
         "svcnb listen --port 8443",
     ),
+    "migrate-store": (
+        "svcnb.store._cli_migrate",
+        "convert a store of the first format to Delta tables, checked row for row",
+        "svcnb migrate-store data/store-old data/store",
+    ),
     "doctor": (
         "svcnb._doctor",
         "read-only check of what the configured service answers",

@@ -115,7 +115,8 @@ def run(args: argparse.Namespace) -> int:
         code = _take(store)
         if code:
             return code
-    if not store.path.exists():
+    # a local store must exist; an object-storage store (a URL) answers for itself below
+    if isinstance(store.path, Path) and not store.path.exists():
         return _fail(
             f"no snapshot store at {store.path.resolve()} (from {_store_origin(args.store)}); "
             "pass --store PATH, set SVCNB_STORE, or take a snapshot with `svcnb snapshot`"
@@ -126,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, StoreError) as exc:
         text = str(exc)
         if "holds no snapshot" in text:
-            text = f"the store at {store.path.resolve()} holds no snapshot; take one with " + (
+            text = f"the store at {store.path} holds no snapshot; take one with " + (
                 "`svcnb snapshot` (or add --snapshot)"
             )
         return _fail(text)
