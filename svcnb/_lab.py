@@ -25,11 +25,12 @@ import httpx
 
 from svcnb._connect import ENV_SANDBOX_FILE
 from svcnb.client._config import ENV_API_KEY, ENV_BASE_URL
-from svcnb.store._layout import DEFAULT_PATH, ENV_PATH, resolve_path
+from svcnb.store._layout import ENV_PATH, resolve_path
 
 # Path of a sandbox connection file (DESIGN section 4); ``svcnb.connect()`` uses that sandbox.
 SANDBOX_ENV = ENV_SANDBOX_FILE
 STORE_ENV = ENV_PATH
+LAB_STORES = "data/lab"
 # Variables that would send the kernels to the real service instead of the sandbox.
 REAL_API_ENV = (ENV_API_KEY, ENV_BASE_URL)
 
@@ -269,7 +270,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--store",
         default=None,
-        help=f"snapshot store folder (default: ${STORE_ENV} or {DEFAULT_PATH})",
+        help=f"snapshot store (default: ${STORE_ENV}, else a new {LAB_STORES}/<time>/store "
+        "for this session's sandbox)",
     )
     parser.add_argument("--no-browser", action="store_true", help="do not open a web browser")
 
@@ -282,7 +284,12 @@ def run(args: argparse.Namespace) -> int:
             return 2
         root = Path.cwd()
     # Resolved here: the kernels run in the notebooks' folder, not where `svcnb lab` started.
-    store = resolve_path(args.store or None).resolve()
+    # Each lab session's sandbox is a new simulated account whose clock starts again, and a
+    # store refuses a second server's history: so unless told, each session gets its own store.
+    if args.store or os.environ.get(STORE_ENV):
+        store = resolve_path(args.store or None).resolve()
+    else:
+        store = (Path(LAB_STORES) / time.strftime("%Y%m%d-%H%M%S") / "store").resolve()
     dropped = [name for name in REAL_API_ENV if os.environ.get(name)]
     if dropped:
         print(
