@@ -13,10 +13,11 @@ Figure 2: requests a refresh sends after 2 % of the VMs changed / (pages + chang
 Figure 3: svcnb's pull time / the time of a competent hand-written client (``handwritten.py``:
           httpx, 8 threads, pacing from the rate-limit headers) over the same pull, and both
           CPU shares.
-Figure 4: time to the first frame of a 10,000-VM fleet at the real limit (600 per 60 s window,
-          50 ms latency): ``vms.pull()`` returning plus ``frames.vms(pull.records())``, over
-          the time the list pages alone take (``vms.all(details=False)``) (target <= 1.2).
-          Each is measured with its own token, so each starts on a fresh budget.
+Figure 4: time to the first frame of a 10,000-VM fleet at the limiter's pace (600 per minute
+          as 10 per 1 s window, so no fresh 600-request burst hides the pace; 50 ms latency):
+          ``vms.pull()`` returning plus ``frames.vms(pull.records())``, over the time the list
+          pages alone take (``vms.all(details=False)``) (target <= 1.2). Each is measured with
+          its own token, so each starts on a fresh budget.
 
 ``python bench/fetch.py --no-10k`` leaves Figure 4 out. The load average is printed with each
 figure: on a busy machine the times say less.
@@ -49,7 +50,9 @@ LIMIT = 600
 PER_PAGE = 100
 CHANGED_SHARE = 0.02
 BIG_FLEET = 10_000
-REAL_WINDOW_SECONDS = 60.0
+# 600 per minute, paced: 10 per 1 s window (a 60 s window would let 100 pages go as a burst)
+PACE_LIMIT = 10
+PACE_WINDOW_SECONDS = 1.0
 
 
 def _load() -> str:
@@ -145,7 +148,7 @@ def paced(folder: str) -> None:
 def first_frame(folder: str) -> None:
     proc, info, _ = subsandbox.start(
         folder, BIG_FLEET, "--seed", "7", "--latency-ms", str(LATENCY_MS), "--rate-limit",
-        str(LIMIT), "--rate-window", str(REAL_WINDOW_SECONDS),
+        str(PACE_LIMIT), "--rate-window", str(PACE_WINDOW_SECONDS),
     )  # fmt: skip
     try:
         lister = svcnb.Client(info["tokens"]["read"], info["base_url"], progress=False)
@@ -167,7 +170,7 @@ def first_frame(folder: str) -> None:
         pull.wait(60)
         client.close()
         print(
-            f"10k fleet at {LIMIT} per {REAL_WINDOW_SECONDS:g} s: list pages alone "
+            f"10k fleet at {PACE_LIMIT} per {PACE_WINDOW_SECONDS:g} s: list pages alone "
             f"{alone:.2f} s; first frame {first:.2f} s (of which building the frame "
             f"{building:.2f} s; {done} of {total} requests answered then); {_load()}"
         )
