@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Callable
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 import ipywidgets as widgets
 import pandas as pd
 
-from svcnb import errors
+from svcnb import errors, frames
 
 # The client's own pre-send check, called one field at a time, so the form refuses exactly what
 # update_rule would refuse. (Private module until the client exports a per-field validator.)
@@ -18,6 +19,7 @@ from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, banner, describe, show, shown_in
 from svcnb.panels._quiet import quietly
 from svcnb.panels._render import cell, table
+from svcnb.reports import firewall as firewall_report
 from svcnb.store import Store
 
 # API field -> label shown next to its input
@@ -101,7 +103,9 @@ class RuleEditor(Displayed):
     ``rule_picker`` (CSS ``svcnb-rule-picker``), one input per
     editable field in ``inputs`` (``position``, ``port`` (CSS ``svcnb-port``), ``source_ips``,
     ``dest_ips``, ``description``) each with its message widget in ``messages`` (``port_error``
-    has CSS ``svcnb-port-error``), ``diff``, ``save_button`` (CSS ``svcnb-save``),
+    has CSS ``svcnb-port-error``), ``diff``, ``reach_preview`` (CSS ``svcnb-reach-diff``: the flows
+    the pending edit opens and closes on the VMs this firewall protects, from
+    ``firewall.reach_diff``), ``save_button`` (CSS ``svcnb-save``),
     ``reset_button``, ``refresh_button`` (reload firewalls and rules), ``reread`` (the rule as
     read again after a failed sync), ``history`` (this rule's audit entries) and ``status``
     (CSS ``svcnb-status``).
@@ -121,6 +125,9 @@ class RuleEditor(Displayed):
         self.store = store
         self._clock = clock or self._server_now
         self._saved_callbacks: list[Callable[[str, str, pd.Timestamp], Any]] = []
+        # firewall id -> (vms, vm_firewalls, rules of the other firewalls on its VMs), read once
+        # per firewall shown: a keystroke must not cost a fleet read
+        self._reach_context: dict[str, tuple[pd.DataFrame, pd.DataFrame, list[dict]]] = {}
         self.firewalls: list[dict] = []
         self.rules: list[dict] = []
         self.rule: dict | None = None
@@ -168,6 +175,7 @@ class RuleEditor(Displayed):
             box.observe(self._on_edit, names="value")
             self.messages[field].add_class(f"svcnb-{field.lower()}-error")
         self.diff = widgets.HTML().add_class("svcnb-diff")
+        self.reach_preview = widgets.HTML().add_class("svcnb-reach-diff")
         self.save_button = widgets.Button(
             description="Save", button_style="primary", icon="save", disabled=True
         ).add_class("svcnb-save")
@@ -189,6 +197,7 @@ class RuleEditor(Displayed):
                 self.rule_picker,
                 *[widgets.VBox([self.inputs[f], self.messages[f]]) for f in EDITABLE],
                 self.diff,
+                self.reach_preview,
                 widgets.HBox([self.save_button, self.reset_button]),
                 self.status,
                 self.reread,
@@ -214,6 +223,7 @@ class RuleEditor(Displayed):
 
     def load_firewalls(self) -> None:
         """Read the firewalls into the picker (keeping the chosen one when it still exists)."""
+        self._reach_context = {}
         with shown_in(self.status, "reading the firewalls"):
             self.firewalls = list(self.client.firewalls.list())
             keep = self.firewall_picker.value
@@ -358,8 +368,59 @@ class RuleEditor(Displayed):
                 '<table class="svcnb-table"><tr><th>field</th><th>before</th><th>after</th></tr>'
                 f"{rows}</table>"
             )
+        self.reach_preview.value = self._reach_words(changes)
         self.save_button.disabled = bool(problems) or not changes
         self.reset_button.disabled = not changes and not problems
+
+    # --- reachability preview ---------------------------------------------------------------
+
+    def _context(self, fw_id: str) -> tuple[pd.DataFrame, pd.DataFrame, list[dict]]:
+        if fw_id not in self._reach_context:
+            full = self.client.vms.all(details=True)
+            links = frames.vm_firewalls(full)
+            mine = set(links.loc[links["firewall_id"] == fw_id, "vm_id"])
+            others = sorted(set(links.loc[links["vm_id"].isin(mine), "firewall_id"]) - {fw_id})
+            rules = [r for other in others for r in self.client.firewalls.rules(other)]
+            self._reach_context[fw_id] = (frames.vms(full), links, rules)
+        return self._reach_context[fw_id]
+
+    def reach_changes(self, changes: dict[str, Any] | None = None) -> pd.DataFrame:
+        """``firewall.reach_diff`` of the pending edit over the VMs this firewall protects.
+
+        The other firewalls on those VMs take part, since they are pooled by position with this
+        one; the probes are the report's defaults (well-known ports from anywhere plus what the
+        rule names before and after the edit).
+        """
+        changes = self.changes() if changes is None else changes
+        assert self.rule is not None
+        fw_id = str(self.firewall_picker.value)
+        vms, links, others = self._context(fw_id)
+        rule_id = str(self.rule["id"])
+        edited = [
+            {**r, **changes, "firewallId": fw_id} if str(r["id"]) == rule_id else r
+            for r in self.rules
+        ]
+        before = frames.firewall_rules([*self.rules, *others])
+        after = frames.firewall_rules([*edited, *others])
+        return firewall_report.reach_diff(before, after, links, vms)
+
+    def _reach_words(self, changes: dict[str, Any]) -> str:
+        if self.rule is None or not changes:
+            return ""
+        try:
+            diff = self.reach_changes(changes)
+        except Exception as exc:  # noqa: BLE001 - the preview must never block editing
+            words = describe(exc, "working out which flows the edit changes")[1]
+            return banner("warn", f"Reachability not shown: {words}")
+        lines = firewall_report.reach_diff_words(diff)
+        if not lines:
+            return (
+                "<b>Reachability</b><br><i>Opens and closes none of the probed flows "
+                f"({', '.join(map(str, firewall_report.PROBE_PORTS))}/TCP from anywhere and "
+                "what the rule names).</i>"
+            )
+        items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
+        return f"<b>Reachability: this edit</b><ul>{items}</ul>"
 
     # --- saving -----------------------------------------------------------------------------
 

@@ -188,3 +188,57 @@ def test_a_stored_invalid_port_is_flagged_but_does_not_block_other_edits(sandbox
     editor.port.value = bad["port"] + "x"  # an edit of the bad value is checked as usual
     assert "not a port list" in editor.port_error.value
     assert editor.save_button.disabled
+
+
+def _open_ssh_from_anywhere(editor, admin) -> tuple[str, dict]:
+    """Open the seeded rule that accepts SSH from anywhere on a firewall protecting VMs."""
+    fw_id, ssh = next(
+        (fw["id"], r)
+        for fw in admin.firewalls.list()
+        for r in admin.firewalls.rules(fw["id"])
+        if r["direction"] == "IN"
+        and r["action"] == "ACCEPT"
+        and r["port"] == "22"
+        and r["sourceIps"] == ["0.0.0.0/0"]
+    )
+    editor.open(fw_id, ssh["id"])
+    return fw_id, ssh
+
+
+def test_the_preview_shows_the_flows_an_edit_opens_and_closes(editor, admin):
+    fw_id, _ssh = _open_ssh_from_anywhere(editor, admin)
+    protected = {
+        vm["name"]
+        for vm in admin.vms.all(details=True)
+        if fw_id in [f["id"] for f in vm.get("firewalls") or []]
+        and vm["status"] not in ("terminated", "deleted")
+    }
+    assert editor.reach_preview.value == ""  # nothing pending, nothing to preview
+
+    editor.port.value = "2222"
+    preview = editor.reach_preview.value
+    assert "svcnb-reach-diff" in editor.reach_preview._dom_classes
+    assert "closes 22/TCP from anywhere to" in preview
+    assert "opens 2222/TCP from anywhere to" in preview
+    named = preview.split("closes 22/TCP from anywhere to", 1)[1].split("</li>", 1)[0]
+    assert any(name in named for name in protected)
+    diff = editor.reach_changes()
+    assert set(diff["vm_name"]) <= protected
+    assert set(diff.loc[diff["port"] == 22, "change"]) == {"closed"}
+
+    # narrowing the source closes SSH from anywhere but keeps it open from the office range
+    editor.port.value = "22"
+    editor.source_ips.value = "203.0.113.0/24"
+    preview = editor.reach_preview.value
+    assert "closes 22/TCP from anywhere" in preview
+    assert "203.0.113.0/24" not in preview
+    assert "Source IPs" in editor.diff.value  # the field diff is still there beside it
+
+    editor.source_ips.value = "0.0.0.0/0"
+    assert editor.reach_preview.value == ""
+
+
+def test_an_edit_that_changes_no_flow_says_so(editor, admin):
+    _open_ssh_from_anywhere(editor, admin)
+    editor.description.value = "wording only"
+    assert "none of the probed flows" in editor.reach_preview.value
