@@ -24,7 +24,10 @@ THEME_STYLE = (
     ".svcnb-table th{background:var(--jp-layout-color2,#eee);"
     "color:var(--jp-ui-font-color0,#000);font-weight:600}"
     ".svcnb-panel,.svcnb-panel .widget-label,.svcnb-panel .widget-html-content{"
-    "color:var(--jp-ui-font-color1,#000)}</style>"
+    "color:var(--jp-ui-font-color1,#000)}"
+    # a button keeps its whole label ("Reload snapshots") instead of the short fixed width
+    ".svcnb-panel .widget-button{width:auto;min-width:var(--jp-widgets-inline-width-short);"
+    "flex-shrink:0}</style>"
 )
 _TABLE_STYLE = THEME_STYLE
 

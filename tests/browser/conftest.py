@@ -131,6 +131,10 @@ def jupyterlab(
     tracker = settings / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
     tracker.parent.mkdir(parents=True)
     tracker.write_text('{"windowingMode": "none"}', encoding="utf-8")
+    # No "get notified about Jupyter news?" toast: it asks the network and covers screenshots.
+    notices = settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    notices.parent.mkdir(parents=True)
+    notices.write_text('{"fetchNews": "false"}', encoding="utf-8")
     env = kernel_environment(lab_sandbox.connection_file, store=lab_tmp / "store")
     env.update(
         JUPYTERLAB_SETTINGS_DIR=str(settings),

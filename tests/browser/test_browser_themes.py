@@ -1,0 +1,260 @@
+"""The panels in JupyterLab's light and dark themes: text contrast from computed styles, pictures.
+
+One notebook builds the VM panel, the rule editor and the billing panel against the shared
+sandbox (its own store, so other tests' history is untouched). In each theme every header and
+label a reader relies on must reach WCAG AA (4.5:1) against the background it is drawn on: the
+first non-transparent background up its ancestors, across the ITables grid's shadow root.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+OUT = REPO / "out"
+DOCS = REPO / "docs"
+NOTEBOOK = "themes_panels.ipynb"
+AA = 4.5
+LIGHT = "JupyterLab Light"
+DARK = "JupyterLab Dark"
+
+# What is measured in each panel: grid (ITables/DataTables) headers and cells, the panels' own
+# HTML tables, widget labels and the panels' summary and title lines.
+CHECKED = {
+    "vm-panel": (
+        ".svcnb-vm-panel",
+        [
+            "table.dataTable thead th",
+            "table.dataTable tbody td",
+            ".dt-info",
+            ".dt-search label",
+            ".widget-label",
+        ],
+    ),
+    "rule-editor": (
+        ".svcnb-rule-editor",
+        [".widget-label", ".svcnb-status .widget-html-content", ".svcnb-table th"],
+    ),
+    "billing-panel": (
+        ".svcnb-billing-panel",
+        [
+            ".svcnb-summary b",
+            ".svcnb-table th",
+            ".svcnb-table td",
+            ".svcnb-title",
+            "table.dataTable thead th",
+            "table.dataTable tbody td",
+            ".dt-info",
+            ".widget-label",
+        ],
+    ),
+}
+
+# Every element matching a selector inside the panel (through open shadow roots), and each
+# descendant holding text of its own, with its contrast against the background painted under
+# it: backgrounds up the ancestors are composited until an opaque one, text colour over that.
+_CONTRAST_JS = """
+([rootSel, selectors]) => {
+  const parse = (c) => {
+    const m = c.match(/rgba?\\(([^)]+)\\)/);
+    if (!m) throw new Error('colour not in rgb(): ' + c);
+    const p = m[1].split(/[ ,/]+/).filter(Boolean).map(Number);
+    return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
+  };
+  const over = (top, under) => {
+    const a = top[3];
+    return [0, 1, 2].map(i => top[i] * a + under[i] * (1 - a)).concat([1]);
+  };
+  const up = (el) => el.parentElement || (el.getRootNode() && el.getRootNode().host) || null;
+  const background = (el) => {
+    const layers = [];
+    for (let e = el; e; e = up(e)) {
+      const c = parse(getComputedStyle(e).backgroundColor);
+      if (c[3] > 0) layers.push(c);
+      if (c[3] >= 1) break;
+    }
+    let bg = [255, 255, 255, 1];  // the canvas when nothing is opaque
+    for (let i = layers.length - 1; i >= 0; i--) bg = over(layers[i], bg);
+    return bg;
+  };
+  const lum = (c) => {
+    const ch = c.slice(0, 3).map(v => {
+      v /= 255;
+      return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
+    });
+    return 0.2126 * ch[0] + 0.7152 * ch[1] + 0.0722 * ch[2];
+  };
+  const all = (root, sel) => {
+    const found = Array.from(root.querySelectorAll(sel));
+    for (const e of root.querySelectorAll('*')) if (e.shadowRoot) found.push(...all(e.shadowRoot, sel));
+    return found;
+  };
+  const visible = (e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden';
+  const ownText = (e) => Array.from(e.childNodes)
+    .filter(n => n.nodeType === 3).map(n => n.textContent).join('').trim();
+  const panel = document.querySelector(rootSel);
+  if (!panel) return {missing: rootSel};
+  const rows = [];
+  for (const sel of selectors) {
+    const matched = all(panel, sel).filter(visible);
+    const measured = [];
+    for (const m of matched.slice(0, 40)) {
+      const texts = [m, ...m.querySelectorAll('*')].filter(e => visible(e) && ownText(e));
+      for (const e of texts) {
+        const bg = background(e);
+        const fg = over(parse(getComputedStyle(e).color), bg);
+        const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
+        measured.push({text: ownText(e).slice(0, 40), ratio: (a + 0.05) / (b + 0.05),
+                       fg: getComputedStyle(e).color, bg: 'rgb(' + bg.slice(0, 3).map(Math.round) + ')'});
+      }
+    }
+    measured.sort((x, y) => x.ratio - y.ratio);
+    rows.push({selector: sel, count: measured.length, worst: measured[0] || null});
+  }
+  return {rows};
+}
+"""
+
+_THEME_JS = """
+async (name) => {
+  await window.jupyterapp.commands.execute('apputils:change-theme', {theme: name});
+}
+"""
+
+_THEME_APPLIED_JS = """
+(name) => document.body.dataset.jpThemeName === name
+  && document.body.dataset.jpThemeLight === String(name.includes('Light'))
+"""
+
+MEASURED: dict[str, dict[str, dict[str, float]]] = {}
+
+
+def _cells(store: Path) -> list[str]:
+    return [
+        "import svcnb\n"
+        "from svcnb.store import Store\n"
+        "client = svcnb.connect(progress=False)\n"
+        f"store = Store({str(store)!r})\n"
+        "store.take(client)",
+        "from svcnb.panels import VmPanel\nVmPanel(client, watch_interval=None)",
+        "from svcnb.panels import RuleEditor\nRuleEditor(client, store)",
+        "from svcnb.panels import BillingPanel\n"
+        f"BillingPanel(store, export_dir={str(store.parent / 'exports')!r})",
+    ]
+
+
+def _write_notebook(path: Path, cells: list[str]) -> None:
+    nb = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "id": f"c{i}",
+                "metadata": {},
+                "outputs": [],
+                "source": src,
+            }
+            for i, src in enumerate(cells)
+        ],
+        "metadata": {
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    path.write_text(json.dumps(nb), encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def panels_page(browser, jupyterlab: str, lab_root: Path, lab_tmp: Path):
+    """One page with the three panels rendered; the theme is put back to light afterwards."""
+    from _labpage import LabPage
+
+    _write_notebook(lab_root / NOTEBOOK, _cells(lab_tmp / "themes-store" / "store"))
+    # Tall enough that the billing panel's summary, plots and first tables fit in one picture.
+    context = browser.new_context(viewport={"width": 1400, "height": 2200})
+    lab = LabPage(context.new_page(), jupyterlab)
+    try:
+        lab.open(NOTEBOOK)
+        # the file browser would take a third of the width the grids need
+        lab.page.evaluate("() => window.jupyterapp.shell.collapseLeft()")
+        lab.run_all(timeout=300)
+        for _name, (root, _selectors) in CHECKED.items():
+            lab.page.locator(root).first.wait_for(state="visible", timeout=60_000)
+        # the grids draw their rows after the widget is displayed
+        lab.page.locator(".svcnb-vm-grid tbody td").first.wait_for(timeout=60_000)
+        lab.assert_no_widget_errors()
+        yield lab
+    finally:
+        # The theme is a user setting saved on the server: later tests must find the light one.
+        try:
+            lab.page.evaluate(_THEME_JS, LIGHT)
+        except Exception as exc:  # the page may be gone; the test's own error matters more
+            print(f"could not restore the light theme ({type(exc).__name__})")
+        context.close()
+
+
+def _apply(lab: Any, theme: str) -> None:
+    lab.page.evaluate(_THEME_JS, theme)
+    lab.page.wait_for_function(_THEME_APPLIED_JS, arg=theme, timeout=30_000)
+    # CSS variables switch at once; give the widgets' transitions a moment to finish painting.
+    lab.page.wait_for_timeout(800)
+
+
+def _shoot(lab: Any, root: str, name: str) -> None:
+    panel = lab.page.locator(root).first
+    panel.evaluate("(el) => el.scrollIntoView({block: 'start'})")
+    lab.page.wait_for_timeout(300)
+    box = panel.bounding_box()
+    # only what the notebook shows: not the status bar or anything else drawn over its bottom
+    view = lab.page.locator(".jp-NotebookPanel .jp-Notebook").first.bounding_box()
+    top = max(box["y"], view["y"])
+    clip = {
+        "x": box["x"],
+        "y": top,
+        "width": min(box["width"], view["x"] + view["width"] - box["x"]),
+        "height": min(box["y"] + box["height"], view["y"] + view["height"]) - top,
+    }
+    OUT.mkdir(exist_ok=True)
+    lab.page.screenshot(path=str(OUT / f"{name}.png"), clip=clip)
+    if os.environ.get("SVCNB_UPDATE_DOCS") == "1":
+        # The documentation pictures are refreshed only on request, so test runs leave git clean.
+        lab.page.screenshot(path=str(DOCS / f"{name}.png"), clip=clip)
+
+
+@pytest.mark.parametrize("theme", [LIGHT, DARK], ids=["light", "dark"])
+def test_headers_and_labels_reach_wcag_aa_contrast(panels_page, theme: str) -> None:
+    lab = panels_page
+    _apply(lab, theme)
+    short = "light" if "Light" in theme else "dark"
+    failures = []
+    for name, (root, selectors) in CHECKED.items():
+        result = lab.page.evaluate(_CONTRAST_JS, [root, selectors])
+        assert "missing" not in result, f"{name}: no {root} on the page"
+        for row in result["rows"]:
+            worst = row["worst"]
+            if worst is None:
+                continue  # e.g. a panel with no HTML table of its own in this state
+            MEASURED.setdefault(short, {}).setdefault(name, {})[row["selector"]] = round(
+                worst["ratio"], 2
+            )
+            if worst["ratio"] < AA:
+                failures.append(
+                    f"{name} {row['selector']}: {worst['ratio']:.2f}:1 for {worst['text']!r} "
+                    f"({worst['fg']} on {worst['bg']})"
+                )
+        _shoot(lab, root, f"{name}-{short}")
+    print(json.dumps(MEASURED.get(short, {}), indent=1))
+    assert not failures, f"text under {AA}:1 in {theme}:\n" + "\n".join(failures)
+    lab.assert_no_widget_errors()
+    # headers of every kind were found, so the check cannot pass by measuring nothing
+    seen = MEASURED[short]
+    assert "table.dataTable thead th" in seen["vm-panel"]
+    assert "table.dataTable thead th" in seen["billing-panel"]
+    assert ".svcnb-table th" in seen["billing-panel"]
+    assert ".widget-label" in seen["rule-editor"]
