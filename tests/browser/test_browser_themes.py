@@ -91,10 +91,13 @@ _CONTRAST_JS = """
   };
   const all = (root, sel) => {
     const found = Array.from(root.querySelectorAll(sel));
-    for (const e of root.querySelectorAll('*')) if (e.shadowRoot) found.push(...all(e.shadowRoot, sel));
+    for (const e of root.querySelectorAll('*')) {
+      if (e.shadowRoot) found.push(...all(e.shadowRoot, sel));
+    }
     return found;
   };
-  const visible = (e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden';
+  const visible = (e) =>
+    e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden';
   const ownText = (e) => Array.from(e.childNodes)
     .filter(n => n.nodeType === 3).map(n => n.textContent).join('').trim();
   const panel = document.querySelector(rootSel);
@@ -110,7 +113,8 @@ _CONTRAST_JS = """
         const fg = over(parse(getComputedStyle(e).color), bg);
         const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
         measured.push({text: ownText(e).slice(0, 40), ratio: (a + 0.05) / (b + 0.05),
-                       fg: getComputedStyle(e).color, bg: 'rgb(' + bg.slice(0, 3).map(Math.round) + ')'});
+                       fg: getComputedStyle(e).color,
+                       bg: 'rgb(' + bg.slice(0, 3).map(Math.round) + ')'});
       }
     }
     measured.sort((x, y) => x.ratio - y.ratio);
