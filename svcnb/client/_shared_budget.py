@@ -1,0 +1,455 @@
+"""One rate budget per token for every svcnb process on this machine.
+
+Each process's :class:`~svcnb.client._pacing.Governor` paces its own threads from the
+rate-limit headers; alone, three notebooks on one token would each spend the whole budget and
+together meet 429s. So every process also keeps, in one small SQLite file, what the latest
+answer of *any* of them said of the token's window (limit, remaining, when it resets, on the
+wall clock: the one clock all processes share) and a row for each request sent and not yet
+answered (a grant). A request is granted only while that shared view has room, or once the
+shared reset time has passed, so the processes together stay within the budget. No server
+runs: the file is the whole of it.
+
+Where: ``$SVCNB_BUDGET`` (a file; ``off`` turns sharing off), else
+``$XDG_CACHE_HOME/svcnb/budget.sqlite`` (``~/.cache/svcnb/budget.sqlite``). Rows are keyed by
+a SHA-256 of the server and of the token's own digest: the file never holds a token.
+
+What can go wrong, and what then:
+
+- A process killed while it holds grants: a grant of a process that no longer exists stops
+  counting once the window it was given in has ended (the server has forgotten it too), and any
+  grant ends after :data:`GRANT_SECONDS` whoever holds it, so nothing blocks others for long.
+- The file is corrupt, of another schema or unwritable: one warning, and this process paces
+  its own requests from then on. Locked for longer than :data:`LOCK_SECONDS`: the same warning
+  (once), and local pacing alone for :data:`LOCKED_PAUSE_SECONDS` before the file is tried again.
+
+Why not a rate-limiting library: ``pyrate-limiter`` (the maintained one with SQLite and Redis
+buckets) counts requests against rates fixed when the bucket is made, in a sliding log of its
+own timestamps. It cannot be told what the server announces (a limit raised per token, what
+remains, when *its* fixed window resets, a 429's Retry-After), has no notion of a request in
+flight, and its log, started at the first send, runs ahead of a window the server starts at the
+first arrival, so each new burst would land just before the server's reset. What is shared here
+is that announced window, so it is kept with the stdlib ``sqlite3``. A Redis backend for several
+machines is not built.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import math
+import os
+import random
+import sqlite3
+import threading
+import time
+import warnings
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TypeVar
+
+from svcnb.client._window import MAX_COUNT, MAX_SERVER_SECONDS, Window
+
+ENV_BUDGET = "SVCNB_BUDGET"
+OFF_WORDS = frozenset({"off", "none", "0", "false", "no"})
+SCHEMA_VERSION = 1
+# A request waits this long for the file's lock; past it, it goes by local pacing, and so do
+# the process's requests for LOCKED_PAUSE_SECONDS, so a stuck lock costs one wait, not one each.
+LOCK_SECONDS = 5.0
+LOCKED_PAUSE_SECONDS = 30.0
+# Any grant ends this long after it was given, answered or not: well past the time one attempt
+# can take (the Client's default deadline), so only a hung process meets it.
+GRANT_SECONDS = 300.0
+# How often a request waiting on another process looks at the file again: for the answer to
+# a first request (which says what the window holds) and, while the window is spent, for a
+# grant given back without an answer (a failed request frees its slot).
+ANSWER_POLL_SECONDS = 0.02
+WINDOW_POLL_SECONDS = 0.25
+# Windows nobody used for this long are forgotten, so the file stays small.
+FORGET_SECONDS = 2 * 86_400.0
+
+_T = TypeVar("_T")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS windows (
+    key TEXT PRIMARY KEY,
+    lim INTEGER,
+    remaining INTEGER,
+    reset_at REAL,
+    length REAL,
+    headerless INTEGER NOT NULL DEFAULT 0,
+    updated_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS grants (
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    window_end REAL NOT NULL,
+    expires_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS grants_by_key ON grants (key);
+"""
+
+
+def budget_path() -> Path | None:
+    """The budget file this process shares, or None when ``SVCNB_BUDGET`` turns sharing off."""
+    env = os.environ.get(ENV_BUDGET, "").strip()
+    if env:
+        return None if env.lower() in OFF_WORDS else Path(env).expanduser()
+    cache = os.environ.get("XDG_CACHE_HOME")
+    try:
+        base = Path(cache) if cache else Path.home() / ".cache"
+    except RuntimeError:  # no home folder to put a cache in
+        return None
+    return base / "svcnb" / "budget.sqlite"
+
+
+def budget_key(server: str, token_digest: str) -> str:
+    """The row key of a token on a server: a digest of a digest, never the token."""
+    return hashlib.sha256(f"{server}\n{token_digest}".encode()).hexdigest()
+
+
+def _is_locked(exc: sqlite3.OperationalError) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
+def _alive(pid: int) -> bool:
+    if os.name != "posix":
+        return True  # os.kill would end the process there; such grants end by GRANT_SECONDS
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
+
+
+def _count(value: object, ceiling: float) -> bool:
+    return isinstance(value, int) and 0 <= value <= ceiling
+
+
+def _time(value: object) -> bool:
+    return isinstance(value, float | int) and math.isfinite(value)
+
+
+def _window(row: tuple | None) -> Window:
+    """The row as a Window; a row holding what no svcnb wrote is read as an unknown window."""
+    if row is None:
+        return Window()
+    lim, remaining, reset_at, length, headerless = row
+    if not (
+        (lim is None or _count(lim, MAX_COUNT))
+        and (remaining is None or _count(remaining, MAX_COUNT))
+        and (reset_at is None or _time(reset_at))
+        and (length is None or (_time(length) and 0 <= length <= MAX_SERVER_SECONDS))
+    ):
+        return Window()
+    return Window(lim, remaining, reset_at, length, bool(headerless))
+
+
+class SharedBudget:
+    """The budget file, opened once per process and used by all its threads (one connection
+    under a lock: each transaction is short, and SQLite runs one writer at a time anyway)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._pid = 0
+        self.broken: str | None = None  # why this process no longer shares the file
+        self._locked_until = 0.0  # monotonic time until which a locked file is left alone
+        self._warned = False
+
+    # -- the three operations of a Governor --------------------------------------------------
+
+    def acquire(self, key: str, within: float) -> tuple[int | None, float | None]:
+        """Wait until the shared window has room and take a grant: ``(grant, None)``. When the
+        wait would be longer than ``within`` seconds: ``(None, seconds)`` (``math.inf``:
+        unknown). When the file cannot be used: ``(None, None)``, go by local pacing alone."""
+        give_up = time.monotonic() + max(0.0, within)
+        while True:
+            # A look that finds no room writes nothing, so waiting processes, which look
+            # again and again, never queue for the lock that the sending ones need.
+            peek = self._guarded(lambda conn, now: self._peek(conn, key, now), None, write=False)
+            if peek is None:
+                return None, None
+            outcome: tuple[int | None, float, float] | None = (None, *peek)
+            if peek[0] is None:
+                outcome = self._guarded(lambda conn, now: self._try_grant(conn, key, now), None)
+            if outcome is None:
+                return None, None
+            grant, look_again, now = outcome
+            if grant is not None:
+                return grant, None
+            left = give_up - time.monotonic()
+            if look_again != math.inf and look_again - now > left:
+                return None, look_again - now  # longer than the caller may wait: say so now
+            if left <= 0:
+                return None, math.inf
+            poll = WINDOW_POLL_SECONDS if look_again != math.inf else ANSWER_POLL_SECONDS
+            time.sleep(max(0.0, min(look_again - now, poll, left)))
+
+    def release(
+        self, key: str, grant: int, headers: Mapping[str, str] | None, received: float
+    ) -> Window | None:
+        """Give ``grant`` back and take in its answer's ``headers``, which came at ``received``
+        (wall clock); returns the shared view after that (None when the file cannot be used)."""
+
+        def work(conn: sqlite3.Connection, now: float) -> Window:
+            conn.execute("DELETE FROM grants WHERE id = ?", (grant,))
+            window = self._load(conn, key)
+            if headers is not None:
+                # When it came, not when the lock let it in: Reset counts from its coming.
+                window.learn(headers, min(received, now))
+                self._save(conn, key, window, now)
+            return window
+
+        return self._guarded(work, None)
+
+    def pause(self, key: str, seconds: float) -> None:
+        """A 429: no process sends on this token for ``seconds``."""
+
+        def work(conn: sqlite3.Connection, now: float) -> None:
+            window = self._load(conn, key)
+            window.pause(seconds, now)
+            self._save(conn, key, window, now)
+
+        self._guarded(work, None)
+
+    def view(self, key: str) -> tuple[Window, int]:
+        """The shared window of ``key`` and its grants outstanding (for tests and benches)."""
+
+        def work(conn: sqlite3.Connection, now: float) -> tuple[Window, int]:
+            (held,) = conn.execute(
+                "SELECT COUNT(*) FROM grants WHERE key = ? AND expires_at > ?", (key, now)
+            ).fetchone()
+            return self._load(conn, key), held
+
+        return self._guarded(work, (Window(), 0), write=False)
+
+    # -- inside one transaction ------------------------------------------------------------
+
+    def _peek(self, conn: sqlite3.Connection, key: str, now: float) -> tuple[float | None, float]:
+        """(None: try to take a grant; else when to look again, as in ``next_send``; now)."""
+        window = self._load(conn, key)
+        (held,) = conn.execute(
+            "SELECT COUNT(*) FROM grants WHERE key = ? AND expires_at > ?", (key, now)
+        ).fetchone()
+        look_again = window.next_send(held, now)
+        if look_again is not None and self._dead(conn, key, now):
+            return None, now  # the writing look drops what the dead held, then decides
+        return look_again, now
+
+    def _try_grant(
+        self, conn: sqlite3.Connection, key: str, now: float
+    ) -> tuple[int | None, float, float]:
+        window = self._load(conn, key)
+        look_again = window.next_send(self._held(conn, key, now), now)
+        if look_again is not None and self._forget_the_dead(conn, key, now):
+            look_again = window.next_send(self._held(conn, key, now), now)
+        if look_again is not None:
+            return None, look_again, now
+        # The window the grant is counted in ends at the shared reset, if one is known.
+        window_end = now if window.reset_at is None else window.reset_at
+        cursor = conn.execute(
+            "INSERT INTO grants (key, pid, window_end, expires_at) VALUES (?, ?, ?, ?)",
+            (key, os.getpid(), window_end, now + GRANT_SECONDS),
+        )
+        self._save(conn, key, window, now)  # next_send may have rolled it to a new window
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid, now, now
+
+    @staticmethod
+    def _held(conn: sqlite3.Connection, key: str, now: float) -> int:
+        conn.execute("DELETE FROM grants WHERE key = ? AND expires_at <= ?", (key, now))
+        (held,) = conn.execute("SELECT COUNT(*) FROM grants WHERE key = ?", (key,)).fetchone()
+        return held
+
+    @staticmethod
+    def _dead(conn: sqlite3.Connection, key: str, now: float) -> list[int]:
+        """Processes that are gone and held grants in a window that has ended."""
+        pids = conn.execute(
+            "SELECT DISTINCT pid FROM grants WHERE key = ? AND window_end <= ? AND pid != ?",
+            (key, now, os.getpid()),
+        ).fetchall()
+        return [pid for (pid,) in pids if not _alive(pid)]
+
+    def _forget_the_dead(self, conn: sqlite3.Connection, key: str, now: float) -> bool:
+        """Drop grants of processes that are gone, once their window has ended."""
+        dead = self._dead(conn, key, now)
+        for pid in dead:
+            conn.execute(
+                "DELETE FROM grants WHERE key = ? AND pid = ? AND window_end <= ?", (key, pid, now)
+            )
+        return bool(dead)
+
+    @staticmethod
+    def _load(conn: sqlite3.Connection, key: str) -> Window:
+        row = conn.execute(
+            "SELECT lim, remaining, reset_at, length, headerless FROM windows WHERE key = ?",
+            (key,),
+        ).fetchone()
+        return _window(row)
+
+    @staticmethod
+    def _save(conn: sqlite3.Connection, key: str, window: Window, now: float) -> None:
+        conn.execute(
+            "INSERT INTO windows (key, lim, remaining, reset_at, length, headerless, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET lim = excluded.lim,"
+            " remaining = excluded.remaining, reset_at = excluded.reset_at,"
+            " length = excluded.length, headerless = excluded.headerless,"
+            " updated_at = excluded.updated_at",
+            (key, window.limit, window.remaining, window.reset_at, window.length,
+             int(window.headerless), now),
+        )  # fmt: skip
+
+    # -- the file ------------------------------------------------------------------------------
+
+    def _guarded(
+        self,
+        work: Callable[[sqlite3.Connection, float], _T],
+        fallback: _T,
+        *,
+        write: bool = True,
+    ) -> _T:
+        """``work(conn, now)`` in one transaction (``write``: holding the file's write lock);
+        ``fallback`` when the file cannot be used.
+
+        A busy file is tried again every few milliseconds for up to ``LOCK_SECONDS``. SQLite's
+        own busy handler backs off to 100 ms between tries, and a process whose threads write
+        back to back takes the lock again in between each time: under a burst another process
+        could wait out the whole timeout. Short, jittered tries get their turn.
+        """
+        with self._lock:
+            if self.broken is not None or time.monotonic() < self._locked_until:
+                return fallback
+            give_up = time.monotonic() + LOCK_SECONDS
+            pause = 0.0005
+            while True:
+                try:
+                    return self._transaction(work, write)
+                except sqlite3.OperationalError as exc:
+                    if not _is_locked(exc) or time.monotonic() >= give_up:
+                        return self._give_up(exc, fallback)
+                except (sqlite3.Error, OSError) as exc:
+                    return self._give_up(exc, fallback)
+                time.sleep(pause * (0.5 + random.random()))
+                pause = min(2 * pause, 0.004)
+
+    def _transaction(self, work: Callable[[sqlite3.Connection, float], _T], write: bool) -> _T:
+        conn = self._connection()
+        conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        try:
+            result = work(conn, time.time())
+            conn.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            raise
+        return result
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is not None and self._pid == os.getpid():
+            return self._conn
+        # A connection inherited through fork() is the parent's: SQLite forbids using it.
+        self._conn, self._pid = None, os.getpid()
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        conn = sqlite3.connect(
+            self.path, timeout=LOCK_SECONDS, isolation_level=None, check_same_thread=False
+        )
+        try:
+            (version,) = conn.execute("PRAGMA user_version").fetchone()
+            if version not in (0, SCHEMA_VERSION):
+                raise sqlite3.DatabaseError(f"schema version {version}, not {SCHEMA_VERSION}")
+            conn.execute("PRAGMA journal_mode = WAL")
+            # WAL with NORMAL syncs at checkpoints only: a lost grant after a power cut is
+            # harmless, a sync per request is not.
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.executescript(_SCHEMA)
+            now = time.time()
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("DELETE FROM grants WHERE expires_at <= ?", (now,))
+            conn.execute("DELETE FROM windows WHERE updated_at <= ?", (now - FORGET_SECONDS,))
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+            # From here on a busy file is waited for by _guarded, in short tries.
+            conn.execute("PRAGMA busy_timeout = 0")
+        except BaseException:
+            conn.close()
+            raise
+        self._conn = conn
+        return conn
+
+    def _give_up(self, exc: BaseException, fallback: _T) -> _T:
+        reason = f"{type(exc).__name__}: {exc}"[:300]
+        if isinstance(exc, sqlite3.OperationalError) and _is_locked(exc):
+            self._locked_until = time.monotonic() + LOCKED_PAUSE_SECONDS
+            if self._warned:
+                return fallback
+            what = f"for the next {LOCKED_PAUSE_SECONDS:g} s"
+        else:
+            self.broken = reason
+            if self._conn is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    self._conn.close()
+                self._conn = None
+            what = "from now on"
+        if not self._warned:
+            self._warned = True
+            warnings.warn(
+                f"svcnb cannot use the shared rate budget {self.path} ({reason}); this process "
+                f"paces its own requests only {what}, so others on the same token may meet 429 "
+                f"answers. Remove the file if it is damaged, or set {ENV_BUDGET}=off.",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+        return fallback
+
+
+class TokenBudget:
+    """One token's share of a :class:`SharedBudget`: what a Governor holds."""
+
+    def __init__(self, budget: SharedBudget, key: str) -> None:
+        self.budget = budget
+        self.key = key
+
+    def acquire(self, within: float) -> tuple[int | None, float | None]:
+        return self.budget.acquire(self.key, within)
+
+    def release(
+        self, grant: int, headers: Mapping[str, str] | None, received: float
+    ) -> Window | None:
+        return self.budget.release(self.key, grant, headers, received)
+
+    def pause(self, seconds: float) -> None:
+        self.budget.pause(self.key, seconds)
+
+    def view(self) -> tuple[Window, int]:
+        return self.budget.view(self.key)
+
+    def __repr__(self) -> str:
+        return f"TokenBudget({str(self.budget.path)!r}, key={self.key[:12]}…)"
+
+
+_budgets: dict[Path, SharedBudget] = {}
+_budgets_lock = threading.Lock()
+
+
+def budget_for(path: Path) -> SharedBudget:
+    """The one :class:`SharedBudget` of this process on ``path``."""
+    with _budgets_lock:
+        budget = _budgets.get(path)
+        if budget is None:
+            budget = _budgets[path] = SharedBudget(path)
+        return budget
+
+
+def token_budget(server: str, token_digest: str) -> TokenBudget | None:
+    """The shared budget of a token on a server, where ``SVCNB_BUDGET`` says (None: off)."""
+    path = budget_path()
+    if path is None:
+        return None
+    return TokenBudget(budget_for(path), budget_key(server, token_digest))
