@@ -10,6 +10,7 @@ every page written is checked for the sandbox's tokens before the command report
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import sys
 import tempfile
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from svcnb import Client, frames, sandbox
 from svcnb._lab import kernel_environment, private_folder
+from svcnb.panels._display import STATIC_ENV
 from svcnb.reports import bandwidth, billing
 from svcnb.reports._money import money_text
 from svcnb.store import Store
@@ -40,6 +42,15 @@ DEMO_RATE_LIMIT = 100_000
 # when it is more than a widget's repr, so these are dropped from the HTML.
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 _CELL_TIMEOUT = 600
+# Tags that load anything from the network (nbconvert's template loads require.js and MathJax
+# from CDNs, mermaid by an inline module import); a page meant to be mailed must open offline and
+# call nowhere, and its tables and PNGs need no script.
+_REMOTE_TAGS = re.compile(
+    r"<script\b[^>]*\bsrc=[\"']?(?:https?:)?//[^>]*>.*?</script>"
+    r"|<script\b[^>]*>(?:(?!</script>).)*?https?://(?:(?!</script>).)*?</script>"
+    r"|<link\b[^>]*\bhref=[\"']?(?:https?:)?//[^>]*>",
+    re.IGNORECASE | re.DOTALL,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -114,6 +125,8 @@ def run(args: argparse.Namespace) -> int:
         connection = sb.write_connection_file(private / "sandbox.json")
         env = kernel_environment(connection, store_path)
         env["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+        # panels add their tables and plots as plain HTML beside the widget view
+        env[STATIC_ENV] = "1"
         written = []
         for name in names:
             # An hour passes between notebooks, so a snapshot a notebook takes never shares its
@@ -126,7 +139,14 @@ def run(args: argparse.Namespace) -> int:
                 f"{args.vms} VMs (seed {args.seed}) and {args.days} days of daily snapshots. "
                 "No real account was used.*"
             )
-            render_html(folder / f"{name}.ipynb", target, env=env, workdir=out, note=note)
+            render_html(
+                folder / f"{name}.ipynb",
+                target,
+                env=env,
+                workdir=out,
+                note=note,
+                title=report_title(folder / f"{name}.ipynb"),
+            )
             written.append(target)
         secrets = [str(t) for t in sb.tokens.values() if t]
     leaks = [p for p in written if any(s in p.read_text(encoding="utf-8") for s in secrets)]
@@ -176,8 +196,28 @@ def fleet_summary(client: Client) -> list[str]:
     ]
 
 
+def report_title(notebook: Path) -> str:
+    """The page title: the notebook's first heading, else its name in words."""
+    import json
+
+    for cell in json.loads(notebook.read_text(encoding="utf-8")).get("cells", []):
+        if cell.get("cell_type") == "markdown":
+            for line in "".join(cell.get("source", "")).splitlines():
+                if line.startswith("#"):
+                    return line.lstrip("#").strip()
+    words = notebook.stem.split("_")
+    words = words[1:] if words[0].isdigit() else words
+    return " ".join(words).capitalize()
+
+
 def render_html(
-    notebook: Path, target: Path, *, env: dict[str, str], workdir: Path, note: str = ""
+    notebook: Path,
+    target: Path,
+    *,
+    env: dict[str, str],
+    workdir: Path,
+    note: str = "",
+    title: str | None = None,
 ) -> None:
     """Execute ``notebook`` in a fresh kernel with ``env`` and write it to ``target`` as HTML.
 
@@ -218,23 +258,45 @@ def render_html(
                 f"the kernel said:\n{tail}"
             ) from None
     _drop_widget_views(nb)
+    _offline_wording(nb)
     if note:
         nb.cells.insert(1, nbformat.v4.new_markdown_cell(note))
     exporter = HTMLExporter(
         exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True
     )
-    body, _resources = exporter.from_notebook_node(nb)
-    target.write_text(body, encoding="utf-8")
+    title = title or report_title(notebook)
+    nb.metadata["title"] = title  # type: ignore[attr-defined]
+    body, _resources = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
+    target.write_text(_REMOTE_TAGS.sub("", body), encoding="utf-8")
+
+
+# Notebook prose that points at a live control; on a page it points at the live notebook.
+_LIVE_ONLY = (
+    ("in the editor above", "in the rule editor of the notebook opened in JupyterLab"),
+    ("drag the slider", "move the date slider of the notebook opened in JupyterLab"),
+)
+
+
+def _offline_wording(nb: object) -> None:
+    for cell in nb.cells:  # type: ignore[attr-defined]
+        if cell.get("cell_type") == "markdown":
+            text = cell["source"]
+            for live, offline in _LIVE_ONLY:
+                text = re.sub(re.escape(live), offline, text, flags=re.IGNORECASE)
+            cell["source"] = text
 
 
 def _drop_widget_views(nb: object) -> None:
-    """Remove widget views (and their bare repr) from every output; keep everything else."""
+    """Remove widget views (and their bare repr) from every output; a panel's static HTML
+    (``text/html`` beside its view) stays in their place; everything else is kept."""
     for cell in nb.cells:  # type: ignore[attr-defined]
         outputs = []
         for output in cell.get("outputs", []):
             data = output.get("data")
             if data and _WIDGET_VIEW in data:
-                continue
+                if "text/html" not in data:
+                    continue
+                output["data"] = {"text/html": data["text/html"]}
             outputs.append(output)
         if "outputs" in cell:
             cell["outputs"] = outputs

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import base64
+import html
+import os
 from typing import Any
 
 import ipywidgets as widgets
+
+from svcnb.panels._messages import redact
+
+# Set by ``svcnb demo`` for its kernels: pages rendered without a live kernel (or a CDN for
+# widget scripts) need what each panel shows as plain HTML beside the widget view.
+STATIC_ENV = "SVCNB_STATIC_HTML"
 
 
 class Displayed:
@@ -12,6 +21,8 @@ class Displayed:
 
     A widget's own ``text/plain`` repeats every child's value (times, action ids), which would
     make nbval's output comparison fail for no reason; the panel's name is all it needs to say.
+    With ``SVCNB_STATIC_HTML=1`` the bundle also holds ``text/html``: the panel's text, tables
+    and plots (PNG as data URIs) as displayed, for an offline page.
     """
 
     widget: widgets.Widget
@@ -19,4 +30,42 @@ class Displayed:
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
         bundle["text/plain"] = f"<{type(self).__name__}: svcnb widget panel>"
+        if os.environ.get(STATIC_ENV) == "1":
+            bundle["text/html"] = static_html(self.widget)
         return bundle
+
+
+def static_html(widget: widgets.Widget) -> str:
+    """What ``widget`` shows to a reader, as self-contained HTML (no scripts, no links).
+
+    Controls (buttons, pickers, sliders) are left out: without a kernel they do nothing.
+    """
+    parts: list[str] = []
+    _collect(widget, parts)
+    return '<div class="svcnb-static">' + "".join(parts) + "</div>"
+
+
+def _collect(w: widgets.Widget, parts: list[str]) -> None:
+    layout = getattr(w, "layout", None)
+    if layout is not None and getattr(layout, "display", None) == "none":
+        return
+    if isinstance(w, widgets.Box):
+        for child in w.children:
+            _collect(child, parts)
+    elif isinstance(w, widgets.HTML):
+        if w.value.strip():
+            parts.append(f"<div>{redact(w.value)}</div>")
+    elif isinstance(w, widgets.Image):
+        if w.value:
+            data = base64.b64encode(bytes(w.value)).decode("ascii")
+            parts.append(f'<p><img alt="plot" src="data:image/{w.format};base64,{data}"></p>')
+    elif type(w).__name__ == "ITable":
+        frame = getattr(w, "_df", None)
+        if frame is not None and len(frame.columns):
+            if frame.empty:
+                parts.append("<p><i>Nothing to show.</i></p>")
+            else:
+                # the grid's frame already holds labels and formatted text
+                parts.append(frame.to_html(index=False, escape=True, classes="svcnb-table"))
+    elif isinstance(w, widgets.Label) and w.value.strip():
+        parts.append(f"<p>{html.escape(redact(w.value))}</p>")

@@ -1,0 +1,69 @@
+"""``svcnb demo`` pages can be mailed: offline, titled per report, tables and PNG plots inline."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import pytest
+
+from svcnb import _demo
+from svcnb.client._redact import TOKEN_RE
+
+REPO = Path(__file__).resolve().parents[1]
+REMOTE = re.compile(
+    r"<(script|link)\b[^>]*\b(src|href)=[\"']?(https?:)?//|import\(\s*[\"']https?://",
+    re.IGNORECASE,
+)
+PLACEHOLDERS = re.compile(
+    r"Error displaying widget|Loading widget|widget-view\+json|svcnb widget panel"
+    r"|the editor above|drag the slider",
+    re.IGNORECASE,
+)
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    out = tmp_path_factory.mktemp("demo")
+    parser = argparse.ArgumentParser()
+    _demo.add_arguments(parser)
+    args = parser.parse_args(
+        ["--days", "3", "--vms", "20", "--out", str(out), "--notebooks", str(REPO / "notebooks")]
+    )
+    assert _demo.run(args) == 0
+    found = {p.stem: p.read_text(encoding="utf-8") for p in out.glob("*.html")}
+    assert set(found) == set(_demo.REPORT_NOTEBOOKS)
+    return found
+
+
+def test_pages_load_nothing_from_the_network(pages: dict[str, str]) -> None:
+    for name, page in pages.items():
+        assert not REMOTE.search(page), f"{name}: {REMOTE.search(page).group(0)}"
+
+
+def test_each_page_is_titled_after_its_report(pages: dict[str, str]) -> None:
+    for name, page in pages.items():
+        title = re.search(r"<title>([^<]*)</title>", page)
+        assert title, f"{name} has no title"
+        assert title.group(1).strip() not in ("", "Notebook")
+        assert title.group(1) == _demo.report_title(REPO / "notebooks" / f"{name}.ipynb")
+
+
+def test_each_page_embeds_its_plots_and_tables(pages: dict[str, str]) -> None:
+    for name, page in pages.items():
+        assert "data:image/png;base64," in page, f"{name} holds no PNG plot"
+        assert "<table" in page, f"{name} holds no table"
+
+
+def test_panels_are_shown_as_tables_not_widget_placeholders(pages: dict[str, str]) -> None:
+    for name, page in pages.items():
+        assert not PLACEHOLDERS.search(page), f"{name}: {PLACEHOLDERS.search(page).group(0)}"
+    # the billing panel's summary and grids are on the page as of the latest snapshot
+    assert "Wallet balance" in pages["04_billing_review"]
+    assert "Renewals due" in pages["04_billing_review"]
+
+
+def test_no_token_on_any_page(pages: dict[str, str]) -> None:
+    for name, page in pages.items():
+        assert not TOKEN_RE.search(page), f"{name} shows a token"
