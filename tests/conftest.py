@@ -50,6 +50,8 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory) -> Non
         monkeypatch.delenv(name, raising=False)
     config = tmp_path_factory.mktemp("config") / "config.toml"
     monkeypatch.setenv("SVCNB_CONFIG", str(config))
+    # the cross-process rate budget too: a test's waits must not reach the next test or run
+    monkeypatch.setenv("SVCNB_BUDGET", str(tmp_path_factory.mktemp("budget") / "budget.sqlite"))
     vocab.reload()
 
 
