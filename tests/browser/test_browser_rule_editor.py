@@ -26,14 +26,14 @@ def test_an_over_long_port_is_refused_and_a_valid_edit_lands(lab, lab_sandbox, l
     lab.assert_no_widget_errors()
 
     # The notebook left the findings filtered to "high" and fixed the SSH rule; choose another
-    # rule's finding (option labels use no-break spaces).
-    findings = audit.locator(".widget-select select").first
-    labels = [t.replace("\xa0", " ") for t in findings.locator("option").all_inner_texts()]
-    target = next(
-        (i for i, text in enumerate(labels) if " rule " in text and "(22)" not in text), None
-    )
-    assert target is not None, f"no finding about a rule among {labels[:5]}"
-    findings.select_option(index=target)
+    # rule's finding by clicking its row in the findings grid (rows about a rule show its id).
+    grid = audit.locator(".svcnb-finding-grid")
+    grid.locator("tbody tr td").first.wait_for(timeout=30_000)
+    rows = grid.locator("tbody tr").filter(has_text="rule_")
+    texts = rows.all_inner_texts()
+    target = next((i for i, text in enumerate(texts) if "fixed" not in text), None)
+    assert target is not None, f"no open finding about a rule among {texts[:5]}"
+    rows.nth(target).click()
     lab.button("Edit this rule", audit).click()
 
     editor = audit.locator(".svcnb-rule-editor")
