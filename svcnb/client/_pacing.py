@@ -35,6 +35,10 @@ from svcnb.client._window import (
     server_seconds,
 )
 
+# the fewest requests left in a window for the shared file to be skipped: far more than all the
+# workers of a few processes can have in flight between two answers
+PLENTY_FLOOR = 256
+
 __all__ = [
     "MAX_COUNT",
     "MAX_SERVER_SECONDS",
@@ -97,7 +101,8 @@ class Governor:
                 # math.inf: an answer in flight will tell what remains or when the window ends.
                 self._cond.wait(min(wake, give_up) - now)
             self._inflight += 1
-        if self.shared is None:
+            plenty = self._plenty()
+        if self.shared is None or plenty:
             return None
         grant: int | None = None
         owed: float | None = math.inf
@@ -110,6 +115,18 @@ class Governor:
             with self._cond:
                 self._grants.append(grant)
         return owed
+
+    def _plenty(self) -> bool:
+        """True while the budget the server last announced is so far from spent that no number
+        of svcnb processes on this machine could spend it before their next answers say more:
+        then the shared file is skipped (two write transactions a request). Every answer carries
+        the server's count of all processes' requests, so each one turns back to the shared file
+        as soon as half the window is used. Called holding the condition."""
+        state = self._state
+        if state.limit is None or state.remaining is None or state.headerless:
+            return False
+        margin = max(state.limit // 2, PLENTY_FLOOR)
+        return state.remaining - self._inflight >= margin
 
     def release(self, headers: Mapping[str, str] | None) -> None:
         """Account for one answered (or failed) request; ``headers`` of the answer, if any."""
