@@ -53,10 +53,21 @@ def describe(exc: BaseException, doing: str) -> tuple[Kind, str]:
             f"{scope} in the account dashboard (API keys) and connect with it."
         )
     elif isinstance(exc, errors.AuthError):
+        status = getattr(exc, "status", 401)
         text = (
-            f"The API token was rejected {doing} (401: missing, expired, revoked or deleted). "
-            "Set SVC_API_KEY to a valid token and reconnect."
+            f"The API token was rejected {doing} ({status}: missing, expired, revoked or "
+            "deleted). Set SVC_API_KEY to a valid token and reconnect."
         )
+    elif isinstance(exc, errors.LimitExceeded):
+        status = getattr(exc, "status", "")
+        text = (
+            f"An account limit was reached {doing} ({status}): {msg}. Free one up (for "
+            "example disable a webhook subscription you no longer need) and retry."
+        )
+        return "warn", redact(text)
+    elif isinstance(exc, errors.Forbidden):
+        status = getattr(exc, "status", 403)
+        text = f"The service refused {doing} ({status}): {msg}."
     elif isinstance(exc, errors.RateLimited):
         wait = getattr(exc, "retry_after", None)
         after = f"wait {float(wait):.0f} s" if wait is not None else "wait a minute"
@@ -66,7 +77,8 @@ def describe(exc: BaseException, doing: str) -> tuple[Kind, str]:
         )
         return "warn", redact(text)
     elif isinstance(exc, errors.Conflict):
-        text = f"Refused {doing} (409 conflict): {msg}. Refresh to see the current state."
+        status = getattr(exc, "status", 409)
+        text = f"Refused {doing} ({status} conflict): {msg}. Refresh to see the current state."
         return "warn", redact(text)
     elif isinstance(exc, errors.UpstreamSyncError):
         text = (
@@ -76,7 +88,10 @@ def describe(exc: BaseException, doing: str) -> tuple[Kind, str]:
     elif isinstance(exc, errors.ValidationError):
         field = getattr(exc, "field", None)
         where = f" in {field}" if field else ""
-        text = f"The service refused a value{where} {doing} (422): {msg}. Correct it and retry."
+        status = getattr(exc, "status", 422)
+        text = (
+            f"The service refused a value{where} {doing} ({status}): {msg}. Correct it and retry."
+        )
     elif isinstance(exc, errors.NotFound):
         text = f"Not found {doing} (404): {msg}. It may have been deleted; refresh the list."
     elif isinstance(exc, errors.ServerError):

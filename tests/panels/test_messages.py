@@ -44,6 +44,22 @@ TOKEN = "svc_" + "A1b2C3d4E5f6G7h8I9j0K1l2"
             ["404", "VM v9 not found", "refresh the list"],
         ),
         (
+            # another service says a state conflict with 422: the page names the real status
+            errors.Conflict(422, "full", "POST", "/x", server_message="VM is not running"),
+            "warn",
+            ["422 conflict", "VM is not running"],
+        ),
+        (
+            errors.AuthError(403, "full", "GET", "/vms", server_message="Token revoked"),
+            "error",
+            ["403", "SVC_API_KEY"],
+        ),
+        (
+            errors.LimitExceeded(403, "full", "POST", "/webhooks", server_message="limit reached"),
+            "warn",
+            ["account limit", "limit reached", "webhook"],
+        ),
+        (
             errors.TransportError("connection refused", "GET", "/vms"),
             "error",
             ["No answer", "connection refused"],
