@@ -197,15 +197,15 @@ class Vocabulary:
         out = []
         strange: set[str] = set()
         for word in words:
-            if word in memo if _hashable(word) else False:
-                out.append(memo[word])
+            if not isinstance(word, str):
+                out.append(UNKNOWN)  # a missing value: unknown, and nothing to warn about
                 continue
-            key = normalise(word)
-            cls = UNKNOWN if key is None else table.get(key, UNKNOWN)
-            if key is not None and cls == UNKNOWN:
-                strange.add(str(word))
-            if _hashable(word):
-                memo[word] = cls
+            cls = memo.get(word)
+            if cls is None:
+                key = normalise(word)
+                cls = memo[word] = UNKNOWN if key is None else table.get(key, UNKNOWN)
+                if key is not None and cls == UNKNOWN:
+                    strange.add(word)
             out.append(cls)
         if strange and warn:
             self._warn(kind, strange)
@@ -235,14 +235,6 @@ class Vocabulary:
             UnknownWordWarning,
             stacklevel=4,
         )
-
-
-def _hashable(value: Any) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
 
 
 _active: Vocabulary | None = None
