@@ -29,6 +29,10 @@ opens, closes or makes unknown over the VMs of the changed firewalls.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import warnings
+from dataclasses import dataclass
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -51,10 +55,13 @@ from svcnb.reports._reach import (
     rule_signature,
     vm_address,
 )
-from svcnb.reports._replay import StoreLike, report, snapshot_at
+from svcnb.reports._replay import StoreLike, report, snapshot_at, to_utc
+from svcnb.store import StoreError
 
 __all__ = [
+    "FINDING_CHANGE_COLUMNS",
     "FINDING_COLUMNS",
+    "FINDING_STATES",
     "IP_LIST_CAP",
     "DEFAULT_ACTION",
     "IP_LIST_WARN",
@@ -66,6 +73,7 @@ __all__ = [
     "SEVERITIES",
     "audit",
     "changes",
+    "finding_changes",
     "plot_findings",
     "reach",
     "reach_diff",
@@ -119,6 +127,19 @@ FINDING_COLUMNS = [
     "affected_vm_count",
     "related_rule_id",
     "reason",
+    "finding_id",
+]
+FINDING_STATES = ["new", "open", "accepted", "resolved"]
+FINDING_CHANGE_COLUMNS = [
+    "finding_id",
+    "state",
+    *[c for c in FINDING_COLUMNS if c != "finding_id"],
+    "accepted_by",
+    "accepted_reason",
+    "accepted_until",
+    "accepted_at",
+    "from_snapshot",
+    "to_snapshot",
 ]
 
 
@@ -254,6 +275,49 @@ def _attached(vm_firewalls: pd.DataFrame | None, vms: pd.DataFrame | None) -> di
     return {fw: sorted(set(v)) for fw, v in out.items()}
 
 
+@dataclass
+class _Context:
+    """What :func:`audit` and :func:`reach` both start from: the rules parsed once, who is
+    attached to what, and the firewalls' names."""
+
+    parsed: list[_Rule]
+    by_id: dict[str, _Rule]
+    links: dict[str, list[str]]  # vm_id -> firewall ids (every link, as listed)
+    attached: dict[str, list[str]]  # firewall_id -> sorted ids of its live VMs
+    names: dict[str, str]  # firewall_id -> name
+
+
+def _context(
+    rules: pd.DataFrame,
+    vm_firewalls: pd.DataFrame | None = None,
+    firewalls: pd.DataFrame | None = None,
+    vms: pd.DataFrame | None = None,
+) -> _Context:
+    parsed = _rules(rules)
+    links, names = _links(vm_firewalls)
+    # the firewalls list is the authority on names; the VM objects' copies fill in without it
+    if firewalls is not None and not firewalls.empty:
+        names.update(zip(firewalls["id"].astype(str), firewalls["name"].astype(str), strict=True))
+    return _Context(
+        parsed=parsed,
+        by_id={r.id: r for r in parsed},
+        links=links,
+        attached=_attached(vm_firewalls, vms),
+        names=names,
+    )
+
+
+def _finding_id(check: str, severity: str, fw: Any, rule: _Rule | None, subject: str) -> str:
+    """A finding's identity: what it is about, never where it sits (no position, no row)."""
+    what = [check, severity, fw, subject]
+    if rule is not None:
+        # the rule's identity: its id and what kind of rule it is; an exposure through a rule
+        # that turns from TCP to ANY is a new risk, not the one someone accepted
+        what += [rule.id, rule.direction, rule.action, rule.protocol]
+    digest = hashlib.sha256(json.dumps(what, default=str).encode()).hexdigest()
+    return f"{check}-{digest[:12]}"
+
+
 @report(
     frames={
         "rules": "firewall_rules",
@@ -275,18 +339,29 @@ def audit(
     source_ips, dest_ips; ``vm_firewalls``: vm_id, firewall_id; ``firewalls``: id, name;
     ``vms``: id, name, status. Returns the columns of ``FINDING_COLUMNS`` (see module docstring
     for the checks). ``now`` is accepted for the common report convention and not used.
+
+    ``finding_id`` names what a finding is about and stays the same across snapshots while that
+    holds: the check, its severity, the firewall, the rule (id, direction, action, protocol) and
+    the subject (the sensitive ports exposed, the side of an IP list and the bad entry, the VM).
+    It never depends on positions, row order or other rules, so moving a rule keeps its
+    findings' ids; a rule that newly exposes another port, or a shadowed rule that now never
+    takes effect, is a new finding.
     """
-    attached = _attached(vm_firewalls, vms)
-    names: dict[str, str] = {}
-    if firewalls is not None and not firewalls.empty:
-        names = dict(zip(firewalls["id"].astype(str), firewalls["name"].astype(str), strict=True))
-    parsed = _rules(rules)
-    by_id = {r.id: r for r in parsed}
+    ctx = _context(rules, vm_firewalls, firewalls, vms)
+    attached, names, parsed, by_id = ctx.attached, ctx.names, ctx.parsed, ctx.by_id
     findings: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
 
     def add(check: str, severity: str, reason: str, rule: _Rule | None = None, **extra: Any):
         fw = rule.firewall_id if rule else extra.pop("firewall_id", None)
         vms_hit = attached.get(fw, []) if fw else []
+        fid = _finding_id(
+            check, severity, fw, rule, str(extra.get("subject", extra.get("vm_id") or ""))
+        )
+        # two identical findings (the same bad entry listed twice) stay two ids
+        seen[fid] = seen.get(fid, 0) + 1
+        if seen[fid] > 1:
+            fid = f"{fid}-{seen[fid]}"
         findings.append(
             {
                 "severity": severity,
@@ -304,6 +379,7 @@ def audit(
                 "affected_vm_count": len(extra.get("affected_vms", vms_hit)),
                 "related_rule_id": extra.get("related_rule_id"),
                 "reason": reason,
+                "finding_id": fid,
             }
         )
 
@@ -379,6 +455,7 @@ def audit(
             "affected_vm_count": "Int64",
             "related_rule_id": "string",
             "reason": "string",
+            "finding_id": "string",
         }
     )
     return out.sort_values(
@@ -391,13 +468,14 @@ def _check_rule(r: _Rule, add: Any) -> None:
         add("unparsed_port", "medium", f"{r.ports.error}; the rule cannot be audited", r)
     for side, ips in (("source", r.sources), ("destination", r.dests)):
         for error in ips.errors:
-            add("unparsed_ip", "medium", f"{side} {error}", r)
+            add("unparsed_ip", "medium", f"{side} {error}", r, subject=f"{side}: {error}")
         if ips.size >= IP_LIST_WARN:
             add(
                 "ip_list_near_cap",
                 "low",
                 f"{side} list holds {ips.size} of the {IP_LIST_CAP} entries allowed",
                 r,
+                subject=side,
             )
     if r.action != "ACCEPT":
         return
@@ -413,7 +491,13 @@ def _check_rule(r: _Rule, add: Any) -> None:
         hit = r.ports.intersects(sorted(SENSITIVE_PORTS))
         if hit:
             services = ", ".join(f"{SENSITIVE_PORTS[p]} ({p})" for p in hit)
-            add("exposed_sensitive_port", "high", f"open to any source: {services}", r)
+            add(
+                "exposed_sensitive_port",
+                "high",
+                f"open to any source: {services}",
+                r,
+                subject=",".join(str(p) for p in hit),
+            )
 
 
 def rule_changes(
@@ -506,6 +590,128 @@ def changes(store: StoreLike, since: Any = None, at: Any = None) -> pd.DataFrame
         store.load("firewall_rules", at=to_snap["server_time"]),
     )
     return out.assign(from_snapshot=a, to_snapshot=b)
+
+
+def _snapshot(store: StoreLike, which: Any, snaps: pd.DataFrame) -> pd.Series:
+    """The manifest row of snapshot id ``which``, else the latest at or before time ``which``."""
+    if isinstance(which, str):
+        hit = snaps[(snaps["snapshot_id"] == which).fillna(False).to_numpy(dtype=bool)]
+        if not hit.empty:
+            return hit.iloc[-1]
+    return snapshot_at(store, which, snaps)
+
+
+def _audit_at(store: StoreLike, snap: pd.Series | None) -> pd.DataFrame:
+    if snap is None:
+        return pd.DataFrame(columns=FINDING_COLUMNS)
+    return audit.fn(**audit._inputs(store, snap))
+
+
+def _standing(store: StoreLike, now: pd.Timestamp) -> tuple[dict[str, dict[str, Any]], str]:
+    """finding_id -> the acceptance that counts at ``now`` (the latest one not revoked, if it
+    ends after ``now``), and why none could be read ("" when they could)."""
+    read = getattr(store, "acceptances", None)
+    if read is None:
+        return {}, "this store keeps no acceptances"
+    try:
+        table = read()
+    except StoreError as exc:
+        warnings.warn(f"accepted findings not read: {exc}", stacklevel=3)
+        return {}, str(exc)
+    live = table[table["revoked_at"].isna().to_numpy(dtype=bool)]
+    latest: dict[str, dict[str, Any]] = {}
+    for row in live.sort_values("accepted_at", kind="stable").to_dict("records"):
+        latest[str(row["finding_id"])] = row  # a later acceptance replaces an earlier one
+    # an acceptance ending exactly at ``now`` has ended
+    return {fid: row for fid, row in latest.items() if row["until"] > now}, ""
+
+
+def finding_changes(
+    store: StoreLike, since: Any = None, at: Any = None, now: Any = None
+) -> pd.DataFrame:
+    """What is new, still open and resolved between two snapshots, and what is accepted.
+
+    Audits the snapshot as of ``at`` (latest by default) and the one as of ``since`` (by default
+    the snapshot just before it); both may be snapshot ids or times. One row per finding present
+    in either, matched by ``finding_id`` (:func:`audit`): state "new" (only in the later one),
+    "open" (in both), "resolved" (only in the earlier one) or "accepted" (in the later one, with
+    an acceptance from ``store.acceptances()`` that stands: not revoked and ending after ``now``;
+    ``now`` is the ``at`` snapshot's server time unless given). An acceptance ending at or before
+    ``now`` counts no more: its finding is "new" or "open" again. With no snapshot before ``at``
+    every finding is "new" and ``from_snapshot`` is NA.
+
+    Reads ``firewall_rules``, ``vm_firewalls``, ``firewalls`` and ``vms`` of both snapshots, as
+    :func:`audit`. Returns ``FINDING_CHANGE_COLUMNS``: finding_id, state, the columns of
+    :func:`audit` (of the later snapshot; of the earlier one for resolved findings),
+    accepted_by, accepted_reason, accepted_until, accepted_at (NA unless accepted),
+    from_snapshot, to_snapshot. Rows: new, open, accepted, resolved, each worst first.
+    ``attrs["acceptances"]`` says why acceptances could not be read ("" when they were).
+    """
+    snaps = store.snapshots()
+    if snaps.empty:
+        raise ValueError("the store holds no snapshot; take one first (svcnb snapshot)")
+    snaps = snaps.sort_values(["server_time", "snapshot_id"], kind="stable")
+    to_snap = _snapshot(store, at, snaps) if at is not None else snaps.iloc[-1]
+    if since is None:
+        earlier = snaps[(snaps["server_time"] < to_snap["server_time"]).to_numpy(dtype=bool)]
+        from_snap = None if earlier.empty else earlier.iloc[-1]
+    else:
+        from_snap = _snapshot(store, since, snaps)
+        if from_snap["server_time"] > to_snap["server_time"]:
+            raise ValueError(
+                f"since={since!r} is later than at={at!r}; give the earlier snapshot as since"
+            )
+    when = to_snap["server_time"] if now is None else to_utc(now, "now")
+    before, after = _audit_at(store, from_snap), _audit_at(store, to_snap)
+    accepted, trouble = _standing(store, when)
+
+    old_ids = set(before["finding_id"].astype(str))
+    new_ids = set(after["finding_id"].astype(str))
+    rows = []
+    for frame, is_after in ((after, True), (before, False)):
+        for row in frame.to_dict("records"):
+            fid = str(row["finding_id"])
+            if not is_after and fid in new_ids:
+                continue
+            # a resolved finding is gone: an acceptance still on file for it says nothing
+            acc = accepted.get(fid) if is_after else None
+            if acc is not None:
+                state = "accepted"
+            else:
+                state = ("open" if fid in old_ids else "new") if is_after else "resolved"
+            row.update(
+                state=state,
+                accepted_by=acc["owner"] if acc else None,
+                accepted_reason=acc["reason"] if acc else None,
+                accepted_until=acc["until"] if acc else None,
+                accepted_at=acc["accepted_at"] if acc else None,
+            )
+            rows.append(row)
+    out = pd.DataFrame(rows, columns=FINDING_CHANGE_COLUMNS)
+    out["from_snapshot"] = None if from_snap is None else from_snap["snapshot_id"]
+    out["to_snapshot"] = to_snap["snapshot_id"]
+    out["severity"] = pd.Categorical(out["severity"], categories=SEVERITIES, ordered=True)
+    for column in ("accepted_until", "accepted_at"):
+        out[column] = pd.to_datetime(out[column], utc=True).astype("datetime64[ns, UTC]")
+    text = [
+        c
+        for c in FINDING_CHANGE_COLUMNS
+        if c not in ("severity", "affected_vms", "accepted_until", "accepted_at")
+    ]
+    out = out.astype({**dict.fromkeys(text, "string"), "position": "Int64"})
+    out["affected_vm_count"] = out["affected_vm_count"].astype("Int64")
+    order = pd.Categorical(out["state"], categories=FINDING_STATES, ordered=True)
+    out = (
+        out.assign(_order=order)
+        .sort_values(
+            ["_order", "severity", "check", "firewall_id", "position", "rule_id", "vm_id"],
+            kind="stable",
+        )
+        .drop(columns="_order")
+        .reset_index(drop=True)
+    )
+    out.attrs["acceptances"] = trouble
+    return out
 
 
 def plot_findings(findings: pd.DataFrame, ax: Axes | None = None) -> Axes:
@@ -780,8 +986,8 @@ def reach(
     default_assumed, partial_rule_ids, reason. ``now`` is accepted for the report convention.
     """
     flow = make_flow(source, port, protocol, direction)
-    links, names = _links(vm_firewalls)
-    rows = _answer(_rules(rules), _fleet(vm_firewalls, vms, vm), links, names, flow)
+    ctx = _context(rules, vm_firewalls, vms=vms)
+    rows = _answer(ctx.parsed, _fleet(vm_firewalls, vms, vm), ctx.links, ctx.names, flow)
     return _reach_frame(rows)
 
 

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 
 from svcnb.frames import KEYS, SCHEMAS, vm_records
 
-from . import _audit
+from . import _acceptances, _audit
 from ._catalog import Catalog
 from ._diff import diff_frames
 from ._eventlog import EventLog
@@ -220,6 +220,44 @@ class Store:
         outcome (extra keys are kept). Secret-named keys are dropped, tokens masked."""
         _audit.append(self._local("audit log"), record)
 
+    def accept_finding(
+        self,
+        finding_id: str,
+        *,
+        reason: str,
+        owner: str,
+        until: TimeLike,
+        now: TimeLike | None = None,
+        account: str | None = None,
+        firewall_id: str | None = None,
+        rule_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Accept the risk of a firewall finding (``finding_id`` of ``firewall.audit``) until a
+        time; written to the audit log, which is the register (``svcnb.store._acceptances``).
+        Reason and owner are required and ``until`` must be after ``now`` (the clock by default),
+        else StoreError. ``account`` defaults to the store's. Returns the record written."""
+        return _acceptances.accept(
+            self._local("acceptance register"),
+            self._entries(),
+            finding_id,
+            reason=reason,
+            owner=owner,
+            until=until,
+            now=now,
+            account=account,
+            firewall_id=firewall_id,
+            rule_id=rule_id,
+        )
+
+    def revoke_acceptance(
+        self, finding_id: str, *, owner: str, reason: str, now: TimeLike | None = None
+    ) -> dict[str, Any]:
+        """End the acceptance of ``finding_id`` (audited); StoreError when none stands."""
+        root = self._local("acceptance register")
+        return _acceptances.revoke(
+            root, self._entries(), finding_id, owner=owner, reason=reason, now=now
+        )
+
     # -- reading -----------------------------------------------------------------------------
 
     def snapshots(self) -> pd.DataFrame:
@@ -384,6 +422,11 @@ class Store:
     def audit_log(self) -> pd.DataFrame:
         """The rule-editor audit log: time, firewall_id, rule_id, before, after, outcome."""
         return _audit.read(self._local("audit log"))
+
+    def acceptances(self) -> pd.DataFrame:
+        """Accepted findings, oldest first: finding_id, reason, owner, until, accepted_at,
+        revoked_at, revoked_by, revoke_reason, account, firewall_id, rule_id."""
+        return _acceptances.table(self._local("acceptance register"))
 
     # -- helpers -------------------------------------------------------------------------------
 
