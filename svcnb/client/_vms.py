@@ -56,6 +56,13 @@ class VMs(_Resource):
             self._wait_stopped(vm_id, action_id, timeout)
         return action_id
 
+    def wait_stopped(self, vm_id: str, timeout: float = 120.0, action_id: str = "?") -> None:
+        """Wait for a stop queued earlier (``stop(vm_id)``) to finish: the same wait, errors
+        and timeout as ``stop(wait=True)``, without sending the stop again."""
+        if timeout is None or timeout <= 0:
+            raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
+        self._wait_stopped(vm_id, action_id, timeout)
+
     def _wait_stopped(self, vm_id: str, action_id: str, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         interval = STOP_POLL_FIRST_SECONDS

@@ -1,0 +1,593 @@
+"""Stop plans: which VMs a bulk stop touches and why, saved, checked again and applied.
+
+A plan is data, not an action: built from the VM frame and a filter, it names every VM the filter
+matched with a decision (``stop``, ``protected``, ``not stoppable``) and the reason. Applying it
+re-reads each VM to stop and refuses any whose guarded fields moved since the plan was built; the
+rest are stopped and waited for with the client's own stop machinery, and the plan, the approver
+and each VM's outcome go to the store's audit log.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from svcnb import frames, vocab
+from svcnb.errors import Conflict, NotFound, SvcnbError, WaitTimeout
+
+DEFAULT_LIMIT = 10
+PLAN_KIND = "svcnb.stop_plan"
+PLAN_VERSION = 1
+AUDIT_KIND = "stop_plan"
+
+STOP, PROTECTED, NOT_STOPPABLE = "stop", "protected", "not stoppable"
+# outcomes of applying a plan, per VM
+STOPPED, STRAGGLER, REFUSED, FAILED, SKIPPED, QUEUED = (
+    "stopped",
+    "straggler",
+    "refused",
+    "failed",
+    "skipped",
+    "queued",
+)
+# the VM frame columns a plan keeps per VM and compares when it is applied: a change in any of
+# them means the VM is no longer the one that was reviewed
+GUARDED = ("name", "status", "is_protected", "region_slug", "plan_slug")
+ENTRY_COLUMNS = ["vm_id", *GUARDED, "status_class", "decision", "reason"]
+OUTCOME_COLUMNS = ["vm_id", "name", "decision", "outcome", "reason", "action_id", "status"]
+
+
+class PlanError(SvcnbError, ValueError):
+    """A stop plan cannot be built, read or applied as asked (the message says what to do)."""
+
+
+class PlanLimitError(PlanError):
+    """A plan would stop more VMs than the limit of one action allows."""
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None or (not isinstance(value, list) and pd.isna(value)) else str(value)
+
+
+def _flag(value: Any) -> bool | None:
+    return None if value is None or pd.isna(value) else bool(value)
+
+
+def check_limit(count: int, limit: int, doing: str) -> None:
+    """PlanLimitError when ``count`` VMs exceed ``limit`` (naming both and how to raise it)."""
+    if count > limit:
+        raise PlanLimitError(
+            f"{doing} would stop {count} VMs, over the limit of {limit} per action; narrow the "
+            f"filter, or raise the limit explicitly with limit={count} (svcnb stop --limit "
+            f"{count})"
+        )
+
+
+def _limit(limit: Any) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise PlanError(f"limit must be a whole number of VMs >= 1, got {limit!r}")
+    return limit
+
+
+@dataclass(frozen=True)
+class Filter:
+    """Terms a VM must all match (AND); None or empty means the term is not used.
+
+    ``status`` is a status class of svcnb.vocab (``running`` matches ``active`` on a service
+    that says ``active``) or a service's own word; ``name`` a shell pattern (``web-*``, case
+    ignored); ``ids`` explicit VM ids.
+    """
+
+    status: str | None = None
+    region: str | None = None
+    plan: str | None = None
+    name: str | None = None
+    ids: tuple[str, ...] = ()
+
+    def terms(self) -> dict[str, Any]:
+        out = {k: v for k, v in self.as_dict().items() if v not in (None, "", [])}
+        return out
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "region": self.region,
+            "plan": self.plan,
+            "name": self.name,
+            "ids": list(self.ids),
+        }
+
+    def why(self, row: Mapping[str, Any], cls: str) -> list[str] | None:
+        """The terms ``row`` matches, in words; None when it misses any term."""
+        said: list[str] = []
+        if self.ids:
+            if str(row["id"]) not in self.ids:
+                return None
+            said.append("listed by id")
+        if self.status:
+            word = _text(row["status"])
+            if self.status == cls:
+                said.append(f"status {word!r} is of class {cls}")
+            elif word is not None and vocab.normalise(word) == vocab.normalise(self.status):
+                said.append(f"status is {word!r}")
+            else:
+                return None
+        if self.region:
+            if _text(row["region_slug"]) != self.region:
+                return None
+            said.append(f"region {self.region}")
+        if self.plan:
+            if _text(row["plan_slug"]) != self.plan:
+                return None
+            said.append(f"plan {self.plan}")
+        if self.name:
+            name = _text(row["name"]) or ""
+            if not fnmatch.fnmatchcase(name.lower(), self.name.lower()):
+                return None
+            said.append(f"name {name!r} matches {self.name!r}")
+        return said
+
+
+@dataclass
+class StopPlan:
+    """The VMs a bulk stop would touch, each with its decision and the reason.
+
+    ``entries`` columns: vm_id, name, status, is_protected, region_slug, plan_slug (as read when
+    the plan was built), status_class, decision (``stop``, ``protected``, ``not stoppable``),
+    reason. ``server`` is the API base URL the fleet was read from, ``built_at`` its clock then.
+    """
+
+    entries: pd.DataFrame
+    filter: Filter
+    limit: int
+    include_protected: tuple[str, ...] = ()
+    server: str | None = None
+    built_at: pd.Timestamp | None = None
+    plan_id: str = field(default="")
+
+    def __post_init__(self) -> None:
+        if not self.plan_id:
+            self.plan_id = _digest(self._body())
+
+    # --- views ----------------------------------------------------------------------------
+
+    @property
+    def to_stop(self) -> list[str]:
+        """The VM ids the plan stops."""
+        return [str(v) for v in self.entries.loc[self.entries["decision"] == STOP, "vm_id"]]
+
+    def part(self, decision: str) -> pd.DataFrame:
+        """The entries with ``decision`` (columns as ``entries``)."""
+        return self.entries[self.entries["decision"] == decision].reset_index(drop=True)
+
+    def summary(self) -> str:
+        """One line: how many VMs are stopped, held back as protected, or not stoppable."""
+        counts = self.entries["decision"].value_counts()
+        return (
+            f"plan {self.plan_id}: {int(counts.get(STOP, 0))} to stop, "
+            f"{int(counts.get(PROTECTED, 0))} protected (not stopped), "
+            f"{int(counts.get(NOT_STOPPABLE, 0))} not stoppable; limit {self.limit}"
+        )
+
+    def describe(self) -> str:
+        """The plan as text for a reviewer: the filter, then each VM with its reason."""
+        terms = ", ".join(f"{k}={v}" for k, v in self.filter.terms().items())
+        lines = [self.summary(), f"filter: {terms}; server {self.server}; built {self.built_at}"]
+        for decision, title in (
+            (STOP, "will be stopped"),
+            (PROTECTED, "protected, not stopped"),
+            (NOT_STOPPABLE, "not stoppable"),
+        ):
+            part = self.part(decision)
+            if len(part):
+                lines.append(f"{title} ({len(part)}):")
+                lines += [f"  {r.name} ({r.vm_id}): {r.reason}" for r in part.itertuples()]
+        return "\n".join(lines)
+
+    # --- file -----------------------------------------------------------------------------
+
+    def _body(self) -> dict[str, Any]:
+        rows = []
+        for row in self.entries[ENTRY_COLUMNS].to_dict("records"):
+            rows.append(
+                {k: (_flag(v) if k == "is_protected" else _text(v)) for k, v in row.items()}
+            )
+        return {
+            "kind": PLAN_KIND,
+            "version": PLAN_VERSION,
+            "server": self.server,
+            "built_at": None if self.built_at is None else self.built_at.isoformat(),
+            "filter": self.filter.as_dict(),
+            "limit": self.limit,
+            "include_protected": list(self.include_protected),
+            "vms": rows,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plan as saved: its body and ``plan_id``, a digest of the body."""
+        return {**self._body(), "plan_id": self.plan_id}
+
+    def save(self, path: str | Path) -> Path:
+        """Write the plan as JSON to ``path``; returns the path."""
+        path = Path(path)
+        path.write_text(json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n")
+        return path
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], source: str = "the plan") -> StopPlan:
+        """A plan from :meth:`to_dict`; PlanError when it is not one or was edited since."""
+        if not isinstance(data, Mapping) or data.get("kind") != PLAN_KIND:
+            raise PlanError(
+                f"{source} is not an svcnb stop plan; build one with svcnb stop --plan-out"
+            )
+        if data.get("version") != PLAN_VERSION:
+            raise PlanError(
+                f"{source} is a stop plan of version {data.get('version')!r}; this svcnb reads "
+                f"version {PLAN_VERSION}: build the plan again"
+            )
+        try:
+            f = data["filter"]
+            entries = pd.DataFrame(list(data["vms"]), columns=ENTRY_COLUMNS)
+            plan = cls(
+                entries=_typed(entries),
+                filter=Filter(
+                    status=f.get("status"),
+                    region=f.get("region"),
+                    plan=f.get("plan"),
+                    name=f.get("name"),
+                    ids=tuple(str(v) for v in f.get("ids") or ()),
+                ),
+                limit=_limit(data["limit"]),
+                include_protected=tuple(str(v) for v in data.get("include_protected") or ()),
+                server=data.get("server"),
+                built_at=None if not data.get("built_at") else pd.Timestamp(data["built_at"]),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            if isinstance(exc, PlanError):
+                raise
+            raise PlanError(
+                f"{source} is not a readable stop plan ({type(exc).__name__}: {exc}); build it "
+                "again with svcnb stop --plan-out"
+            ) from None
+        if plan.plan_id != data.get("plan_id"):
+            raise PlanError(
+                f"{source} was changed after it was built (its content no longer gives plan id "
+                f"{data.get('plan_id')!r}); a reviewed plan must be applied as built: build a "
+                "new one with svcnb stop --plan-out"
+            )
+        return plan
+
+    @classmethod
+    def load(cls, path: str | Path) -> StopPlan:
+        """Read a plan written by :meth:`save`."""
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text())
+        except ValueError:
+            raise PlanError(
+                f"{path} is not JSON; give a file written by svcnb stop --plan-out"
+            ) from None
+        return cls.from_dict(data, source=str(path))
+
+
+def _typed(entries: pd.DataFrame) -> pd.DataFrame:
+    out = entries.copy()
+    for column in ENTRY_COLUMNS:
+        if column != "is_protected":
+            out[column] = out[column].astype("string")
+    out["is_protected"] = out["is_protected"].astype("boolean")
+    return out.reset_index(drop=True)
+
+
+def _digest(body: Mapping[str, Any]) -> str:
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def build_stop_plan(
+    fleet: Any,
+    *,
+    status: str | None = None,
+    region: str | None = None,
+    plan: str | None = None,
+    name: str | None = None,
+    ids: Iterable[str] | None = None,
+    include_protected: Iterable[str] = (),
+    limit: int = DEFAULT_LIMIT,
+    server: str | None = None,
+    built_at: Any = None,
+) -> StopPlan:
+    """A stop plan over ``fleet``: a Client (its VM list is read now) or a ``vms`` frame.
+
+    Reads the vms frame columns id, name, status, is_protected, region_slug and plan_slug. Every
+    VM that matches all the filter terms gets an entry: ``stop`` when its status is of class
+    running and it is not protected (or its id is in ``include_protected``), ``protected``
+    when it is protected or its protection flag could not be read, ``not stoppable`` otherwise.
+    Raises PlanLimitError when more than ``limit`` VMs would be stopped, PlanError when no term
+    is given or ``ids``/``include_protected`` name VMs the filter did not match.
+    """
+    limit = _limit(limit)
+    if hasattr(fleet, "vms") and hasattr(fleet, "base_url"):
+        vms = frames.vms(fleet.vms.list())
+        server = server or str(fleet.base_url)
+        built_at = built_at if built_at is not None else fleet.server_time
+    else:
+        vms = fleet
+    chosen = Filter(
+        status=status or None,
+        region=region or None,
+        plan=plan or None,
+        name=name or None,
+        ids=tuple(dict.fromkeys(str(v) for v in ids or ())),
+    )
+    if not chosen.terms():
+        raise PlanError(
+            "a stop plan needs at least one filter term (status, region, plan, name or ids); "
+            "to stop every running VM say so with status='running'"
+        )
+    allowed = tuple(dict.fromkeys(str(v) for v in include_protected))
+    classes = vocab.current().classify_many("vm_status", list(vms["status"])) if len(vms) else []
+    rows: list[dict[str, Any]] = []
+    for record, cls in zip(vms.to_dict("records"), classes, strict=True):
+        why = chosen.why(record, cls)
+        if why is None:
+            continue
+        vm_id = str(record["id"])
+        protected = _flag(record["is_protected"])
+        word = _text(record["status"])
+        if cls != "running":
+            if cls == vocab.UNKNOWN:
+                reason = (
+                    f"status {word!r} is not in svcnb's vocabulary, so it is not known to be "
+                    "running; map the word (svcnb.vocab.extend) if it means running"
+                )
+            else:
+                reason = f"status {word!r} (class {cls}): only running VMs can be stopped"
+            decision = NOT_STOPPABLE
+        elif protected is not False and vm_id not in allowed:
+            decision = PROTECTED
+            state = "is protected" if protected else "has a protection flag that could not be read"
+            reason = (
+                f"{'; '.join(why)}; but it {state}: include it explicitly to stop it "
+                f"(include_protected=[{vm_id!r}], svcnb stop --include-protected {vm_id})"
+            )
+        else:
+            decision = STOP
+            reason = "; ".join(why)
+            if protected is not False:
+                reason += "; protected, included explicitly"
+        rows.append(
+            {
+                "vm_id": vm_id,
+                **{c: record[c] for c in GUARDED},
+                "status_class": cls,
+                "decision": decision,
+                "reason": reason,
+            }
+        )
+    matched = {r["vm_id"] for r in rows}
+    unknown = [v for v in chosen.ids if v not in set(vms["id"].astype(str))]
+    if unknown:
+        raise PlanError(f"VM id(s) not in the fleet: {', '.join(unknown)}; check the ids")
+    stray = [v for v in allowed if v not in matched]
+    if stray:
+        raise PlanError(
+            f"include_protected names VM(s) the filter does not match: {', '.join(stray)}; "
+            "it only lets the filter's protected VMs through"
+        )
+    entries = _typed(pd.DataFrame(rows, columns=ENTRY_COLUMNS))
+    check_limit(int((entries["decision"] == STOP).sum()), limit, "this plan")
+    when = None if built_at is None else pd.Timestamp(built_at)
+    if when is not None:
+        when = when.tz_localize("UTC") if when.tzinfo is None else when.tz_convert("UTC")
+    return StopPlan(
+        entries=entries,
+        filter=chosen,
+        limit=limit,
+        include_protected=allowed,
+        server=None if server is None else str(server).rstrip("/"),
+        built_at=when,
+    )
+
+
+def changes(planned: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
+    """The guarded fields that differ between a plan entry and the VM read now, in words."""
+    said = []
+    for column in GUARDED:
+        a, b = planned.get(column), now.get(column)
+        a = _flag(a) if column == "is_protected" else _text(a)
+        b = _flag(b) if column == "is_protected" else _text(b)
+        if a != b:
+            said.append(f"{column} was {a!r}, is {b!r} now")
+    return said
+
+
+class StopRun:
+    """One application of a plan: :meth:`queue` checks and sends, :meth:`wait` waits.
+
+    ``outcomes`` holds one row per plan entry (columns vm_id, name, decision, outcome, reason,
+    action_id, status). :func:`apply_plan` runs the whole thing; the VM panel queues here and
+    follows the stops with its own watch, then settles the outcomes.
+    """
+
+    def __init__(
+        self,
+        plan: StopPlan,
+        client: Any,
+        *,
+        approver: str,
+        store: Any,
+        limit: int = DEFAULT_LIMIT,
+    ) -> None:
+        who = "" if approver is None else str(approver).strip()
+        if not who:
+            raise PlanError(
+                "applying a stop plan needs an approver: the name of who approved it "
+                "(approver='sam', svcnb stop --apply FILE --approver sam)"
+            )
+        here = str(client.base_url).rstrip("/")
+        if plan.server is not None and plan.server != here:
+            raise PlanError(
+                f"plan {plan.plan_id} was built on {plan.server}, not on {here}: apply it on the "
+                "server it was built for, or build a new plan here"
+            )
+        check_limit(len(plan.to_stop), _limit(limit), f"plan {plan.plan_id}")
+        self.plan, self.client, self.approver, self.store = plan, client, who, store
+        self.outcomes = pd.DataFrame(
+            {
+                "vm_id": plan.entries["vm_id"],
+                "name": plan.entries["name"],
+                "decision": plan.entries["decision"],
+                "outcome": [SKIPPED if d != STOP else QUEUED for d in plan.entries["decision"]],
+                "reason": [
+                    r if d != STOP else ""
+                    for d, r in zip(plan.entries["decision"], plan.entries["reason"], strict=True)
+                ],
+                "action_id": pd.Series([None] * len(plan.entries), dtype="string"),
+                "status": plan.entries["status"],
+            },
+            columns=OUTCOME_COLUMNS,
+        ).astype({c: "string" for c in OUTCOME_COLUMNS})
+
+    def _set(self, vm_id: str, **values: Any) -> None:
+        rows = self.outcomes["vm_id"] == vm_id
+        for key, value in values.items():
+            self.outcomes.loc[rows, key] = value
+
+    def queue(self) -> list[str]:
+        """Re-read each VM to stop; refuse those whose guarded fields changed since the plan,
+        send a stop for the rest. Returns the VM ids whose stop was queued."""
+        sent: list[str] = []
+        planned = self.plan.entries.set_index("vm_id", drop=False)
+        for vm_id in self.plan.to_stop:
+            try:
+                now = frames.vms([self.client.vms.get(vm_id)]).iloc[0].to_dict()
+            except NotFound:
+                self._set(vm_id, outcome=REFUSED, reason="the VM no longer exists", status=None)
+                continue
+            except SvcnbError as exc:
+                self._set(vm_id, outcome=FAILED, reason=f"could not re-read it: {exc}")
+                continue
+            moved = changes(planned.loc[vm_id].to_dict(), now)
+            self._set(vm_id, status=_text(now.get("status")))
+            if moved:
+                self._set(
+                    vm_id,
+                    outcome=REFUSED,
+                    reason="changed since the plan was built: " + "; ".join(moved),
+                )
+                continue
+            try:
+                action_id = self.client.vms.stop(vm_id)
+            except Conflict as exc:
+                self._set(vm_id, outcome=REFUSED, reason=f"the service refused the stop: {exc}")
+                continue
+            except SvcnbError as exc:
+                self._set(vm_id, outcome=FAILED, reason=f"the stop was not queued: {exc}")
+                continue
+            self._set(vm_id, action_id=str(action_id), reason="stop queued")
+            sent.append(vm_id)
+        return sent
+
+    def wait(self, timeout: float = 120.0) -> pd.DataFrame:
+        """Wait for every queued stop at once (``client.vms.wait_stopped``, ``timeout`` seconds
+        each, in parallel); stops still not finished are stragglers. Returns ``outcomes``."""
+        queued = [str(v) for v in self.outcomes.loc[self.outcomes["outcome"] == QUEUED, "vm_id"]]
+
+        def one(vm_id: str) -> tuple[str, str, str, str | None]:
+            action = self.outcomes.loc[self.outcomes["vm_id"] == vm_id, "action_id"].iloc[0]
+            try:
+                self.client.vms.wait_stopped(vm_id, timeout=timeout, action_id=str(action))
+            except WaitTimeout as exc:
+                return vm_id, STRAGGLER, str(exc), self._status(vm_id)
+            except SvcnbError as exc:
+                return vm_id, FAILED, str(exc), self._status(vm_id)
+            return vm_id, STOPPED, "stopped", self._status(vm_id)
+
+        if queued:
+            with ThreadPoolExecutor(max_workers=min(8, len(queued))) as pool:
+                for vm_id, outcome, reason, status in pool.map(one, queued):
+                    self._set(vm_id, outcome=outcome, reason=reason, status=status)
+        return self.outcomes
+
+    def _status(self, vm_id: str) -> str | None:
+        try:
+            return _text(self.client.vms.get(vm_id).get("status"))
+        except SvcnbError:
+            return None
+
+    def settle(self, statuses: Mapping[str, Any]) -> pd.DataFrame:
+        """Outcomes of queued stops from statuses read by someone else's watch (the panel's):
+        stopped when the word is of class stopped, else a straggler (or failed when the VM went
+        suspended, terminated or away). Returns ``outcomes``."""
+        for vm_id in self.outcomes.loc[self.outcomes["outcome"] == QUEUED, "vm_id"]:
+            word = statuses.get(str(vm_id))
+            cls = vocab.vm_class(word)
+            if cls == "stopped":
+                outcome, reason = STOPPED, "stopped"
+            elif cls in ("suspended", "terminated") or word is None:
+                outcome, reason = FAILED, f"it is {word or 'gone'} now; it will not stop"
+            else:
+                outcome, reason = STRAGGLER, f"still {word!r} when the watch ended"
+            self._set(str(vm_id), outcome=outcome, reason=reason, status=word)
+        return self.outcomes
+
+    def record(self, stage: str = "applied") -> dict[str, Any]:
+        """Write the plan, the approver and each VM's outcome to the store's audit log."""
+        counts = self.outcomes["outcome"].value_counts()
+        said = ", ".join(f"{int(n)} {k}" for k, n in counts.items())
+        when = self.client.server_time or datetime.now(UTC)
+        record = {
+            "time": when,
+            "kind": AUDIT_KIND,
+            "stage": stage,
+            "firewall_id": None,
+            "rule_id": None,
+            "outcome": f"stop plan {stage}: {said}",
+            "plan_id": self.plan.plan_id,
+            "approver": self.approver,
+            "plan": self.plan.to_dict(),
+            "vms": [
+                {k: (None if pd.isna(v) else v) for k, v in row.items()}
+                for row in self.outcomes.to_dict("records")
+            ],
+        }
+        self.store.append_audit(record)
+        return record
+
+
+def apply_plan(
+    plan: StopPlan,
+    client: Any,
+    *,
+    approver: str,
+    store: Any,
+    limit: int = DEFAULT_LIMIT,
+    timeout: float = 120.0,
+) -> pd.DataFrame:
+    """Apply ``plan``: refuse VMs changed since it was built, stop the rest, wait for each to
+    be stopped (stragglers after ``timeout`` seconds), and write plan, approver and outcomes to
+    ``store``'s audit log.
+
+    Returns one row per plan entry: vm_id, name, decision, outcome (``stopped``, ``straggler``,
+    ``refused``, ``failed``, ``skipped``), reason, action_id, status (the last word read).
+    PlanError (nothing sent) without an approver, on another server than the plan's, or when the
+    plan stops more than ``limit`` VMs.
+    """
+    run = StopRun(plan, client, approver=approver, store=store, limit=limit)
+    try:
+        run.queue()
+        run.wait(timeout)
+    finally:
+        # whatever happened, what was sent is on file
+        run.record()
+    return run.outcomes
