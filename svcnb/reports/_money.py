@@ -31,6 +31,15 @@ MONEY_COLUMNS = frozenset(
         "shortfall",
         "price_monthly_amount",
         "balance_amount",
+        # svcnb.reports.whatif
+        "due",
+        "due_after",
+        "due_before",
+        "due_saved",
+        "topup",
+        "topup_after",
+        "topup_before",
+        "topup_saved",
     }
 )
 # ISO 4217 minor units where they are not 2.

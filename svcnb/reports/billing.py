@@ -34,7 +34,7 @@ Renewal model (the sandbox's, ``svcnb/sandbox/_life.py``; the spec shows none):
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -49,6 +49,7 @@ from svcnb.reports._timeaxis import concise_dates, legend_outside, money_axis
 __all__ = [
     "BILLING_HISTORY",
     "DEFAULT_CYCLE",
+    "DEFAULT_GRACE",
     "DEFAULT_LOW_BALANCE_WINDOW",
     "account_currency",
     "balance_history",
@@ -59,7 +60,9 @@ __all__ = [
     "plot_balance",
     "plot_renewals",
     "prices",
+    "renewal_positions",
     "renewal_schedule",
+    "renewal_step",
     "renewals",
     "renewals_due",
     "run_rate",
@@ -71,6 +74,8 @@ __all__ = [
 DEFAULT_CYCLE = "month"
 # The sandbox's billing.low_balance look-ahead (svcnb/sandbox/_life.py LOW_BALANCE_WINDOW).
 DEFAULT_LOW_BALANCE_WINDOW = "7D"
+# Time from an unpaid renewal to suspension (svcnb/sandbox/_life.py GRACE; the spec shows none).
+DEFAULT_GRACE = "3D"
 
 BILLING_HISTORY = ("wallet", ["balance_amount", "balance_currency"])
 
@@ -176,6 +181,23 @@ def _price_from_plan(priced: pd.DataFrame) -> pd.DataFrame:
     return priced
 
 
+def renewal_positions(vms: pd.DataFrame, wallet: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per VM, how the renewal model places it: the frame :func:`renewal_schedule` walks.
+
+    Reads ``vms``: id, name, status, plan_slug, region_slug, billing_status, next_renewal_at,
+    price_monthly_amount, price_monthly_currency; ``wallet``: balance_currency. Returns vm_id,
+    name, plan_slug, region_slug, billing_status, next_renewal_at, amount, currency (unstated:
+    the account currency), price_source, renews, owes (what it owes counts in ``owed``),
+    billed, unknown_vm, unknown (left out: status or billing word unknown), debitable (its
+    price can be taken from the wallet: known, and in the wallet's currency), in ``vms`` order.
+    """
+    currency = account_currency(vms, wallet)
+    out = _priced(vms, currency)
+    pairs = zip(out["amount"], out["currency"], strict=True)
+    out["debitable"] = [_debitable(a, c, currency) for a, c in pairs]
+    return out
+
+
 def _debitable(amount: Any, currency: Any, wallet_currency: Any) -> bool:
     if pd.isna(amount):
         return False
@@ -185,6 +207,29 @@ def _debitable(amount: Any, currency: Any, wallet_currency: Any) -> bool:
     return bool(currency == wallet_currency)
 
 
+def renewal_step(cycle: str = DEFAULT_CYCLE) -> Callable[[pd.Timestamp, int], pd.Timestamp]:
+    """``nth(start, k)``: the date ``k`` cycles after a renewal at ``start`` (``k`` calendar
+    months on the same day, clamped to shorter months, for ``"month"``; ``k`` times a duration
+    such as ``"30D"`` otherwise)."""
+    if cycle == "month":
+
+        def nth(start: pd.Timestamp, k: int) -> pd.Timestamp:
+            return start + pd.DateOffset(months=k)
+
+        return nth
+    try:
+        step = pd.Timedelta(cycle)
+    except ValueError as exc:
+        raise ValueError(f"cycle={cycle!r}: give 'month' or a duration such as '30D'") from exc
+    if step <= pd.Timedelta(0):
+        raise ValueError(f"cycle={cycle!r} must be a positive duration")
+
+    def nth_step(start: pd.Timestamp, k: int) -> pd.Timestamp:
+        return start + k * step
+
+    return nth_step
+
+
 def _occurrences(priced: pd.DataFrame, now: pd.Timestamp, end: pd.Timestamp, cycle: str):
     """(renewal_at, row) for each renewal in ``(now, end]`` of each VM that renews, in order.
 
@@ -192,21 +237,7 @@ def _occurrences(priced: pd.DataFrame, now: pd.Timestamp, end: pd.Timestamp, cyc
     the 31st after a short month. A renewal date not after ``now`` (not yet processed when the
     data was read) falls due at ``now``.
     """
-    if cycle == "month":
-
-        def nth(start: pd.Timestamp, k: int) -> pd.Timestamp:
-            return start + pd.DateOffset(months=k)
-    else:
-        try:
-            step = pd.Timedelta(cycle)
-        except ValueError as exc:
-            raise ValueError(f"cycle={cycle!r}: give 'month' or a duration such as '30D'") from exc
-        if step <= pd.Timedelta(0):
-            raise ValueError(f"cycle={cycle!r} must be a positive duration")
-
-        def nth(start: pd.Timestamp, k: int) -> pd.Timestamp:
-            return start + k * step
-
+    nth = renewal_step(cycle)
     out = []
     live = priced[priced["renews"]].dropna(subset=["next_renewal_at"])
     for row in live.itertuples(index=False):
@@ -819,7 +850,8 @@ def plot_balance(
 
     ``history`` from :func:`balance_history` (server_time, balance); ``schedule`` from
     :func:`renewal_schedule` (renewal_at, balance_after, debitable) draws the projected balance;
-    ``runway_frame`` from :func:`runway` (runway_at) draws a vertical line at the runway.
+    ``runway_frame`` from :func:`runway` (runway_at, currency) draws a vertical line at the
+    runway and names the axis' currency (the account currency, as the runway states it).
     """
     ax = ax if ax is not None else plt.figure().add_subplot()
     if not history.empty:
@@ -843,8 +875,12 @@ def plot_balance(
         when = runway_frame["runway_at"].iloc[0]
         if not pd.isna(when):
             ax.axvline(when.tz_localize(None), color="red", label=f"runway {when:%Y-%m-%d}")
+    # the runway's currency is account_currency (the wallet's, else the prices'), the one the
+    # figures beside the plot state; a history alone knows only what the wallet said
     currency = None
-    if "currency" in history and not history["currency"].dropna().empty:
+    if runway_frame is not None and not runway_frame["currency"].dropna().empty:
+        currency = runway_frame["currency"].dropna().iloc[0]
+    elif "currency" in history and not history["currency"].dropna().empty:
         currency = history["currency"].dropna().iloc[0]
     concise_dates(ax)
     ax.set_title("Wallet balance and runway")

@@ -1,0 +1,585 @@
+"""What-if money: the top-up that covers the next 30/60/90 days, the VMs suspended if nobody tops
+up, and what stopping or terminating some VMs changes, all from the runway's renewal model.
+
+Every figure comes from :mod:`svcnb.reports.billing` (``runway``, ``renewals``,
+``renewal_schedule``, ``renewal_positions``): this module changes the question, never the model.
+Read the renewal model in that module's docstring first; what this one adds is the sandbox's
+(``svcnb/sandbox/_life.py``), since the spec shows no billing rule at all:
+
+- A top-up pays what is owed first (oldest debt first), then renewals take their price as they
+  fall due. So a top-up of ``owed + renewals due - balance`` (exactly, in the wallet currency)
+  pays everything in the horizon, and nothing less does. A VM whose debt the top-up pays renews
+  again: one owing since its renewal (``next_renewal_at`` at or before now) one cycle after
+  that renewal; one suspended for non-payment one cycle after the payment; one owing whose
+  ``next_renewal_at`` is still ahead (the data does not show since when it owes) at that date.
+- Nobody tops up: a renewal the wallet cannot pay leaves the VM owing, and it is suspended
+  ``grace`` later (3 days, ``billing.DEFAULT_GRACE``). A VM owing now is suspended ``grace`` after
+  the renewal it missed; where the data does not show that date, by ``now + grace`` at the latest.
+- Stopped VMs still renew in this model (the sandbox bills them; the spec does not say): stopping
+  VMs changes no money figure. Terminated VMs are not billed and their debt is dropped.
+
+Nothing is guessed: a VM whose status or billing word is unknown, whose price is unknown, whose
+price is in another currency than the wallet's, or that will renew but has no renewal date yet
+is counted in its own column and makes ``complete`` False (a top-up then is at least the amount
+shown, a suspension may come sooner). Amounts are exact ``Decimal`` in the wallet's currency.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from decimal import Decimal
+from typing import Any
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from matplotlib.axes import Axes
+
+from svcnb import vocab
+from svcnb.reports import billing
+from svcnb.reports._classes import billing_classes, vm_classes
+from svcnb.reports._money import exact_sum, money_text, to_decimal
+from svcnb.reports._replay import report, resolve_now
+from svcnb.reports._timeaxis import concise_dates, legend_outside, money_axis
+
+__all__ = [
+    "DEFAULT_HORIZONS",
+    "HOWS",
+    "STOP_NOTE",
+    "plot_suspensions",
+    "plot_topup",
+    "plot_what_if",
+    "scenario",
+    "suspensions",
+    "topup_needed",
+    "what_if_stop",
+]
+
+DEFAULT_HORIZONS = (30, 60, 90)
+# "stop": the VMs are stopped (still billed in this model); "terminate": they are not renewed.
+HOWS = ("stop", "terminate")
+STOP_NOTE = (
+    "Stopped VMs still renew in the renewal model (the sandbox bills them; the spec does not "
+    "say), so stopping them changes no money figure; choose 'terminate' to see what not "
+    "renewing them saves."
+)
+
+TOPUP_COLUMNS = [
+    "horizon_days",
+    "horizon_end",
+    "currency",
+    "balance",
+    "owed",
+    "renewals",
+    "due",
+    "needed",
+    "topup",
+    "covered",
+    "unpriced",
+    "other_currency",
+    "unscheduled",
+    "unknown_status",
+    "complete",
+]
+SUSPENSION_COLUMNS = [
+    "vm_id",
+    "name",
+    "status",
+    "billing_status",
+    "basis",
+    "failed_at",
+    "suspended_at",
+    "suspended_by",
+    "days_until",
+    "amount",
+    "currency",
+    "balance_then",
+]
+WHAT_IF_COLUMNS = [
+    "horizon_days",
+    "horizon_end",
+    "currency",
+    "how",
+    "vms_changed",
+    "not_found",
+    "topup_before",
+    "topup_after",
+    "topup_saved",
+    "due_before",
+    "due_after",
+    "due_saved",
+    "suspended_before",
+    "suspended_after",
+    "runway_before",
+    "runway_after",
+    "complete",
+]
+
+
+def _days(horizons: Iterable[int]) -> list[int]:
+    days = sorted({int(d) for d in horizons})
+    if not days or days[0] <= 0:
+        raise ValueError(f"horizons={list(horizons)!r}: give whole days above 0, e.g. (30, 60, 90)")
+    return days
+
+
+def _word(kind: vocab.Kind, cls: str) -> str:
+    """A status word the current vocabulary reads as ``cls`` (the class name itself if it is)."""
+    words = vocab.current().words[kind]
+    if words.get(cls) == cls:
+        return cls
+    for word, found in words.items():
+        if found == cls:
+            return word
+    raise ValueError(f"the vocabulary maps no {kind} word to {cls!r}; map one (svcnb.vocab)")
+
+
+def _paid_up(vms: pd.DataFrame, now: pd.Timestamp, cycle: str) -> pd.DataFrame:
+    """``vms`` as they stand once a top-up has paid every debt (module docstring): owing and
+    suspended-for-non-payment VMs back in good standing, with the renewal date they then get."""
+    out = vms.copy()
+    positions = billing.renewal_positions(vms)
+    bill = billing_classes(vms).to_numpy()
+    vm = vm_classes(vms).to_numpy()
+    owes = positions["owes"].to_numpy(dtype=bool)
+    nth = billing.renewal_step(cycle)
+    renew = pd.to_datetime(out["next_renewal_at"], utc=True).to_numpy(dtype=object).copy()
+    status = out["status"].astype(object).to_numpy().copy()
+    billing_status = out["billing_status"].astype(object).to_numpy().copy()
+    for i in range(len(out)):
+        if not owes[i]:
+            continue
+        when = renew[i]
+        if bill[i] == "suspended" or vm[i] == "suspended":
+            renew[i] = nth(now, 1)  # a fresh cycle starts at the payment
+            # it returns to the status it had, which the data no longer shows: any live class
+            # renews alike
+            status[i] = _word("vm_status", "running")
+        elif pd.isna(when):
+            renew[i] = pd.NaT
+        elif when <= now:
+            renew[i] = nth(pd.Timestamp(when), 1)  # the missed renewal's cycle runs on
+        billing_status[i] = _word("billing_status", "paid")
+    out["next_renewal_at"] = pd.to_datetime(pd.Series(renew, index=out.index), utc=True)
+    out["status"] = pd.array(status, dtype="string")
+    out["billing_status"] = pd.array(billing_status, dtype="string")
+    return out
+
+
+def _money(value: Any, currency: Any) -> Decimal | None:
+    return to_decimal(value, currency)
+
+
+@report(frames={"vms": "vms", "wallet": "wallet"})
+def topup_needed(
+    vms: pd.DataFrame,
+    wallet: pd.DataFrame,
+    now: Any = None,
+    horizons: Iterable[int] = DEFAULT_HORIZONS,
+    cycle: str = billing.DEFAULT_CYCLE,
+) -> pd.DataFrame:
+    """How much to top up now so that every debt and every renewal of the next N days is paid.
+
+    Reads ``vms``: id, name, status, plan_slug, region_slug, billing_status, next_renewal_at,
+    price_monthly_amount, price_monthly_currency; ``wallet``: balance_amount, balance_currency.
+    Returns one row per horizon: horizon_days, horizon_end, currency (the wallet's), balance,
+    owed (debts of overdue and suspended VMs, paid first), renewals (how many fall due, VMs
+    whose debt the top-up pays included), due (their amount), needed (owed + due), topup
+    (needed - balance, 0 when the balance covers it; ``Decimal``), covered (topup is 0),
+    unpriced (renewals and debts whose price is unknown), other_currency (those not in the
+    wallet's currency: never converted), unscheduled (VMs that will renew but have no date),
+    unknown_status (VMs left out: status or billing word unknown), complete (all four are 0;
+    otherwise the top-up is at least ``topup``). Money columns hold exact ``Decimal`` values.
+    """
+    now = resolve_now(now)
+    days = _days(horizons)
+    widest = f"{days[-1]}D"
+    run = billing.runway(vms, wallet, now=now, horizon=widest, cycle=cycle).iloc[0]
+    currency = run["currency"]
+    balance = _money(run["balance"], currency) or Decimal(0)
+    owed = _money(run["owed"], currency) or Decimal(0)
+    positions = billing.renewal_positions(vms, wallet)
+    owing = positions[positions["owes"]]
+    owed_unpriced = int(owing["amount"].isna().sum())
+    owed_other = int((owing["amount"].notna() & ~owing["debitable"]).sum())
+
+    paid_up = _paid_up(vms, now, cycle)
+    due = billing.renewals(paid_up, wallet, now=now, within=widest, cycle=cycle)
+    after = billing.renewal_positions(paid_up, wallet)
+    debitable = dict(zip(after["vm_id"], after["debitable"], strict=True))
+    unscheduled = int((after["renews"] & after["next_renewal_at"].isna()).sum())
+    unknown = int(run["unknown_status"])
+    ok = due["vm_id"].map(debitable).fillna(False).astype(bool)
+
+    rows = []
+    for d in days:
+        end = now + pd.Timedelta(days=d)
+        inside = (due["renewal_at"] <= end).to_numpy(dtype=bool)
+        part, part_ok = due[inside], ok[inside].to_numpy(dtype=bool)
+        due_amount = exact_sum(part["amount"][part_ok], currency)
+        needed = owed + due_amount
+        topup = max(needed - balance, Decimal(0))
+        unpriced = owed_unpriced + int(part["amount"].isna().sum())
+        other = owed_other + int((part["amount"].notna().to_numpy(dtype=bool) & ~part_ok).sum())
+        rows.append(
+            {
+                "horizon_days": d,
+                "horizon_end": end,
+                "currency": currency,
+                "balance": balance,
+                "owed": owed,
+                "renewals": len(part),
+                "due": due_amount,
+                "needed": needed,
+                "topup": topup,
+                "covered": topup == 0,
+                "unpriced": unpriced,
+                "other_currency": other,
+                "unscheduled": unscheduled,
+                "unknown_status": unknown,
+                "complete": unpriced == 0 and other == 0 and unscheduled == 0 and unknown == 0,
+            }
+        )
+    out = pd.DataFrame(rows, columns=TOPUP_COLUMNS)
+    out["horizon_end"] = pd.to_datetime(out["horizon_end"], utc=True)
+    return out.astype(
+        {
+            "horizon_days": "Int64",
+            "currency": "string",
+            "renewals": "Int64",
+            "covered": "boolean",
+            "unpriced": "Int64",
+            "other_currency": "Int64",
+            "unscheduled": "Int64",
+            "unknown_status": "Int64",
+            "complete": "boolean",
+        }
+    )
+
+
+@report(frames={"vms": "vms", "wallet": "wallet"})
+def suspensions(
+    vms: pd.DataFrame,
+    wallet: pd.DataFrame,
+    now: Any = None,
+    horizon: str = "90D",
+    cycle: str = billing.DEFAULT_CYCLE,
+    grace: str = billing.DEFAULT_GRACE,
+) -> pd.DataFrame:
+    """Which VMs are suspended, and when, if nobody tops up: soonest first.
+
+    The walk is :func:`billing.renewal_schedule` over ``horizon``; each renewal it cannot pay
+    suspends its VM ``grace`` later. VMs owing now are listed too (module docstring).
+    Reads the columns of :func:`topup_needed`. Returns vm_id, name, status, billing_status,
+    basis ("renewal unpaid": a renewal in the walk; "owes now": its renewal date is past;
+    "owes now, since when not shown": ``suspended_at`` unknown, ``suspended_by`` the latest),
+    failed_at (the unpaid renewal; NaT when not shown), suspended_at (NaT when not known),
+    suspended_by (the latest it comes), days_until (from now to suspended_by), amount (what it
+    then owes; ``Decimal``, None when unknown), currency, balance_then (the balance left when
+    the renewal failed; ``Decimal``). ``attrs``: already_suspended (VMs suspended now, not
+    listed), not_debitable (renewals in the walk whose price is unknown or in another currency:
+    the walk could not take them, so later failures may come sooner), unscheduled,
+    unknown_status, complete (all of those but already_suspended are 0).
+    """
+    now = resolve_now(now)
+    grace_td = pd.Timedelta(grace)
+    schedule = billing.renewal_schedule(vms, wallet, now=now, horizon=horizon, cycle=cycle)
+    positions = billing.renewal_positions(vms, wallet).set_index("vm_id", drop=False)
+    statuses = dict(zip(vms["id"].astype("string"), vms["status"].astype("string"), strict=True))
+    currency = billing.account_currency(vms, wallet)
+    rows = []
+    unpaid = schedule[(schedule["debitable"] & ~schedule["paid"]).fillna(False).to_numpy(bool)]
+    for r in unpaid.itertuples(index=False):
+        rows.append(
+            {
+                "vm_id": r.vm_id,
+                "name": r.name,
+                "basis": "renewal unpaid",
+                "failed_at": r.renewal_at,
+                "suspended_at": r.renewal_at + grace_td,
+                "amount": _money(r.amount, r.currency),
+                "currency": r.currency,
+                "balance_then": _money(r.balance_before, currency),
+            }
+        )
+    bill, vm = billing_classes(vms).to_numpy(), vm_classes(vms).to_numpy()
+    owes = billing.renewal_positions(vms, wallet)["owes"].to_numpy(dtype=bool)
+    owing_now = owes & (bill == "owing") & (vm != "suspended")
+    already = ((vm == "suspended") | (owes & (bill == "suspended"))) & (vm != "terminated")
+    for vm_id in vms["id"].astype("string")[owing_now]:
+        p = positions.loc[vm_id]
+        when = p["next_renewal_at"]
+        known = not pd.isna(when) and when <= now
+        rows.append(
+            {
+                "vm_id": vm_id,
+                "name": p["name"],
+                "basis": "owes now" if known else "owes now, since when not shown",
+                "failed_at": when if known else pd.NaT,
+                "suspended_at": when + grace_td if known else pd.NaT,
+                "amount": _money(p["amount"], p["currency"]),
+                "currency": p["currency"],
+                "balance_then": None,
+            }
+        )
+    out = pd.DataFrame(rows).reindex(columns=SUSPENSION_COLUMNS)
+    for col in ("failed_at", "suspended_at"):
+        out[col] = pd.to_datetime(out[col], utc=True)
+    out["suspended_by"] = out["suspended_at"].fillna(now + grace_td)
+    out["days_until"] = (out["suspended_by"] - now) / pd.Timedelta(days=1)
+    out["status"] = out["vm_id"].map(statuses)
+    words = zip(positions["vm_id"], positions["billing_status"], strict=True)
+    out["billing_status"] = out["vm_id"].map(dict(words))
+    out = out.astype(
+        {
+            "vm_id": "string",
+            "name": "string",
+            "status": "string",
+            "billing_status": "string",
+            "basis": "string",
+            "days_until": "Float64",
+            "currency": "string",
+        }
+    )
+    out = out.sort_values(["suspended_by", "vm_id"], kind="stable").reset_index(drop=True)
+    not_debitable = int((~schedule["debitable"].fillna(False)).sum())
+    unscheduled = int((positions["renews"] & positions["next_renewal_at"].isna()).sum())
+    unknown = int(schedule.attrs.get("unknown_status", 0))
+    out.attrs = {
+        "now": now,
+        "horizon_end": now + pd.Timedelta(horizon),
+        "already_suspended": int(already.sum()),
+        "not_debitable": not_debitable,
+        "unscheduled": unscheduled,
+        "unknown_status": unknown,
+        "complete": not_debitable == 0 and unscheduled == 0 and unknown == 0,
+    }
+    return out
+
+
+def scenario(vms: pd.DataFrame, vm_ids: Iterable[str], how: str = "stop") -> pd.DataFrame:
+    """``vms`` as they would be with the VMs ``vm_ids`` stopped or terminated, for any billing
+    report to answer "what if" with.
+
+    ``how="stop"``: VMs whose status class is running get a stopped word (the public stop acts
+    on running VMs only); ``"terminate"``: every VM not terminated yet gets a terminated word.
+    Reads ``vms``: id, status. Returns ``vms`` with those statuses changed; ``attrs["changed"]``
+    lists the ids changed, ``attrs["not_found"]`` the ids ``vms`` does not hold.
+    """
+    if how not in HOWS:
+        raise ValueError(f"how={how!r}: choose one of {', '.join(HOWS)}")
+    wanted = list(dict.fromkeys(str(v) for v in vm_ids))
+    ids = vms["id"].astype("string")
+    known = set(ids.dropna())
+    cls = vm_classes(vms)
+    target, word = ("running", "stopped") if how == "stop" else (None, "terminated")
+    hit = ids.isin(wanted).fillna(False).to_numpy(dtype=bool)
+    if target is None:
+        hit = hit & (cls != "terminated").to_numpy(dtype=bool)
+    else:
+        hit = hit & (cls == target).to_numpy(dtype=bool)
+    out = vms.copy()
+    status = out["status"].astype(object).to_numpy().copy()
+    status[hit] = _word("vm_status", word)
+    out["status"] = pd.array(status, dtype="string")
+    out.attrs = {
+        "changed": [str(v) for v in ids[hit]],
+        "not_found": [v for v in wanted if v not in known],
+    }
+    return out
+
+
+@report(frames={"vms": "vms", "wallet": "wallet"})
+def what_if_stop(
+    vms: pd.DataFrame,
+    wallet: pd.DataFrame,
+    vm_ids: Iterable[str] = (),
+    now: Any = None,
+    how: str = "stop",
+    horizons: Iterable[int] = DEFAULT_HORIZONS,
+    cycle: str = billing.DEFAULT_CYCLE,
+    grace: str = billing.DEFAULT_GRACE,
+) -> pd.DataFrame:
+    """The top-up, renewals due, suspensions and runway with the VMs ``vm_ids`` stopped (or
+    terminated, ``how``), beside today's, per horizon.
+
+    Under the renewal model stopped VMs still renew, so ``how="stop"`` changes no money figure
+    (:data:`STOP_NOTE`); ``how="terminate"`` shows what not renewing them saves.
+    Reads the columns of :func:`topup_needed`. Returns horizon_days, horizon_end, currency,
+    how, vms_changed (VMs whose status the scenario changed), not_found (ids the data does not
+    hold), topup_before, topup_after, topup_saved (before - after), due_before, due_after,
+    due_saved, suspended_before, suspended_after (VMs suspended by the horizon's end if nobody
+    tops up), runway_before, runway_after (:func:`billing.runway`'s date, the same on every
+    row), complete (both scenarios complete and every id found). Money is ``Decimal``.
+    """
+    now = resolve_now(now)
+    days = _days(horizons)
+    changed = scenario(vms, vm_ids, how)
+    widest = f"{days[-1]}D"
+    top = [topup_needed(f, wallet, now=now, horizons=days, cycle=cycle) for f in (vms, changed)]
+    sus = [
+        suspensions(f, wallet, now=now, horizon=widest, cycle=cycle, grace=grace)
+        for f in (vms, changed)
+    ]
+    runs = [billing.runway(f, wallet, now=now, cycle=cycle).iloc[0] for f in (vms, changed)]
+    not_found = len(changed.attrs["not_found"])
+    whole = not_found == 0 and all(s.attrs["complete"] for s in sus)
+    rows = []
+    for i, d in enumerate(days):
+        b, a = top[0].iloc[i], top[1].iloc[i]
+        end = b["horizon_end"]
+        rows.append(
+            {
+                "horizon_days": d,
+                "horizon_end": end,
+                "currency": b["currency"],
+                "how": how,
+                "vms_changed": len(changed.attrs["changed"]),
+                "not_found": not_found,
+                "topup_before": b["topup"],
+                "topup_after": a["topup"],
+                "topup_saved": b["topup"] - a["topup"],
+                "due_before": b["due"],
+                "due_after": a["due"],
+                "due_saved": b["due"] - a["due"],
+                "suspended_before": int((sus[0]["suspended_by"] <= end).sum()),
+                "suspended_after": int((sus[1]["suspended_by"] <= end).sum()),
+                "runway_before": runs[0]["runway_at"],
+                "runway_after": runs[1]["runway_at"],
+                "complete": whole and bool(b["complete"]) and bool(a["complete"]),
+            }
+        )
+    out = pd.DataFrame(rows, columns=WHAT_IF_COLUMNS)
+    for col in ("horizon_end", "runway_before", "runway_after"):
+        out[col] = pd.to_datetime(out[col], utc=True)
+    out = out.astype(
+        {
+            "horizon_days": "Int64",
+            "currency": "string",
+            "how": "string",
+            "vms_changed": "Int64",
+            "not_found": "Int64",
+            "suspended_before": "Int64",
+            "suspended_after": "Int64",
+            "complete": "boolean",
+        }
+    )
+    out.attrs = {"changed": changed.attrs["changed"], "not_found": changed.attrs["not_found"]}
+    return out
+
+
+# -- plots ---------------------------------------------------------------------------------
+def _currency(frame: pd.DataFrame) -> Any:
+    stated = frame["currency"].dropna() if "currency" in frame else pd.Series([], dtype="string")
+    return stated.iloc[0] if len(stated) else None
+
+
+def plot_topup(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
+    """What each horizon needs (owed + renewals due) against the balance, the top-up on top.
+
+    ``frame`` is :func:`topup_needed`'s (horizon_days, balance, owed, due, topup, currency,
+    complete).
+    """
+    ax = ax if ax is not None else plt.figure().add_subplot()
+    if frame.empty:
+        ax.set_title("Top-up needed: no horizon")
+        return ax
+    labels = [f"{int(d)} days" for d in frame["horizon_days"]]
+    owed = [float(v) for v in frame["owed"]]
+    due = [float(v) for v in frame["due"]]
+    ax.bar(labels, owed, label="owed now", color="#ef6c00")
+    ax.bar(labels, due, bottom=owed, label="renewals due", color="#1565c0")
+    ax.axhline(float(frame["balance"].iloc[0]), color="#2e7d32", linestyle="--", label="balance")
+    currency = _currency(frame)
+    for x, (o, d, t, whole) in enumerate(
+        zip(owed, due, frame["topup"], frame["complete"], strict=True)
+    ):
+        text = "covered" if t == 0 else f"top up {money_text(t, currency)}"
+        ax.annotate(
+            text + ("" if bool(whole) else " (at least)"),
+            (x, o + d),
+            ha="center",
+            va="bottom",
+            fontsize=8,
+        )
+    ax.set_title("Top-up needed to cover each horizon")
+    ax.set_xlabel("horizon from now")
+    money_axis(ax, currency, what="amount")
+    legend_outside(ax)
+    return ax
+
+
+def plot_suspensions(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
+    """When each VM fails its renewal and is suspended if nobody tops up: one row per VM.
+
+    ``frame`` is :func:`suspensions`' (name, vm_id, failed_at, suspended_at, suspended_by).
+    A VM whose suspension date is not shown is drawn at ``suspended_by`` as "at the latest".
+    """
+    ax = ax if ax is not None else plt.figure().add_subplot()
+    if frame.empty:
+        ax.set_title("No suspension within the horizon if nobody tops up")
+        return ax
+    shown = frame.head(30)
+    y = list(range(len(shown)))[::-1]
+    names = [
+        f"{n} ({v})" if not pd.isna(n) else str(v)
+        for n, v in zip(shown["name"], shown["vm_id"], strict=True)
+    ]
+    known = shown["suspended_at"].notna().to_numpy(dtype=bool)
+    fail = shown["failed_at"].notna().to_numpy(dtype=bool)
+
+    def naive(col: str, mask: Any) -> Any:
+        return shown.loc[mask, col].dt.tz_convert("UTC").dt.tz_localize(None)
+
+    ys = pd.Series(y, index=shown.index)
+    both = known & fail
+    ax.hlines(ys[both], naive("failed_at", both), naive("suspended_at", both), color="#9e9e9e")
+    ax.scatter(
+        naive("failed_at", fail), ys[fail], marker="o", color="#ef6c00", label="renewal unpaid"
+    )
+    ax.scatter(
+        naive("suspended_at", known), ys[known], marker="X", color="#c62828", label="suspended"
+    )
+    if (~known).any():
+        ax.scatter(
+            naive("suspended_by", ~known),
+            ys[~known],
+            marker="<",
+            color="#8e24aa",
+            label="suspended by (at the latest)",
+        )
+    ax.set_yticks(y, names, fontsize=8)
+    more = f" (first 30 of {len(frame)})" if len(frame) > 30 else ""
+    ax.set_title("Suspensions if nobody tops up" + more)
+    ax.set_xlabel("time (UTC)")
+    concise_dates(ax)
+    legend_outside(ax)
+    return ax
+
+
+def plot_what_if(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
+    """The top-up per horizon today and with the chosen VMs stopped or terminated.
+
+    ``frame`` is :func:`what_if_stop`'s (horizon_days, topup_before, topup_after, how, currency).
+    """
+    ax = ax if ax is not None else plt.figure().add_subplot()
+    if frame.empty:
+        ax.set_title("What if: no horizon")
+        return ax
+    x = list(range(len(frame)))
+    how = str(frame["how"].iloc[0])
+    done = "stopped" if how == "stop" else "terminated"
+    ax.bar(
+        [i - 0.2 for i in x], [float(v) for v in frame["topup_before"]], width=0.4, label="today"
+    )
+    ax.bar(
+        [i + 0.2 for i in x],
+        [float(v) for v in frame["topup_after"]],
+        width=0.4,
+        label=f"{int(frame['vms_changed'].iloc[0])} VM(s) {done}",
+    )
+    ax.set_xticks(x, [f"{int(d)} days" for d in frame["horizon_days"]])
+    ax.set_title(f"Top-up needed, today and with the VMs {done}")
+    ax.set_xlabel("horizon from now")
+    money_axis(ax, _currency(frame), what="top-up")
+    legend_outside(ax)
+    return ax
