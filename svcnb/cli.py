@@ -47,10 +47,20 @@ _COMMANDS = {
         "run the verifying webhook receiver over HTTPS",
         "svcnb listen --port 8443",
     ),
+    "check": (
+        "svcnb.alerts._cli",
+        "evaluate the [alerts] rules on the latest snapshot (exit 1 when one fired), for cron",
+        "svcnb check --store data/store",
+    ),
     "migrate-store": (
         "svcnb.store._cli_migrate",
         "convert a store of the first format to Delta tables, checked row for row",
         "svcnb migrate-store data/store-old data/store",
+    ),
+    "stop": (
+        "svcnb.plans._cli",
+        "stop VMs through a reviewed plan: build, save, review, apply with an approver",
+        "svcnb stop --region eu-central-1 --status running --plan-out stop.json",
     ),
     "doctor": (
         "svcnb._doctor",

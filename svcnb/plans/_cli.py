@@ -1,0 +1,191 @@
+"""``svcnb stop``: build a stop plan, save it for review, or apply a saved one.
+
+With filter options it reads the fleet and prints the plan (nothing is stopped); ``--plan-out``
+saves it as JSON. ``--review FILE`` prints a saved plan and which of its VMs changed since.
+``--apply FILE --approver NAME`` applies a saved plan: VMs that changed since it was built are
+refused, the rest are stopped and waited for, and the outcome goes to the store's audit log.
+
+It talks to the server the environment names (``SVC_BASE_URL`` and ``SVC_API_KEY``, or
+``SVCNB_SANDBOX``); it never starts a sandbox of its own. Exit 0 when every VM the plan stops
+stopped (or nothing was applied), 1 when some were refused, failed or are still stopping, 2 for
+a mistake in what was asked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import pandas as pd
+
+from svcnb.plans._stop import (
+    DEFAULT_LIMIT,
+    SKIPPED,
+    STOP,
+    STOPPED,
+    StopPlan,
+    StopRun,
+    build_stop_plan,
+    changes,
+)
+
+EXAMPLE = """examples:
+  svcnb stop --region eu-central-1 --name 'ci-*'                 # print the plan only
+  svcnb stop --status running --region eu-central-1 --plan-out stop.json
+  svcnb stop --review stop.json
+  svcnb stop --apply stop.json --approver sam --store data/store
+  svcnb stop --id vm_1 --id vm_2 --include-protected vm_2 --plan-out stop.json
+  svcnb stop --region us-east-1 --limit 25 --plan-out big.json   # raise the limit explicitly"""
+
+
+def _limit(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("the limit must be at least 1")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = EXAMPLE
+    what = parser.add_argument_group("filter (all terms must match)")
+    what.add_argument("--status", help="status class (running, stopped...) or the service's word")
+    what.add_argument("--region", help="region slug")
+    what.add_argument("--plan-slug", dest="plan_slug", metavar="SLUG", help="VM plan slug")
+    what.add_argument(
+        "--name", metavar="PATTERN", help="name pattern such as 'web-*' (case ignored)"
+    )
+    what.add_argument("--id", dest="ids", action="append", metavar="VM_ID", help="a VM id (repeat)")
+    what.add_argument(
+        "--include-protected",
+        action="append",
+        metavar="VM_ID",
+        help="stop this protected VM too, if the filter matches it (repeat)",
+    )
+    parser.add_argument(
+        "--limit",
+        type=_limit,
+        default=DEFAULT_LIMIT,
+        help="most VMs one plan may stop; raising it is this explicit option",
+    )
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--plan-out", metavar="FILE", help="save the plan as JSON to FILE")
+    mode.add_argument("--review", metavar="FILE", help="print a saved plan and what changed since")
+    mode.add_argument("--apply", metavar="FILE", help="apply a saved plan (needs --approver)")
+    parser.add_argument("--approver", metavar="NAME", help="who approved the plan (for --apply)")
+    parser.add_argument(
+        "--timeout", type=float, default=120.0, help="seconds to wait for each VM to stop"
+    )
+    parser.add_argument(
+        "--store",
+        metavar="PATH",
+        help="store whose audit log records the apply (default: $SVCNB_STORE, then data/store)",
+    )
+
+
+def _table(frame: pd.DataFrame, columns: list[str]) -> str:
+    return frame[columns].to_string(index=False, na_rep="-") if len(frame) else "(none)"
+
+
+def run(args: argparse.Namespace) -> int:
+    from svcnb.errors import SvcnbError
+    from svcnb.plans._stop import PlanError
+
+    try:
+        return _run(args)
+    except PlanError as exc:
+        print(f"svcnb stop: {exc}", file=sys.stderr)
+        return 2
+    except SvcnbError as exc:
+        # ConfigError goes up: svcnb.cli prints it as a usage mistake (exit 2)
+        from svcnb.config import ConfigError
+
+        if isinstance(exc, ConfigError):
+            raise
+        print(f"svcnb stop: {exc}", file=sys.stderr)
+        return 1
+
+
+def _run(args: argparse.Namespace) -> int:
+    from svcnb._connect import configured_client
+    from svcnb.plans._stop import PlanError
+
+    filters = any(
+        (args.status, args.region, args.plan_slug, args.name, args.ids, args.include_protected)
+    )
+    saved = args.apply or args.review
+    if saved and filters:
+        raise PlanError(
+            "filter options build a new plan; a saved plan is applied or reviewed as it was "
+            "built: drop the filter options, or build a new plan with --plan-out"
+        )
+    if args.approver and not args.apply:
+        raise PlanError("--approver goes with --apply FILE")
+    if args.apply and not (args.approver or "").strip():
+        raise PlanError("--apply needs --approver NAME: who approved this plan")
+    if not saved and not filters:
+        raise PlanError(
+            "give filter terms to build a plan (e.g. --region eu-central-1 --status running), "
+            "or --review/--apply FILE for a saved one; svcnb stop --help has examples"
+        )
+    plan = StopPlan.load(saved) if saved else None
+    with configured_client(progress=False) as client:
+        if plan is None:
+            plan = build_stop_plan(
+                client,
+                status=args.status,
+                region=args.region,
+                plan=args.plan_slug,
+                name=args.name,
+                ids=args.ids or (),
+                include_protected=args.include_protected or (),
+                limit=args.limit,
+            )
+            print(plan.describe())
+            if args.plan_out:
+                plan.save(args.plan_out)
+                print(
+                    f"saved to {args.plan_out}; apply with: "
+                    f"svcnb stop --apply {args.plan_out} --approver NAME"
+                )
+            return 0
+        print(plan.describe())
+        if args.review:
+            return _review(plan, client)
+        from svcnb.store import Store
+
+        run_ = StopRun(
+            plan, client, approver=args.approver, store=Store(args.store), limit=args.limit
+        )
+        try:
+            run_.queue()
+            run_.wait(args.timeout)
+        finally:
+            run_.record()
+        out = run_.outcomes
+        print(f"\napplied by {run_.approver}; recorded in the audit log of {run_.store.path}")
+        print(_table(out, ["name", "vm_id", "outcome", "reason"]))
+        acted = out[out["outcome"] != SKIPPED]
+        return 0 if (acted["outcome"] == STOPPED).all() else 1
+
+
+def _review(plan: StopPlan, client) -> int:
+    """Print which VMs of the plan changed since it was built (nothing is sent)."""
+    from svcnb import frames
+    from svcnb.errors import NotFound
+
+    print("\nchecked against the fleet now:")
+    moved = 0
+    for row in plan.part(STOP).to_dict("records"):
+        try:
+            now = frames.vms([client.vms.get(row["vm_id"])]).iloc[0].to_dict()
+            said = changes(row, now)
+        except NotFound:
+            said = ["the VM no longer exists"]
+        moved += bool(said)
+        print(f"  {row['name']} ({row['vm_id']}): " + ("; ".join(said) if said else "unchanged"))
+    if moved:
+        print(f"{moved} VM(s) changed since the plan was built; applying would refuse them")
+    return 0
