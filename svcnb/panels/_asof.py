@@ -1,8 +1,9 @@
 """The part every "as of a snapshot" report panel shares: date slider, tables, plots, CSV export.
 
 A subclass names its report in ``name`` and implements ``compute(at)`` (the report's frames as
-of snapshot time ``at``), ``summary_html()``, and ``draw()`` (PNG plots); the base keeps the
-slider over the store's snapshots, shows one table per frame, and exports any of them to CSV.
+of snapshot time ``at``), ``summary_html()``, and ``draw()`` (a drawing function per plot); the
+base keeps the slider over the store's snapshots, shows one table per frame, and exports any of
+them to CSV.
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ from __future__ import annotations
 import contextlib
 import html
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import ipywidgets as widgets
 import pandas as pd
@@ -19,7 +21,7 @@ import pandas as pd
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import banner, show, shown_in
 from svcnb.panels._quiet import quietly
-from svcnb.panels._render import THEME_STYLE, grid, shown
+from svcnb.panels._render import THEME_STYLE, PlotView, grid, shown
 from svcnb.reports.billing import export_csv
 from svcnb.store import Store
 
@@ -31,14 +33,16 @@ class AsOfPanel(Displayed):
 
     Widgets (stable attribute names): ``date_slider`` (values are snapshot server times, CSS
     ``svcnb-date-slider``), ``refresh_button``, ``summary`` (CSS ``svcnb-summary``), ``tables``
-    (name -> HTML), ``plots`` (name -> Image, PNG), ``export_choice`` (which table),
-    ``export_dir``, ``export_button`` (CSS ``svcnb-export``), ``export_message`` (a link to the
-    file written) and ``status`` (CSS ``svcnb-status``).
+    (name -> grid), ``plots`` (name -> PlotView: inline SVG in the theme's colours),
+    ``export_choice`` (which table), ``export_dir``, ``export_button`` (CSS ``svcnb-export``),
+    ``export_message`` (a link to the file written) and ``status`` (CSS ``svcnb-status``).
     """
 
     name = "report"
     table_columns: dict[str, list[str] | None] = {}
     plot_names: tuple[str, ...] = ()
+    # width and height in inches of plots that need more than the default 7 x 3.2
+    plot_sizes: dict[str, tuple[float, float]] = {}
 
     def __init__(self, store: Store, *, export_dir: str | os.PathLike[str] = "out") -> None:
         self.store = store
@@ -56,10 +60,7 @@ class AsOfPanel(Displayed):
         # one sortable, searchable, paged grid per table (labels and formats for reading)
         self.tables = {name: grid() for name in self.table_columns}
         self.busy = widgets.HTML().add_class("svcnb-busy")
-        self.plots = {
-            name: widgets.Image(format="png", layout=widgets.Layout(max_width="720px"))
-            for name in self.plot_names
-        }
+        self.plots = {name: PlotView() for name in self.plot_names}
         self.export_choice = widgets.Dropdown(
             description="Export", options=list(self.table_columns)
         )
@@ -104,8 +105,8 @@ class AsOfPanel(Displayed):
         """The key figures of ``self.results`` as HTML."""
         raise NotImplementedError
 
-    def draw(self) -> dict[str, bytes]:
-        """PNG bytes per plot name, drawn from ``self.results``."""
+    def draw(self) -> dict[str, Callable[[Any], Any]]:
+        """Per plot name, a function drawing it from ``self.results`` on the Axes it is given."""
         raise NotImplementedError
 
     # --- slider -----------------------------------------------------------------------------
@@ -153,8 +154,8 @@ class AsOfPanel(Displayed):
                 frame = self.results.get(name)
                 if frame is not None:
                     box.update(shown(frame, self.table_columns[name]))
-            for name, image in self.draw().items():
-                self.plots[name].value = image
+            for name, drawing in self.draw().items():
+                self.plots[name].draw(drawing, size=self.plot_sizes.get(name, (7.0, 3.2)))
             self.summary.value = self.summary_html()
             self.export_message.value = ""
             show(self.status, "info", f"As of the snapshot of {at:%Y-%m-%d %H:%M} UTC.")

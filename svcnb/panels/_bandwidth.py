@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 
 from svcnb.panels._asof import AsOfPanel
-from svcnb.panels._render import THEME_STYLE, png
+from svcnb.panels._render import THEME_STYLE
 from svcnb.reports import bandwidth
 from svcnb.reports._classes import left_out_note
 from svcnb.store import Store
@@ -56,6 +57,7 @@ class BandwidthPanel(AsOfPanel):
         "fleet_total": ["server_time", "used_gib", "pack_gib", "vms"],
     }
     plot_names = ("usage", "top", "fleet")
+    plot_sizes = {"usage": (7.0, 4.0)}
 
     def __init__(self, store: Store, *, top: int = 10, lookback: str = "7D", **kw: Any) -> None:
         self.top = top
@@ -121,11 +123,11 @@ class BandwidthPanel(AsOfPanel):
             f'{THEME_STYLE}<table class="svcnb-table svcnb-figures">{body}</table>'
         )
 
-    def draw(self) -> dict[str, bytes]:
+    def draw(self) -> dict[str, Callable[[Any], Any]]:
         r = self.results
         worst = r["projection"].sort_values("projected_share", ascending=False).head(self.top)
         return {
-            "usage": png(lambda ax: bandwidth.plot_usage(worst, ax=ax), size=(7.0, 4.0)),
-            "top": png(lambda ax: bandwidth.plot_top(r["over_time"], ax=ax)),
-            "fleet": png(lambda ax: bandwidth.plot_monthly_usage(r["monthly_usage"], ax=ax)),
+            "usage": lambda ax: bandwidth.plot_usage(worst, ax=ax),
+            "top": lambda ax: bandwidth.plot_top(r["over_time"], ax=ax),
+            "fleet": lambda ax: bandwidth.plot_monthly_usage(r["monthly_usage"], ax=ax),
         }

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 
 from svcnb.panels._asof import AsOfPanel
-from svcnb.panels._render import THEME_STYLE, png
+from svcnb.panels._render import THEME_STYLE
 from svcnb.reports import billing
 from svcnb.reports._classes import billing_classes, left_out_note, vm_classes
 from svcnb.store import Store
@@ -82,6 +83,11 @@ class BillingPanel(AsOfPanel):
         inputs = billing.renewals.inputs(self.store, at)
         vms, wallet, now = inputs["vms"], inputs["wallet"], inputs["now"]
         history = billing.balance_history.from_store(self.store, at=at)
+        # An unstated wallet currency is the account currency, as in every figure beside it
+        # (the summary, the runway): one source, billing.account_currency.
+        account = billing.account_currency(vms, wallet)
+        if not pd.isna(account):
+            history = history.assign(currency=history["currency"].fillna(account))
         results = {
             "renewals_due": billing.renewals_due(vms, wallet, now=now),
             "renewals": billing.renewals(vms, wallet, now=now, within=self.within),
@@ -158,13 +164,11 @@ class BillingPanel(AsOfPanel):
             f'{THEME_STYLE}<table class="svcnb-table svcnb-figures">{body}</table>'
         )
 
-    def draw(self) -> dict[str, bytes]:
+    def draw(self) -> dict[str, Callable[[Any], Any]]:
         r = self.results
         return {
-            "renewals": png(lambda ax: billing.plot_renewals(r["renewals"], ax=ax)),
-            "balance": png(
-                lambda ax: billing.plot_balance(
-                    r["balance_history"], r["schedule"], r["runway"], ax=ax
-                )
+            "renewals": lambda ax: billing.plot_renewals(r["renewals"], ax=ax),
+            "balance": lambda ax: billing.plot_balance(
+                r["balance_history"], r["schedule"], r["runway"], ax=ax
             ),
         }

@@ -10,10 +10,9 @@ from typing import Any
 import ipywidgets as widgets
 
 from svcnb.panels._messages import redact
+from svcnb.panels._render import STATIC_ENV, Grid, PlotView
 
-# Set by ``svcnb demo`` for its kernels: pages rendered without a live kernel (or a CDN for
-# widget scripts) need what each panel shows as plain HTML beside the widget view.
-STATIC_ENV = "SVCNB_STATIC_HTML"
+__all__ = ["STATIC_ENV", "Displayed", "static_html"]
 
 
 class Displayed:
@@ -52,6 +51,13 @@ def _collect(w: widgets.Widget, parts: list[str]) -> None:
     if isinstance(w, widgets.Box):
         for child in w.children:
             _collect(child, parts)
+    elif isinstance(w, PlotView):
+        # a page without a kernel may be mailed: PNG, which every reader shows
+        if w.png:
+            data = base64.b64encode(w.png).decode("ascii")
+            parts.append(f'<p><img alt="plot" src="data:image/png;base64,{data}"></p>')
+        elif w.svg:
+            parts.append(f"<div>{w.svg}</div>")
     elif isinstance(w, widgets.HTML):
         if w.value.strip():
             parts.append(f"<div>{redact(w.value)}</div>")
@@ -59,7 +65,7 @@ def _collect(w: widgets.Widget, parts: list[str]) -> None:
         if w.value:
             data = base64.b64encode(bytes(w.value)).decode("ascii")
             parts.append(f'<p><img alt="plot" src="data:image/{w.format};base64,{data}"></p>')
-    elif type(w).__name__ == "ITable":
+    elif isinstance(w, Grid):
         frame = getattr(w, "_df", None)
         if frame is not None and len(frame.columns):
             if frame.empty:

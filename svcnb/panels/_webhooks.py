@@ -10,7 +10,7 @@ from svcnb.client import Client
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, show, shown_in
 from svcnb.panels._quiet import quietly
-from svcnb.panels._render import flag, grid, png, shown
+from svcnb.panels._render import PlotView, flag, grid, shown
 from svcnb.reports import webhooks as health_report
 
 _HEALTH_COLUMNS = [
@@ -69,7 +69,7 @@ class WebhooksPanel(Displayed):
 
         self.table = grid(select=True, page=10).add_class("svcnb-webhook-grid")
         self._shown_ids: list[str] = []
-        self.plot = widgets.Image(format="png", layout=widgets.Layout(max_width="720px"))
+        self.plot = PlotView()
         self.deliveries_table = grid(page=10).add_class("svcnb-deliveries-grid")
         self.enable_button = widgets.Button(
             description="Enable again", icon="play", button_style="success", disabled=True
@@ -109,7 +109,7 @@ class WebhooksPanel(Displayed):
             self.webhooks = frames.webhooks(subs)
             self.deliveries = frames.deliveries(records)
             self.health = health_report.health(webhooks=self.webhooks, deliveries=self.deliveries)
-            self.plot.value = png(lambda ax: health_report.plot_health(self.health, ax=ax))
+            self.plot.draw(lambda ax: health_report.plot_health(self.health, ax=ax))
             self._redraw()
             disabled = int((~self.webhooks["is_active"].fillna(True)).sum())
             words = f"{len(self.webhooks)} subscriptions, {len(self.deliveries)} delivery records"

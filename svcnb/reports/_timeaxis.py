@@ -16,18 +16,20 @@ def concise_dates(ax: Axes) -> Axes:
     return ax
 
 
-# One colour per class, the same in every plot and every run (never the colour cycle's order).
+# One colour per class, the same in every plot, every run and every theme (never the colour
+# cycle's order). Each keeps 3:1 (WCAG's bar for graphics) against a white page and against
+# JupyterLab Dark's #111, since panel plots are drawn on a transparent background.
 STATUS_COLOURS = {
     "running": "#2e7d32",
     "stopped": "#757575",
-    "transitional": "#f9a825",
+    "transitional": "#b26a00",
     "suspended": "#c62828",
-    "terminated": "#424242",
-    "unknown": "#8e24aa",
+    "terminated": "#8d6e63",
+    "unknown": "#ab47bc",
     "paid": "#2e7d32",
-    "owing": "#ef6c00",
+    "owing": "#e65100",
     "over": "#c62828",
-    "will exceed": "#ef6c00",
+    "will exceed": "#e65100",
     "within pack": "#2e7d32",
 }
 

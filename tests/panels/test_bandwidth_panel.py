@@ -34,7 +34,7 @@ def test_moving_the_slider_changes_the_bandwidth_figures_to_the_as_of_values(his
     assert list(panel.results["exceeding"]["vm_id"]) == list(expected["vm_id"])
     assert len(panel.results["fleet_total"]) == 1  # history up to the first snapshot only
     for name in ("usage", "top", "fleet"):
-        assert bytes(panel.plots[name].value).startswith(b"\x89PNG")
+        assert panel.plots[name].svg.startswith("<svg") and "currentColor" in panel.plots[name].svg
 
     path = panel.export("top_consumers")
     assert path is not None and path.exists()

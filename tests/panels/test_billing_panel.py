@@ -58,7 +58,7 @@ def test_moving_the_slider_changes_the_billing_figures_to_the_as_of_values(histo
         billing.renewals.from_store(history, at=times[0], within="30D")
     )
     for name in ("renewals", "balance"):
-        assert bytes(panel.plots[name].value).startswith(b"\x89PNG")
+        assert panel.plots[name].svg.startswith("<svg") and "currentColor" in panel.plots[name].svg
 
 
 def test_export_writes_the_shown_table_as_csv(history, tmp_path):

@@ -1,0 +1,127 @@
+"""What the panels look like: grids that page and do not wrap short columns, plots that read in
+light and dark themes, and the billing plot stating the currency its figures state."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import pytest
+
+from svcnb.client import Client
+from svcnb.panels import BandwidthPanel, BillingPanel, VmPanel, WebhooksPanel
+from svcnb.panels._render import Grid, PlotView
+from svcnb.reports._timeaxis import STATUS_COLOURS
+from svcnb.store import Store
+
+DIALECTS = ["default", "acme", "linkhdr", "cursor"]
+WHITE, LAB_DARK = "#ffffff", "#111111"  # a light page; JupyterLab Dark's notebook background
+
+
+def _luminance(colour: str) -> float:
+    channels = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def _contrast(a: str, b: str) -> float:
+    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def _grids(panel: object) -> list[Grid]:
+    found = [getattr(panel, "table", None), getattr(panel, "deliveries_table", None)]
+    found += list(getattr(panel, "tables", {}).values())
+    return [g for g in found if g is not None]
+
+
+@pytest.fixture
+def store(sandbox, admin, tmp_path) -> Store:
+    store = Store(tmp_path / "store")
+    store.build_history(admin, 2, sandbox.control.advance)
+    return store
+
+
+def test_every_grid_offers_the_page_length_it_uses(admin, store, tmp_path):
+    panels = [
+        VmPanel(admin, watch_interval=None),
+        WebhooksPanel(admin),
+        BillingPanel(store, export_dir=tmp_path),
+        BandwidthPanel(store, export_dir=tmp_path),
+    ]
+    checked = 0
+    for panel in panels:
+        for g in _grids(panel):
+            assert isinstance(g, Grid)
+            args = g._dt_args
+            # DataTables shows a blank "entries per page" box for a length not in its menu
+            assert args["pageLength"] in args["lengthMenu"], (type(panel).__name__, args)
+            checked += 1
+    assert VmPanel(admin, watch_interval=None).table._dt_args["pageLength"] == 15
+    assert checked >= 10
+
+
+def test_short_columns_stay_on_one_line_and_reasons_wrap(admin):
+    panel = VmPanel(admin, watch_interval=None)
+    shown = list(panel.table.df.columns)
+    (defs,) = panel.table._dt_args["columnDefs"]
+    assert defs["className"] == "dt-nowrap"
+    # status, region, plan, IP, ids: all short, none wraps
+    assert sorted(defs["targets"]) == list(range(len(shown)))
+
+    g = Grid(pd.DataFrame())
+    reason = "the rule allows 0.0.0.0/0 to reach port 22 on every VM it protects"
+    g.update(pd.DataFrame({"Status": ["running"], "Monthly": ["1,204.50 EUR"], "Why": [reason]}))
+    assert g._dt_args["columnDefs"] == [{"targets": [0, 1], "className": "dt-nowrap"}]
+    # a frame without short columns drops the earlier option instead of keeping stale targets
+    g.update(pd.DataFrame({"Why": [reason]}))
+    assert "columnDefs" not in g._dt_args
+
+
+def test_plots_are_transparent_svg_in_the_themes_text_colour():
+    view = PlotView()
+
+    def draw(ax):
+        ax.plot([0, 1], [2, 3], label="balance", color=STATUS_COLOURS["running"])
+        ax.set_ylabel("balance (EUR)")
+        ax.axvline(0.5, color="black")
+        ax.legend()
+
+    view.draw(draw)
+    svg = view.svg
+    assert svg.startswith("<svg") and 'width="100%"' in svg
+    assert "balance (EUR)" in svg  # real text, not glyph outlines
+    # no painted background: the theme's shows through
+    for colour in ("#ffffff", "white", "#000000"):
+        assert colour not in svg.lower()
+    assert "#010203" not in svg  # the placeholder ink is all replaced
+    assert svg.count("currentColor") > 10  # labels, ticks, spines, legend, the black line
+    assert STATUS_COLOURS["running"] in svg  # status colours stay as chosen
+    assert "var(--jp-ui-font-color1" in view.value
+    assert view.png == b""  # PNG only for pages without a kernel
+
+
+@pytest.mark.parametrize("status", sorted(STATUS_COLOURS))
+def test_status_colours_read_on_light_and_dark_backgrounds(status):
+    colour = STATUS_COLOURS[status]
+    # WCAG 2.1 non-text contrast: 3:1 for the parts of a graphic needed to understand it
+    assert _contrast(colour, WHITE) >= 3.0, (status, colour)
+    assert _contrast(colour, LAB_DARK) >= 3.0, (status, colour)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_balance_plot_states_the_currency_the_summary_states(make_sandbox, tmp_path, dialect):
+    sb = make_sandbox(vms=8, seed=7, time_scale=0.0, dialect=dialect)
+    with Client(sb.tokens["admin"], sb.base_url, progress=False) as client:
+        store = Store(tmp_path / "store")
+        store.build_history(client, 2, sb.control.advance)
+    panel = BillingPanel(store, export_dir=tmp_path)
+    currency = panel.figures["currency"]
+    axis = re.search(r">balance \(([^)<]+)\)<", panel.plots["balance"].svg)
+    if currency is None:
+        assert axis is not None and axis.group(1) == "currency not stated"
+        return
+    assert f"{panel.figures['balance']:,.2f} {currency}" in panel.summary.value
+    assert axis is not None and axis.group(1) == currency
+    # the balance table says the same currency on every row
+    assert panel.tables["balance_history"].df["Balance"].str.endswith(f" {currency}").all()
