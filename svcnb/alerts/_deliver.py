@@ -1,0 +1,124 @@
+"""Delivery of an alert message to an HTTPS endpoint as JSON, with retries and backoff.
+
+The body is Slack-compatible (an incoming webhook shows ``text``) and carries the alerts as
+structured fields beside it. TLS is verified against the system's CAs, or only against the CA
+bundle the config names (a self-signed receiver on a test machine). Plain ``http://`` is refused:
+alerts name VMs, money and weaknesses of the firewall.
+
+The endpoint URL often is a secret itself (Slack's holds a token in its path), so messages and
+errors name only its scheme and host.
+
+Retried: connection failures, timeouts, 408, 429 (after ``Retry-After`` when it says, capped)
+and 5xx; a retry waits ``backoff_seconds`` x 2^n. Any other 4xx is final: sending the same body
+again would get the same answer.
+"""
+
+from __future__ import annotations
+
+import ssl
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from svcnb.config import ConfigError
+from svcnb.errors import SvcnbError
+
+__all__ = ["DeliveryError", "deliver", "endpoint_label"]
+
+MAX_RETRY_AFTER = 60.0
+
+
+class DeliveryError(SvcnbError):
+    """The alert could not be delivered after every attempt; names the host and the last
+    answer, never the URL's path or query."""
+
+
+def endpoint_label(url: str) -> str:
+    """``https://hooks.example.com/…``: enough to know where, nothing that could be a token."""
+    parts = urlsplit(url)
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{parts.hostname}{port}/…"
+
+
+def _verify(ca_bundle: str | None) -> ssl.SSLContext | bool:
+    if ca_bundle is None:
+        return True
+    path = Path(ca_bundle).expanduser()
+    try:
+        return ssl.create_default_context(cafile=str(path))
+    except (OSError, ssl.SSLError) as exc:
+        raise ConfigError(
+            f"[alerts] ca_bundle {path} cannot be read as PEM certificates ({exc}); "
+            "give the CA file the receiver's certificate is issued by"
+        ) from None
+
+
+def check_url(url: str) -> None:
+    parts = urlsplit(url)
+    if parts.scheme != "https" or not parts.hostname:
+        shown = endpoint_label(url) if parts.hostname else "the value given"
+        raise ConfigError(
+            f"the alert URL ({shown}) must be https://HOST/...; set [alerts] url or "
+            "$SVCNB_ALERT_URL to the receiver's HTTPS address"
+        )
+
+
+def deliver(
+    url: str,
+    payload: Mapping[str, Any],
+    *,
+    ca_bundle: str | None = None,
+    attempts: int = 4,
+    backoff_seconds: float = 1.0,
+    timeout_seconds: float = 10.0,
+    sleep: Callable[[float], Any] = time.sleep,
+    transport: httpx.BaseTransport | None = None,
+) -> int:
+    """POST ``payload`` as JSON to ``url``; returns the number of attempts it took.
+
+    Raises ConfigError for a URL that is not HTTPS or an unreadable CA bundle, DeliveryError
+    when every attempt failed or the receiver refused the message (a 4xx other than 408/429).
+    """
+    check_url(url)
+    where = endpoint_label(url)
+    last = ""
+    with httpx.Client(
+        verify=_verify(ca_bundle),
+        timeout=timeout_seconds,
+        transport=transport,
+        follow_redirects=False,
+    ) as http:
+        for attempt in range(1, attempts + 1):
+            wait = backoff_seconds * 2 ** (attempt - 1)
+            try:
+                answer = http.post(url, json=payload)
+            except httpx.HTTPError as exc:
+                # the exception's text may quote the URL: name only its kind
+                last = f"{type(exc).__name__} talking to {where}"
+                if "CERTIFICATE_VERIFY_FAILED" in str(exc):
+                    last = (
+                        f"the TLS certificate of {where} is not trusted (a self-signed "
+                        "receiver needs [alerts] ca_bundle or --ca-bundle)"
+                    )
+            else:
+                if answer.is_success:
+                    return attempt
+                last = f"{where} answered {answer.status_code}"
+                if answer.status_code not in (408, 429) and answer.status_code < 500:
+                    raise DeliveryError(
+                        f"the alert receiver refused the message: {last}; check the URL and "
+                        "what the receiver expects (nothing was retried)"
+                    )
+                retry_after = answer.headers.get("Retry-After", "")
+                if retry_after.isdigit():
+                    wait = min(float(retry_after), MAX_RETRY_AFTER)
+            if attempt < attempts:
+                sleep(wait)
+    raise DeliveryError(
+        f"the alert was not delivered after {attempts} attempt(s): {last}; the alerts stay "
+        "unannounced and the next check sends them again"
+    )

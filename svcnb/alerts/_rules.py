@@ -1,0 +1,316 @@
+"""Alert rules: the ``[alerts]`` section of the config file, and what each rule sees in a snapshot.
+
+A rule turns one report of the snapshot into *conditions*: one row per thing that is in trouble
+now (the wallet, a VM, a subscription, a finding), each with a stable ``key``. Whether a condition
+is news (it fires) or was already reported is decided elsewhere (``svcnb.alerts._state``), so a
+rule only says what holds in this snapshot.
+
+A rule whose report cannot be computed (the snapshot could not read the wallet, the findings
+report is not there) gives no condition and one line in ``unknown``: it is never read as "all
+clear" silently.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from svcnb.config import ConfigError, config_path, read_config
+from svcnb.reports import bandwidth, billing, firewall, webhooks
+from svcnb.reports._money import money_text
+from svcnb.reports._replay import snapshot_at
+from svcnb.store import MissingResourceError
+
+__all__ = [
+    "CONDITION_COLUMNS",
+    "DEFAULTS",
+    "ENV_URL",
+    "AlertRules",
+    "Evaluation",
+    "evaluate",
+    "rules_from_config",
+]
+
+ENV_URL = "SVCNB_ALERT_URL"
+
+# key -> (default, what it means); a rule set to false is off
+DEFAULTS: dict[str, tuple[Any, str]] = {
+    "runway_days": (14, "runway (first renewal the wallet cannot pay) under N days"),
+    "low_balance_days": (7, "the low-balance forecast falls within N days"),
+    "bandwidth_days": (3, "a VM passes its bandwidth pack within N days (or is already over)"),
+    "webhook_failures_left": (10, "an active subscription within K failures of auto-disable"),
+    "high_findings": (True, "a high-severity firewall finding not alerted before"),
+}
+# delivery settings (never a rule)
+DELIVERY: dict[str, Any] = {
+    "url": None,  # HTTPS endpoint; $SVCNB_ALERT_URL wins over the file
+    "ca_bundle": None,  # PEM file of CAs to trust instead of the system's
+    "attempts": 4,
+    "backoff_seconds": 1.0,
+    "timeout_seconds": 10.0,
+}
+
+CONDITION_COLUMNS = ["key", "rule", "subject", "value", "threshold", "due_at", "message"]
+
+
+@dataclass(frozen=True)
+class AlertRules:
+    """The rules and delivery settings in force; ``None`` for a rule means it is off."""
+
+    runway_days: float | None = DEFAULTS["runway_days"][0]
+    low_balance_days: float | None = DEFAULTS["low_balance_days"][0]
+    bandwidth_days: float | None = DEFAULTS["bandwidth_days"][0]
+    webhook_failures_left: int | None = DEFAULTS["webhook_failures_left"][0]
+    high_findings: bool = True
+    url: str | None = field(default=None, repr=False)  # may carry a token: never shown whole
+    ca_bundle: str | None = None
+    attempts: int = DELIVERY["attempts"]
+    backoff_seconds: float = DELIVERY["backoff_seconds"]
+    timeout_seconds: float = DELIVERY["timeout_seconds"]
+
+
+def _number(table: dict[str, Any], key: str, where: str, *, whole: bool = False) -> Any:
+    value = table[key]
+    if value is False:
+        return None
+    bad = isinstance(value, bool) or not isinstance(value, int | float)
+    if not bad and (value < 0 or not math.isfinite(value) or (whole and value != int(value))):
+        bad = True
+    if bad:
+        kind = "a whole number" if whole else "a number"
+        raise ConfigError(
+            f"{where}: [alerts] {key} = {value!r} must be {kind} >= 0, or false to turn the "
+            f"rule off; e.g. {key} = {DEFAULTS.get(key, (DELIVERY.get(key),))[0]}"
+        )
+    return int(value) if whole else float(value)
+
+
+def rules_from_config(path: Any = None, config: dict[str, Any] | None = None) -> AlertRules:
+    """The ``[alerts]`` section of the config file (defaults for what it does not set).
+
+    Keys: ``runway_days``, ``low_balance_days``, ``bandwidth_days``, ``webhook_failures_left``
+    (numbers, or false to turn a rule off), ``high_findings`` (true/false), and for delivery
+    ``url``, ``ca_bundle``, ``attempts``, ``backoff_seconds``, ``timeout_seconds``.
+    ``$SVCNB_ALERT_URL`` overrides ``url``. An unknown key or a bad value is a ConfigError.
+    """
+    where = str(config_path(path))
+    config = read_config(path) if config is None else config
+    table = config.get("alerts", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: 'alerts' must be a table ([alerts])")
+    unknown = sorted(set(table) - set(DEFAULTS) - set(DELIVERY))
+    if unknown:
+        raise ConfigError(
+            f"{where}: [alerts] has unknown key(s) {', '.join(unknown)}; known: "
+            + ", ".join([*DEFAULTS, *DELIVERY])
+        )
+    values: dict[str, Any] = {}
+    for key in ("runway_days", "low_balance_days", "bandwidth_days"):
+        if key in table:
+            values[key] = _number(table, key, where)
+    if "webhook_failures_left" in table:
+        values["webhook_failures_left"] = _number(table, "webhook_failures_left", where, whole=True)
+    if "high_findings" in table:
+        if not isinstance(table["high_findings"], bool):
+            raise ConfigError(f"{where}: [alerts] high_findings must be true or false")
+        values["high_findings"] = table["high_findings"]
+    for key in ("url", "ca_bundle"):
+        if key in table:
+            if not isinstance(table[key], str) or not table[key]:
+                raise ConfigError(f"{where}: [alerts] {key} must be a non-empty string")
+            values[key] = table[key]
+    if "attempts" in table:
+        values["attempts"] = _number(table, "attempts", where, whole=True)
+        if values["attempts"] < 1:
+            raise ConfigError(f"{where}: [alerts] attempts must be at least 1")
+    for key in ("backoff_seconds", "timeout_seconds"):
+        if key in table:
+            values[key] = _number(table, key, where)
+    env = os.environ.get(ENV_URL)
+    if env:
+        values["url"] = env
+    return AlertRules(**values)
+
+
+@dataclass
+class Evaluation:
+    """What the rules see in one snapshot: ``conditions`` (``CONDITION_COLUMNS``) and
+    ``unknown`` (rule -> why it could not be checked)."""
+
+    snapshot_id: str
+    server_time: pd.Timestamp
+    conditions: pd.DataFrame
+    unknown: dict[str, str]
+
+
+def _days(delta: Any) -> float:
+    return float(delta / pd.Timedelta(days=1))
+
+
+def _fmt_day(when: Any) -> str:
+    return pd.Timestamp(when).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _money(amount: Any, currency: Any) -> str:
+    text = money_text(amount, currency)
+    # an unknown currency is said, never left blank (the amount is in the wallet's, unstated)
+    return text if not pd.isna(currency) else f"{text} (currency not stated)"
+
+
+def _runway(store: Any, snap: pd.Series, limit: float) -> list[dict[str, Any]]:
+    row = billing.runway.from_store(store, at=snap["server_time"]).iloc[0]
+    if pd.isna(row["runway_at"]) or not row["runway_days"] < limit:
+        return []
+    note = "" if bool(row["complete"]) else " (some VMs' status is unknown: it may come sooner)"
+    return [
+        {
+            "key": "runway",
+            "rule": "runway_days",
+            "subject": "wallet",
+            "value": float(row["runway_days"]),
+            "threshold": limit,
+            "due_at": row["runway_at"],
+            "message": f"runway {float(row['runway_days']):.1f} days: the renewal of "
+            f"{row['name']} ({row['vm_id']}) on {_fmt_day(row['runway_at'])} cannot be paid "
+            f"(balance {_money(row['balance'], row['currency'])}){note}",
+        }
+    ]
+
+
+def _low_balance(store: Any, snap: pd.Series, limit: float) -> list[dict[str, Any]]:
+    row = billing.low_balance_forecast.from_store(store, at=snap["server_time"]).iloc[0]
+    if pd.isna(row["low_at"]):
+        return []
+    days = _days(row["low_at"] - row["now"])
+    if days > limit:
+        return []
+    return [
+        {
+            "key": "low_balance",
+            "rule": "low_balance_days",
+            "subject": "wallet",
+            "value": days,
+            "threshold": limit,
+            "due_at": row["low_at"],
+            "message": f"low balance in {days:.1f} days ({_fmt_day(row['low_at'])}): "
+            f"{_money(row['balance_then'], row['currency'])} against "
+            f"{_money(row['needed'], row['currency'])} needed",
+        }
+    ]
+
+
+def _bandwidth(store: Any, snap: pd.Series, limit: float) -> list[dict[str, Any]]:
+    now = snap["server_time"]
+    over = bandwidth.exceeding.from_store(store, at=now)
+    out = []
+    for row in over.itertuples(index=False):
+        already = row.outlook == "over"
+        if not already and (pd.isna(row.exceeds_at) or _days(row.exceeds_at - now) > limit):
+            continue
+        days = 0.0 if already else _days(row.exceeds_at - now)
+        when = "is over its pack" if already else f"passes its pack in {days:.1f} days"
+        out.append(
+            {
+                "key": f"bandwidth:{row.vm_id}",
+                "rule": "bandwidth_days",
+                "subject": str(row.vm_id),
+                "value": days,
+                "threshold": limit,
+                "due_at": row.exceeds_at,
+                "message": f"VM {row.name} ({row.vm_id}) {when}"
+                + (f" ({_fmt_day(row.exceeds_at)})" if not pd.isna(row.exceeds_at) else ""),
+            }
+        )
+    return out
+
+
+def _webhooks(store: Any, snap: pd.Series, limit: int) -> list[dict[str, Any]]:
+    health = webhooks.health.from_store(store, at=snap["server_time"])
+    out = []
+    for row in health.itertuples(index=False):
+        left = row.failures_to_disable
+        if not bool(row.is_active) or pd.isna(left) or int(left) > limit:
+            continue
+        out.append(
+            {
+                "key": f"webhook:{row.webhook_id}",
+                "rule": "webhook_failures_left",
+                "subject": str(row.webhook_id),
+                "value": float(left),
+                "threshold": float(limit),
+                "due_at": pd.NaT,
+                "message": f"webhook subscription {row.webhook_id} is {int(left)} failed "
+                f"deliveries from auto-disable ({int(row.consecutive_failures)} in a row)",
+            }
+        )
+    return out
+
+
+def _findings(store: Any, snap: pd.Series, _on: bool) -> list[dict[str, Any]]:
+    changes = firewall.finding_changes(store, at=snap["snapshot_id"])
+    # "open" too: a finding new in a snapshot no check ran on is still news to the alerts; the
+    # alert state keeps it from firing twice
+    state = changes["state"].astype("string")
+    high = changes[
+        (changes["severity"].astype("string") == "high").fillna(False).to_numpy(dtype=bool)
+        & state.isin(["new", "open"]).fillna(False).to_numpy(dtype=bool)
+    ]
+    out = []
+    for row in high.itertuples(index=False):
+        out.append(
+            {
+                "key": f"finding:{row.finding_id}",
+                "rule": "high_findings",
+                "subject": str(row.finding_id),
+                "value": pd.NA,
+                "threshold": pd.NA,
+                "due_at": pd.NaT,
+                "message": f"high-severity finding ({row.state}) {row.check} on firewall "
+                f"{row.firewall_name} ({row.firewall_id}) rule {row.rule_id}: {row.reason}",
+            }
+        )
+    return out
+
+
+def evaluate(store: Any, rules: AlertRules, at: Any = None) -> Evaluation:
+    """The conditions the rules see in the latest snapshot at or before ``at`` (latest: None).
+
+    Returns an :class:`Evaluation`; ``conditions`` has ``CONDITION_COLUMNS``: key (stable:
+    "runway", "low_balance", "bandwidth:<vm id>", "webhook:<id>", "finding:<finding id>"), rule
+    (its config key), subject, value (days or failures left; NA for findings), threshold,
+    due_at (when the damage is forecast; NaT when not a time), message (one line).
+    """
+    snap = snapshot_at(store, at)
+    limits = {
+        "runway_days": (_runway, rules.runway_days),
+        "low_balance_days": (_low_balance, rules.low_balance_days),
+        "bandwidth_days": (_bandwidth, rules.bandwidth_days),
+        "webhook_failures_left": (_webhooks, rules.webhook_failures_left),
+        "high_findings": (_findings, True if rules.high_findings else None),
+    }
+    rows: list[dict[str, Any]] = []
+    unknown: dict[str, str] = {}
+    for name, (rule, limit) in limits.items():
+        if limit is None:
+            continue
+        try:
+            rows += rule(store, snap, limit)
+        except MissingResourceError as exc:
+            unknown[name] = str(exc)
+    frame = pd.DataFrame(rows, columns=CONDITION_COLUMNS)
+    frame["due_at"] = pd.to_datetime(frame["due_at"], utc=True)
+    frame = frame.astype(
+        {
+            "key": "string",
+            "rule": "string",
+            "subject": "string",
+            "value": "Float64",
+            "threshold": "Float64",
+            "message": "string",
+        }
+    )
+    return Evaluation(str(snap["snapshot_id"]), snap["server_time"], frame, unknown)
