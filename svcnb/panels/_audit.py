@@ -1,7 +1,9 @@
-"""FirewallAuditPanel: the firewall findings of a snapshot; a chosen finding opens its rule."""
+"""FirewallAuditPanel: the firewall findings of a snapshot, what changed since the one before,
+accepted risks; a chosen finding opens its rule or is accepted with a reason, owner and end."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import ipywidgets as widgets
@@ -11,10 +13,10 @@ from svcnb.client import Client
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, show, shown_in
 from svcnb.panels._quiet import quietly
-from svcnb.panels._render import grid, png, shown
+from svcnb.panels._render import grid, png, shown, table
 from svcnb.panels._rules import RuleEditor
 from svcnb.reports import firewall
-from svcnb.store import Store
+from svcnb.store import Store, StoreError
 
 _COLUMNS = [
     "state",
@@ -29,7 +31,63 @@ _COLUMNS = [
     "port",
     "affected_vm_count",
     "reason",
+    "accepted_by",
+    "accepted_until",
 ]
+_RESOLVED_COLUMNS = ["severity", "check", "firewall_name", "rule_id", "port", "reason"]
+UNTIL_HINT = "YYYY-MM-DD or YYYY-MM-DDTHH:MM, UTC"
+
+
+@dataclass
+class AcceptForm:
+    """What the accept form holds, checked: ``problems`` maps a field to what is wrong with
+    it (empty when the finding can be accepted), ``until`` is the parsed end (UTC)."""
+
+    problems: dict[str, str] = field(default_factory=dict)
+    until: pd.Timestamp | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def parse_until(text: str) -> pd.Timestamp:
+    """The end of an acceptance from the form's text (a time without a zone is UTC; a date
+    alone is 00:00 UTC that day); ValueError naming the forms it takes."""
+    try:
+        ts = pd.Timestamp(str(text).strip())
+    except (TypeError, ValueError):
+        ts = pd.NaT
+    if ts is pd.NaT:
+        raise ValueError(f"{text!r} is not a date; write {UNTIL_HINT}")
+    return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
+
+
+def check_acceptance(
+    finding: pd.Series | None, reason: str, owner: str, until: str, now: pd.Timestamp
+) -> AcceptForm:
+    """Check the accept form for ``finding`` (a row of the panel's findings) at ``now``: a
+    finding is chosen, reason and owner are given, the end parses and is after ``now``."""
+    form = AcceptForm()
+    if finding is None:
+        form.problems["finding"] = "choose a finding in the table first"
+    if not reason.strip():
+        form.problems["reason"] = "say why the risk is accepted"
+    if not owner.strip():
+        form.problems["owner"] = "name who owns the risk"
+    if not until.strip():
+        form.problems["until"] = f"give the end of the acceptance ({UNTIL_HINT})"
+    else:
+        try:
+            form.until = parse_until(until)
+        except ValueError as exc:
+            form.problems["until"] = str(exc)
+        else:
+            if form.until <= now:
+                form.problems["until"] = (
+                    f"{form.until:%Y-%m-%d %H:%M} UTC is not after now ({now:%Y-%m-%d %H:%M} UTC)"
+                )
+    return form
 
 
 def _text(value: Any) -> str:
@@ -46,10 +104,20 @@ def fixed_text(saved_at: pd.Timestamp) -> str:
 
 
 class FirewallAuditPanel(Displayed):
-    """Firewall findings as of the latest snapshot, filterable by severity and check.
+    """Firewall findings as of the latest snapshot, filterable by severity and check, each with
+    its state since the snapshot before (``firewall.finding_changes``: new, open, accepted;
+    the resolved ones listed apart in ``resolved_box``).
 
     Reads ``firewall.audit`` findings: severity, check, firewall_id, firewall_name, rule_id,
-    position, direction, action, protocol, port, vm_id, affected_vm_count, reason.
+    position, direction, action, protocol, port, vm_id, affected_vm_count, reason, finding_id;
+    and ``finding_changes``: finding_id, state, accepted_by, accepted_reason, accepted_until.
+
+    Accepting a risk: choose a finding, fill ``accept_reason``, ``accept_owner`` and
+    ``accept_until`` (checked as typed by :func:`check_acceptance`; problems in
+    ``accept_hint``), then ``accept_button`` writes it to the store (``Store.accept_finding``,
+    audited); ``revoke_button`` ends the chosen finding's acceptance (owner and reason from the
+    same form). "Now" for the check is the later of this machine's clock and the latest
+    snapshot's server time.
 
     Widgets (stable attribute names): ``severity_filter``, ``check_filter``, ``table`` (the
     findings passing the filters in one grid, CSS ``svcnb-finding-grid``; the row selected there
@@ -69,6 +137,8 @@ class FirewallAuditPanel(Displayed):
         self.store = store
         self.client = client
         self.findings = pd.DataFrame(columns=firewall.FINDING_COLUMNS)
+        self.changes = pd.DataFrame(columns=firewall.FINDING_CHANGE_COLUMNS)
+        self._snapshot_time: pd.Timestamp | None = None  # of the snapshot audited
         self.editor: RuleEditor | None = None
         self.fixed: dict[tuple[str, str], pd.Timestamp] = {}
 
@@ -89,6 +159,23 @@ class FirewallAuditPanel(Displayed):
         )
         self.editor_box = widgets.VBox()
         self.status = widgets.HTML().add_class("svcnb-status")
+        self.resolved_box = widgets.HTML().add_class("svcnb-resolved")
+        self.accept_reason = widgets.Text(
+            description="Reason", placeholder="why this risk is accepted"
+        )
+        self.accept_owner = widgets.Text(description="Owner", placeholder="who owns the risk")
+        self.accept_until = widgets.Text(description="Until", placeholder=UNTIL_HINT)
+        self.accept_hint = widgets.HTML()
+        self.accept_button = widgets.Button(
+            description="Accept this risk", icon="check", disabled=True
+        ).add_class("svcnb-accept-finding")
+        self.revoke_button = widgets.Button(
+            description="Revoke acceptance", icon="undo", disabled=True
+        ).add_class("svcnb-revoke-acceptance")
+        for box in (self.accept_reason, self.accept_owner, self.accept_until):
+            box.observe(self._check_form, names="value")
+        self.accept_button.on_click(lambda _b: self.accept_selected())
+        self.revoke_button.on_click(lambda _b: self.revoke_selected())
 
         self.severity_filter.observe(self._redraw, names="value")
         self.check_filter.observe(self._redraw, names="value")
@@ -103,6 +190,11 @@ class FirewallAuditPanel(Displayed):
                 self.plot,
                 self.table,
                 self.open_button,
+                widgets.HTML("<b>Accept the chosen finding as a risk</b>"),
+                widgets.HBox([self.accept_reason, self.accept_owner, self.accept_until]),
+                self.accept_hint,
+                widgets.HBox([self.accept_button, self.revoke_button]),
+                self.resolved_box,
                 self.editor_box,
             ]
         ).add_class("svcnb-audit-panel")
@@ -112,6 +204,9 @@ class FirewallAuditPanel(Displayed):
         """Run the audit on the store's latest snapshot and redraw."""
         with shown_in(self.status, "auditing the latest snapshot"):
             self.findings = firewall.audit.from_store(self.store).reset_index(drop=True)
+            self.changes = firewall.finding_changes(self.store)
+            to = self.changes.attrs.get("to_time")
+            self._snapshot_time = None if to is None else pd.Timestamp(to)
             self._drop_covered_marks()
             checks = sorted(self.findings["check"].dropna().astype(str).unique())
             keep = self.check_filter.value
@@ -120,7 +215,30 @@ class FirewallAuditPanel(Displayed):
                 self.check_filter.value = keep if keep in checks else ""
             self.plot.value = png(lambda ax: firewall.plot_findings(self.findings, ax=ax))
             self._redraw()
-            show(self.status, "info", f"{len(self.findings)} findings in the latest snapshot.")
+            self._show_resolved()
+            show(self.status, "info", self.summary())
+
+    def summary(self) -> str:
+        """ "9 findings in the latest snapshot: 1 new, 7 open, 1 accepted; 2 resolved since
+        the snapshot before." (the figures of ``changes``)."""
+        counts = self.changes["state"].value_counts()
+        n = {s: int(counts.get(s, 0)) for s in firewall.FINDING_STATES}
+        base = f"{len(self.findings)} findings in the latest snapshot"
+        if self.changes.empty or self.changes["from_snapshot"].isna().all():
+            return f"{base}; no snapshot with an earlier server time to compare with."
+        return (
+            f"{base}: {n['new']} new, {n['open']} open, {n['accepted']} accepted; "
+            f"{n['resolved']} resolved since the snapshot before."
+        )
+
+    def _show_resolved(self) -> None:
+        resolved = self.changes[(self.changes["state"] == "resolved").to_numpy(dtype=bool)]
+        if resolved.empty:
+            self.resolved_box.value = ""
+            return
+        self.resolved_box.value = f"<b>Resolved since the snapshot before ({len(resolved)})</b>" + (
+            table(resolved, _RESOLVED_COLUMNS)
+        )
 
     def retake(self) -> None:
         """Take a snapshot with the client, then audit it (e.g. after editing rules)."""
@@ -158,23 +276,39 @@ class FirewallAuditPanel(Displayed):
             "the change after the next snapshot (Snapshot now and audit again).",
         )
 
+    def _change_of(self, column: str) -> pd.Series:
+        """``column`` of ``changes`` for each of ``findings`` (matched by finding_id)."""
+        current = self.changes[(self.changes["state"] != "resolved").to_numpy(dtype=bool)]
+        by_id = current.set_index("finding_id")[column]
+        return self.findings["finding_id"].map(by_id)
+
     def states(self) -> pd.Series:
-        """Per finding: "open", or "fixed (saved HH:MM UTC), re-audit at next snapshot"."""
+        """Per finding: "new", "open" or "accepted" since the snapshot before, or "fixed
+        (saved HH:MM UTC), re-audit at next snapshot" once its rule was saved here."""
         keys = zip(
             self.findings["firewall_id"].astype("string").fillna(""),
             self.findings["rule_id"].astype("string").fillna(""),
             strict=True,
         )
+        since = self._change_of("state").astype("string").fillna("open")
         return pd.Series(
-            [fixed_text(self.fixed[k]) if k in self.fixed else "open" for k in keys],
+            [
+                fixed_text(self.fixed[k]) if k in self.fixed else state
+                for k, state in zip(keys, since, strict=True)
+            ],
             index=self.findings.index,
             dtype="string",
         )
 
     def shown(self) -> pd.DataFrame:
-        """The findings passing the severity and check filters (the columns of ``findings``
-        and ``state``)."""
-        frame = self.findings.assign(state=self.states())
+        """The findings passing the severity and check filters (the columns of ``findings``,
+        ``state``, ``accepted_by``, ``accepted_reason`` and ``accepted_until``)."""
+        frame = self.findings.assign(
+            state=self.states(),
+            accepted_by=self._change_of("accepted_by"),
+            accepted_reason=self._change_of("accepted_reason"),
+            accepted_until=self._change_of("accepted_until"),
+        )
         if self.severity_filter.value:
             frame = frame[frame["severity"] == self.severity_filter.value]
         if self.check_filter.value:
@@ -216,6 +350,110 @@ class FirewallAuditPanel(Displayed):
             self.open_button.tooltip = "This finding is not about one rule."
         elif self.client is None:
             self.open_button.tooltip = "Give the panel a client to edit rules."
+        self._check_form()
+
+    # -- accepted risks ------------------------------------------------------------------------
+
+    def now(self) -> pd.Timestamp:
+        """The later of this machine's clock and the latest snapshot's server time (a sandbox
+        clock may run ahead: an end before it would be over as soon as it is written)."""
+        wall = pd.Timestamp.now(tz="UTC")
+        return wall if self._snapshot_time is None else max(wall, self._snapshot_time)
+
+    def accept_form(self) -> AcceptForm:
+        """The form's fields checked for the chosen finding (see :func:`check_acceptance`)."""
+        return check_acceptance(
+            self._selected(),
+            self.accept_reason.value,
+            self.accept_owner.value,
+            self.accept_until.value,
+            self.now(),
+        )
+
+    def _accepted(self, row: pd.Series | None) -> bool:
+        if row is None or self.changes.empty:
+            return False
+        hit = self.changes[(self.changes["finding_id"] == row["finding_id"]).to_numpy(dtype=bool)]
+        return bool((hit["state"] == "accepted").any())
+
+    def _check_form(self, _change: object = None) -> None:
+        row = self._selected()
+        form = self.accept_form()
+        self.accept_button.disabled = not form.ok
+        self.revoke_button.disabled = (
+            not self._accepted(row)
+            or not self.accept_reason.value.strip()
+            or not self.accept_owner.value.strip()
+        )
+        typed = self.accept_reason.value or self.accept_owner.value or self.accept_until.value
+        if form.ok:
+            self.accept_hint.value = (
+                f"Accepts {_text(row['check'])} on {_text(row['firewall_name']) or 'the account'}"
+                f" until {form.until:%Y-%m-%d %H:%M} UTC."
+            )
+        elif typed:
+            self.accept_hint.value = "; ".join(f"{k}: {v}" for k, v in form.problems.items())
+        else:
+            self.accept_hint.value = ""
+
+    def accept_selected(self) -> bool:
+        """Accept the chosen finding with the form's reason, owner and end; True when written."""
+        form = self.accept_form()
+        row = self._selected()
+        if not form.ok or row is None:
+            show(
+                self.status,
+                "warn",
+                "Not accepted: " + "; ".join(f"{k}: {v}" for k, v in form.problems.items()),
+            )
+            return False
+        fid = str(row["finding_id"])
+        try:
+            self.store.accept_finding(
+                fid,
+                reason=self.accept_reason.value,
+                owner=self.accept_owner.value,
+                until=form.until,
+                now=self.now(),
+                firewall_id=_text(row["firewall_id"]) or None,
+                rule_id=_text(row["rule_id"]) or None,
+            )
+        except StoreError as exc:
+            show(self.status, "error", f"Not accepted: {exc}")
+            return False
+        self._after_register_change()
+        show(
+            self.status,
+            "ok",
+            f"Finding {fid} accepted until {form.until:%Y-%m-%d %H:%M} UTC by "
+            f"{self.accept_owner.value.strip()} (written to the store's audit log).",
+        )
+        return True
+
+    def revoke_selected(self) -> bool:
+        """End the chosen finding's acceptance (owner and reason from the form); True if done."""
+        row = self._selected()
+        if row is None:
+            show(self.status, "warn", "Choose an accepted finding first.")
+            return False
+        fid = str(row["finding_id"])
+        try:
+            self.store.revoke_acceptance(
+                fid, owner=self.accept_owner.value, reason=self.accept_reason.value, now=self.now()
+            )
+        except StoreError as exc:
+            show(self.status, "error", f"Not revoked: {exc}")
+            return False
+        self._after_register_change()
+        show(self.status, "ok", f"Acceptance of finding {fid} revoked (on the audit log).")
+        return True
+
+    def _after_register_change(self) -> None:
+        self.changes = firewall.finding_changes(self.store)
+        self.accept_reason.value = ""
+        self.accept_owner.value = ""
+        self.accept_until.value = ""
+        self._redraw()
 
     def open_selected(self) -> RuleEditor | None:
         """Open the chosen finding's rule in the RuleEditor (created on first use)."""

@@ -645,7 +645,8 @@ def finding_changes(
     :func:`audit` (of the later snapshot; of the earlier one for resolved findings),
     accepted_by, accepted_reason, accepted_until, accepted_at (NA unless accepted),
     from_snapshot, to_snapshot. Rows: new, open, accepted, resolved, each worst first.
-    ``attrs["acceptances"]`` says why acceptances could not be read ("" when they were).
+    ``attrs["acceptances"]`` says why acceptances could not be read ("" when they were);
+    ``attrs["to_time"]`` is the ``at`` snapshot's server time.
     """
     snaps = store.snapshots()
     if snaps.empty:
@@ -711,6 +712,7 @@ def finding_changes(
         .reset_index(drop=True)
     )
     out.attrs["acceptances"] = trouble
+    out.attrs["to_time"] = to_snap["server_time"]
     return out
 
 

@@ -78,7 +78,7 @@ def test_an_empty_store_says_so_and_a_snapshot_fills_the_audit(panel_store, admi
     assert len(panel.table.df) == len(panel.findings)
 
 
-def test_a_saved_rule_shows_its_finding_fixed_until_the_next_snapshot(snapshot, admin):
+def test_a_saved_rule_shows_its_finding_fixed_until_the_next_snapshot(snapshot, admin, sandbox):
     panel = FirewallAuditPanel(snapshot, admin)
     panel.check_filter.value = "exposed_sensitive_port"
     index = panel.shown().index[0]
@@ -97,8 +97,11 @@ def test_a_saved_rule_shows_its_finding_fixed_until_the_next_snapshot(snapshot, 
     assert panel.editor.audit_log().iloc[-1]["time"] == saved_at
     shown = panel.shown()
     others = shown[(shown["rule_id"] != rule_id).fillna(True).astype(bool)]
-    assert set(others["state"]) == {"open"}
+    # the only snapshot: every finding is new (nothing before it to compare with)
+    assert set(others["state"]) == {"new"}
 
+    # snapshots are told apart by server time: the sandbox's clock stands still unless moved
+    sandbox.control.advance(60)
     panel.retake_button.click()
     assert panel.fixed == {}
     assert set(panel.shown()["state"]) == {"open"}
