@@ -28,7 +28,7 @@ from ._resources import (
     wallet,
     webhooks,
 )
-from ._schema import KEYS, SCHEMAS, Field
+from ._schema import KEYS, SCHEMAS, Field, ResourceName
 
 __all__ = [
     "KEYS",
@@ -36,6 +36,7 @@ __all__ = [
     "Field",
     "Money",
     "RecordError",
+    "ResourceName",
     "UnreadableValueWarning",
     "attachments",
     "deliveries",

@@ -13,6 +13,8 @@ attribute naming the few conversions that are not implied by the dtype:
 
 from __future__ import annotations
 
+from typing import Literal
+
 # dtype names used in the tables (pandas dtype strings)
 STRING = "string"
 INT = "Int64"
@@ -47,7 +49,24 @@ class Field(tuple):
 
 _PRICE = "billing.priceMonthly|plan.priceMonthly"
 
-SCHEMAS: dict[str, dict[str, Field]] = {
+# The resource names, in SCHEMAS' order: what ``store.load("vms")`` and friends accept, spelled
+# out so editors complete them and type checkers catch a typo. tests/panels/test_discoverable.py
+# checks it names exactly the keys of SCHEMAS.
+ResourceName = Literal[
+    "vms",
+    "vm_ssh_keys",
+    "vm_firewalls",
+    "vm_private_networks",
+    "firewalls",
+    "firewall_rules",
+    "networks",
+    "attachments",
+    "wallet",
+    "webhooks",
+    "deliveries",
+]
+
+SCHEMAS: dict[ResourceName, dict[str, Field]] = {
     "vms": {
         "id": Field("id", STRING),
         "name": Field("name", STRING),
@@ -171,7 +190,7 @@ SCHEMAS: dict[str, dict[str, Field]] = {
     },
 }
 
-KEYS: dict[str, tuple[str, ...]] = {
+KEYS: dict[ResourceName, tuple[str, ...]] = {
     "vms": ("id",),
     "vm_ssh_keys": ("vm_id", "ssh_key_id"),
     "vm_firewalls": ("vm_id", "firewall_id"),

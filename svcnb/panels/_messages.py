@@ -9,11 +9,12 @@ from __future__ import annotations
 import html
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Literal
+from typing import Literal
 
 import ipywidgets as widgets
 
 from svcnb import errors
+from svcnb.client import Client
 from svcnb.client import redact as mask_tokens
 
 Kind = Literal["ok", "info", "warn", "error"]
@@ -137,7 +138,7 @@ def shown_in(status: widgets.HTML, doing: str) -> Iterator[None]:
 class RateWait:
     """Seconds the client spent waiting on the rate limit during a block (from ``client.stats``)."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Client) -> None:
         self._client = client
         self.seconds = 0.0
 

@@ -17,7 +17,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from svcnb.frames import KEYS, SCHEMAS, vm_records
+from svcnb.client import Client  # the type of take()'s argument: the one use DESIGN allows
+from svcnb.frames import KEYS, SCHEMAS, ResourceName, vm_records
 
 from . import _acceptances, _audit
 from ._catalog import Catalog
@@ -126,7 +127,7 @@ class Store:
 
     # -- writing ---------------------------------------------------------------------------
 
-    def take(self, client: Any, *, allow_older: bool = False) -> str:
+    def take(self, client: Client, *, allow_older: bool = False) -> str:
         """Pull the account through ``client`` into one snapshot; returns its id.
 
         Every resource that can be read is stored. One that cannot (a scope the token lacks, a
@@ -320,7 +321,7 @@ class Store:
         )
 
     def load(
-        self, resource: str, at: TimeLike | None = None, *, allow_stale: bool = False
+        self, resource: ResourceName, at: TimeLike | None = None, *, allow_stale: bool = False
     ) -> pd.DataFrame:
         """The frame of ``resource`` as of server time ``at`` (the latest snapshot by default).
 
@@ -354,7 +355,7 @@ class Store:
 
     def history(
         self,
-        resource: str,
+        resource: ResourceName,
         columns: Iterable[str] | None = None,
         since: TimeLike | None = None,
         until: TimeLike | None = None,
@@ -404,7 +405,7 @@ class Store:
         out.attrs = {"missing_snapshots": gaps}
         return out
 
-    def diff(self, resource: str, a: TimeLike, b: TimeLike) -> pd.DataFrame:
+    def diff(self, resource: ResourceName, a: TimeLike, b: TimeLike) -> pd.DataFrame:
         """Rows added, removed and changed from ``a`` to ``b`` (snapshot ids or times).
 
         Columns: the key columns, change ("added" | "removed" | "changed"), column, before,
