@@ -1,0 +1,303 @@
+"""svcnb check: each rule at its crossing (days worked out by hand), fired once, cleared when the
+condition goes, delivered over HTTPS on loopback with retries, exit codes, several dialects."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from dataclasses import replace
+
+import pandas as pd
+import pytest
+
+import svcnb
+from svcnb import frames
+from svcnb.alerts import AlertRules, DeliveryError, check, deliver, history, rules_from_config
+from svcnb.cli import main
+from svcnb.config import ConfigError
+from svcnb.store import Store
+
+OFF = AlertRules(
+    runway_days=None,
+    low_balance_days=None,
+    bandwidth_days=None,
+    webhook_failures_left=None,
+    high_findings=False,
+)
+
+
+def vm(
+    renewal: str = "2026-12-31T00:00:00Z", used: int = 0, pack: int = 1000, price: str = "10.00"
+) -> dict:
+    return {
+        "id": "vm-1",
+        "name": "web-1",
+        "status": "running",
+        "region": {"slug": "fra1", "name": "Frankfurt"},
+        "plan": {"slug": "s-1", "name": "Small"},
+        "billing": {"status": "active", "nextRenewalAt": renewal, "priceMonthly": price},
+        "bandwidthUsedBytes": used,
+        "bandwidthPackBytes": str(pack),
+        "isProtected": False,
+    }
+
+
+def write(store: Store, when: str, *, balance: str = "5.00", hooks=None, **vm_fields) -> str:
+    out = {
+        "vms": frames.vms([vm(**vm_fields)]),
+        "wallet": frames.wallet([{"id": "w-1", "balance": {"amount": balance, "currency": "EUR"}}]),
+    }
+    if hooks is not None:
+        out["webhooks"] = frames.webhooks(hooks)
+        out["deliveries"] = frames.deliveries([])
+    return store.write(out, server_time=pd.Timestamp(when), partial=True)
+
+
+def fired(result) -> list[str]:
+    return result.fired["key"].tolist()
+
+
+def test_runway_fires_once_after_the_crossing_day_clears_on_top_up_and_fires_again(tmp_path):
+    # balance 5.00 EUR, one renewal of 10.00 on 2026-12-31: the runway ends 2026-12-31, so it
+    # is under 30 days from just after 2026-12-01 00:00 (30.0 days is not under 30)
+    store = Store(tmp_path / "s")
+    rules = replace(OFF, runway_days=30)
+    write(store, "2026-11-30T00:00Z")
+    assert fired(check(store, rules)) == []
+    write(store, "2026-12-01T00:00Z")
+    first = check(store, rules)
+    assert fired(first) == [] and first.exit_code == 0
+    write(store, "2026-12-01T12:00Z")
+    crossing = check(store, rules)
+    assert fired(crossing) == ["runway"] and crossing.exit_code == 1
+    assert crossing.fired["value"].iloc[0] == 29.5
+    assert crossing.fired["due_at"].iloc[0] == pd.Timestamp("2026-12-31T00:00Z")
+    assert "balance 5.00 EUR" in crossing.fired["message"].iloc[0]
+    # the same snapshot again, and the next day: still under 30 days, nothing new
+    again = check(store, rules)
+    assert (
+        fired(again) == [] and again.exit_code == 0 and again.standing["key"].tolist() == ["runway"]
+    )
+    write(store, "2026-12-02T00:00Z")
+    assert fired(check(store, rules)) == []
+    # a top-up to 100.00 pays ten renewals: the runway moves to 2027-10-31, the alert clears
+    write(store, "2026-12-03T00:00Z", balance="100.00")
+    topped = check(store, rules)
+    assert fired(topped) == [] and topped.cleared["key"].tolist() == ["runway"]
+    write(store, "2026-12-04T00:00Z", balance="5.00")
+    assert fired(check(store, rules)) == ["runway"]
+    log = history(store)
+    assert log["outcome"].tolist() == ["alert fired", "alert cleared", "alert fired"]
+    assert log["time"].tolist() == [
+        pd.Timestamp(t) for t in ("2026-12-01T12:00Z", "2026-12-03T00:00Z", "2026-12-04T00:00Z")
+    ]
+
+
+def test_low_balance_fires_seven_days_before_the_forecast(tmp_path):
+    # balance 5.00, renewal 10.00 on 2026-12-20: with the 7-day window the balance is below
+    # what is needed from 2026-12-13 00:00; low_balance_days = 7 fires at 7.0 days, not at 8
+    store = Store(tmp_path / "s")
+    rules = replace(OFF, low_balance_days=7)
+    write(store, "2026-12-05T00:00Z", renewal="2026-12-20T00:00:00Z")
+    assert fired(check(store, rules)) == []
+    write(store, "2026-12-06T00:00Z", renewal="2026-12-20T00:00:00Z")
+    result = check(store, rules)
+    assert fired(result) == ["low_balance"]
+    assert result.fired["due_at"].iloc[0] == pd.Timestamp("2026-12-13T00:00Z")
+    assert result.fired["value"].iloc[0] == 7.0
+
+
+def test_bandwidth_fires_when_the_pack_is_three_days_away(tmp_path):
+    # 100 bytes a day against a pack of 1000: at 600 used the pack is 4 days away, at 700 three
+    store = Store(tmp_path / "s")
+    rules = replace(OFF, bandwidth_days=3)
+    write(store, "2026-11-05T00:00Z", used=500, balance="100.00")
+    write(store, "2026-11-06T00:00Z", used=600, balance="100.00")
+    assert fired(check(store, rules)) == []
+    write(store, "2026-11-07T00:00Z", used=700, balance="100.00")
+    result = check(store, rules)
+    assert fired(result) == ["bandwidth:vm-1"]
+    assert result.fired["due_at"].iloc[0] == pd.Timestamp("2026-11-10T00:00Z")
+
+
+def hook(failures: int, active: bool = True) -> dict:
+    return {
+        "id": "whk-1",
+        "url": "https://example.com/hook",
+        "events": ["vm.stopped"],
+        "isActive": active,
+        "consecutiveFailures": failures,
+        "createdAt": "2026-11-01T00:00:00Z",
+    }
+
+
+def test_webhook_fires_within_ten_failures_of_auto_disable(tmp_path):
+    # the service disables a subscription at 50 consecutive failures: 39 leaves 11, 40 leaves 10
+    store = Store(tmp_path / "s")
+    rules = replace(OFF, webhook_failures_left=10)
+    write(store, "2026-11-05T00:00Z", hooks=[hook(39)], balance="100.00")
+    assert fired(check(store, rules)) == []
+    write(store, "2026-11-06T00:00Z", hooks=[hook(40)], balance="100.00")
+    result = check(store, rules)
+    assert fired(result) == ["webhook:whk-1"] and result.fired["value"].iloc[0] == 10
+    # turned off by hand: no longer about to be auto-disabled, the alert clears
+    write(store, "2026-11-07T00:00Z", hooks=[hook(40, active=False)], balance="100.00")
+    assert check(store, rules).cleared["key"].tolist() == ["webhook:whk-1"]
+
+
+def test_a_rule_that_cannot_be_read_says_so_and_clears_nothing(tmp_path):
+    store = Store(tmp_path / "s")
+    rules = replace(OFF, webhook_failures_left=10)
+    write(store, "2026-11-06T00:00Z", hooks=[hook(45)], balance="100.00")
+    assert fired(check(store, rules)) == ["webhook:whk-1"]
+    write(store, "2026-11-07T00:00Z", balance="100.00")  # webhooks not read this time
+    blind = check(store, rules)
+    assert "webhook_failures_left" in blind.unknown and blind.cleared.empty
+    assert "could not check webhook_failures_left" in blind.text()
+
+
+def test_config_section_is_read_and_mistakes_are_named(tmp_path, monkeypatch):
+    path = tmp_path / "c.toml"
+    path.write_text("[alerts]\nrunway_days = 30\nbandwidth_days = false\nattempts = 2\n")
+    rules = rules_from_config(path)
+    assert (rules.runway_days, rules.bandwidth_days, rules.attempts) == (30.0, None, 2)
+    assert rules.low_balance_days == 7 and rules.high_findings is True  # defaults
+    monkeypatch.setenv("SVCNB_ALERT_URL", "https://hooks.example.com/x")
+    assert rules_from_config(path).url == "https://hooks.example.com/x"
+    for bad, words in (
+        ("runway = 3", "unknown key(s) runway"),
+        ("runway_days = -1", "runway_days = -1 must be a number >= 0"),
+        ("webhook_failures_left = 2.5", "must be a whole number"),
+        ("high_findings = 1", "high_findings must be true or false"),
+    ):
+        path.write_text(f"[alerts]\n{bad}\n")
+        with pytest.raises(ConfigError, match=words.replace("(", r"\(").replace(")", r"\)")):
+            rules_from_config(path)
+
+
+def test_delivery_retries_after_500_and_refuses_plain_http(receiver, tls):
+    receiver.answers = [500, 503]
+    waits: list[float] = []
+    attempts = deliver(
+        receiver.url,
+        {"text": "hello"},
+        ca_bundle=str(tls.ca_pem),
+        backoff_seconds=0.5,
+        sleep=waits.append,
+    )
+    assert attempts == 3 and waits == [0.5, 1.0]
+    assert receiver.bodies == [{"text": "hello"}] * 3
+    receiver.answers = [500] * 4
+    with pytest.raises(DeliveryError, match="after 4 attempt") as info:
+        deliver(receiver.url, {"text": "x"}, ca_bundle=str(tls.ca_pem), sleep=lambda s: None)
+    assert "secret-part" not in str(info.value)  # the URL's path may be a token
+    receiver.answers = [404]
+    with pytest.raises(DeliveryError, match="refused"):
+        deliver(receiver.url, {"text": "x"}, ca_bundle=str(tls.ca_pem), sleep=lambda s: None)
+    with pytest.raises(ConfigError, match="must be https"):
+        deliver("http://127.0.0.1:9/x", {"text": "x"})
+
+
+def test_self_signed_receiver_is_refused_without_its_ca(receiver):
+    with pytest.raises(DeliveryError, match="not trusted") as info:
+        deliver(receiver.url, {"text": "x"}, attempts=1)
+    assert "secret-part" not in str(info.value)
+    assert receiver.bodies == []
+
+
+def test_svcnb_check_end_to_end_over_https(receiver, tls, tmp_path, capsys):
+    store_path = tmp_path / "s"
+    store = Store(store_path)
+    config = tmp_path / "c.toml"
+    config.write_text(
+        "[alerts]\nrunway_days = 30\nlow_balance_days = false\nbandwidth_days = false\n"
+        "webhook_failures_left = false\nhigh_findings = false\n"
+        f'url = "{receiver.url}"\nca_bundle = "{tls.ca_pem}"\nbackoff_seconds = 0.01\n'
+    )
+    argv = ["check", "--store", str(store_path), "--config", str(config)]
+    write(store, "2026-12-01T00:00Z")
+    assert main(argv) == 0 and receiver.bodies == []
+    write(store, "2026-12-01T12:00Z")
+    receiver.answers = [500]  # the first attempt fails, the retry gets through
+    assert main(argv) == 1
+    out = capsys.readouterr().out
+    assert "1 alert(s) fired" in out and "attempt 2" in out and "secret-part" not in out
+    assert len(receiver.bodies) == 2 and receiver.bodies[0] == receiver.bodies[1]
+    body = receiver.bodies[-1]
+    assert body["text"].startswith("svcnb check on snapshot") and "runway 29.5 days" in body["text"]
+    assert [a["key"] for a in body["fired"]] == ["runway"]
+    assert body["fired"][0]["due_at"] == "2026-12-31T00:00:00+00:00"
+    assert body["server_time"] == "2026-12-01T12:00:00+00:00"
+    json.dumps(body)  # plain JSON all the way down
+    # the same snapshot again: nothing fires, nothing is sent
+    assert main(argv) == 0 and len(receiver.bodies) == 2
+    assert main([*argv, "--no-deliver"]) == 0
+
+
+def test_undelivered_alerts_are_sent_by_the_next_check(receiver, tls, tmp_path, capsys):
+    store_path = tmp_path / "s"
+    config = tmp_path / "c.toml"
+    config.write_text(
+        "[alerts]\nrunway_days = 30\nhigh_findings = false\nattempts = 2\n"
+        f'url = "{receiver.url}"\nca_bundle = "{tls.ca_pem}"\nbackoff_seconds = 0.01\n'
+    )
+    write(Store(store_path), "2026-12-01T12:00Z")
+    argv = ["check", "--store", str(store_path), "--config", str(config)]
+    receiver.answers = [500, 500]
+    assert main(argv) == 1
+    assert "not delivered after 2 attempt" in capsys.readouterr().err
+    assert main(argv) == 1 and len(receiver.bodies) == 3  # sent again, and this time it arrived
+    assert main(argv) == 0
+
+
+def test_user_mistakes_exit_2(tmp_path, capsys):
+    assert main(["check", "--store", str(tmp_path / "none")]) == 2
+    assert "no snapshot store" in capsys.readouterr().err
+    store_path = tmp_path / "s"
+    write(Store(store_path), "2026-12-01T12:00Z")
+    assert main(["check", "--store", str(store_path), "--deliver"]) == 2
+    assert "--deliver needs a URL" in capsys.readouterr().err
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[alerts]\nrunway_days = 'soon'\n")
+    assert main(["check", "--store", str(store_path), "--config", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "runway_days" in err
+
+
+@pytest.fixture(scope="module")
+def default_keys(tmp_path_factory):
+    return _fired_keys_on("default", tmp_path_factory.mktemp("default"))
+
+
+RULES = AlertRules(runway_days=60, low_balance_days=60, bandwidth_days=10, webhook_failures_left=45)
+
+
+def _fired_keys_on(dialect: str, folder) -> list[str]:
+    from svcnb.sandbox import serve
+
+    with (
+        serve(vms=40, seed=7, dialect=dialect, rate_limit=100_000) as sb,
+        svcnb.Client(api_key=sb.tokens["admin"], base_url=sb.base_url, progress=False) as c,
+        warnings.catch_warnings(),
+    ):
+        warnings.simplefilter("ignore")  # the dialects' odd words are not under test here
+        store = Store(folder)
+        store.take(c)
+        sb.control.advance(86_400)
+        store.take(c)
+        result = check(store, RULES)
+        assert check(store, RULES).fired.empty  # once
+        return sorted(result.fired["key"])
+
+
+@pytest.mark.parametrize("dialect", ["acme", "linkhdr", "cursor"])
+def test_the_same_alerts_fire_whatever_the_dialect(dialect, default_keys, tmp_path):
+    # every rule has something to say on this account (seed 7, 40 VMs, day 2)
+    assert {k.split(":")[0] for k in default_keys} == {
+        "runway",
+        "low_balance",
+        "bandwidth",
+        "webhook",
+        "finding",
+    }
+    assert _fired_keys_on(dialect, tmp_path / "s") == default_keys
