@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 import threading
 import time
 from collections.abc import Iterable
@@ -11,13 +12,14 @@ from typing import Any
 import ipywidgets as widgets
 import pandas as pd
 
-from svcnb import errors, frames, vocab
+from svcnb import errors, frames, plans, vocab
 from svcnb.client import Client
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, banner, describe, show, shown_in
 from svcnb.panels._quiet import quietly
-from svcnb.panels._render import flag, grid, shown, table
+from svcnb.panels._render import grid, shown, table
 from svcnb.reports._classes import vm_classes
+from svcnb.store import Store
 
 _TABLE_COLUMNS = [
     "name",
@@ -36,6 +38,14 @@ _GONE = "not found"  # the panel's own word for a VM the API no longer knows
 def _running(status: Any) -> bool:
     """Whether a status word means running (``running``, ``active``, ... through svcnb.vocab)."""
     return vocab.current().classify("vm_status", status) == "running"
+
+
+def _login() -> str:
+    """The login name, the approver a panel proposes; "" when the system cannot say."""
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError, ImportError):
+        return ""
 
 
 def _final(status: Any) -> bool:
@@ -92,6 +102,13 @@ class VmPanel(Displayed):
 
     ``watch_interval`` is the seconds between status polls of queued stops, in a background
     thread; ``None`` turns the thread off so the caller (a test) drives it with ``poll()``.
+
+    Stopping goes through a :class:`svcnb.plans.StopPlan` of the selection: Stop builds it
+    (``plan``; at most ``limit`` VMs, protected ones held back unless ``allow_protected`` is
+    ticked), Confirm applies it as the ``approver`` (widget, pre-filled with ``approver`` or the
+    login name): each VM is read again and refused if it changed since the review, the rest are
+    stopped and watched. The plan, approver and outcome per VM go to ``store``'s audit log
+    (default ``Store()``) when the stops are queued and again when the watch ends.
     """
 
     def __init__(
@@ -100,10 +117,18 @@ class VmPanel(Displayed):
         *,
         watch_interval: float | None = 2.0,
         watch_timeout: float = 600.0,
+        store: Store | None = None,
+        approver: str | None = None,
+        limit: int = plans.DEFAULT_LIMIT,
     ) -> None:
         self.client = client
         self.watch_interval = watch_interval
         self.watch_timeout = watch_timeout
+        self._store = store
+        self.limit = limit
+        self.plan: plans.StopPlan | None = None
+        # applied plans whose stops are still watched; settled and audited when the watch ends
+        self.runs: list[plans.StopRun] = []
         self.vms = frames.vms([])
         self.pending: list[str] = []
         self.actions_by_vm: dict[str, StopAction] = {}
@@ -132,10 +157,14 @@ class VmPanel(Displayed):
             description="Confirm stop", button_style="danger", disabled=True
         ).add_class("svcnb-confirm")
         self.cancel_button = widgets.Button(description="Cancel")
+        self.approver = widgets.Text(
+            description="Approver", value=approver or _login(), placeholder="who approves"
+        ).add_class("svcnb-approver")
         self.confirm_box = widgets.VBox(
             [
                 self.confirmation,
                 self.allow_protected,
+                self.approver,
                 widgets.HBox([self.confirm_button, self.cancel_button]),
             ],
             layout=widgets.Layout(display="none"),
@@ -147,6 +176,7 @@ class VmPanel(Displayed):
             w.observe(self._on_filter, names="value")
         self.table.observe(self._on_user_select, names="selected_rows")
         self.allow_protected.observe(self._on_allow_protected, names="value")
+        self.approver.observe(self._enable_confirm, names="value")
         self.refresh_button.on_click(lambda _b: self.refresh())
         self.stop_button.on_click(lambda _b: self.review_stop())
         self.confirm_button.on_click(lambda _b: self.confirm_stop())
@@ -236,7 +266,7 @@ class VmPanel(Displayed):
     def _on_user_select(self, _change: object = None) -> None:
         # a confirmation lists exactly what will be stopped: a new selection voids it
         if self.confirm_box.layout.display != "none":
-            self.pending = []
+            self.pending, self.plan = [], None
             self.confirm_box.layout.display = "none"
             self.confirm_button.disabled = True
             show(self.status, "info", "The selection changed; press Stop to review it again.")
@@ -271,115 +301,173 @@ class VmPanel(Displayed):
 
     # --- stopping --------------------------------------------------------------------------
 
-    def _row(self, vm_id: str) -> pd.Series:
-        return self.vms[self.vms["id"] == vm_id].iloc[0]
-
     def _name(self, vm_id: str) -> str:
         with self._lock:
             names = self.vms.loc[self.vms["id"] == vm_id, "name"]
         return str(names.iloc[0]) if len(names) else vm_id
 
-    def review_stop(self) -> None:
-        """Show exactly which selected VMs will be stopped, warning on protected ones."""
-        selected = [self._row(v) for v in self.selected_ids]
-        running = [r for r in selected if _running(r["status"])]
-        skipped = [r for r in selected if not _running(r["status"])]
-        self.pending = [str(r["id"]) for r in running]
-        protected = [r for r in running if flag(r["is_protected"])]
-        parts = []
-        if running:
-            parts.append(f"<b>These {len(running)} VM(s) will be stopped:</b>")
-            parts.append(
-                table(pd.DataFrame(running), ["name", "id", "region_slug", "is_protected"])
+    @property
+    def store(self) -> Store:
+        """The store whose audit log records applied plans (``Store()`` unless one was given)."""
+        if self._store is None:
+            self._store = Store()
+        return self._store
+
+    def _build_plan(self, include_protected: Iterable[str] = ()) -> plans.StopPlan | None:
+        """The stop plan of the selection over the fleet last read; None (said in the
+        confirmation) when it cannot be built, e.g. over the limit."""
+        with self._lock:
+            fleet = self.vms.copy()
+        try:
+            return plans.build_stop_plan(
+                fleet,
+                ids=self.selected_ids,
+                include_protected=include_protected,
+                limit=self.limit,
+                server=str(self.client.base_url),
+                built_at=self.client.server_time,
             )
+        except plans.PlanError as exc:
+            self.confirmation.value = banner("warn", f"No plan: {exc}")
+            return None
+
+    def review_stop(self) -> None:
+        """Build the stop plan of the selection and show it: the VMs it stops and why, the
+        protected ones it holds back, the ones not stoppable."""
+        with quietly(self.allow_protected, self._on_allow_protected):
+            self.allow_protected.value = False
+        self.plan = self._build_plan()
+        self._show_plan()
+        self.confirm_box.layout.display = ""
+
+    def _show_plan(self) -> None:
+        plan = self.plan
+        if plan is None:
+            self.pending = []
+            self.allow_protected.layout.display = "none"
+            self._enable_confirm()
+            return
+        self.pending = plan.to_stop
+        stop = plan.part(plans._stop.STOP)
+        held = plan.part(plans._stop.PROTECTED)
+        idle = plan.part(plans._stop.NOT_STOPPABLE)
+        extra = [v for v in plan.include_protected if v in set(stop["vm_id"])]
+        columns = ["name", "vm_id", "status", "reason"]
+        parts = [f"<b>Stop plan {plan.plan_id}</b> (at most {plan.limit} VMs per action)<br>"]
+        if len(stop):
+            parts.append(f"<b>These {len(stop)} VM(s) will be stopped:</b>")
+            parts.append(table(stop, columns))
         else:
-            parts.append("<b>None of the selected VMs is running; nothing will be stopped.</b>")
-        if skipped:
-            names = ", ".join(f"{r['name']} ({r['status']})" for r in skipped)
+            parts.append("<b>Nothing in the selection will be stopped.</b>")
+        if len(idle):
+            names = ", ".join(f"{r.name} ({r.status})" for r in idle.itertuples())
             parts.append(
                 banner("info", f"Not stopped, because only running VMs can be stopped: {names}.")
             )
-        if protected:
-            names = ", ".join(str(r["name"]) for r in protected)
+        if len(held) or extra:
+            ticked = "; ticked: they are in the list above" if extra else ""
+            names = ", ".join(str(n) for n in held["name"]) or ", ".join(
+                str(self._name(v)) for v in extra
+            )
             parts.append(
                 banner(
                     "warn",
-                    f"Protected: {names}. These are marked as protected; tick the box below "
-                    "only if you really mean to stop them.",
+                    f"Protected, not stopped unless you tick the box below: {names}. These are "
+                    f"marked as protected{ticked}.",
                 )
             )
         self.confirmation.value = "".join(parts)
-        self.allow_protected.value = False
-        self.allow_protected.layout.display = "" if protected else "none"
-        self.confirm_box.layout.display = ""
-        self._on_allow_protected()
+        self.allow_protected.layout.display = "" if len(held) or extra else "none"
+        self._enable_confirm()
 
     def _on_allow_protected(self, _change: object = None) -> None:
-        protected = any(flag(self._row(v)["is_protected"]) for v in self.pending)
-        self.confirm_button.disabled = not self.pending or (
-            protected and not self.allow_protected.value
-        )
+        # the tick is the explicit inclusion of the protected VMs the plan names
+        if self.allow_protected.value and self.plan is not None:
+            guarded = self.plan.part(plans._stop.PROTECTED)["vm_id"]
+            self.plan = self._build_plan(include_protected=[str(v) for v in guarded])
+        else:
+            self.plan = self._build_plan()
+        self._show_plan()
+
+    def _enable_confirm(self, _change: object = None) -> None:
+        self.confirm_button.disabled = not self.pending or not self.approver.value.strip()
         self.confirm_button.description = f"Confirm stop of {len(self.pending)} VM(s)"
 
     def cancel(self) -> None:
-        """Drop the pending confirmation; nothing is sent."""
+        """Drop the pending plan; nothing is sent."""
         self.pending = []
+        self.plan = None
         self.confirm_box.layout.display = "none"
         self.confirm_button.disabled = True
         show(self.status, "info", "Stop cancelled; nothing was sent.")
 
     def confirm_stop(self) -> list[StopAction]:
-        """Queue a stop for each VM in the confirmation (the client adds the Idempotency-Key).
+        """Apply the reviewed plan: each VM is read again and refused if it changed since the
+        review; a stop is queued for the rest (the client adds the Idempotency-Key), watched,
+        and the plan, approver and outcomes written to the audit log.
 
-        Returns the actions queued now; failures are shown per VM in the status line.
+        Returns the actions queued now; refusals and failures are shown per VM in the status.
         """
-        if not self.pending:
-            show(self.status, "info", "Nothing to confirm: select VMs and press Stop first.")
+        plan = self.plan
+        if plan is None or not self.pending:
+            held = 0 if plan is None else len(plan.part(plans._stop.PROTECTED))
+            if held:
+                # a disabled button still runs its handler when clicked from code: say why
+                show(
+                    self.status,
+                    "warn",
+                    f"Not sent: {held} protected VM(s) in the plan are held back; tick the box "
+                    "to stop them.",
+                )
+            else:
+                show(self.status, "info", "Nothing to confirm: select VMs and press Stop first.")
             return []
-        # A refresh or the watcher may have read a new status since the review: a VM no longer
-        # running cannot be stopped, so it is not sent (the server would only answer 409).
-        statuses = self._statuses()
-        idle = [v for v in self.pending if not _running(statuses.get(v))]
-        self.pending = [v for v in self.pending if v not in idle]
-        skipped = [
-            f"Not sent for {self._name(v)} ({v}): it is {statuses.get(v) or 'gone'} now; only "
-            "running VMs can be stopped."
-            for v in idle
-        ]
-        guarded = [v for v in self.pending if flag(self._row(v)["is_protected"])]
-        if guarded and not self.allow_protected.value:
-            # a disabled button still runs its handler when clicked from code: check here too
-            show(
-                self.status,
-                "warn",
-                f"Not sent: {len(guarded)} protected VM(s) in the list; tick the box to stop them.",
+        try:
+            run = plans.StopRun(
+                plan,
+                self.client,
+                approver=self.approver.value,
+                store=self.store,
+                limit=self.limit,
             )
+        except plans.PlanError as exc:
+            show(self.status, "warn", f"Not sent: {exc}")
             return []
-        todo, self.pending = self.pending, []
+        self.pending, self.plan = [], None
         self.confirm_box.layout.display = "none"
         self.confirm_button.disabled = True
+        with RateWait(self.client) as waited:
+            sent = run.queue()
         queued: list[StopAction] = []
         problems: list[str] = []
-        with RateWait(self.client) as waited:
-            for vm_id in todo:
-                name = str(self._row(vm_id)["name"])
-                try:
-                    action_id = self.client.vms.stop(vm_id)
-                except Exception as exc:  # noqa: BLE001 - shown to the user, per VM
-                    problems.append(describe(exc, f"stopping {name} ({vm_id})")[1])
-                    continue
-                action = StopAction(vm_id=vm_id, name=name, action_id=str(action_id))
+        skipped: list[str] = []
+        for row in run.outcomes.itertuples():
+            if row.outcome == plans._stop.QUEUED:
+                action = StopAction(vm_id=row.vm_id, name=row.name, action_id=str(row.action_id))
                 with self._lock:
-                    self.actions_by_vm[vm_id] = action
+                    self.actions_by_vm[row.vm_id] = action
                     # accepted: the VM is stopping now, so it is no longer one Stop can act on
-                    self.vms.loc[self.vms["id"] == vm_id, "status"] = action.status
+                    self.vms.loc[self.vms["id"] == row.vm_id, "status"] = action.status
                 queued.append(action)
+            elif row.outcome == plans._stop.REFUSED:
+                skipped.append(f"Not sent for {row.name} ({row.vm_id}): {row.reason}.")
+            elif row.outcome == plans._stop.FAILED:
+                exc = run.errors.get(row.vm_id)
+                doing = f"stopping {row.name} ({row.vm_id})"
+                problems.append(describe(exc, doing)[1] if exc else f"{doing}: {row.reason}")
+        with shown_in(self.status, "writing the audit log"):
+            run.record("queued" if sent else "applied")
+        if sent:
+            self.runs.append(run)
         self._draw_actions()
         if queued:
             self._redraw()
-        words = f"Stop queued for {len(queued)} VM(s); watching until stopped.{waited.words()}"
-        if not todo:
-            words = "Nothing was sent."
+        words = (
+            f"Stop queued for {len(queued)} VM(s), approved by {run.approver}; watching until "
+            f"stopped.{waited.words()}"
+        )
+        if not queued:
+            words = "Nothing was sent." if not problems else "No stop was queued."
         if problems or skipped:
             kind = "warn" if queued or not problems else "error"
             self.status.value = (
@@ -392,6 +480,18 @@ class VmPanel(Displayed):
         if queued and self.watch_interval is not None:
             self._start_watcher()
         return queued
+
+    def _settle(self, *, final: bool) -> None:
+        """Audit the outcome of each applied plan whose stops are all over (``final``: every
+        one, stragglers named as such)."""
+        with self._lock:
+            statuses = {v: a.status for v, a in self.actions_by_vm.items()}
+        for run in list(self.runs):
+            mine = run.outcomes.loc[run.outcomes["outcome"] == plans._stop.QUEUED, "vm_id"]
+            if final or all(_final(statuses.get(str(v))) for v in mine):
+                run.settle({str(v): statuses.get(str(v)) for v in mine})
+                run.record("watched")
+                self.runs.remove(run)
 
     # --- watching --------------------------------------------------------------------------
 
@@ -417,6 +517,7 @@ class VmPanel(Displayed):
                     self.vms.loc[self.vms["id"] == action.vm_id, "status"] = status
             self._draw_actions()
             self._redraw()
+            self._settle(final=False)
             left = self.watching
             if left:
                 show(
@@ -457,6 +558,7 @@ class VmPanel(Displayed):
             if not self.poll():
                 return
         names = ", ".join(a.name for a in self.watching)
+        self._settle(final=True)
         show(
             self.status,
             "warn",

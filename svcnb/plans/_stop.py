@@ -442,6 +442,8 @@ class StopRun:
             )
         check_limit(len(plan.to_stop), _limit(limit), f"plan {plan.plan_id}")
         self.plan, self.client, self.approver, self.store = plan, client, who, store
+        # the exception behind each ``failed`` outcome, for callers that word it themselves
+        self.errors: dict[str, Exception] = {}
         self.outcomes = pd.DataFrame(
             {
                 "vm_id": plan.entries["vm_id"],
@@ -475,6 +477,7 @@ class StopRun:
                 self._set(vm_id, outcome=REFUSED, reason="the VM no longer exists", status=None)
                 continue
             except SvcnbError as exc:
+                self.errors[vm_id] = exc
                 self._set(vm_id, outcome=FAILED, reason=f"could not re-read it: {exc}")
                 continue
             moved = changes(planned.loc[vm_id].to_dict(), now)
@@ -492,6 +495,7 @@ class StopRun:
                 self._set(vm_id, outcome=REFUSED, reason=f"the service refused the stop: {exc}")
                 continue
             except SvcnbError as exc:
+                self.errors[vm_id] = exc
                 self._set(vm_id, outcome=FAILED, reason=f"the stop was not queued: {exc}")
                 continue
             self._set(vm_id, action_id=str(action_id), reason="stop queued")

@@ -97,21 +97,24 @@ def test_bandwidth_panel_counts_the_vms_whose_projection_is_unknown(store, tmp_p
 
 def _vm_client(records: list[dict]) -> SimpleNamespace:
     stops: list[str] = []
+    # what the service holds now: a stop plan re-reads each VM before stopping it
+    now = {r["id"]: dict(r) for r in records}
 
     def stop(vm_id: str, **_kw) -> str:
         stops.append(vm_id)
+        now[vm_id]["status"] = "off"
         return f"act-{vm_id}"
 
     vms = SimpleNamespace(
-        list=lambda: records, get=lambda vm_id: {"status": "off"}, stop=stop, stops=stops
+        list=lambda: records, get=lambda vm_id: now[vm_id], stop=stop, stops=stops
     )
-    return SimpleNamespace(vms=vms, stats={})
+    return SimpleNamespace(vms=vms, stats={}, base_url="http://fake", server_time=None)
 
 
-def test_stop_follows_the_running_class_whatever_the_word():
+def test_stop_follows_the_running_class_whatever_the_word(tmp_path):
     client = _vm_client(FLEET)
     with pytest.warns(vocab.UnknownWordWarning):
-        panel = VmPanel(client, watch_interval=None)
+        panel = VmPanel(client, watch_interval=None, store=Store(tmp_path / "store"))
         panel.select(("vm-1", "vm-2", "vm-3"))
     assert panel.stoppable() == ["vm-1"]  # "active" is running; "halted" and "live" are not
     panel.stop_button.click()

@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import ipywidgets as widgets
+import pytest
 
 import svcnb
 from svcnb.panels import VmPanel
+
+
+@pytest.fixture(autouse=True)
+def _audit_store(monkeypatch, tmp_path):
+    """The panel audits applied stop plans in the default store: a fresh one per test."""
+    monkeypatch.setenv("SVCNB_STORE", str(tmp_path / "store"))
 
 
 def _running(panel: VmPanel, *, protected: bool) -> list[str]:
@@ -119,16 +126,20 @@ def test_filters_narrow_the_table_and_the_choices(sandbox, admin):
     assert name in set(panel.table.df["Name"])
 
 
-def test_a_vm_that_stopped_meanwhile_gives_a_409_in_words(sandbox, admin):
+def test_a_vm_that_changed_behind_the_panels_back_is_refused_in_words(sandbox, admin):
     panel = VmPanel(admin, watch_interval=None)
+    before = _action_ids(sandbox)
     vm_id = _running(panel, protected=False)[0]
     panel.select((vm_id,))
     panel.stop_button.click()
     sandbox.control.vm_action(vm_id, "suspend")  # changed behind the panel's back
     panel.confirm_button.click()
-    assert "409" in panel.status.value and "only a running VM can be stopped" in panel.status.value
+    # the plan re-reads the VM before stopping it: refused with the field that moved, no 409
+    assert "Not sent for" in panel.status.value and vm_id in panel.status.value
+    assert "status was &#x27;running&#x27;, is &#x27;suspended&#x27; now" in panel.status.value
     assert "Traceback" not in panel.status.value
     assert panel.actions_by_vm == {}
+    assert _new_stops(sandbox, before) == []
 
 
 def test_a_token_without_vms_write_gives_a_403_in_words(sandbox, reader):
