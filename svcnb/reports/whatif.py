@@ -10,8 +10,9 @@ Read the renewal model in that module's docstring first; what this one adds is t
   fall due. So a top-up of ``owed + renewals due - balance`` (exactly, in the wallet currency)
   pays everything in the horizon, and nothing less does. A VM whose debt the top-up pays renews
   again: one owing since its renewal (``next_renewal_at`` at or before now) one cycle after
-  that renewal; one suspended for non-payment one cycle after the payment; one owing whose
-  ``next_renewal_at`` is still ahead (the data does not show since when it owes) at that date.
+  that renewal; one suspended for non-payment, or owing with no renewal date, one cycle after
+  the payment; one owing whose ``next_renewal_at`` is still ahead (the data does not show since
+  when it owes) at that date.
 - Nobody tops up: a renewal the wallet cannot pay leaves the VM owing, and it is suspended
   ``grace`` later (3 days, ``billing.DEFAULT_GRACE``). A VM owing now is suspended ``grace`` after
   the renewal it missed; where the data does not show that date, by ``now + grace`` at the latest.
@@ -149,13 +150,12 @@ def _paid_up(vms: pd.DataFrame, now: pd.Timestamp, cycle: str) -> pd.DataFrame:
         if not owes[i]:
             continue
         when = renew[i]
-        if bill[i] == "suspended" or vm[i] == "suspended":
+        if bill[i] == "suspended" or vm[i] == "suspended" or pd.isna(when):
             renew[i] = nth(now, 1)  # a fresh cycle starts at the payment
-            # it returns to the status it had, which the data no longer shows: any live class
-            # renews alike
-            status[i] = _word("vm_status", "running")
-        elif pd.isna(when):
-            renew[i] = pd.NaT
+            if vm[i] == "suspended":
+                # it returns to the status it had, which the data no longer shows: any live
+                # class renews alike
+                status[i] = _word("vm_status", "running")
         elif when <= now:
             renew[i] = nth(pd.Timestamp(when), 1)  # the missed renewal's cycle runs on
         billing_status[i] = _word("billing_status", "paid")
