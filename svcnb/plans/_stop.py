@@ -548,7 +548,8 @@ class StopRun:
     def record(self, stage: str = "applied") -> dict[str, Any]:
         """Write the plan, the approver and each VM's outcome to the store's audit log."""
         counts = self.outcomes["outcome"].value_counts()
-        said = ", ".join(f"{int(n)} {k}" for k, n in counts.items())
+        order = (STOPPED, QUEUED, STRAGGLER, REFUSED, FAILED, SKIPPED)
+        said = ", ".join(f"{int(counts[k])} {k}" for k in order if counts.get(k, 0))
         when = self.client.server_time or datetime.now(UTC)
         record = {
             "time": when,
