@@ -1,4 +1,4 @@
-"""``svcnb report {bandwidth,billing,firewall,webhooks}``: a report as of a snapshot.
+"""``svcnb report {bandwidth,billing,firewall,webhooks,whatif}``: a report as of a snapshot.
 
 Every report has named tables. ``--format text`` prints them (or the one ``--table`` names)
 for a reader, fitted to ``--width`` columns; ``csv`` and ``json`` export one table (the main
@@ -23,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-KINDS = ("bandwidth", "billing", "firewall", "webhooks")
+KINDS = ("bandwidth", "billing", "firewall", "webhooks", "whatif")
 FORMATS = ("text", "csv", "json", "png")
 DEFAULT_WIDTH = 100
 EXAMPLE = """examples:
@@ -32,7 +32,9 @@ EXAMPLE = """examples:
   svcnb report billing --format csv --table renewals --within 90D --out renewals.csv
   svcnb report bandwidth --at 2026-11-15 --format json --table projection
   svcnb report firewall --format png --out firewall.png
-  svcnb report billing --snapshot    # take a snapshot of the configured server first"""
+  svcnb report billing --snapshot    # take a snapshot of the configured server first
+  svcnb report whatif --format csv --table topup
+  svcnb report whatif --terminate vm_1,vm_2 --table what_if"""
 
 # exit codes: 2 for a mistake in what was asked (arguments, configuration, store location),
 # 1 for a failure while doing it (the server refused, a file could not be written)
@@ -83,6 +85,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="billing: renewals due within this long",
     )
     parser.add_argument(
+        "--horizons",
+        default="30,60,90",
+        metavar="DAYS",
+        help="whatif: top-up horizons in days, comma-separated",
+    )
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument(
+        "--stop",
+        default="",
+        metavar="IDS",
+        help="whatif: VM ids (comma-separated) to see stopped (stopped VMs still renew)",
+    )
+    what.add_argument(
+        "--terminate",
+        default="",
+        metavar="IDS",
+        help="whatif: VM ids (comma-separated) to see terminated (no longer renewed)",
+    )
+    parser.add_argument(
         "--snapshot",
         action="store_true",
         help="take a snapshot of the configured server into the store first",
@@ -106,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
         if args.at is not None:
             to_utc(args.at)
         pd.Timedelta(args.within)
+        _horizons(getattr(args, "horizons", "30,60,90"))
         if args.width < 40:
             raise ValueError(f"--width {args.width} is too narrow; give 40 or more")
     except ValueError as exc:
@@ -416,9 +438,67 @@ def _webhooks(store: Any, at: pd.Timestamp, args: argparse.Namespace) -> Built:
     return Built(tables, [lambda ax: wh.plot_health(health, ax=ax)])
 
 
+def _horizons(text: str) -> list[int]:
+    try:
+        days = [int(d) for d in text.split(",") if d.strip()]
+    except ValueError:
+        days = []
+    if not days or min(days) <= 0:
+        raise ValueError(f"--horizons {text!r}: give whole days above 0, e.g. 30,60,90")
+    return days
+
+
+def _whatif(store: Any, at: pd.Timestamp, args: argparse.Namespace) -> Built:
+    from svcnb.reports import whatif as wi
+
+    frames = wi.topup_needed.inputs(store, at=at)
+    days = _horizons(args.horizons)
+    how = "terminate" if args.terminate else "stop"
+    ids = [v.strip() for v in (args.terminate or args.stop).split(",") if v.strip()]
+    top = wi.topup_needed(**frames, horizons=days)
+    sus = wi.suspensions(**frames, horizon=f"{max(days)}D")
+    a = sus.attrs
+    note = f"; {a['already_suspended']} already suspended" if a["already_suspended"] else ""
+    if not a["complete"]:
+        note += (
+            f"; INCOMPLETE: {a['unknown_status']} VM(s) of unknown status, "
+            f"{a['unscheduled']} without a renewal date, {a['not_debitable']} renewal(s) of "
+            "unknown price or another currency left out: suspensions may come sooner"
+        )
+    tables = [
+        Table(
+            "topup",
+            "Top-up needed to pay every debt and renewal of each horizon",
+            top,
+            ["horizon_days", "balance", "owed", "renewals", "due", "topup", "complete"],
+        ),
+        Table(
+            "suspensions",
+            f"Suspended within {max(days)} days if nobody tops up{note}",
+            sus,
+            ["suspended_by", "name", "vm_id", "basis", "failed_at", "amount", "balance_then"],
+        ),
+    ]
+    draw = [lambda ax: wi.plot_topup(top, ax=ax), lambda ax: wi.plot_suspensions(sus, ax=ax)]
+    if ids:
+        wif = wi.what_if_stop(**frames, vm_ids=ids, how=how, horizons=days)
+        if wif.attrs["not_found"]:
+            missing = ", ".join(wif.attrs["not_found"])
+            raise ValueError(
+                f"--{how}: no VM {missing} in the snapshot; see `svcnb report billing`"
+            )
+        title = f"What if {len(ids)} VM(s) were {'stopped' if how == 'stop' else 'terminated'}"
+        if how == "stop":
+            title += f" ({wi.STOP_NOTE})"
+        tables.insert(1, Table("what_if", title, wif))
+        draw.append(lambda ax: wi.plot_what_if(wif, ax=ax))
+    return Built(tables, draw)
+
+
 _BUILDERS: dict[str, Callable[[Any, pd.Timestamp, argparse.Namespace], Built]] = {
     "bandwidth": _bandwidth,
     "billing": _billing,
     "firewall": _firewall,
     "webhooks": _webhooks,
+    "whatif": _whatif,
 }

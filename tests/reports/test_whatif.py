@@ -4,6 +4,7 @@ the suspensions it forecasts are the ones the sandbox makes, on every named dial
 
 from __future__ import annotations
 
+import io
 import warnings
 from decimal import Decimal
 
@@ -299,3 +300,43 @@ def test_the_sandbox_agrees_a_cent_less_is_not_enough_and_suspends_as_forecast()
             assert when <= row["suspended_by"]
         else:
             assert when == row["suspended_at"], vm_id
+
+
+# -- svcnb report whatif ---------------------------------------------------------------------
+def test_cli_text_csv_and_json_give_the_reports_figures(played, capsys):
+    import json
+
+    from svcnb.cli import main
+
+    store, seen = played
+    last = seen[-1]
+    want = whatif.topup_needed(last["vms"], last["wallet"], now=last["now"])
+    path = str(store.path)
+    assert main(["report", "whatif", "--store", path]) == 0
+    text = capsys.readouterr().out
+    assert "Top-up needed" in text and "Suspended within 90 days if nobody tops up" in text
+    assert main(["report", "whatif", "--store", path, "--format", "csv"]) == 0
+    back = pd.read_csv(io.StringIO(capsys.readouterr().out), dtype={"topup": str})
+    assert back["topup"].map(Decimal).tolist() == want["topup"].tolist()
+    assert main(["report", "whatif", "--store", path, "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["horizon_days"] for r in rows] == [30, 60, 90]
+    assert [Decimal(str(r["due"])) for r in rows] == want["due"].tolist()
+
+    ids = sorted(last["vms"]["id"])[:2]
+    args = ["report", "whatif", "--store", path, "--terminate", ",".join(ids)]
+    assert main([*args, "--table", "what_if", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    wif = whatif.what_if_stop(last["vms"], last["wallet"], ids, now=last["now"], how="terminate")
+    assert [Decimal(str(r["topup_saved"])) for r in rows] == wif["topup_saved"].tolist()
+
+
+def test_cli_refuses_an_unknown_vm_and_bad_horizons(played, capsys):
+    from svcnb.cli import main
+
+    store, _seen = played
+    path = str(store.path)
+    assert main(["report", "whatif", "--store", path, "--stop", "vm_nope"]) == 2
+    assert "no VM vm_nope in the snapshot" in capsys.readouterr().err
+    assert main(["report", "whatif", "--store", path, "--horizons", "30,x"]) == 2
+    assert "--horizons '30,x'" in capsys.readouterr().err
