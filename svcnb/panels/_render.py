@@ -231,6 +231,8 @@ def grid(frame: pd.DataFrame | None = None, *, select: bool = False, page: int =
         pageLength=page,
         lengthMenu=page_lengths(page),
         classes="display compact svcnb-grid",
+        # flush left under the panel's title and controls (ITables centres tables by default)
+        style="table-layout:auto;width:auto;margin:0;caption-side:bottom",
         **({"columnDefs": defs} if defs else {}),
     )
 

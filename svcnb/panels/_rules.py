@@ -132,9 +132,12 @@ class RuleEditor(Displayed):
         self.rules: list[dict] = []
         self.rule: dict | None = None
 
-        self.firewall_picker = widgets.Dropdown(description="Firewall", options=[]).add_class(
-            "svcnb-firewall-picker"
-        )
+        # wide enough for "name (fw_id)": the default width cut the id short
+        self.firewall_picker = widgets.Dropdown(
+            description="Firewall",
+            options=[],
+            layout=widgets.Layout(width="auto", min_width="30em"),
+        ).add_class("svcnb-firewall-picker")
         self.rule_picker = widgets.Dropdown(
             description="Rule", options=[], layout=widgets.Layout(width="95%")
         ).add_class("svcnb-rule-picker")

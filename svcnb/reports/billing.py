@@ -734,7 +734,8 @@ def overdue(vms: pd.DataFrame, now: Any = None) -> pd.DataFrame:
 
     Reads ``vms``: id, name, status, billing_status, next_renewal_at, price_monthly_amount,
     price_monthly_currency. Returns vm_id, name, status, billing_status, next_renewal_at,
-    days_overdue (since next_renewal_at, when past), amount, currency. The companion count
+    days_overdue (since next_renewal_at, when past), amount, currency (the account currency
+    where the price states none, see :func:`account_currency`). The companion count
     ``attrs["unknown_status"]`` is the number of VMs not listed whose status or billing word is
     unknown, so that may owe too (:func:`unknown_status` lists them).
     """
@@ -746,6 +747,9 @@ def overdue(vms: pd.DataFrame, now: Any = None) -> pd.DataFrame:
     hit = vms[listed]
     renew = pd.to_datetime(hit["next_renewal_at"], utc=True)
     late = (now - renew) / pd.Timedelta(days=1)
+    # an unstated price is in the account currency, as in every other billing figure
+    currency = hit["price_monthly_currency"].astype("string")
+    account = account_currency(vms)
     out = pd.DataFrame(
         {
             "vm_id": hit["id"].astype("string"),
@@ -755,7 +759,7 @@ def overdue(vms: pd.DataFrame, now: Any = None) -> pd.DataFrame:
             "next_renewal_at": renew,
             "days_overdue": late.where(late > 0).astype("Float64"),
             "amount": hit["price_monthly_amount"].astype("Float64"),
-            "currency": hit["price_monthly_currency"].astype("string"),
+            "currency": currency if pd.isna(account) else currency.fillna(account),
         }
     )
     out = out.sort_values(["next_renewal_at", "vm_id"]).reset_index(drop=True)

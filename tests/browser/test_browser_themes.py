@@ -2,8 +2,9 @@
 
 One notebook builds the VM panel, the rule editor and the billing panel against the shared
 sandbox (its own store, so other tests' history is untouched). In each theme every header and
-label a reader relies on must reach WCAG AA (4.5:1) against the background it is drawn on: the
-first non-transparent background up its ancestors, across the ITables grid's shadow root.
+label a reader relies on, and the text of the billing panel's plots, must reach WCAG AA (4.5:1)
+against the background it is drawn on: the first non-transparent background up its ancestors,
+across the ITables grid's shadow root.
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ CHECKED = {
             "table.dataTable tbody td",
             ".dt-info",
             ".widget-label",
+            # plots: inline SVG whose text takes the theme's colour (currentColor)
+            ".svcnb-plot svg text",
         ],
     ),
 }
@@ -110,10 +113,12 @@ _CONTRAST_JS = """
       const texts = [m, ...m.querySelectorAll('*')].filter(e => visible(e) && ownText(e));
       for (const e of texts) {
         const bg = background(e);
-        const fg = over(parse(getComputedStyle(e).color), bg);
+        // SVG text is painted with its fill, HTML text with its colour
+        const ink = e instanceof SVGElement ? getComputedStyle(e).fill : getComputedStyle(e).color;
+        const fg = over(parse(ink), bg);
         const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
         measured.push({text: ownText(e).slice(0, 40), ratio: (a + 0.05) / (b + 0.05),
-                       fg: getComputedStyle(e).color,
+                       fg: ink,
                        bg: 'rgb(' + bg.slice(0, 3).map(Math.round) + ')'});
       }
     }
@@ -262,3 +267,4 @@ def test_headers_and_labels_reach_wcag_aa_contrast(panels_page, theme: str) -> N
     assert "table.dataTable thead th" in seen["billing-panel"]
     assert ".svcnb-table th" in seen["billing-panel"]
     assert ".widget-label" in seen["rule-editor"]
+    assert ".svcnb-plot svg text" in seen["billing-panel"]

@@ -123,5 +123,7 @@ def test_balance_plot_states_the_currency_the_summary_states(make_sandbox, tmp_p
         return
     assert f"{panel.figures['balance']:,.2f} {currency}" in panel.summary.value
     assert axis is not None and axis.group(1) == currency
-    # the balance table says the same currency on every row
+    # the balance and overdue tables say the same currency on every row
     assert panel.tables["balance_history"].df["Balance"].str.endswith(f" {currency}").all()
+    owed = panel.tables["overdue"].df["Amount"]
+    assert owed[owed != ""].str.endswith(f" {currency}").all()
