@@ -2,6 +2,7 @@
 
 ``svcnb.connect()`` returns a :class:`Client` (on a local sandbox when no server is configured);
 ``svcnb.sandbox_control()`` returns that sandbox's control helper (None on the real service);
+``svcnb.rehearse(store)`` starts a sandbox holding a copy of a stored snapshot;
 errors live in :mod:`svcnb.errors`. ``svcnb.reports`` and ``svcnb.panels`` (and the other
 subpackages) load on first use, so ``svcnb.<Tab>`` lists them without importing matplotlib or
 ipywidgets up front.
@@ -12,6 +13,7 @@ from __future__ import annotations
 from svcnb import config as config  # noqa: PLC0414 - `svcnb.config` after `import svcnb`
 from svcnb import vocab as vocab  # noqa: PLC0414 - `svcnb.vocab.extend(...)` after `import svcnb`
 from svcnb._connect import connect, sandbox_control
+from svcnb._rehearse import Rehearsal, rehearse
 from svcnb.client import Client
 from svcnb.errors import (
     ApiError,
@@ -52,6 +54,7 @@ __all__ = [
     "PagingError",
     "PagingWarning",
     "RateLimited",
+    "Rehearsal",
     "SchemaDriftWarning",
     "ScopeError",
     "ServerError",
@@ -64,6 +67,7 @@ __all__ = [
     "ValidationError",
     "WaitTimeout",
     "connect",
+    "rehearse",
     "sandbox_control",
 ]
 

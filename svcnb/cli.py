@@ -23,8 +23,9 @@ from collections.abc import Sequence
 # one-line help, an example)
 _COMMANDS = {
     "sandbox": (
-        "svcnb.sandbox._cli",
-        "serve the local sandbox emulator of the API",
+        # the sandbox's own options plus --from-store (a copy of a stored snapshot)
+        "svcnb._rehearse",
+        "serve the local sandbox emulator of the API, or a copy of a stored snapshot",
         "svcnb sandbox --port 8080 --vms 40 --connection-file sandbox.json",
     ),
     "snapshot": (

@@ -88,10 +88,11 @@ class SandboxApp:
                 return
 
 
-def create_app(config: SandboxConfig | None = None) -> SandboxApp:
-    """The ASGI app of a freshly seeded sandbox (see the module docstring)."""
+def create_app(config: SandboxConfig | None = None, saved: dict | None = None) -> SandboxApp:
+    """The ASGI app of a freshly seeded sandbox, or of the account the saved state document
+    ``saved`` holds (``_saved``; its clock and seed replace the config's)."""
     config = config or SandboxConfig()
-    state = new_state(config)
+    state = new_state(config, saved)
     ticker = Ticker(lambda: state.clock.run_due()) if config.time_scale > 0 else None
     if ticker is not None:
         ticker.start()

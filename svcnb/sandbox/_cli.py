@@ -8,6 +8,7 @@ import sys
 import threading
 
 from ._config import DEFAULT_SEED, DEFAULT_VMS, SandboxConfig
+from ._saved import StateError, export_state, read_state_file, write_state_file
 from ._serve import serve
 
 
@@ -67,6 +68,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="PEM file webhook deliveries trust (for a local test receiver)",
     )
+    parser.add_argument(
+        "--state-file",
+        default=None,
+        metavar="FILE",
+        help="start from the account saved in FILE (GET /_sandbox/state or "
+        "--save-state-on-exit wrote it) instead of a seeded fleet; --vms and --seed are then "
+        "ignored, the saved clock and seed are used",
+    )
+    parser.add_argument(
+        "--save-state-on-exit",
+        default=None,
+        metavar="FILE",
+        help="when the sandbox stops (Ctrl-C), write its account to FILE for --state-file",
+    )
 
 
 def _log_to_stderr(quiet: bool) -> logging.Handler:
@@ -79,18 +94,30 @@ def _log_to_stderr(quiet: bool) -> logging.Handler:
     return handler
 
 
-def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
-    """Serve until Ctrl-C (or until ``stop`` is set, for tests)."""
+def run(
+    args: argparse.Namespace, stop: threading.Event | None = None, saved: dict | None = None
+) -> int:
+    """Serve until Ctrl-C (or until ``stop`` is set, for tests). ``saved``: a state document
+    to start from (a caller that built one; ``--state-file`` reads one)."""
     handler = _log_to_stderr(getattr(args, "quiet", False))
     try:
-        return _serve_until_stopped(args, stop)
+        if saved is None and getattr(args, "state_file", None):
+            try:
+                saved = read_state_file(args.state_file)
+            except StateError as exc:
+                print(f"svcnb sandbox: {exc}", file=sys.stderr)
+                return 2
+        return _serve_until_stopped(args, stop, saved)
     finally:
         logging.getLogger("svcnb.sandbox").removeHandler(handler)
 
 
-def _serve_until_stopped(args: argparse.Namespace, stop: threading.Event | None) -> int:
+def _serve_until_stopped(
+    args: argparse.Namespace, stop: threading.Event | None, saved: dict | None
+) -> int:
     try:
         context = serve(
+            saved=saved,
             host=args.host,
             port=args.port,
             connection_file=args.connection_file,
@@ -106,9 +133,10 @@ def _serve_until_stopped(args: argparse.Namespace, stop: threading.Event | None)
             trusted_proxies=tuple(getattr(args, "trusted_proxy", None) or ()),
         )
         sandbox = context.__enter__()
-    except (ValueError, RuntimeError, OSError) as exc:
+    except (ValueError, RuntimeError, OSError) as exc:  # StateError is a ValueError
         print(f"svcnb sandbox: {exc}", file=sys.stderr)
         return 2
+    save_to = getattr(args, "save_state_on_exit", None)
     try:
         print(sandbox.base_url, flush=True)
         print(f"  public API: {sandbox.api_root}  control: {sandbox.control_url}", flush=True)
@@ -121,12 +149,17 @@ def _serve_until_stopped(args: argparse.Namespace, stop: threading.Event | None)
             )
         else:
             print("  pass --connection-file PATH to get the API tokens", flush=True)
+        if saved is not None:
+            print(f"  started from a saved state at sandbox time {saved['now']}", flush=True)
         waiter = stop or threading.Event()
         try:
             while not waiter.wait(0.5):
                 pass
         except KeyboardInterrupt:
             pass
+        if save_to:
+            write_state_file(export_state(sandbox.state), save_to)
+            print(f"  state saved to {save_to}", flush=True)
     finally:
         context.__exit__(None, None, None)
     return 0

@@ -13,10 +13,10 @@ from decimal import Decimal, InvalidOperation
 
 import anyio
 
-from . import _build, _deliveries, _faults
+from . import _build, _deliveries, _faults, _saved
 from . import _validate as v
 from ._catalog import EVENT_TYPES, PLANS, REGIONS, SCOPES, plan_by_slug, region_by_slug
-from ._config import SandboxConfig, proxy_list
+from ._config import MAX_BODY_BYTES, SandboxConfig, proxy_list
 from ._dialect import Dialect
 from ._http import parse_json_body, parse_query, read_body, send_response
 from ._routes import template_regex
@@ -55,7 +55,8 @@ def _reset(state: State, base: SandboxConfig, params: dict, body: object) -> tup
         vms=body.get("vms", base.vms),
         dialect=body.get("dialect", base.dialect),
     )
-    _build.reset(state, config)
+    # a sandbox loaded from a saved state goes back to it unless a fleet is asked for
+    _build.reset(state, config, reseed="seed" in body or "vms" in body)
     answer = {"seed": config.seed, "vms": config.vms}
     if "dialect" in body:
         answer["dialect"] = config.dialect
@@ -78,6 +79,34 @@ def _truth(state: State, base: SandboxConfig, params: dict, body: object) -> tup
         "attachments": list(b.networks.attachments.values()),
         "webhooks": [public(w) for w in b.webhooks.webhooks.values()],
         "deliveries": [{**public(d), "webhookId": d["_webhookId"]} for d in b.webhooks.deliveries],
+    }
+
+
+def _get_state(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:
+    """The whole account as a saved state document (``_saved``)."""
+    return 200, _saved.export_state(state)
+
+
+def _put_state(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:
+    """Replace the account with a saved state document; a reset then goes back to it."""
+    try:
+        _saved.check_document(body)
+    except _saved.StateError as exc:
+        raise ApiFailure(422, str(exc)) from None
+    before = _saved.export_state(state)
+    try:
+        _saved.import_state(state, body, state.config)  # type: ignore[arg-type]
+    except _saved.StateError as exc:
+        _saved.import_state(state, before, state.config)
+        raise ApiFailure(422, f"{exc}; nothing was changed") from None
+    state.start_doc = body  # type: ignore[assignment]
+    b = state.backends
+    return 200, {
+        "now": state.stamp(),
+        "vms": len(b.vms.vms),
+        "firewalls": len(b.firewalls.firewalls),
+        "networks": len(b.networks.networks),
+        "webhooks": len(b.webhooks.webhooks),
     }
 
 
@@ -364,6 +393,8 @@ _TABLE: list[tuple[str, str, Handler]] = [
     ("POST", "/reset", _reset),
     ("GET", "/dialect", _dialect),
     ("GET", "/truth", _truth),
+    ("GET", "/state", _get_state),
+    ("PUT", "/state", _put_state),
     ("GET", "/clock", _clock),
     ("POST", "/clock/advance", _advance),
     ("GET", "/tokens", _tokens),
@@ -386,6 +417,8 @@ _TABLE: list[tuple[str, str, Handler]] = [
 ]
 # at most one delivery timeout (15 s) plus slack is waited for after an advance
 ADVANCE_WAIT_SECONDS = 20.0
+# a saved state holds the whole account: far past the public API's body limit, loopback only
+STATE_BODY_BYTES = 512 * 1024 * 1024
 # routes whose body may be left out
 _OPTIONAL_BODY = {"/reset", "/vms", "/tokens/{id}/revoke", "/vms/{id}/{action}"}
 _COMPILED = [(m, t, template_regex(t), h) for m, t, h in _TABLE]
@@ -412,7 +445,8 @@ async def handle_control(
             parse_query(scope.get("query_string", b""), ())
             body = None
             if method in ("POST", "PUT", "PATCH"):
-                raw = await read_body(receive, headers)
+                limit = STATE_BODY_BYTES if template == "/state" else MAX_BODY_BYTES
+                raw = await read_body(receive, headers, limit)
                 if raw.strip() or template not in _OPTIONAL_BODY:
                     body = parse_json_body(raw, True)
             with state.lock:

@@ -57,6 +57,21 @@ class Control:
         wallet, firewalls, rules, networks, attachments, webhooks, deliveries}``."""
         return self._call("GET", "/truth")
 
+    def state(self) -> dict:
+        """The whole account as a saved state document (``svcnb.sandbox._saved``)."""
+        return self._call("GET", "/state")
+
+    def load_state(self, doc: dict) -> dict:
+        """Replace the account with the saved state ``doc`` (a reset then goes back to it);
+        a summary ``{now, vms, firewalls, networks, webhooks}``."""
+        return self._call("PUT", "/state", doc)
+
+    def save_state(self, path: str | os.PathLike[str]) -> Path:
+        """Write the account's saved state document to ``path``."""
+        from ._saved import write_state_file
+
+        return write_state_file(self.state(), path)
+
     def now(self) -> datetime:
         data = self._call("GET", "/clock")
         return parse_iso(data["now"])

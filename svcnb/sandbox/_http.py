@@ -17,15 +17,15 @@ def header_map(scope: dict) -> dict[str, str]:
     return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
 
 
-async def read_body(receive, headers: dict[str, str]) -> bytes:
-    """The whole request body; 413 past ``MAX_BODY_BYTES`` (checked before reading when the
+async def read_body(receive, headers: dict[str, str], limit: int = MAX_BODY_BYTES) -> bytes:
+    """The whole request body; 413 past ``limit`` (checked before reading when the
     length is declared); 400 when the body ends before it was complete (the client went away
     while ``more_body`` was still due, or sent fewer bytes than its ``Content-Length``), so a
     cut-off body is never applied as if it were whole."""
     declared = headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+    if declared is not None and declared.isdigit() and int(declared) > limit:
         raise ApiFailure(
-            413, f"request body of {declared} bytes is over the limit of {MAX_BODY_BYTES} bytes"
+            413, f"request body of {declared} bytes is over the limit of {limit} bytes"
         )
     chunks: list[bytes] = []
     size = 0
@@ -39,8 +39,8 @@ async def read_body(receive, headers: dict[str, str]) -> bytes:
             )
         chunk = message.get("body", b"")
         size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            raise ApiFailure(413, f"request body is over the limit of {MAX_BODY_BYTES} bytes")
+        if size > limit:
+            raise ApiFailure(413, f"request body is over the limit of {limit} bytes")
         chunks.append(chunk)
         if not message.get("more_body", False):
             break

@@ -234,7 +234,10 @@ class _Life:
         self.accrued_until = state.clock.now().replace(minute=0, second=0, microsecond=0)
 
     # -- setup --
-    def start(self) -> None:
+    def start(self, saved: dict | None = None) -> None:
+        if saved is not None:
+            self._restore(saved)
+            return
         now = self.clock.now()
         for vm in self.vms.vms.values():
             billing = vm.get("billing")
@@ -244,6 +247,45 @@ class _Life:
                 self._owe(vm, now, self._next_at(vm))
             elif billing.get("status") == "suspended" and vm.get("status") == "suspended":
                 self._owe(vm, now, None, suspended=True)
+        self._sync_renewals()
+        self.clock.schedule(self.accrued_until + BANDWIDTH_STEP, self._hourly)
+
+    def export(self) -> dict:
+        """What the engine knows that the records do not say: debts, cycle anchors, whether
+        the low-balance warning is out, and the hour accrued up to (for a saved state)."""
+        return {
+            "accruedUntil": iso(self.accrued_until),
+            "lowWarned": self.low_warned,
+            "anchors": dict(self.anchors),
+            "debts": [
+                {
+                    "vmId": d.vm_id,
+                    "amount": _money(d.amount),
+                    "since": iso(d.since),
+                    "periodEnd": None if d.period_end is None else iso(d.period_end),
+                    "suspended": d.suspended,
+                    "statusBefore": d.status_before,
+                }
+                for d in self.debts.values()
+            ],
+        }
+
+    def _restore(self, saved: dict) -> None:
+        self.accrued_until = parse_iso(saved["accruedUntil"])
+        self.low_warned = bool(saved.get("lowWarned", False))
+        self.anchors = {str(k): int(v) for k, v in saved.get("anchors", {}).items()}
+        for item in saved.get("debts", []):
+            vm = self.vms.get(item["vmId"])
+            end = item.get("periodEnd")
+            debt = self._owe(
+                vm,
+                parse_iso(item["since"]),
+                None if end is None else parse_iso(end),
+                suspended=bool(item.get("suspended")),
+            )
+            debt.amount = Decimal(item["amount"])
+            debt.status_before = str(item.get("statusBefore") or "running")
+            self.vms.owe(vm, debt.amount, debt.since)
         self._sync_renewals()
         self.clock.schedule(self.accrued_until + BANDWIDTH_STEP, self._hourly)
 
@@ -529,14 +571,17 @@ def _log_event(event: dict) -> None:
         _events_log.info("%s", describe(event))
 
 
-def install(state: State) -> None:
+def install(state: State, saved: dict | None = None) -> None:
     """Plug bandwidth growth, renewals, debts, suspension and the event log into ``state``.
 
-    Called by the sandbox build after every seed or reset, with the state lock held.
+    Called by the sandbox build after every seed or reset, with the state lock held. ``saved``
+    is what ``export()`` of an earlier engine gave (a saved state); without it debts are read
+    from the records' billing status, as for a freshly seeded account.
     """
     with state.lock:
         life = _Life(state)
         # the log listener goes first so nested events (a renewal inside a top-up) log in order
         state.listeners.insert(0, _log_event)
         state.listeners.append(life.on_event)
-        life.start()
+        state.life = life
+        life.start(saved)

@@ -88,15 +88,18 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 0,
     connection_file: str | None = None,
+    saved: dict | None = None,
     **settings: object,
 ) -> Iterator[Sandbox]:
     """Serve a sandbox until the block ends. ``settings`` are :class:`SandboxConfig` fields
     (``vms``, ``seed``, ``time_scale`` (default 0: frozen), ``latency_ms``, ``rate_limit``,
     ``ip_rate_limit``, ``rate_window_seconds``, ``ca_bundle``, ``trusted_proxies``, ``dialect``:
     ``default``, ``acme``, ``linkhdr``, ``cursor`` or ``random:SEED``, see docs/dialects.md).
-    ``api_root`` is under a base path the dialect serves."""
+    ``api_root`` is under a base path the dialect serves. ``saved`` is a saved state document
+    (``GET /_sandbox/state``, ``svcnb.sandbox.read_state_file``) to start from instead of a
+    seeded fleet; its clock and seed replace ``epoch`` and ``seed``."""
     config = SandboxConfig().with_changes(**settings)
-    app = create_app(config)
+    app = create_app(config, saved)
     server = _Server(uvicorn_config(app, host, port))
     thread = threading.Thread(target=server.run, name="svcnb-sandbox", daemon=True)
     thread.start()

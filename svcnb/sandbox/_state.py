@@ -21,6 +21,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 from ._clock import Clock
 from ._config import SandboxConfig
@@ -65,6 +66,8 @@ class State:
         # secrets of the default tokens (admin, read, none): drawn once per server, kept across
         # resets so a handle's tokens stay valid; set by ``_build``
         self.default_secrets: dict[str, str] = {}
+        # the saved state this server started from (``_saved``), which a reset goes back to
+        self.start_doc: dict | None = None
         self.clear(config)
 
     def clear(self, config: SandboxConfig) -> None:
@@ -79,6 +82,8 @@ class State:
             self.backends = Backends.empty(self)
             self.events: list[dict] = []
             self.listeners: list[Listener] = []
+            # the life engine (``_life.install`` sets it); a saved state asks it what it knows
+            self.life: Any = None
             # the server's own machinery
             self.faults = Faults(latencyMs=config.latency_ms)
             self.fault_rng = random.Random(0)

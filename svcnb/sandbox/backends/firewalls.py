@@ -7,6 +7,7 @@ back shows the new values; sending the same PATCH again re-syncs.
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING
 
 from .. import _validate as v
@@ -76,3 +77,19 @@ class FirewallBackend:
                 "but may not be enforced yet; send the PATCH again to retry",
             )
         return dict(rule)
+
+    # -- saved state (``_saved``) --
+    def export(self) -> dict:
+        """Firewalls and rules in the order they were added (rules in table order, not by
+        position: restoring them in that order rebuilds each firewall's list the same)."""
+        return {
+            "firewalls": copy.deepcopy(list(self.firewalls.values())),
+            "rules": copy.deepcopy(list(self.rules.values())),
+        }
+
+    def restore(self, saved: dict) -> None:
+        for firewall in saved.get("firewalls", []):
+            self.add(copy.deepcopy(firewall))
+        for rule in saved.get("rules", []):
+            self.get(rule["firewallId"])  # a rule of no firewall is a broken file: say which
+            self.add_rule(copy.deepcopy(rule))

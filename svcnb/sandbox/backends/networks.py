@@ -9,6 +9,7 @@ the spec says it is best effort.
 
 from __future__ import annotations
 
+import copy
 import ipaddress
 from typing import TYPE_CHECKING
 
@@ -162,3 +163,27 @@ class NetworkBackend:
             ip = f"{base[0]}.{base[1]}.{host // 254}.{host % 254 + 1}"
             if ip not in taken:
                 return ip
+
+    # -- saved state (``_saved``) --
+    def export(self) -> dict:
+        """Networks (``_nextHost`` kept; ``_taken`` left out, it is the attachments' addresses)
+        and attachments in the order they were made."""
+        networks = []
+        for network in self.networks.values():
+            record = copy.deepcopy({k: v for k, v in network.items() if k != "_taken"})
+            networks.append(record)
+        return {"networks": networks, "attachments": copy.deepcopy(list(self.attachments.values()))}
+
+    def restore(self, saved: dict) -> None:
+        """Add what :meth:`export` gave; the VMs' ``privateNetworks`` are in their own records."""
+        for record in saved.get("networks", []):
+            network = copy.deepcopy(record)
+            network.setdefault("_nextHost", 10)
+            network["_taken"] = set()
+            self.add(network)
+        for record in saved.get("attachments", []):
+            attachment = copy.deepcopy(record)
+            network = self.get(attachment["networkId"])
+            self.attachments[attachment["id"]] = attachment
+            self._by_network.setdefault(network["id"], Table())[attachment["id"]] = attachment
+            network["_taken"].add(attachment["privateIp"])

@@ -8,12 +8,14 @@ Event data is ``{"vm": {id, name, hostname, status}}`` with the status after the
 
 from __future__ import annotations
 
+import copy
+import itertools
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from .._catalog import public_ip
-from .._wire import ApiFailure, iso
+from .._wire import ApiFailure, iso, parse_iso
 from ._base import Table, find
 
 if TYPE_CHECKING:
@@ -36,6 +38,10 @@ class VmBackend:
         self.vms = Table()
         self.ssh_keys = Table()
         self.actions = Table()
+        # what the clock will still do to VMs, by job number: (vm id, kind, due, action id); a
+        # saved state keeps it, since the jobs themselves are closures
+        self.pending: dict[int, tuple[str, str, datetime, str | None]] = {}
+        self._job_numbers = itertools.count()
 
     def get(self, vm_id: str) -> dict:
         return find(self.vms, vm_id, "VM")
@@ -123,25 +129,37 @@ class VmBackend:
         """Queue a stop action that completes at ``at`` with status ``stopped`` and
         ``vm.stopped``."""
         action = self.new_action(vm, "stop")
+        self._schedule_stop_job(vm["id"], action, at)
+        return action
+
+    def _schedule_stop_job(self, vm_id: str, action: dict, at: datetime) -> None:
         state = self.state
+        number = self._remember(vm_id, "stop", at, action["id"])
 
         def finish() -> None:
             with state.lock:
-                current = self.vms.get(vm["id"])
+                self.pending.pop(number, None)
+                current = self.vms.get(vm_id)
                 if current is not None and current["status"] == "stopping":
                     self._set_status(current, "stopped", "vm.stopped")
                 action["status"] = "completed"
                 action["completedAt"] = state.stamp()
 
         state.clock.schedule(at, finish)
-        return action
+
+    def _remember(self, vm_id: str, kind: str, at: datetime, action_id: str | None) -> int:
+        number = next(self._job_numbers)
+        self.pending[number] = (vm_id, kind, at, action_id)
+        return number
 
     def schedule_provisioning(self, vm: dict, at: datetime) -> None:
         """A provisioning VM becomes running at ``at`` and ``vm.created`` is emitted."""
         state = self.state
+        number = self._remember(vm["id"], "provision", at, None)
 
         def finish() -> None:
             with state.lock:
+                self.pending.pop(number, None)
                 current = self.vms.get(vm["id"])
                 if current is None or current["status"] != "provisioning":
                     return
@@ -191,3 +209,48 @@ class VmBackend:
         if kind != "touch":
             self.new_action(vm, kind, status="completed")
         return vm
+
+    # -- saved state (``_saved``) --
+    def export(self) -> dict:
+        """VMs (internal keys kept, the catalog price as a decimal string), SSH keys, actions
+        and the stops and provisionings the clock has yet to finish, as JSON-ready lists."""
+        vms = []
+        for vm in self.vms.values():
+            record = copy.deepcopy(vm)
+            if isinstance(record.get("_price"), Decimal):
+                record["_price"] = str(record["_price"])
+            vms.append(record)
+        pending = [
+            {"vmId": vm_id, "kind": kind, "at": iso(at), "actionId": action_id}
+            for vm_id, kind, at, action_id in self.pending.values()
+        ]
+        return {
+            "vms": vms,
+            "sshKeys": copy.deepcopy(list(self.ssh_keys.values())),
+            "actions": copy.deepcopy(list(self.actions.values())),
+            "pending": pending,
+        }
+
+    def restore(self, saved: dict) -> None:
+        """Add what :meth:`export` gave (into an empty backend) and schedule its pending jobs."""
+        for key in saved.get("sshKeys", []):
+            self.add_ssh_key(copy.deepcopy(key))
+        for action in saved.get("actions", []):
+            self.add_action(copy.deepcopy(action))
+        for record in saved.get("vms", []):
+            vm = copy.deepcopy(record)
+            if isinstance(vm.get("_price"), str):
+                vm["_price"] = Decimal(vm["_price"])
+            self.add(vm)
+        for job in saved.get("pending", []):
+            vm = self.get(job["vmId"])
+            at = parse_iso(job["at"])
+            if job["kind"] == "stop":
+                action = self.actions.get(job.get("actionId") or "")
+                if action is None:
+                    action = self.new_action(vm, "stop")
+                self._schedule_stop_job(vm["id"], action, at)
+            elif job["kind"] == "provision":
+                self.schedule_provisioning(vm, at)
+            else:
+                raise ValueError(f"pending job of VM {vm['id']}: unknown kind {job['kind']!r}")

@@ -58,3 +58,17 @@ class WalletBackend:
             },
         )
         return self.view()
+
+    # -- saved state (``_saved``) --
+    def export(self) -> dict:
+        """The wallet record with its balance as a decimal string."""
+        record = dict(self.record)
+        if isinstance(record.get("_balance"), Decimal):
+            record["_balance"] = str(record["_balance"])
+        return {"wallet": record}
+
+    def restore(self, saved: dict) -> None:
+        record = dict(saved["wallet"])
+        record["_balance"] = Decimal(str(record["_balance"]))
+        record.setdefault("_balance_form", "string")
+        self.open(record)

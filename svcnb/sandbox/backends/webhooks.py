@@ -10,6 +10,7 @@ is kept, a success sets ``consecutiveFailures`` to 0, a failure adds one, and
 
 from __future__ import annotations
 
+import copy
 import logging
 import secrets
 from typing import TYPE_CHECKING
@@ -32,6 +33,10 @@ _CHECKS = {
     "events": v.choice_list(EVENT_TYPES),
     "description": v.string(255),
 }
+
+
+def new_secret() -> str:
+    return "whsec_" + secrets.token_hex(20)
 
 
 class WebhookBackend:
@@ -105,7 +110,7 @@ class WebhookBackend:
         self._check_cap()
         state = self.state
         wh_id = state.new_id("whk")
-        secret = "whsec_" + secrets.token_hex(20)
+        secret = new_secret()
         record = {
             "id": wh_id,
             "url": body["url"],
@@ -134,3 +139,20 @@ class WebhookBackend:
     def deliveries_of(self, webhook_id: str) -> list[dict]:
         record = self.get(webhook_id)
         return self._deliveries_of.get(record["id"], [])
+
+    # -- saved state (``_saved``) --
+    def export(self) -> dict:
+        """Subscriptions without their secrets, and every delivery record in order."""
+        webhooks = [
+            copy.deepcopy({k: v for k, v in w.items() if k != "_secret"})
+            for w in self.webhooks.values()
+        ]
+        return {"webhooks": webhooks, "deliveries": copy.deepcopy(self.deliveries)}
+
+    def restore(self, saved: dict) -> None:
+        """Add what :meth:`export` gave; each subscription gets a fresh secret (a saved state
+        never holds one)."""
+        for record in saved.get("webhooks", []):
+            self.add({**copy.deepcopy(record), "_secret": new_secret()})
+        for record in saved.get("deliveries", []):
+            self.add_delivery(copy.deepcopy(record))

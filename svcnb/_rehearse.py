@@ -1,0 +1,791 @@
+"""Rehearse on a copy: a sandbox whose account is the one a store snapshot holds.
+
+``state_from_store(store, at, anonymize=...)`` turns the frames of one snapshot into the sandbox's
+saved-state document (``svcnb.sandbox._saved``); ``rehearse(store, ...)`` starts a sandbox from it
+and gives a :class:`Rehearsal` a notebook connects to. ``svcnb sandbox --from-store PATH`` does
+the same from the command line (this module's ``add_arguments``/``run`` wrap the sandbox's own).
+
+The copy holds what the store holds and nothing it does not: every gap is a line in
+``Rehearsal.notes`` (printed at start by the command), never a silently invented value. Tokens and
+webhook secrets are never in a store and never in a copy; the copy makes its own.
+
+Anonymized (``anonymize=True``): VM names, hostnames, SSH key names and fingerprints, firewall,
+rule, network and webhook names and descriptions, webhook URLs and every IP address or network
+are replaced, the same input by the same pseudonym throughout one copy. Addresses are mapped
+prefix-preserving (two addresses share their first n bits after the mapping exactly when they
+did before), so a network still contains the same addresses and firewall rules match the same
+VMs: reachability on the copy, asked with the pseudonym of the source
+(:meth:`Rehearsal.address`), gives the answers the account would. ``0.0.0.0/0``, ``::/0`` and
+``any`` stay as they are. Ids, statuses, sizes, prices, balances and times are kept.
+
+This is a top-level module: it may import the store (pandas) and the sandbox; ``svcnb sandbox``
+imports it only when ``--from-store`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import hmac
+import ipaddress
+import json
+import math
+import secrets
+from collections.abc import Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from datetime import UTC
+from typing import TYPE_CHECKING, Any
+
+from svcnb.config import ConfigError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from svcnb.client import Client
+    from svcnb.sandbox import Control, Sandbox
+    from svcnb.store import Store
+
+__all__ = ["Rehearsal", "StoredCopy", "add_arguments", "rehearse", "run", "state_from_store"]
+
+# sandbox-side words for each class of the one vocabulary (svcnb.vocab)
+_VM_WORD = {
+    "running": "running",
+    "stopped": "stopped",
+    "suspended": "suspended",
+    "terminated": "terminated",
+}
+_BILLING_WORD = {"paid": "active", "owing": "overdue", "suspended": "suspended"}
+_SANDBOX_VM_WORDS = ("provisioning", "running", "stopping", "stopped", "suspended", "terminated")
+# a transitional word naming a stop (shutting_down, stopping, halting, powering_off, ...)
+_STOP_HINTS = ("stop", "shut", "halt", "off")
+_ANY_WORDS = {"any", "*", "all", "anywhere"}
+
+
+class RehearsalError(ConfigError):
+    """A copy that cannot be made from what the store holds; the message says why."""
+
+
+# -- pseudonyms ---------------------------------------------------------------------------------
+class Pseudonyms:
+    """Replacement names and addresses for one copy: the same input gives the same output.
+
+    Names are numbered per kind in the order first asked for (``vm-001``, ``fw-002``, ...);
+    addresses go through a keyed prefix-preserving map (module docstring).
+    """
+
+    def __init__(self, key: bytes) -> None:
+        self._key = key
+        self._names: dict[tuple[str, str], str] = {}
+        self._counts: dict[str, int] = {}
+        self._bits: dict[tuple[int, str], int] = {}
+        self.addresses: dict[str, str] = {}
+
+    def name(self, kind: str, value: Any, pattern: str = "{kind}-{n:03d}") -> Any:
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return value
+        key = (kind, str(value))
+        found = self._names.get(key)
+        if found is None:
+            n = self._counts[kind] = self._counts.get(kind, 0) + 1
+            found = self._names[key] = pattern.format(kind=kind, n=n)
+        return found
+
+    def _flip(self, version: int, prefix: str) -> int:
+        bit = self._bits.get((version, prefix))
+        if bit is None:
+            digest = hmac.new(self._key, f"{version}:{prefix}".encode(), hashlib.sha256).digest()
+            bit = self._bits[(version, prefix)] = digest[0] & 1
+        return bit
+
+    def _map_int(self, version: int, value: int, width: int, keep: int) -> int:
+        """The first ``keep`` bits of ``value`` mapped prefix-preserving (the rest left 0)."""
+        bits = format(value, f"0{width}b")
+        out = []
+        for i in range(keep):
+            out.append(str(int(bits[i]) ^ self._flip(version, bits[:i])))
+        return int("".join(out).ljust(width, "0"), 2) if out else 0
+
+    def network(self, text: str) -> str | None:
+        """The pseudonym of an address or CIDR as written (a host stays a host); None when
+        ``text`` is neither."""
+        cleaned = text.strip()
+        try:
+            net = ipaddress.ip_network(cleaned, strict=False)
+        except ValueError:
+            return None
+        width = net.max_prefixlen
+        mapped = self._map_int(net.version, int(net.network_address), width, net.prefixlen)
+        address: ipaddress.IPv4Address | ipaddress.IPv6Address = (
+            ipaddress.IPv4Address(mapped) if net.version == 4 else ipaddress.IPv6Address(mapped)
+        )
+        if "/" in cleaned:
+            return f"{address}/{net.prefixlen}"
+        return str(address)
+
+    def address(self, value: Any) -> Any:
+        """An address, CIDR or rule word: pseudonym, ``any`` words kept, unparsed text replaced
+        by ``unparsed-N`` (it matched nothing before and matches nothing after)."""
+        if not isinstance(value, str):
+            return value
+        if value.strip().lower() in _ANY_WORDS:
+            return value
+        found = self.addresses.get(value)
+        if found is None:
+            mapped = self.network(value)
+            found = mapped if mapped is not None else self.name("unparsed", value)
+            self.addresses[value] = found
+        return found
+
+    def url(self, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        return self.name("hook", value, "https://hook-{n}.example.invalid/")
+
+
+# -- reading the snapshot -------------------------------------------------------------------------
+def _na(value: Any) -> bool:
+    import pandas as pd
+
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    return isinstance(value, float) and math.isnan(value)
+
+
+def _value(value: Any) -> Any:
+    """A frame cell as plain JSON (NA as None, numpy scalars as Python ones)."""
+    if isinstance(value, list | tuple) or type(value).__name__ == "ndarray":
+        return [_value(v) for v in value]
+    if _na(value):
+        return None
+    if hasattr(value, "item") and not isinstance(value, str):
+        return value.item()
+    return value
+
+
+def _time(value: Any) -> str | None:
+    """``2026-11-01T00:00:00Z`` (fractions kept when the store has them), None for NA."""
+    if _na(value):
+        return None
+    moment = value.to_pydatetime() if hasattr(value, "to_pydatetime") else value
+    moment = moment.astimezone(UTC)
+    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    if moment.microsecond:
+        text += f".{moment.microsecond:06d}".rstrip("0")
+    return text + "Z"
+
+
+def _rows(frame: pd.DataFrame) -> Iterator[dict[str, Any]]:
+    for row in frame.to_dict("records"):
+        yield {k: _value(v) for k, v in row.items()}
+
+
+@dataclass
+class _Notes:
+    lines: list[str] = field(default_factory=list)
+
+    def add(self, text: str) -> None:
+        if text not in self.lines:
+            self.lines.append(text)
+
+
+def _load(
+    store: Store, resource: str, at: Any, notes: _Notes, snapshot: str
+) -> pd.DataFrame | None:
+    from svcnb.store import MissingResourceError
+
+    try:
+        return store.load(resource, at)
+    except MissingResourceError as exc:
+        notes.add(
+            f"{resource}: not read at snapshot {snapshot} ({exc}); the copy has none, "
+            "which does not mean the account had none"
+        )
+        return None
+
+
+def _money(raw: Any, amount: Any, currency: Any) -> tuple[Any, str | None]:
+    """(the value the copy states, a note when it is not the amount as read)."""
+    if amount is None:
+        if raw is None:
+            return None, None
+        return json.loads(raw), "kept as sent (unreadable)"
+    sent = json.loads(raw) if raw is not None else None
+    text = format(_decimal(amount), ".2f")
+    if isinstance(sent, bool) or sent is None:
+        return text, None
+    if isinstance(sent, int | float):
+        return float(text), None
+    if isinstance(sent, str):
+        return text, None
+    # an object (amount/currency or minor units): the copy states it as {amount, currency}
+    out: dict[str, Any] = {"amount": text}
+    if currency is not None:
+        out["currency"] = currency
+    return out, None
+
+
+def _decimal(amount: Any) -> Any:
+    from decimal import Decimal
+
+    return Decimal(repr(amount)) if isinstance(amount, float) else Decimal(str(amount))
+
+
+def _vm_word(word: Any, counts: dict[str, int]) -> tuple[str | None, str | None]:
+    """(the sandbox's status word, the kind of pending job the copy gives it: stop, provision)."""
+    from svcnb import vocab
+
+    if word is None:
+        return None, None
+    if word in _SANDBOX_VM_WORDS:
+        kind = {"stopping": "stop", "provisioning": "provision"}.get(word)
+        return word, kind
+    cls = vocab.vm_class(word)
+    if cls in _VM_WORD:
+        counts[f"{word} -> {_VM_WORD[cls]}"] = counts.get(f"{word} -> {_VM_WORD[cls]}", 0) + 1
+        return _VM_WORD[cls], None
+    if cls == "transitional":
+        stop = any(h in str(word).lower() for h in _STOP_HINTS)
+        target = "stopping" if stop else "provisioning"
+        counts[f"{word} -> {target}"] = counts.get(f"{word} -> {target}", 0) + 1
+        return target, "stop" if stop else "provision"
+    counts[f"{word} (unknown word, kept)"] = counts.get(f"{word} (unknown word, kept)", 0) + 1
+    return word, None
+
+
+def _billing_word(word: Any, counts: dict[str, int]) -> Any:
+    from svcnb import vocab
+
+    if word is None or word in ("active", "overdue", "suspended"):
+        return word
+    cls = vocab.billing_class(word)
+    target = _BILLING_WORD.get(cls, word)
+    label = f"{word} -> {target}" if target != word else f"{word} (unknown word, kept)"
+    counts[label] = counts.get(label, 0) + 1
+    return target
+
+
+@dataclass
+class StoredCopy:
+    """A copy of one snapshot as a sandbox state: ``doc`` (``svcnb.sandbox._saved``), ``notes``
+    on what the store did not hold, the ``snapshot_id`` copied, and the ``pseudonyms`` used
+    (None when not anonymized)."""
+
+    doc: dict
+    notes: list[str]
+    snapshot_id: str
+    pseudonyms: Pseudonyms | None
+
+
+def state_from_store(
+    store: Store,
+    at: Any = None,
+    *,
+    anonymize: bool = False,
+    key: bytes | str | None = None,
+) -> StoredCopy:
+    """The account as of ``at`` in ``store`` as a sandbox state, with notes (:class:`StoredCopy`).
+
+    Reads every resource of the snapshot as of ``at`` (the latest by default) with
+    ``store.load``. ``key`` fixes the address pseudonyms (default: drawn at random per copy).
+    Raises :class:`RehearsalError` when the snapshot has no VMs to copy.
+    """
+    from svcnb.store import MissingResourceError
+
+    notes = _Notes()
+    try:
+        vms = store.load("vms", at)
+    except MissingResourceError as exc:
+        raise RehearsalError(
+            f"the snapshot as of {at or 'the latest'} could not read the VMs ({exc}); "
+            "a copy without its fleet would answer wrongly: pick another --at"
+        ) from None
+    snapshot = str(vms.attrs.get("as_of_snapshot"))
+    entry = store.snapshots()
+    row = entry[entry["snapshot_id"] == snapshot]
+    now = _time(row["server_time"].iloc[0]) if len(row) else None
+    if now is None:
+        raise RehearsalError(f"snapshot {snapshot} is not in the store's list of snapshots")
+    frames = {"vms": vms}
+    for resource in (
+        "vm_ssh_keys",
+        "vm_firewalls",
+        "vm_private_networks",
+        "firewalls",
+        "firewall_rules",
+        "networks",
+        "attachments",
+        "wallet",
+        "webhooks",
+        "deliveries",
+    ):
+        frames[resource] = _load(store, resource, at, notes, snapshot)
+    for resource, frame in frames.items():
+        unreadable = frame.attrs.get("unreadable") if frame is not None else None
+        if unreadable:
+            shown = ", ".join(f"{c} ({n})" for c, n in unreadable.items())
+            notes.add(f"{resource}: values the snapshot could not read: {shown}")
+    p = Pseudonyms(_key(key)) if anonymize else None
+    doc = _document(frames, now, notes, p)
+    notes.add(
+        "not in a store, so not in the copy: API tokens (the copy has its own admin, read and "
+        "none), webhook secrets (each subscription gets a new one), VM actions, the event log, "
+        "account SSH keys not attached to a VM"
+    )
+    return StoredCopy(doc, notes.lines, snapshot, p)
+
+
+def _key(key: bytes | str | None) -> bytes:
+    if key is None:
+        return secrets.token_bytes(32)
+    return key.encode() if isinstance(key, str) else key
+
+
+def _document(
+    frames: dict[str, pd.DataFrame | None], now: str, notes: _Notes, p: Pseudonyms | None
+) -> dict:
+    def links(resource: str) -> dict[str, list[dict]]:
+        out: dict[str, list[dict]] = {}
+        frame = frames.get(resource)
+        if frame is not None:
+            for r in _rows(frame):
+                out.setdefault(r["vm_id"], []).append(r)
+        return out
+
+    keys, fws, nets = links("vm_ssh_keys"), links("vm_firewalls"), links("vm_private_networks")
+    status_words: dict[str, int] = {}
+    billing_words: dict[str, int] = {}
+    pending: list[dict] = []
+    vms: list[dict] = []
+    no_price = unread_price = 0
+    for index, r in enumerate(_rows(frames["vms"])):
+        status, job = _vm_word(r["status"], status_words)
+        price, price_note = _money(
+            r["price_monthly_raw"], r["price_monthly_amount"], r["price_monthly_currency"]
+        )
+        no_price += price is None and status != "terminated"
+        unread_price += price_note is not None
+        billing: dict | None = None
+        if r["billing_status"] is not None or r["next_renewal_at"] is not None:
+            billing = {}
+            if price is not None:
+                billing["priceMonthly"] = price
+            billing["nextRenewalAt"] = _time(r["next_renewal_at"])
+            billing["status"] = _billing_word(r["billing_status"], billing_words)
+        plan: dict = {"slug": r["plan_slug"], "name": r["plan_name"]}
+        if billing is None and price is not None:
+            plan["priceMonthly"] = price
+        name = p.name("vm", r["name"]) if p else r["name"]
+        vm = {
+            "id": r["id"],
+            "name": name,
+            "hostname": p.name("host", r["hostname"], "host-{n:03d}.example.invalid")
+            if p
+            else r["hostname"],
+            "status": status,
+            "vcpu": r["vcpu"],
+            "ram": r["ram_mib"],
+            "disk": r["disk_gib"],
+            "bandwidth": r["bandwidth_gib"],
+            "networkSpeed": r["network_speed_mbps"],
+            "network10gEnabled": r["network_10g_enabled"],
+            "dailyBackupEnabled": r["daily_backup_enabled"],
+            "isProtected": r["is_protected"],
+            "ipAddress": p.address(r["ip_address"]) if p else r["ip_address"],
+            "region": {"slug": r["region_slug"], "name": r["region_name"]},
+            "plan": plan,
+            "osTemplate": {"slug": r["os_slug"], "name": r["os_name"], "version": r["os_version"]},
+            "billing": billing,
+            "createdAt": _time(r["created_at"]),
+            "bandwidthUsedBytes": r["bandwidth_used_bytes"],
+            "bandwidthPackBytes": None
+            if r["bandwidth_pack_bytes"] is None
+            else str(r["bandwidth_pack_bytes"]),
+            "sshKeys": [
+                {
+                    "id": k["ssh_key_id"],
+                    "name": p.name("key", k["name"]) if p else k["name"],
+                    "fingerprint": p.name("fingerprint", k["fingerprint"], "SHA256:anon{n:04d}")
+                    if p
+                    else k["fingerprint"],
+                }
+                for k in keys.get(r["id"], [])
+            ],
+            "firewalls": [
+                {"id": f["firewall_id"], "name": p.name("fw", f["name"]) if p else f["name"]}
+                for f in fws.get(r["id"], [])
+            ],
+            "privateNetworks": [
+                {"id": n["network_id"], "name": p.name("net", n["name"]) if p else n["name"]}
+                for n in nets.get(r["id"], [])
+            ],
+            "updatedAt": _time(r["updated_at"]),
+            "_price": str(_decimal(r["price_monthly_amount"]))
+            if r["price_monthly_amount"] is not None
+            else "0",
+            "_priceForm": "string",
+            "_index": index,
+        }
+        vms.append(vm)
+        if job is not None:
+            pending.append({"vmId": r["id"], "kind": job, "at": now, "actionId": None})
+    if status_words or billing_words:
+        said = ", ".join(f"{k} ({n})" for k, n in {**status_words, **billing_words}.items())
+        notes.add(f"status words said in the sandbox's own words: {said}")
+    if pending:
+        notes.add(
+            f"{len(pending)} VMs were on their way (stopping or provisioning) when the snapshot "
+            "was taken; the copy finishes them as it would a fresh stop or create (30 s, 60 s)"
+        )
+    if no_price:
+        notes.add(
+            f"{no_price} VMs state no monthly price in the snapshot; the copy charges them "
+            "nothing at renewal"
+        )
+    if unread_price:
+        notes.add(f"{unread_price} VMs' prices could not be read; the copy states them as sent")
+    notes.add(
+        "the store does not record whether a price was stated in billing or in plan; the copy "
+        "states it in billing.priceMonthly (plan.priceMonthly for VMs without billing)"
+    )
+
+    doc: dict[str, Any] = {
+        "format": "svcnb-sandbox-state",
+        "version": 1,
+        "now": now,
+        "seed": int.from_bytes(hashlib.sha256(now.encode()).digest()[:4], "big"),
+        "vms": vms,
+        "sshKeys": [],
+        "actions": [],
+        "pending": pending,
+        "firewalls": [],
+        "rules": [],
+        "networks": [],
+        "attachments": [],
+        "webhooks": [],
+        "deliveries": [],
+        "events": [],
+    }
+    _firewalls(doc, frames, p)
+    _networks(doc, frames, p)
+    _wallet(doc, frames, notes)
+    _webhooks(doc, frames, p)
+    return doc
+
+
+def _firewalls(doc: dict, frames: dict, p: Pseudonyms | None) -> None:
+    known: set[str] = set()
+    if frames.get("firewalls") is not None:
+        for r in _rows(frames["firewalls"]):
+            known.add(r["id"])
+            doc["firewalls"].append(
+                {
+                    "id": r["id"],
+                    "name": p.name("fw", r["name"]) if p else r["name"],
+                    "description": p.name("description", r["description"], "description {n}")
+                    if p
+                    else r["description"],
+                    "createdAt": _time(r["created_at"]),
+                    "updatedAt": _time(r["updated_at"]),
+                }
+            )
+    if frames.get("firewall_rules") is None:
+        return
+    for r in _rows(frames["firewall_rules"]):
+        if r["firewall_id"] not in known:
+            continue  # a rule whose firewall the snapshot did not read: noted with firewalls
+        doc["rules"].append(
+            {
+                "id": r["id"],
+                "firewallId": r["firewall_id"],
+                "position": r["position"],
+                "direction": r["direction"],
+                "action": r["action"],
+                "protocol": r["protocol"],
+                "port": r["port"],
+                "sourceIps": [p.address(x) for x in r["source_ips"] or []]
+                if p
+                else list(r["source_ips"] or []),
+                "destIps": [p.address(x) for x in r["dest_ips"] or []]
+                if p
+                else list(r["dest_ips"] or []),
+                "description": p.name("description", r["description"], "description {n}")
+                if p
+                else r["description"],
+                "createdAt": _time(r["created_at"]),
+                "updatedAt": _time(r["updated_at"]),
+            }
+        )
+
+
+def _networks(doc: dict, frames: dict, p: Pseudonyms | None) -> None:
+    known: set[str] = set()
+    if frames.get("networks") is not None:
+        for r in _rows(frames["networks"]):
+            known.add(r["id"])
+            doc["networks"].append(
+                {
+                    "id": r["id"],
+                    "name": p.name("net", r["name"]) if p else r["name"],
+                    "region": {"slug": r["region_slug"], "name": r["region_name"]},
+                    "ipRange": p.address(r["ip_range"]) if p else r["ip_range"],
+                    "createdAt": _time(r["created_at"]),
+                    "updatedAt": _time(r["updated_at"]),
+                    # addresses past every one in use: the copy's next attach picks a free one
+                    "_nextHost": 10,
+                }
+            )
+    if frames.get("attachments") is None:
+        return
+    for r in _rows(frames["attachments"]):
+        if r["network_id"] not in known:
+            continue
+        doc["attachments"].append(
+            {
+                "id": r["id"],
+                "vmId": r["vm_id"],
+                "networkId": r["network_id"],
+                "privateIp": p.address(r["private_ip"]) if p else r["private_ip"],
+                "netInterface": r["net_interface"],
+                "attachedAt": _time(r["attached_at"]),
+            }
+        )
+
+
+def _wallet(doc: dict, frames: dict, notes: _Notes) -> None:
+    frame = frames.get("wallet")
+    rows = list(_rows(frame)) if frame is not None else []
+    if not rows or rows[0]["balance_amount"] is None:
+        why = "not in the snapshot" if not rows else "its balance could not be read"
+        notes.add(
+            f"wallet: {why}; the copy's wallet holds 0.00, which is not the account's balance "
+            "(renewals on the copy will go unpaid)"
+        )
+        doc["wallet"] = {
+            "id": rows[0]["id"] if rows else "wal_unknown",
+            "createdAt": _time(rows[0]["created_at"]) if rows else doc["now"],
+            "updatedAt": _time(rows[0]["updated_at"]) if rows else doc["now"],
+            "_balance": "0.00",
+            "_balance_form": "string",
+        }
+        return
+    r = rows[0]
+    value, _ = _money(r["balance_raw"], r["balance_amount"], r["balance_currency"])
+    form = "object" if isinstance(value, dict) else "string"
+    if isinstance(value, float):
+        form = "number"
+    if isinstance(value, dict) and value.get("currency") not in (None, "EUR"):
+        notes.add(
+            f"wallet: the balance is in {value['currency']}; the copy's wallet states EUR "
+            "(the sandbox's one currency), the amount unchanged"
+        )
+    doc["wallet"] = {
+        "id": r["id"],
+        "createdAt": _time(r["created_at"]),
+        "updatedAt": _time(r["updated_at"]),
+        "_balance": str(_decimal(r["balance_amount"])),
+        "_balance_form": form,
+    }
+
+
+def _webhooks(doc: dict, frames: dict, p: Pseudonyms | None) -> None:
+    known: set[str] = set()
+    urls: dict[str, str] = {}
+    if frames.get("webhooks") is not None:
+        for r in _rows(frames["webhooks"]):
+            known.add(r["id"])
+            url = p.url(r["url"]) if p else r["url"]
+            urls[r["id"]] = url
+            doc["webhooks"].append(
+                {
+                    "id": r["id"],
+                    "url": url,
+                    "events": list(r["events"] or []),
+                    "description": p.name("description", r["description"], "description {n}")
+                    if p
+                    else r["description"],
+                    "isActive": r["is_active"],
+                    "createdAt": _time(r["created_at"]),
+                    "updatedAt": _time(r["updated_at"]),
+                    "consecutiveFailures": r["consecutive_failures"],
+                }
+            )
+    if frames.get("deliveries") is None:
+        return
+    for r in _rows(frames["deliveries"]):
+        if r["webhook_id"] not in known:
+            continue
+        doc["deliveries"].append(
+            {
+                "id": r["id"],
+                "eventId": r["event_id"],
+                "event": r["event"],
+                "url": p.url(r["url"]) if p else r["url"],
+                "statusCode": r["status_code"],
+                "success": r["success"],
+                "attempts": r["attempts"],
+                "createdAt": _time(r["created_at"]),
+                "lastAttemptAt": _time(r["last_attempt_at"]),
+                "error": r["error"],
+                "_webhookId": r["webhook_id"],
+            }
+        )
+
+
+# -- the copy -----------------------------------------------------------------------------------
+class Rehearsal:
+    """A running sandbox holding a copy of the account as one snapshot stored it.
+
+    ``connect()`` gives a Client on it (admin token), ``control`` its control helper,
+    ``notes`` what the store did not hold, ``snapshot_id`` the snapshot copied. When anonymized,
+    :meth:`address` and :meth:`name` translate the account's values into the copy's (ask
+    reachability on the copy with ``address("203.0.113.5")``). ``close()`` (or the end of a
+    ``with`` block) stops the sandbox; the store is only read, never written.
+    """
+
+    def __init__(
+        self,
+        sandbox: Sandbox,
+        stack: ExitStack,
+        notes: list[str],
+        snapshot_id: str,
+        pseudonyms: Pseudonyms | None,
+    ) -> None:
+        self.sandbox = sandbox
+        self.notes = notes
+        self.snapshot_id = snapshot_id
+        self._stack = stack
+        self._pseudonyms = pseudonyms
+
+    def __repr__(self) -> str:
+        anonymized = ", anonymized" if self._pseudonyms else ""
+        return f"Rehearsal(of {self.snapshot_id}{anonymized} at {self.sandbox.base_url})"
+
+    @property
+    def base_url(self) -> str:
+        return self.sandbox.base_url
+
+    @property
+    def control(self) -> Control:
+        return self.sandbox.control
+
+    @property
+    def anonymized(self) -> bool:
+        return self._pseudonyms is not None
+
+    def connect(self, **client_options: Any) -> Client:
+        """A Client on the copy with its admin token (``client_options`` go to Client)."""
+        from svcnb.client import Client
+
+        return Client(self.sandbox.tokens["admin"], self.sandbox.base_url, **client_options)
+
+    def address(self, value: str) -> str:
+        """The copy's address (or CIDR) for one of the account's; itself when not anonymized."""
+        return value if self._pseudonyms is None else self._pseudonyms.address(value)
+
+    def name(self, kind: str, value: str) -> str | None:
+        """The copy's name for an account name of ``kind`` (vm, host, fw, net, key, hook,
+        description) already seen in the snapshot; None when it was not."""
+        if self._pseudonyms is None:
+            return value
+        return self._pseudonyms._names.get((kind, value))
+
+    def save_state(self, path: str) -> None:
+        """Write the copy's current account to ``path`` (``svcnb sandbox --state-file``)."""
+        self.control.save_state(path)
+
+    def close(self) -> None:
+        self._stack.close()
+
+    def __enter__(self) -> Rehearsal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def rehearse(
+    store: Store | str | None = None,
+    at: Any = None,
+    *,
+    anonymize: bool = False,
+    key: bytes | str | None = None,
+    **sandbox_options: Any,
+) -> Rehearsal:
+    """Start a sandbox holding the account as of ``at`` in ``store`` (a Store or its path;
+    default ``$SVCNB_STORE``), optionally anonymized (module docstring).
+
+    ``sandbox_options`` go to ``svcnb.sandbox.serve`` (``dialect``, ``time_scale``: 0, the
+    default, freezes the copy's clock at the snapshot's server time; ``port``). The notes on
+    what the store did not hold are in ``Rehearsal.notes``. Example::
+
+        with svcnb.rehearse(svcnb.Store("data/store"), anonymize=True) as copy:
+            client = copy.connect()
+            client.stop_vm(...)  # only the copy changes
+    """
+    from svcnb.sandbox import serve
+    from svcnb.store import Store
+
+    if not isinstance(store, Store):
+        store = Store(store)
+    copy = state_from_store(store, at, anonymize=anonymize, key=key)
+    stack = ExitStack()
+    sandbox = stack.enter_context(serve(saved=copy.doc, **sandbox_options))
+    return Rehearsal(sandbox, stack, copy.notes, copy.snapshot_id, copy.pseudonyms)
+
+
+# -- `svcnb sandbox` with --from-store ------------------------------------------------------------
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The sandbox's own options plus --from-store, --at and --anonymize."""
+    from svcnb.sandbox import _cli
+
+    _cli.add_arguments(parser)
+    parser.add_argument(
+        "--from-store",
+        default=None,
+        metavar="PATH",
+        help="start from the account as a snapshot in this store holds it (a copy to rehearse "
+        "a firewall change or a bulk stop on); the store is only read",
+    )
+    parser.add_argument(
+        "--at",
+        default=None,
+        metavar="TIME",
+        help="with --from-store: the snapshot as of this server time or snapshot id "
+        "(default: the latest)",
+    )
+    parser.add_argument(
+        "--anonymize",
+        action="store_true",
+        help="with --from-store: replace names, hostnames, addresses, descriptions and webhook "
+        "URLs by consistent pseudonyms (firewall rules still match the same VMs)",
+    )
+    parser.epilog = (
+        "examples:\n  svcnb sandbox --port 8080 --vms 40 --connection-file sandbox.json\n"
+        "  svcnb sandbox --from-store data/store --anonymize --time-scale 0 "
+        "--connection-file copy.json --save-state-on-exit copy-state.json"
+    )
+
+
+def run(args: argparse.Namespace, stop: Any = None) -> int:
+    """``svcnb sandbox``; with --from-store the copy of a snapshot (notes printed first)."""
+    from svcnb.sandbox import _cli
+
+    if args.from_store is None:
+        if args.at is not None or args.anonymize:
+            raise ConfigError("--at and --anonymize need --from-store PATH")
+        return _cli.run(args, stop)
+    if getattr(args, "state_file", None):
+        raise ConfigError("--from-store and --state-file both name a starting state; give one")
+    from svcnb.store import Store
+
+    store = Store(args.from_store)
+    copy = state_from_store(store, args.at, anonymize=args.anonymize)
+    print(
+        f"svcnb sandbox: a copy of snapshot {copy.snapshot_id} ({copy.doc['now']})"
+        + (", anonymized" if args.anonymize else ""),
+        flush=True,
+    )
+    for line in copy.notes:
+        print(f"  note: {line}", flush=True)
+    return _cli.run(args, stop, saved=copy.doc)
