@@ -15,24 +15,29 @@ the events (or attempts) whose outcome is known, and the unknown ones are counte
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.axes import Axes
 
-from svcnb.reports._replay import report
+from svcnb.reports._classes import UNKNOWN, billing_classes, vm_classes
+from svcnb.reports._replay import StoreLike, report, snapshot_at
 from svcnb.reports._timeaxis import legend_outside
+from svcnb.store import MissingResourceError
 
 __all__ = [
     "AUTO_DISABLE_AFTER",
     "HEALTH_COLUMNS",
     "MAX_ATTEMPTS",
+    "RECONCILE_COLUMNS",
     "attempts",
     "disabled",
     "event_mix",
     "health",
     "plot_health",
+    "reconcile",
 ]
 
 AUTO_DISABLE_AFTER = 50
@@ -337,3 +342,233 @@ def plot_health(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
     ax.set_title("Webhook subscriptions: failure runs")
     legend_outside(ax)
     return ax
+
+
+# -- reconciliation: the event log against what the snapshots saw ------------------------------
+
+RECONCILE_COLUMNS = [
+    "finding",
+    "event_type",
+    "vm_id",
+    "name",
+    "before",
+    "after",
+    "event_id",
+    "event_created_at",
+    "from_snapshot",
+    "to_snapshot",
+    "from_time",
+    "to_time",
+]
+
+# VM status class a VM moved to -> the event that says so (the sandbox's events; the spec lists
+# the names and leaves what triggers each "not shown")
+_STATUS_EVENTS = {
+    "running": "vm.started",
+    "stopped": "vm.stopped",
+    "suspended": "vm.suspended",
+    "terminated": "vm.terminated",
+}
+COMPARED_EVENTS = ("vm.created", *_STATUS_EVENTS.values(), "vm.restarted", "vm.renewed")
+
+
+def _event_vm(data: Any) -> Any:
+    """The VM id an event's ``data`` names: ``vm.id``, ``vmId`` or ``vm_id`` (NA when none)."""
+    try:
+        body = json.loads(data) if isinstance(data, str) else None
+    except ValueError:
+        return pd.NA
+    if not isinstance(body, dict):
+        return pd.NA
+    vm = body.get("vm")
+    if isinstance(vm, dict) and vm.get("id") is not None:
+        return str(vm["id"])
+    for key in ("vmId", "vm_id"):
+        if body.get(key) is not None:
+            return str(body[key])
+    return pd.NA
+
+
+def _expected(before: pd.DataFrame, after: pd.DataFrame) -> tuple[list[dict[str, Any]], int]:
+    """The events the change from ``before`` to ``after`` (vms frames) should have caused, and
+    the VMs left out because a status word is unknown."""
+    old = before.assign(cls=vm_classes(before)).set_index(before["id"].astype(str))
+    new = after.assign(cls=vm_classes(after), bill=billing_classes(after)).set_index(
+        after["id"].astype(str)
+    )
+    out: list[dict[str, Any]] = []
+    unknown = 0
+    for vm_id, row in new.iterrows():
+        if row["cls"] == UNKNOWN or (vm_id in old.index and old.at[vm_id, "cls"] == UNKNOWN):
+            unknown += 1
+            continue
+        base = {"vm_id": vm_id, "name": row["name"]}
+        if vm_id not in old.index:
+            # provisioning: vm.created comes when it is up, not when it is listed
+            if row["cls"] != "transitional":
+                out.append(
+                    {
+                        **base,
+                        "event_type": "vm.created",
+                        "kinds": ("vm.created",),
+                        "before": "",
+                        "after": row["cls"],
+                    }
+                )
+            continue
+        was = old.at[vm_id, "cls"]
+        if row["cls"] != was and row["cls"] in _STATUS_EVENTS:
+            kinds = (_STATUS_EVENTS[row["cls"]],)
+            if was == "transitional" and row["cls"] == "running":
+                # provisioning, starting or restarting: the class does not say which
+                kinds = ("vm.created", "vm.started", "vm.restarted")
+            out.append(
+                {
+                    **base,
+                    "event_type": " or ".join(kinds),
+                    "kinds": kinds,
+                    "before": was,
+                    "after": row["cls"],
+                }
+            )
+        renew_old, renew_new = old.at[vm_id, "next_renewal_at"], row["next_renewal_at"]
+        if (
+            not pd.isna(renew_old)
+            and not pd.isna(renew_new)
+            and renew_new > renew_old
+            and row["bill"] == "paid"
+        ):
+            out.append(
+                {
+                    **base,
+                    "event_type": "vm.renewed",
+                    "kinds": ("vm.renewed",),
+                    "before": f"next renewal {renew_old:%Y-%m-%d}",
+                    "after": f"next renewal {renew_new:%Y-%m-%d}",
+                }
+            )
+    return out, unknown
+
+
+def _match(pending: list[dict[str, Any]], kind: str, vm_id: str) -> dict[str, Any] | None:
+    return next((e for e in pending if e["vm_id"] == vm_id and kind in e["kinds"]), None)
+
+
+def _subscribed(store: StoreLike, when: Any) -> set[str] | None:
+    """Event types some active subscription listed at ``when``; None when not readable."""
+    try:
+        hooks = store.load("webhooks", at=when)
+    except MissingResourceError:
+        return None
+    active = hooks[hooks["is_active"].astype("boolean").fillna(True).to_numpy(dtype=bool)]
+    return {name for value in active["events"] for name in _names(value)}
+
+
+def reconcile(store: StoreLike, since: Any = None, at: Any = None) -> pd.DataFrame:
+    """The webhook event log against what changed between two snapshots.
+
+    Compares the VMs of the snapshot as of ``since`` (default: the one just before the ``at``
+    snapshot) and of ``at`` (default: the latest) with the events in the store's log
+    (``store.events()``, written by ``svcnb listen``) whose signed ``createdAt`` falls in
+    ``(from_time, to_time]``. Changes that should cause an event: a VM listed anew and up
+    (``vm.created``); its status class moving to running, stopped, suspended or terminated
+    (``vm.started``, ``vm.stopped``, ``vm.suspended``, ``vm.terminated``; from a transitional
+    state to running, the class cannot tell a start from the end of provisioning or a restart,
+    so ``vm.created``, ``vm.started`` or ``vm.restarted`` matches); its next renewal moving
+    later while billing is paid (``vm.renewed``). A change counts only when an active
+    subscription (in either snapshot) lists its event type.
+
+    Reads ``vms``: id, name, status, billing_status, next_renewal_at; ``webhooks``: is_active,
+    events; the event log: event_id, type, created_at, data (the VM id from ``data.vm.id``,
+    ``data.vmId`` or ``data.vm_id``). Returns ``RECONCILE_COLUMNS``, one row per discrepancy:
+    finding ("missing_event": the snapshots show the change, no such event arrived;
+    "unseen_change": an event arrived for a change neither snapshot shows, e.g. a VM stopped and
+    started again in between, or an event svcnb cannot tie to a VM ("event without a VM") or
+    to a time ("event without a time")), event_type, vm_id, name, before, after (status
+    classes, or the renewal dates), event_id, event_created_at (NA for missing events),
+    from_snapshot, to_snapshot, from_time, to_time. ``attrs``: ``matched`` (events that
+    matched a change), ``not_compared`` ({event type: count} of events in the window of types
+    not compared, e.g. billing.*), ``unknown_status`` (VMs left out because a status word is
+    unknown), ``subscribed`` (the event types expected, or None when the snapshots could not
+    read the subscriptions: then every type is expected).
+    """
+    snaps = store.snapshots()
+    to_snap = snapshot_at(store, at, snaps)
+    if since is None:
+        earlier = snaps[(snaps["server_time"] < to_snap["server_time"]).to_numpy(dtype=bool)]
+        if earlier.empty:
+            raise ValueError(
+                "reconcile needs two snapshots: the store has none before "
+                f"{to_snap['server_time'].isoformat()}; take another one later"
+            )
+        from_snap = earlier.sort_values(["server_time", "snapshot_id"]).iloc[-1]
+    else:
+        from_snap = snapshot_at(store, since, snaps)
+    t0, t1 = from_snap["server_time"], to_snap["server_time"]
+    if t0 >= t1:
+        raise ValueError(f"since ({t0.isoformat()}) must be before at ({t1.isoformat()})")
+    old_vms, new_vms = store.load("vms", at=t0), store.load("vms", at=t1)
+    expected, unknown = _expected(old_vms, new_vms)
+    wanted = [_subscribed(store, t0), _subscribed(store, t1)]
+    subscribed = None if any(w is None for w in wanted) else set().union(*wanted)
+    if subscribed is not None:
+        expected = [e for e in expected if set(e["kinds"]) & subscribed]
+
+    log = store.events()
+    created = log["created_at"]
+    window = log[((created > t0) & (created <= t1)).fillna(False).to_numpy(dtype=bool)]
+    timeless = log[created.isna().to_numpy(dtype=bool)]
+    compared = window[window["type"].isin(COMPARED_EVENTS).fillna(False).to_numpy(dtype=bool)]
+    others = window[~window["type"].isin(COMPARED_EVENTS).fillna(False).to_numpy(dtype=bool)]
+
+    rows: list[dict[str, Any]] = []
+    pending = list(expected)
+    matched = 0
+    for event in compared.itertuples(index=False):
+        vm_id = _event_vm(event.data)
+        base = {
+            "event_type": event.type,
+            "event_id": event.event_id,
+            "event_created_at": event.created_at,
+        }
+        if pd.isna(vm_id):
+            rows.append({**base, "finding": "unseen_change", "after": "event without a VM"})
+        elif (hit := _match(pending, str(event.type), vm_id)) is not None:
+            pending.remove(hit)
+            matched += 1
+        else:
+            rows.append({**base, "finding": "unseen_change", "vm_id": vm_id})
+    for event in timeless.itertuples(index=False):
+        rows.append(
+            {
+                "finding": "unseen_change",
+                "event_type": event.type,
+                "event_id": event.event_id,
+                "vm_id": _event_vm(event.data),
+                "after": "event without a time",
+            }
+        )
+    rows += [{**e, "finding": "missing_event"} for e in pending]
+
+    out = pd.DataFrame(rows, columns=RECONCILE_COLUMNS)
+    names: dict[str, Any] = {}
+    for frame in (old_vms, new_vms):
+        names.update(zip(frame["id"].astype(str), frame["name"], strict=True))
+    out["name"] = out["name"].fillna(out["vm_id"].map(names))
+    out["from_snapshot"], out["to_snapshot"] = from_snap["snapshot_id"], to_snap["snapshot_id"]
+    out["from_time"], out["to_time"] = t0, t1
+    out["event_created_at"] = pd.to_datetime(out["event_created_at"], utc=True)
+    out["from_time"] = pd.to_datetime(out["from_time"], utc=True)
+    out["to_time"] = pd.to_datetime(out["to_time"], utc=True)
+    text = [c for c in RECONCILE_COLUMNS if not c.endswith(("_at", "_time"))]
+    out = out.astype(dict.fromkeys(text, "string"))
+    out = out.sort_values(
+        ["finding", "event_type", "vm_id", "event_created_at"], kind="stable", na_position="last"
+    ).reset_index(drop=True)
+    out.attrs.update(
+        matched=matched,
+        not_compared={str(k): int(v) for k, v in others["type"].value_counts().items()},
+        unknown_status=unknown,
+        subscribed=None if subscribed is None else sorted(subscribed),
+    )
+    return out
