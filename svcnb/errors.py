@@ -34,7 +34,9 @@ that builtin too (shown in brackets), so existing ``except ValueError`` code kee
     │   ├── MissingSignature           no X-Service-Signature header
     │   ├── MalformedSignature         not ``sha256=<64 hex digits>``
     │   └── SignatureMismatch          not the HMAC of this body under this secret
-    └── PayloadError [ValueError]      svcnb.webhooks: signed, but not an event object
+    ├── PayloadError [ValueError]      svcnb.webhooks: signed, but not an event object
+    └── PlanError [ValueError]         svcnb.plans: a stop plan cannot be built, read or applied
+        └── PlanLimitError             it would stop more VMs than the limit of one action
 
 Each class lives beside the layer that raises it and is exported there (``svcnb.store``,
 ``svcnb.frames``, ``svcnb.config``, ``svcnb.vocab``, ``svcnb.webhooks``); the client's are here
