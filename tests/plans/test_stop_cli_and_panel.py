@@ -1,0 +1,138 @@
+"""`svcnb stop` and the VM panel's stop flow, both through a stop plan (12-VM seed-7 fleet; see
+test_stop_plans.py for the fleet worked out by hand)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from svcnb.cli import main
+from svcnb.panels import VmPanel
+from svcnb.store import Store
+
+MAIL, LB, WEB_NYC = "vm_fe994c9a28c74175", "vm_5eea46b0bf1c758d", "vm_eca2d91cff2db54d"
+API_2, DB_3, API_12 = "vm_358c956bf1e3c6a7", "vm_ebce02c6326307f1", "vm_71f344fef72ef74a"
+
+
+@pytest.fixture
+def configured(fleet, tmp_path, monkeypatch):
+    """The environment names the loopback sandbox through a connection file, as `svcnb sandbox
+    --connection-file` writes it; the default store is a fresh folder."""
+    info = tmp_path / "sandbox.json"
+    info.write_text(
+        json.dumps({"base_url": fleet.base_url, "tokens": {"admin": fleet.tokens["admin"]}})
+    )
+    monkeypatch.setenv("SVCNB_SANDBOX", str(info))
+    monkeypatch.setenv("SVCNB_STORE", str(tmp_path / "store"))
+    return Store(tmp_path / "store")
+
+
+def test_cli_builds_saves_reviews_and_applies_a_plan(
+    configured, fleet, tmp_path, capsys, once_stops_queued
+):
+    out = tmp_path / "plan.json"
+    assert main(["stop", "--region", "us-east-1", "--plan-out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "2 to stop, 1 protected (not stopped), 1 not stoppable; limit 10" in printed
+    assert "mail-nyc-008 (vm_fe994c9a28c74175): region us-east-1" in printed
+    assert sorted(
+        v["vm_id"] for v in json.loads(out.read_text())["vms"] if v["decision"] == "stop"
+    ) == sorted([MAIL, LB])
+
+    fleet.control.vm_action(MAIL, "touch")
+    assert main(["stop", "--review", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "lb-nyc-009 (vm_5eea46b0bf1c758d): unchanged" in printed
+    assert "name was 'mail-nyc-008', is 'mail-nyc-008~1' now" in printed
+
+    with once_stops_queued(1, lambda control: control.advance(60)):
+        code = main(["stop", "--apply", str(out), "--approver", "sam", "--timeout", "30"])
+    assert code == 1  # one VM refused: not everything the plan stops was stopped
+    printed = capsys.readouterr().out
+    assert "applied by sam" in printed
+    assert fleet.control.vm(LB)["status"] == "stopped"
+    assert fleet.control.vm(MAIL)["status"] == "running"
+    entry = configured.audit_log().iloc[0]
+    assert entry["approver"] == "sam"
+    assert {v["vm_id"]: v["outcome"] for v in entry["vms"]}[MAIL] == "refused"
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["stop"], "give filter terms"),
+        (["stop", "--status", "running", "--limit", "5"], "over the limit of 5"),
+        (["stop", "--apply", "x.json"], "--apply needs --approver"),
+        (["stop", "--apply", "x.json", "--approver", "sam", "--region", "r"], "drop the filter"),
+        (["stop", "--region", "us-east-1", "--approver", "sam"], "--approver goes with --apply"),
+    ],
+)
+def test_cli_mistakes_are_one_line_and_exit_2(configured, capsys, argv, words):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_cli_never_starts_a_sandbox_of_its_own(fleet, capsys):
+    # no SVC_* variables and no SVCNB_SANDBOX (tests/conftest.py clears them)
+    assert main(["stop", "--region", "us-east-1"]) == 2
+    err = capsys.readouterr().err
+    assert "no server configured" in err
+
+
+def test_panel_review_shows_the_plan_and_confirm_applies_and_audits(fleet, admin, tmp_path):
+    store = Store(tmp_path / "store")
+    panel = VmPanel(admin, watch_interval=None, store=store, approver="kim")
+    panel.select([MAIL, LB, WEB_NYC, "vm_24e09f005023924f"])
+    panel.stop_button.click()
+    shown = panel.confirmation.value
+    assert f"Stop plan {panel.plan.plan_id}" in shown
+    assert "These 2 VM(s) will be stopped" in shown and "listed by id" in shown
+    assert "Protected, not stopped unless you tick the box below: web-nyc-001" in shown
+    assert "batch-nyc-010" in shown and "only running VMs can be stopped" in shown
+    assert sorted(panel.pending) == sorted([MAIL, LB])
+    panel.allow_protected.value = True  # the explicit inclusion of web-nyc-001
+    assert sorted(panel.pending) == sorted([MAIL, LB, WEB_NYC])
+    fleet.control.vm_action(LB, "touch")  # changes after the review: refused
+    panel.confirm_button.click()
+    assert sorted(panel.actions_by_vm) == sorted([MAIL, WEB_NYC])
+    assert "Not sent for lb-nyc-009" in panel.status.value
+    assert "approved by kim" in panel.status.value
+    queued = store.audit_log()
+    assert list(queued["stage"]) == ["queued"]
+    assert {v["vm_id"]: v["outcome"] for v in queued.iloc[0]["vms"]} == {
+        MAIL: "queued",
+        LB: "refused",
+        WEB_NYC: "queued",
+        "vm_24e09f005023924f": "skipped",
+    }
+    fleet.control.advance(60)
+    assert panel.poll() is False
+    log = store.audit_log()
+    assert list(log["stage"]) == ["queued", "watched"]
+    assert log.iloc[1]["plan_id"] == log.iloc[0]["plan_id"] and log.iloc[1]["approver"] == "kim"
+    final = {v["vm_id"]: v["outcome"] for v in log.iloc[1]["vms"]}
+    assert final[MAIL] == final[WEB_NYC] == "stopped" and final[LB] == "refused"
+
+
+def test_panel_plan_over_the_limit_sends_nothing(fleet, admin, tmp_path):
+    panel = VmPanel(admin, watch_interval=None, store=Store(tmp_path / "s"), limit=2)
+    panel.select([API_2, DB_3, API_12])
+    panel.stop_button.click()
+    assert "would stop 3 VMs, over the limit of 2 per action" in panel.confirmation.value
+    assert panel.confirm_button.disabled and panel.pending == []
+    before = len(fleet.control.actions())
+    assert panel.confirm_stop() == []
+    assert len(fleet.control.actions()) == before
+
+
+def test_panel_needs_an_approver_name(fleet, admin, tmp_path):
+    panel = VmPanel(admin, watch_interval=None, store=Store(tmp_path / "s"), approver="kim")
+    panel.select([MAIL])
+    panel.stop_button.click()
+    assert not panel.confirm_button.disabled
+    panel.approver.value = "  "
+    assert panel.confirm_button.disabled
+    assert panel.confirm_stop() == []
+    assert "needs an approver" in panel.status.value
