@@ -4,11 +4,17 @@ Setup per size: a sandbox in its own process (``svcnb sandbox``), latency 0, the
 raised far above what the pull sends, its clock frozen. Each client pulls every VM with details in
 a fresh process of its own, so CPU and peak memory are that client's alone.
 
-Printed per size and client: time, requests/s, client CPU ms per request, peak RSS (svcnb's
-includes pandas and the rest of its imports) and how much of it the pull itself added, and the
-1-minute load average after the run; then the
-ratios svcnb / hand-written (targets: time <= 1.0 at every size) and svcnb's CPU per request at
-50k / at 1k (target <= 1.5). ``python bench/pull_scale.py 1000 10000`` runs only those sizes.
+The machine is shared (2 cores, other work running), so one run of each says little: each size
+runs ``ROUNDS`` pulls per client (8 at 1k, 6 at 10k, 4 at 50k) in alternating order (hand,
+svcnb, svcnb, hand, ...), so a load that rises or falls during the run weighs on both clients
+alike, and compares medians.
+
+Printed per run: time, requests/s, client CPU ms per request, peak RSS (svcnb's includes pandas
+and the rest of its imports) and how much of it the pull itself added, and the 1- and 5-minute
+load average after the run; then per size and client the medians, and the ratios of the medians
+svcnb / hand-written (targets: time <= 1.0 at every size) and svcnb's median CPU per request at
+50k / at 1k (target <= 1.5). ``python bench/pull_scale.py 1000 10000 --rounds 6`` runs only
+those sizes, 6 pulls per client each.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -28,6 +35,9 @@ import subsandbox  # noqa: E402
 
 SIZES = (1_000, 10_000, 50_000)
 RAISED = 1_000_000_000
+# Pulls per client and size (hand, svcnb, svcnb, hand, ...): more where one pull is short and
+# a moment's noise weighs most.
+ROUNDS = {1_000: 8, 10_000: 6, 50_000: 4}
 
 
 def _sandbox(vms: int, folder: str) -> tuple[subprocess.Popen, dict, str]:
@@ -81,60 +91,110 @@ def _rss_mib() -> float:
 def _measure(who: str, connection: str) -> dict:
     out = subprocess.run(
         [sys.executable, __file__, "--worker", who, connection],
-        capture_output=True, text=True, check=True, env={**os.environ, "TQDM_DISABLE": "1"},
+        capture_output=True, text=True, env={**os.environ, "TQDM_DISABLE": "1"},
     )  # fmt: skip
+    if out.returncode != 0:
+        raise SystemExit(f"the {who} pull failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def main(sizes: tuple[int, ...]) -> int:
-    print(f"load average at start: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} cores")
-    header = (
-        f"{'VMs':>7} {'client':>12} {'time s':>8} {'req/s':>8} {'CPU ms/req':>11} "
-        f"{'peak MiB':>9} {'pull MiB':>9} {'load':>5}"
+def _order(rounds: int) -> list[str]:
+    """hand, svcnb, svcnb, hand, hand, svcnb, ...: each client runs as often first as second,
+    so a load that rises or falls through the run weighs on both alike."""
+    pair = ("hand-written", "svcnb")
+    out: list[str] = []
+    for r in range(rounds):
+        out.extend(pair if r % 2 == 0 else pair[::-1])
+    return out
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def main(sizes: tuple[int, ...], rounds: int | None) -> int:
+    print(
+        f"load average at start: {_loads()}, {os.cpu_count()} cores; pulls per client in "
+        "alternating order (hand, svcnb, svcnb, hand, ...), medians per client"
     )
-    rows: dict[int, dict[str, dict]] = {}
+    header = (
+        f"{'VMs':>7} {'run':>3} {'client':>12} {'time s':>8} {'req/s':>8} {'CPU ms/req':>11} "
+        f"{'peak MiB':>9} {'pull MiB':>9} {'load 1/5 min':>13}"
+    )
+    rows: dict[int, dict[str, list[dict]]] = {}
     with tempfile.TemporaryDirectory() as folder:
         print(header)
         for vms in sizes:
             proc, _, path = _sandbox(vms, folder)
             try:
-                rows[vms] = {}
-                for who in ("hand-written", "svcnb"):
+                rows[vms] = {"hand-written": [], "svcnb": []}
+                for run, who in enumerate(_order(rounds or ROUNDS.get(vms, 4)), 1):
                     got = _measure(who, path)
                     assert got["vms"] == vms, f"{who} pulled {got['vms']} of {vms} VMs"
-                    rows[vms][who] = got
+                    got["load"] = _loads()
+                    rows[vms][who].append(got)
                     print(
-                        f"{vms:>7} {who:>12} {got['seconds']:>8.1f} "
+                        f"{vms:>7} {run:>3} {who:>12} {got['seconds']:>8.1f} "
                         f"{got['requests'] / got['seconds']:>8.0f} "
                         f"{1000 * got['cpu'] / got['requests']:>11.2f} {got['peak_mib']:>9.0f} "
-                        f"{got['grew_mib']:>9.0f} {os.getloadavg()[0]:>5.2f}"
+                        f"{got['grew_mib']:>9.0f} {got['load']:>13}",
+                        flush=True,
                     )
             finally:
                 proc.terminate()
                 proc.wait()
-    print("ratios (svcnb / hand-written), measured in this run:")
+    med: dict[int, dict[str, dict[str, float]]] = {}
+    print("medians per client:")
     for vms, pair in rows.items():
+        med[vms] = {}
+        for who, runs in pair.items():
+            m = {
+                "seconds": _median([r["seconds"] for r in runs]),
+                "rps": _median([r["requests"] / r["seconds"] for r in runs]),
+                "cpu_ms": _median([1000 * r["cpu"] / r["requests"] for r in runs]),
+                "peak_mib": _median([r["peak_mib"] for r in runs]),
+                "grew_mib": _median([r["grew_mib"] for r in runs]),
+            }
+            med[vms][who] = m
+            print(
+                f"{vms:>7} {who:>12}: time {m['seconds']:.2f} s, {m['rps']:.0f} req/s, "
+                f"CPU {m['cpu_ms']:.3f} ms/req, peak {m['peak_mib']:.0f} MiB "
+                f"(pull {m['grew_mib']:.0f} MiB)"
+            )
+    print("ratios of the medians (svcnb / hand-written), measured in this run:")
+    for vms, pair in med.items():
         s, h = pair["svcnb"], pair["hand-written"]
-        cpu_s, cpu_h = s["cpu"] / s["requests"], h["cpu"] / h["requests"]
         print(
             f"  {vms:>6} VMs: time {s['seconds'] / h['seconds']:.2f} (target <= 1.0), "
-            f"CPU/req {cpu_s / cpu_h:.2f}, peak memory {s['peak_mib'] / h['peak_mib']:.2f}, "
-            f"memory grown by the pull {s['grew_mib'] / max(h['grew_mib'], 1):.2f}"
+            f"CPU/req {s['cpu_ms'] / h['cpu_ms']:.2f}, peak memory "
+            f"{s['peak_mib'] / h['peak_mib']:.2f}, memory grown by the pull "
+            f"{s['grew_mib'] / max(h['grew_mib'], 1):.2f}"
         )
-    if len(rows) > 1:
-        small, large = min(rows), max(rows)
-        per = {n: rows[n]["svcnb"]["cpu"] / rows[n]["svcnb"]["requests"] for n in (small, large)}
+    if len(med) > 1:
+        small, large = min(med), max(med)
+        per = {n: med[n]["svcnb"]["cpu_ms"] for n in (small, large)}
         print(
             f"svcnb CPU per request at {large} / at {small} VMs: "
             f"{per[large] / per[small]:.2f} (target <= 1.5)"
         )
-    print(f"load average at end: {os.getloadavg()[0]:.2f} (1 min)")
+    print(f"load average at end: {_loads()}")
     return 0
+
+
+def _loads() -> str:
+    one, five, _ = os.getloadavg()
+    return f"{one:.2f}/{five:.2f}"
 
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
         _worker(sys.argv[2], sys.argv[3])
         sys.exit(0)
-    chosen = tuple(int(a) for a in sys.argv[1:]) or SIZES
-    sys.exit(main(chosen))
+    args = sys.argv[1:]
+    rounds = None
+    if "--rounds" in args:
+        at = args.index("--rounds")
+        rounds = int(args[at + 1])
+        del args[at : at + 2]
+    chosen = tuple(int(a) for a in args) or SIZES
+    sys.exit(main(chosen, rounds))
