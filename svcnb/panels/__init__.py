@@ -13,6 +13,7 @@ from svcnb.panels._billing import BillingPanel
 from svcnb.panels._rules import RuleEditor
 from svcnb.panels._vms import VmPanel
 from svcnb.panels._webhooks import WebhooksPanel
+from svcnb.panels._whatif import WhatIfPanel
 
 __all__ = [
     "BandwidthPanel",
@@ -21,4 +22,5 @@ __all__ = [
     "RuleEditor",
     "VmPanel",
     "WebhooksPanel",
+    "WhatIfPanel",
 ]

@@ -8,7 +8,7 @@ draw a computed frame on an Axes and return it.
 
 from __future__ import annotations
 
-from svcnb.reports import bandwidth, billing, firewall, webhooks
+from svcnb.reports import bandwidth, billing, firewall, webhooks, whatif
 from svcnb.reports._replay import Report, replay
 
-__all__ = ["Report", "bandwidth", "billing", "firewall", "replay", "webhooks"]
+__all__ = ["Report", "bandwidth", "billing", "firewall", "replay", "webhooks", "whatif"]
