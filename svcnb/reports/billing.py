@@ -734,8 +734,9 @@ def overdue(vms: pd.DataFrame, now: Any = None) -> pd.DataFrame:
 
     Reads ``vms``: id, name, status, billing_status, next_renewal_at, price_monthly_amount,
     price_monthly_currency. Returns vm_id, name, status, billing_status, next_renewal_at,
-    days_overdue (since next_renewal_at, when past), amount, currency (the account currency
-    where the price states none, see :func:`account_currency`). The companion count
+    days_overdue (since next_renewal_at, when past), amount and currency (a price the VM does
+    not state is its plan's, in the account currency, as :func:`runway` prices what is owed).
+    The companion count
     ``attrs["unknown_status"]`` is the number of VMs not listed whose status or billing word is
     unknown, so that may owe too (:func:`unknown_status` lists them).
     """
@@ -747,9 +748,9 @@ def overdue(vms: pd.DataFrame, now: Any = None) -> pd.DataFrame:
     hit = vms[listed]
     renew = pd.to_datetime(hit["next_renewal_at"], utc=True)
     late = (now - renew) / pd.Timedelta(days=1)
-    # an unstated price is in the account currency, as in every other billing figure
-    currency = hit["price_monthly_currency"].astype("string")
-    account = account_currency(vms)
+    # priced as the owed figure prices them: a price the VM does not state is its plan's, in
+    # the account currency, so the rows add up to what the runway calls owed
+    priced = _priced(vms, account_currency(vms))[listed]
     out = pd.DataFrame(
         {
             "vm_id": hit["id"].astype("string"),
@@ -758,8 +759,8 @@ def overdue(vms: pd.DataFrame, now: Any = None) -> pd.DataFrame:
             "billing_status": hit["billing_status"].astype("string"),
             "next_renewal_at": renew,
             "days_overdue": late.where(late > 0).astype("Float64"),
-            "amount": hit["price_monthly_amount"].astype("Float64"),
-            "currency": currency if pd.isna(account) else currency.fillna(account),
+            "amount": priced["amount"].array,
+            "currency": priced["currency"].array,
         }
     )
     out = out.sort_values(["next_renewal_at", "vm_id"]).reset_index(drop=True)

@@ -127,3 +127,7 @@ def test_balance_plot_states_the_currency_the_summary_states(make_sandbox, tmp_p
     assert panel.tables["balance_history"].df["Balance"].str.endswith(f" {currency}").all()
     owed = panel.tables["overdue"].df["Amount"]
     assert owed[owed != ""].str.endswith(f" {currency}").all()
+    # and its rows add up to the owed figure of the summary
+    overdue = panel.results["overdue"]
+    mine = overdue[overdue["currency"] == currency]["amount"].astype(float).sum()
+    assert round(mine, 2) == round(panel.figures["owed"], 2)
