@@ -331,3 +331,19 @@ def test_a_resource_the_snapshot_missed_is_said_not_invented(sandbox, tmp_path):
     assert len(wallet_notes) == 2
     assert "not read at snapshot" in wallet_notes[0]
     assert "not the account's balance" in wallet_notes[1]
+
+
+def test_readme_rehearsal_snippet_runs(sandbox, tmp_path, monkeypatch):
+    import re
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme[readme.index("## Rehearsing on a copy") :]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    sandbox.control.reset(seed=SEED, vms=VMS)
+    with _client(sandbox.base_url, sandbox.tokens["admin"]) as client:
+        Store(tmp_path / "data" / "store").take(client)
+    namespace: dict = {"svcnb": svcnb}
+    exec(compile(code, "README.md", "exec"), namespace)
+    assert namespace["copy"].notes
+    assert namespace["copy"].address("203.0.113.5") != "203.0.113.5"
