@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from svcnb.client import Client
 from svcnb.client._config import ENV_API_KEY, ENV_BASE_URL, key_and_url
 from svcnb.client._redact import as_secret
-from svcnb.config import ConfigError
+from svcnb.config import DEFAULT_ACCOUNT, ConfigError, account, accounts, config_path
 
 if TYPE_CHECKING:
     from svcnb.sandbox import Control
@@ -97,6 +97,31 @@ def configured_client(**client_options: Any) -> Client:
         f"no server configured: set {ENV_BASE_URL} and {ENV_API_KEY} for the real service, or "
         f"{ENV_SANDBOX_FILE} to a connection file of `svcnb sandbox --connection-file PATH`"
     )
+
+
+def account_names() -> list[str]:
+    """The accounts ``svcnb snapshot --all`` pulls: those of the config file; ConfigError when
+    it names none."""
+    names = list(accounts())
+    if not names:
+        raise ConfigError(
+            f"{config_path()} names no accounts; add [accounts.NAME] tables with base_url and "
+            "token_env, or run without --all for the server SVC_BASE_URL/SVC_API_KEY name"
+        )
+    return names
+
+
+def account_client(name: str, **client_options: Any) -> Client:
+    """A :class:`Client` on account ``name``: its ``base_url`` and the token in the variable its
+    ``token_env`` names ([accounts.NAME] of the config file). ``default`` without such a table
+    is the server the environment names (``configured_client``). ConfigError when the account
+    is not in the config or its variable is not set. One Client per account: each token has
+    its own rate governor (and, across processes, its own shared budget)."""
+    if name == DEFAULT_ACCOUNT and name not in accounts():
+        return configured_client(**client_options)
+    spec = account(name)
+    # wrapped before anything can raise, so no frame of a traceback holds the raw token
+    return Client(as_secret(spec.token()), spec.base_url, **client_options)
 
 
 def sandbox_control(client: Client | None = None) -> Control | None:

@@ -30,8 +30,9 @@ _COMMANDS = {
     ),
     "snapshot": (
         "svcnb.store._cli",
-        "take one snapshot of the account into the store",
-        "SVC_BASE_URL=https://api.example.com SVC_API_KEY=... svcnb snapshot --store data/store",
+        "take one snapshot of the account (or of every configured account) into the store",
+        "SVC_BASE_URL=https://api.example.com SVC_API_KEY=... svcnb snapshot --store data/store"
+        "; svcnb snapshot --all --store s3://team/history",
     ),
     "snapshots": (
         "svcnb.store._cli_list",

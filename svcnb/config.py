@@ -9,6 +9,13 @@ Location: the ``path`` argument, then ``$SVCNB_CONFIG``, then ``$XDG_CONFIG_HOME
     [vocabulary.billing_status]
     unpaid = "owing"
 
+Accounts (``svcnb snapshot --all`` / ``--account NAME``) name where each token lives, never
+the token itself::
+
+    [accounts.prod]
+    base_url = "https://api.example.com"
+    token_env = "SVC_TOKEN_PROD"      # the NAME of the environment variable holding the token
+
 It never holds a token: the client reads those from its arguments or the environment only.
 This module is a leaf: it imports nothing of svcnb but the errors.
 """
@@ -16,7 +23,9 @@ This module is a leaf: it imports nothing of svcnb but the errors.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +35,20 @@ from svcnb.errors import SvcnbError
 
 ENV_CONFIG = "SVCNB_CONFIG"
 
-__all__ = ["ConfigError", "config_path", "read_config", "write_section"]
+# the account of a store or command that names none: SVC_API_KEY/SVC_BASE_URL's, and the one
+# account of every store written before accounts existed
+DEFAULT_ACCOUNT = "default"
+
+__all__ = [
+    "DEFAULT_ACCOUNT",
+    "Account",
+    "ConfigError",
+    "account",
+    "accounts",
+    "config_path",
+    "read_config",
+    "write_section",
+]
 
 
 class ConfigError(SvcnbError, ValueError):
@@ -80,3 +102,100 @@ def write_section(
     tmp.write_bytes(tomli_w.dumps(config).encode("utf-8"))
     os.replace(tmp, target)
     return target
+
+
+# an account name is a folder name in the store (account=NAME) and a CLI word: keep it plain
+_ACCOUNT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ACCOUNT_KEYS = {"base_url", "token_env"}
+# what API tokens look like (svc_...; long opaque strings): a config file is often shared or
+# committed, so a value that looks like one is refused rather than read
+_TOKENISH = re.compile(r"^(svc_|sk_|ghp_|xox)|^(?=.*[a-z])(?=.*[0-9])[A-Za-z0-9_.\-+/=]{24,}$")
+
+
+@dataclass(frozen=True)
+class Account:
+    """One ``[accounts.NAME]`` of the config file: where it is and which variable holds its
+    token (never the token)."""
+
+    name: str
+    base_url: str
+    token_env: str
+
+    def token(self) -> str:
+        """The token, read from the environment now; ConfigError when the variable is unset."""
+        value = os.environ.get(self.token_env)
+        if not value:
+            raise ConfigError(
+                f"account {self.name!r}: the environment variable {self.token_env} (its "
+                f"token_env) is not set; export {self.token_env}=<token> before running"
+            )
+        return value
+
+
+def accounts(path: str | os.PathLike[str] | None = None) -> dict[str, Account]:
+    """The ``[accounts.NAME]`` tables of the config file, checked; ``{}`` when there are none.
+
+    ConfigError names the file, the account and what is wrong: an unknown key, a missing or
+    non-http ``base_url``, a ``token_env`` that is not a variable name, or anything that looks
+    like a token written into the file itself.
+    """
+    target = config_path(path)
+    table = read_config(target).get("accounts", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{target}: 'accounts' must be a table of [accounts.NAME] tables")
+    out: dict[str, Account] = {}
+    for name, spec in table.items():
+        where = f"{target}: [accounts.{name}]"
+        if not _ACCOUNT_NAME.fullmatch(name) or name in {"*", "all"}:
+            raise ConfigError(
+                f"{where}: an account name is letters, digits, '_', '-', '.' (up to 63, not "
+                "'all'); rename it"
+            )
+        if not isinstance(spec, dict):
+            raise ConfigError(f"{where} must be a table with base_url and token_env")
+        for key, value in spec.items():
+            if key in {"token", "api_key", "secret", "password"} or (
+                isinstance(value, str) and _TOKENISH.search(value) and key != "base_url"
+            ):
+                raise ConfigError(
+                    f"{where}: {key} looks like a token; the config file never holds tokens. "
+                    "Put the token in an environment variable and name that variable: "
+                    'token_env = "SVC_TOKEN_'
+                    + name.upper().replace("-", "_").replace(".", "_")
+                    + '"'
+                )
+        unknown = sorted(set(spec) - _ACCOUNT_KEYS)
+        if unknown:
+            raise ConfigError(
+                f"{where}: unknown key(s) {', '.join(unknown)}; an account has base_url and "
+                "token_env"
+            )
+        base_url = spec.get("base_url")
+        if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
+            raise ConfigError(
+                f"{where}: base_url is missing or not an http(s) URL; set e.g. "
+                'base_url = "https://api.example.com"'
+            )
+        if "@" in base_url.partition("://")[2].partition("/")[0]:
+            raise ConfigError(f"{where}: base_url holds credentials (user@host); remove them")
+        token_env = spec.get("token_env")
+        if not isinstance(token_env, str) or not _ENV_NAME.fullmatch(token_env):
+            raise ConfigError(
+                f"{where}: token_env must be the name of the environment variable that holds "
+                'the token, e.g. token_env = "SVC_TOKEN_' + name.upper().replace("-", "_") + '"'
+            )
+        out[name] = Account(name, base_url.rstrip("/"), token_env)
+    return out
+
+
+def account(name: str, path: str | os.PathLike[str] | None = None) -> Account:
+    """The account ``name`` of the config file; ConfigError naming the ones there are."""
+    found = accounts(path)
+    if name not in found:
+        listed = ", ".join(found) or "none"
+        raise ConfigError(
+            f"{config_path(path)} names no account {name!r} (accounts: {listed}); add "
+            f"[accounts.{name}] with base_url and token_env"
+        )
+    return found[name]

@@ -44,8 +44,14 @@ class AsOfPanel(Displayed):
     # width and height in inches of plots that need more than the default 7 x 3.2
     plot_sizes: dict[str, tuple[float, float]] = {}
 
-    def __init__(self, store: Store, *, export_dir: str | os.PathLike[str] = "out") -> None:
-        self.store = store
+    def __init__(
+        self,
+        store: Store,
+        *,
+        export_dir: str | os.PathLike[str] = "out",
+        account: str | None = None,
+    ) -> None:
+        self.store = one_account(store, account)
         self.at: pd.Timestamp | None = None
         self.results: dict[str, pd.DataFrame] = {}
 
@@ -196,3 +202,18 @@ class AsOfPanel(Displayed):
             )
             return path
         return None
+
+
+def one_account(store: Store, account: Any) -> Store:
+    """The store a panel shows: bound to ``account`` when one is named. A panel draws one
+    account (its money in that account's currency); several or ``"*"`` is a ValueError that
+    says how to get one panel per account, never a view that adds them up."""
+    if account is None:
+        return store
+    if isinstance(account, str) and account != "*":
+        return store.for_account(account)
+    raise ValueError(
+        f"account={account!r}: a panel shows one account; make one per account, e.g. "
+        "[BillingPanel(store, account=name) for name in store.accounts()], or compare "
+        "accounts with a report's from_store(store, account='*')"
+    )

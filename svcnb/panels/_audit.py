@@ -10,6 +10,7 @@ import ipywidgets as widgets
 import pandas as pd
 
 from svcnb.client import Client
+from svcnb.panels._asof import one_account
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, show, shown_in
 from svcnb.panels._quiet import quietly
@@ -133,8 +134,10 @@ class FirewallAuditPanel(Displayed):
     snapshot, which drops the marks it covers.
     """
 
-    def __init__(self, store: Store, client: Client | None = None) -> None:
-        self.store = store
+    def __init__(
+        self, store: Store, client: Client | None = None, *, account: str | None = None
+    ) -> None:
+        self.store = one_account(store, account)
         self.client = client
         self.findings = pd.DataFrame(columns=firewall.FINDING_COLUMNS)
         self.changes = pd.DataFrame(columns=firewall.FINDING_CHANGE_COLUMNS)

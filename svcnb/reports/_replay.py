@@ -16,6 +16,13 @@ lacks) gives no answer rather than one computed from nothing: ``from_store`` rai
 ``MissingResourceError`` naming the report, the resource, the snapshot and why, and ``replay``
 shows such times as rows of NA with the resources in a ``missing`` column. Histories leave out
 the snapshots that missed their resource (``Store.history``), so trends have gaps, not zeros.
+
+Accounts: ``from_store``, ``inputs`` and ``replay`` take ``account=``: one name (the report of
+that account), a list or ``"*"`` (the report of each, stacked with an ``account`` column first:
+one row per account and whatever the report keeps apart, such as currency; nothing is added
+across accounts, and ``attrs["note"]`` says so). None reads the store as it is bound (a store of
+several accounts then refuses, naming them). Functions that take a store directly
+(``firewall.changes``, ``webhooks.reconcile``) take ``store.for_account(name)``.
 """
 
 from __future__ import annotations
@@ -35,6 +42,8 @@ class StoreLike(Protocol):
     """The part of ``svcnb.store.Store`` reports read (see docs/contracts.md section 5)."""
 
     def snapshots(self) -> pd.DataFrame: ...
+    def accounts(self) -> list[str]: ...
+    def for_account(self, name: str) -> StoreLike: ...
     def load(self, resource: str, at: Any = None) -> pd.DataFrame: ...  # MissingResourceError
     def history(
         self, resource: str, columns: list[str], since: Any = None, until: Any = None
@@ -78,8 +87,12 @@ class Report:
         gone = set(listed.split(", "))
         return [r for r in dict.fromkeys(self.frames.values()) if r in gone]
 
-    def inputs(self, store: StoreLike, at: Any = None) -> dict[str, Any]:
-        """The keyword arguments ``from_store`` would pass: frames, histories and ``now``."""
+    def inputs(
+        self, store: StoreLike, at: Any = None, account: str | None = None
+    ) -> dict[str, Any]:
+        """The keyword arguments ``from_store`` would pass: frames, histories and ``now``
+        (of one account: ``account``, else the store as bound)."""
+        store = store if account is None else store.for_account(account)
         return self._inputs(store, snapshot_at(store, at))
 
     def _inputs(self, store: StoreLike, snap: pd.Series) -> dict[str, Any]:
@@ -97,13 +110,20 @@ class Report:
         kwargs["now"] = when
         return kwargs
 
-    def from_store(self, store: StoreLike, at: Any = None, **options: Any) -> Any:
+    def from_store(
+        self, store: StoreLike, at: Any = None, account: Any = None, **options: Any
+    ) -> Any:
         """Run the report as of the latest snapshot at or before ``at`` (latest when None).
 
         Raises ``MissingResourceError`` when that snapshot could not read a frame the report
         needs ("billing.runway needs 'wallet', which snapshot ... could not read: ...").
+        ``account``: one name, a list or ``"*"`` (see the module docstring); with several, each
+        account's answer as of its own latest snapshot at or before ``at``.
         """
-        return self.fn(**self.inputs(store, at), **options)
+        names = account_names(store, account)
+        if names is None:
+            return self.fn(**self.inputs(store, at), **options)
+        return per_account(names, lambda name: self.fn(**self.inputs(store, at, name), **options))
 
 
 def report(
@@ -116,6 +136,41 @@ def report(
         return Report(fn, frames or {}, histories or {})
 
     return wrap
+
+
+# what a frame over several accounts says about its totals
+SEVERAL_ACCOUNTS_NOTE = (
+    "one answer per account (column 'account'); amounts are never added across accounts or "
+    "currencies: compare them row by row, or convert first"
+)
+
+
+def account_names(store: StoreLike, account: Any) -> list[str] | None:
+    """None for one account (``account`` None: the store as bound, or one name: that one's
+    view is taken by the caller), else the names of several: a list, or ``"*"`` for all."""
+    if account is None:
+        return None
+    if isinstance(account, str):
+        return store.accounts() if account == "*" else [account]
+    names = list(dict.fromkeys(account))
+    if not names:
+        raise ValueError("account=[] names no account; give a name, a list of names or '*'")
+    return names
+
+
+def per_account(names: list[str], answer: Callable[[str], Any]) -> Any:
+    """``answer(name)`` for one name as is; for several, their frames stacked with an
+    ``account`` column first and ``attrs["note"]`` saying nothing was added across them."""
+    if len(names) == 1:
+        return answer(names[0])
+    parts = []
+    for name in names:
+        part = _as_frame(answer(name))
+        part.insert(0, "account", pd.array([name] * len(part), dtype="string"))
+        parts.append(part)
+    out = pd.concat(parts, ignore_index=True)
+    out.attrs["note"] = SEVERAL_ACCOUNTS_NOTE
+    return out
 
 
 def to_utc(value: Any, name: str = "at") -> pd.Timestamp:
@@ -191,6 +246,7 @@ def replay(
     every: str = "1D",
     since: Any = None,
     until: Any = None,
+    account: Any = None,
     **options: Any,
 ) -> pd.DataFrame:
     """Run ``report`` as of each time on a grid from the first snapshot to the last.
@@ -201,10 +257,18 @@ def replay(
     could not read a frame the report needs, the time has one row with every result NA, and a
     third column ``missing`` (only present when some time had one) names the resources,
     comma-separated ("" at the times that were computed).
+    ``account``: one name, a list or ``"*"``: each account replayed on its own snapshots, the
+    rows stacked with an ``account`` column first (nothing added across accounts).
     """
     if not isinstance(report, Report):
         raise ValueError(
             f"replay needs a report from svcnb.reports (one with from_store), got {report!r}"
+        )
+    names = account_names(store, account)
+    if names is not None:
+        return per_account(
+            names,
+            lambda name: replay(report, store.for_account(name), every, since, until, **options),
         )
     try:
         step = pd.Timedelta(every)

@@ -38,6 +38,9 @@ from ._fs import Location
 from ._layout import StoreError
 
 CATALOG = "_snapshots"
+# the partition column of the resource tables of a store of several accounts (the account's
+# name in the config); its files live under <resource>/account=NAME/
+PARTITION = "account"
 _APP = "svcnb.snapshots"
 _TS = pa.timestamp("us", tz="UTC")
 SCHEMA = pa.schema(
@@ -57,8 +60,9 @@ _TOP = ("snapshot_id", "seq", "server_time", "local_time", "server", "account")
 
 
 def file_seq(name: str) -> int | None:
-    """The seq a data file was written for (its name starts with it), None for other files."""
-    head = name.split("-", 1)[0]
+    """The seq a data file was written for (its name starts with it, after the account
+    partition folder if any), None for other files."""
+    head = name.rpartition("/")[2].split("-", 1)[0]
     return int(head) if head.isdigit() else None
 
 
@@ -70,10 +74,18 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def partition_of(name: str) -> dict[str, str]:
+    """The Delta partition values of a data file: ``account=NAME/...`` in a store of several
+    accounts, none in a single-account store (files at the table's root)."""
+    folder, _, _ = name.rpartition("/")
+    key, _, value = folder.partition("=")
+    return {key: value} if folder and key == PARTITION else {}
+
+
 def _add(loc: Location, table: str, name: str) -> AddAction:
     path = loc.file(table, name)
     stats = json.dumps({"numRecords": loc.parquet_rows(path)})
-    return AddAction(name, loc.size(path), {}, _now_ms(), True, stats)
+    return AddAction(name, loc.size(path), partition_of(name), _now_ms(), True, stats)
 
 
 class Catalog:
@@ -228,13 +240,19 @@ def sync(
     loc: Location, table: str, schema: pa.Schema, expected: Iterable[str], attempts: int = 5
 ) -> None:
     """Make the Delta table ``table`` hold exactly the files ``expected`` (names in its
-    folder), adding and removing in one commit; creates the table the first time."""
+    folder), adding and removing in one commit; creates the table the first time, partitioned
+    by account when the files are in account folders (a store of several accounts)."""
     want = set(expected)
     url = loc.table_url(table)
     options = loc.storage_options or None
+    by = [PARTITION] if any(partition_of(name) for name in want) else None
+    if by:
+        schema = schema.append(pa.field(PARTITION, pa.string()))
     for _ in range(attempts):
         try:
-            dt = DeltaTable.create(url, schema, mode="ignore", storage_options=options)
+            dt = DeltaTable.create(
+                url, schema, mode="ignore", partition_by=by, storage_options=options
+            )
             active = set(dt.get_add_actions(flatten=True).column("path").to_pylist())
             adds = [_add(loc, table, name) for name in sorted(want - active)]
             removes = [
@@ -243,7 +261,9 @@ def sync(
             ]
             if not adds and not removes:
                 return
-            dt.create_write_transaction([*adds, *removes], mode="append", schema=schema)
+            dt.create_write_transaction(
+                [*adds, *removes], mode="append", schema=schema, partition_by=by
+            )
             return
         except (DeltaError, OSError):
             time.sleep(0.05 + secrets.randbelow(100) / 1000)

@@ -1,20 +1,26 @@
-"""``svcnb snapshot [--store PATH]``: take one snapshot of the account into the store.
+"""``svcnb snapshot [--store PATH] [--account NAME | --all]``: take one snapshot of an account
+(or of every account of the config file, in parallel) into the store.
 
-The server is the one configured (``SVC_BASE_URL``/``SVC_API_KEY``, or ``SVCNB_SANDBOX``),
-never a sandbox started for the occasion: a throwaway account must not enter a real history.
+The server is the one configured (``SVC_BASE_URL``/``SVC_API_KEY``, or ``SVCNB_SANDBOX``; with
+``--account``/``--all``, the ``[accounts.NAME]`` tables of the config file), never a sandbox
+started for the occasion: a throwaway account must not enter a real history.
 Exits 0 when every resource was read, 3 when the snapshot was stored without some (each named
-on stderr with why), 2 when no server is configured, 1 when nothing could be stored (the store
-also refuses a snapshot of another server or account than its own).
+on stderr with why), 2 when no server is configured (or the config is wrong), 1 when nothing
+could be stored (the store also refuses a snapshot of another server or account than the one
+it holds under that name). With ``--all``: one line per account, each account's snapshot lands
+or fails on its own; 1 when any account failed, else 3 when any was incomplete, else 0.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 
 import pandas as pd
 
-from svcnb._connect import configured_client
+from svcnb._connect import account_client, account_names, configured_client
 from svcnb.config import ConfigError
 from svcnb.errors import SvcnbError
 
@@ -28,6 +34,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="store folder or URL such as s3://bucket/prefix (default: $SVCNB_STORE, else "
         "data/store)",
+    )
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
+        "--account",
+        default=None,
+        metavar="NAME",
+        help="the account [accounts.NAME] of the config file to pull (default: the server "
+        "SVC_BASE_URL/SVC_API_KEY name), e.g. --account prod",
+    )
+    which.add_argument(
+        "--all",
+        action="store_true",
+        help="pull every account of the config file at once, one client (one rate budget) per "
+        "token, into the store partitioned by account",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument(
@@ -44,37 +64,107 @@ INCOMPLETE = 3
 # the exit code when no server is configured
 NOT_CONFIGURED = 2
 
+# the exit code when nothing could be stored (with --all: when some account failed)
+FAILED = 1
+
+
+@dataclass
+class Outcome:
+    """What one account's snapshot came to: its id, or why it failed, and what it missed."""
+
+    account: str | None
+    code: int = 0
+    out: list[str] = field(default_factory=list)
+    err: list[str] = field(default_factory=list)
+
 
 def run(args: argparse.Namespace) -> int:
+    allow_older = getattr(args, "allow_older", False)
+    if getattr(args, "all", False):
+        return _run_all(args.store, allow_older)
+    name = getattr(args, "account", None)
+    outcome = _one(args.store, name, not args.quiet, allow_older, prefix="")
+    for line in outcome.out:
+        print(line)
+    for line in outcome.err:
+        print(line, file=sys.stderr)
+    return outcome.code
+
+
+def _run_all(where: str | None, allow_older: bool) -> int:
     try:
-        client = configured_client(progress=not args.quiet)
+        names = account_names()
     except ConfigError as exc:
         print(f"svcnb snapshot: {exc}", file=sys.stderr)
         return NOT_CONFIGURED
-    store = Store(args.store)
+    # threads, not processes: the time goes in waiting on the servers; progress bars of several
+    # threads would interleave, so none
+    with ThreadPoolExecutor(len(names), thread_name_prefix="svcnb-snapshot") as pool:
+        outcomes = list(
+            pool.map(lambda n: _one(where, n, False, allow_older, prefix=f"{n}: "), names)
+        )
+    for outcome in outcomes:
+        for line in outcome.out:
+            print(line)
+        for line in outcome.err:
+            print(line, file=sys.stderr)
+    failed = [o.account for o in outcomes if o.code not in (0, INCOMPLETE)]
+    incomplete = [o.account for o in outcomes if o.code == INCOMPLETE]
+    if failed:
+        print(
+            f"svcnb snapshot: {len(failed)} of {len(outcomes)} account(s) failed "
+            f"({', '.join(map(str, failed))}); the others are stored",
+            file=sys.stderr,
+        )
+        return FAILED
+    return INCOMPLETE if incomplete else 0
+
+
+def _one(
+    where: str | None, name: str | None, progress: bool, allow_older: bool, prefix: str
+) -> Outcome:
+    """One account's snapshot; never raises for what the user can fix (the message says)."""
+    outcome = Outcome(name)
+    try:
+        client = (
+            configured_client(progress=progress)
+            if name is None
+            else account_client(name, progress=progress)
+        )
+    except ConfigError as exc:
+        outcome.err.append(f"svcnb snapshot: {prefix}{exc}")
+        outcome.code = NOT_CONFIGURED
+        return outcome
+    # a Store per account (and so per thread): its catalog reader keeps state of its own
+    store = Store(where, account=name)
     try:
         with client:
-            snapshot_id = store.take(client, allow_older=getattr(args, "allow_older", False))
+            snapshot_id = store.take(client, allow_older=allow_older)
     except (SvcnbError, OSError) as exc:
-        print(f"svcnb snapshot: {exc}", file=sys.stderr)
-        return 1
-    row = store.snapshots().set_index("snapshot_id").loc[snapshot_id]
+        outcome.err.append(f"svcnb snapshot: {prefix}{exc}")
+        outcome.code = FAILED
+        return outcome
+    snaps = store.snapshots()
+    row = snaps.set_index("snapshot_id").loc[snapshot_id]
     counts = ", ".join(
         f"{int(row[f'{r}_rows'])} {r.replace('_', ' ')}"
         for r in ("vms", "firewall_rules", "networks", "webhooks", "deliveries")
         if not pd.isna(row[f"{r}_rows"])
     )
-    print(f"snapshot {snapshot_id} in {store.path} (server time {row['server_time']}): {counts}")
+    outcome.out.append(
+        f"{prefix}snapshot {snapshot_id} in {store.path} (server time {row['server_time']}): "
+        f"{counts}"
+    )
     if row["unreadable"]:
-        print(f"values svcnb could not read (kept as NA): {row['unreadable']}")
+        outcome.out.append(f"{prefix}values svcnb could not read (kept as NA): {row['unreadable']}")
     missing = store.resources(snapshot_id).query("status == 'missing'")
     if missing.empty:
-        return 0
-    print(
-        f"svcnb snapshot: incomplete, {len(missing)} resource(s) could not be read and are "
-        "recorded as missing (not as empty):",
-        file=sys.stderr,
+        return outcome
+    outcome.err.append(
+        f"svcnb snapshot: {prefix}incomplete, {len(missing)} resource(s) could not be read and "
+        "are recorded as missing (not as empty):"
     )
     for resource, why in zip(missing["resource"], missing["reason"], strict=True):
-        print(f"  {resource}: {why}", file=sys.stderr)
-    return INCOMPLETE
+        outcome.err.append(f"  {prefix}{resource}: {why}")
+    outcome.code = INCOMPLETE
+    return outcome

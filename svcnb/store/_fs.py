@@ -96,6 +96,21 @@ class Location:
             return []
         return [i.base_name for i in infos if i.type == pafs.FileType.File]
 
+    def list_data_files(self, table: str) -> list[str]:
+        """Names of the data files of ``table`` relative to it: those at its root and those in
+        its account partition folders (``account=NAME/file``)."""
+        folder = f"{self.root}/{table}"
+        try:
+            infos = self.fs.get_file_info(pafs.FileSelector(folder, allow_not_found=True))
+        except (OSError, pa.ArrowException):
+            return []
+        out = [i.base_name for i in infos if i.type == pafs.FileType.File]
+        for info in infos:
+            if info.type == pafs.FileType.Directory and info.base_name.startswith("account="):
+                inner = self.list_files(f"{table}/{info.base_name}")
+                out += [f"{info.base_name}/{name}" for name in inner]
+        return out
+
     def delete(self, path: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             self.fs.delete_file(path)

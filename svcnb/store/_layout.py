@@ -4,6 +4,8 @@
 <store>/                         a folder, or a URL such as s3://bucket/prefix
   _snapshots/                    Delta table: the catalog, one row per published snapshot
   <resource>/                    Delta table per resource: versions of rows (svcnb.store._segments)
+    account=NAME/                in a store of several accounts: that account's files (a Delta
+                                 partition: readers see an ``account`` column)
   audit.jsonl                    rule-editor audit log (append-only; local stores)
   webhook_events.jsonl           webhook event log (svcnb.store._eventlog; local stores)
 ```

@@ -2,7 +2,7 @@
 
 A catalog entry is the published record of one snapshot::
 
-    {"snapshot_id", "seq", "server_time", "local_time", "server", "account",
+    {"snapshot_id", "seq", "server_time", "local_time", "server", "account", "partition",
      "rows": {resource: rows present},
      "parts": {resource: [segment, versions in the segment's changes with _snapshot <= seq,
                           base file, changes file or None]},
@@ -16,6 +16,12 @@ sees. Under ``resources`` a key whose value would be None or ``{}`` is left out 
 tell a damaged or truncated file from a good one. A resource that could not be read has no
 ``rows`` or ``parts`` entry: nothing was written for it, its last known rows stay where they
 were, and readers say it is missing rather than empty.
+
+Accounts: ``account`` is the wallet id (who the data is about), ``partition`` the account's name
+in a store of several accounts, whose files then sit in ``<resource>/account=NAME/``. Entries of
+a single-account store (every store written before accounts existed) have no ``partition``:
+their account is ``DEFAULT_ACCOUNT`` and their files sit at the table's root. Seqs are numbered
+across the whole store; each account's snapshots, segments and files are its own.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
+from svcnb.config import DEFAULT_ACCOUNT
 from svcnb.frames import KEYS, SCHEMAS
 
 from ._audit import scrub
@@ -113,6 +120,21 @@ def _reader() -> ThreadPoolExecutor:
             _READERS.clear()
             pool = _READERS[os.getpid()] = ThreadPoolExecutor(1, "svcnb-store-read")
         return pool
+
+
+def account_of(entry: Mapping[str, Any]) -> str:
+    """The account name of a catalog entry (``DEFAULT_ACCOUNT`` in a single-account store)."""
+    return entry.get("partition") or DEFAULT_ACCOUNT
+
+
+def accounts_in(entries: list[dict[str, Any]]) -> list[str]:
+    """The account names of a store, in the order of their first snapshot."""
+    return list(dict.fromkeys(account_of(e) for e in entries))
+
+
+def partitioned(entries: list[dict[str, Any]]) -> bool | None:
+    """Whether the store keeps accounts apart (None: no snapshot yet, the first decides)."""
+    return bool(entries[0].get("partition")) if entries else None
 
 
 def segment_files(
@@ -273,6 +295,8 @@ def _write_resource(
 
     def put(kind: str, table: pa.Table) -> str:
         name = data_file(seq, nonce, kind)
+        if entry.get("partition"):
+            name = f"account={entry['partition']}/{name}"
         path = loc.file(resource, name)
         written.append(path)
         loc.write_parquet(path, table, **parquet_options(table))
@@ -361,15 +385,18 @@ def check_origin(
     when: str | None,
     allow_older: bool,
 ) -> None:
-    """Refuse a snapshot from another server or account than the store's, or one older than
-    the store's latest (unless ``allow_older``)."""
+    """Refuse a snapshot from another server or account than the one the store holds under
+    this account name (``entries`` are that name's), or one older than that account's latest
+    (unless ``allow_older``)."""
     for key, value, what in (("server", server, "server"), ("account", account, "account")):
         held = _identity(entries, key)
         if value and held and value != held:
+            name = account_of(entries[0])
             raise StoreError(
-                f"the store {loc.url} holds the history of {what} {held!r}; this snapshot is "
-                f"from {what} {value!r}. Use another store for it (--store / SVCNB_STORE), or "
-                "check SVC_BASE_URL and SVC_API_KEY"
+                f"the store {loc.url} holds the history of {what} {held!r} under account "
+                f"{name!r}; this snapshot is from {what} {value!r}. Check the account's "
+                "base_url and token (config file, or SVC_BASE_URL and SVC_API_KEY), or use "
+                "another store or account name for it"
             )
     if entries and when and not allow_older:
         latest = entries[-1]["server_time"] or entries[-1]["local_time"]
@@ -378,6 +405,53 @@ def check_origin(
                 f"this snapshot's server time {when} is earlier than the latest in {loc.url} "
                 f"({entries[-1]['snapshot_id']} at {latest}): the server's clock went back or "
                 "this is another server. Pass allow_older=True to store it anyway"
+            )
+
+
+def choose_partition(loc: Location, entries: list[dict[str, Any]], name: str | None) -> str | None:
+    """The partition a snapshot of account ``name`` goes to (None: the single-account layout)."""
+    layout = partitioned(entries)
+    if layout is None:
+        return name
+    if not layout:
+        if name in (None, DEFAULT_ACCOUNT):
+            return None
+        raise StoreError(
+            f"the store {loc.url} keeps one account ({DEFAULT_ACCOUNT!r}: it was started by a "
+            f"snapshot that named no account); account {name!r} needs a store of several "
+            "accounts: give it a new store (--store), and start that one with "
+            "`svcnb snapshot --all` or --account"
+        )
+    if name is not None:
+        return name
+    names = accounts_in(entries)
+    if len(names) == 1:
+        return names[0]
+    raise StoreError(
+        f"the store {loc.url} holds accounts {', '.join(names)}; name the one this snapshot "
+        "is of (--account NAME, Store.take(client, account=NAME))"
+    )
+
+
+def check_not_elsewhere(
+    loc: Location,
+    entries: list[dict[str, Any]],
+    partition: str | None,
+    server: str | None,
+    account: str | None,
+) -> None:
+    """Refuse a snapshot whose server and wallet the store already holds under another account
+    name: one account stored twice would be counted twice in every total over accounts."""
+    if not (server and account):
+        return
+    for entry in entries:
+        other = account_of(entry)
+        if other != (partition or DEFAULT_ACCOUNT) and (
+            entry.get("server") == server and entry.get("account") == account
+        ):
+            raise StoreError(
+                f"the store {loc.url} already holds this account (server {server!r}, wallet "
+                f"{account!r}) as account {other!r}; snapshot it under that name"
             )
 
 
@@ -393,13 +467,18 @@ def write_snapshot(
     server: str | None = None,
     account: str | None = None,
     allow_older: bool = False,
+    name: str | None = None,
 ) -> str:
-    """Write and publish one snapshot; returns its id.
+    """Write and publish one snapshot of account ``name``; returns its id.
 
     ``frames`` and ``missing`` together name every resource, checked by ``check_write``.
-    ``cache`` carries each resource's state from this process's previous write, used only when
-    that write is still the latest published snapshot with the resource. When another writer
-    publishes first, the snapshot is computed again on top of that one.
+    ``cache`` carries each resource's state from this process's previous write (of this account),
+    used only when that write is still the latest published snapshot with the resource. When
+    another writer publishes first, the snapshot is computed again on top of that one.
+
+    ``name``: the account's name; None in a single-account store, or in a store of several for
+    its only account. A store's first snapshot decides its layout: single-account when it names
+    no account, by account (Delta partitions) when it does.
     """
     server_stamp, local = _stamp(server_time), _stamp(local_time)
     for attempt in range(ATTEMPTS):
@@ -407,7 +486,10 @@ def write_snapshot(
         if version < 0:
             catalog.create()
             entries, version = catalog.read()
-        check_origin(loc, entries, server, account, server_stamp, allow_older)
+        partition = choose_partition(loc, entries, name)
+        mine = [e for e in entries if account_of(e) == (partition or DEFAULT_ACCOUNT)]
+        check_origin(loc, mine, server, account, server_stamp, allow_older)
+        check_not_elsewhere(loc, entries, partition, server, account)
         seq = entries[-1]["seq"] + 1 if entries else 1
         when = pd.Timestamp(server_stamp or local)
         entry: dict[str, Any] = {
@@ -417,6 +499,7 @@ def write_snapshot(
             "local_time": local,
             "server": server,
             "account": account,
+            **({"partition": partition} if partition else {}),
             "rows": {},
             "parts": {},
             "resources": {},
@@ -430,7 +513,7 @@ def write_snapshot(
                     known[resource] = cache[resource]
                 continue
             frame = frames[resource]
-            old = _known(loc, resource, latest_with(entries, resource), entries, cache)
+            old = _known(loc, resource, latest_with(mine, resource), entries, cache)
             known[resource] = _write_resource(loc, resource, frame, entry, old, nonce, written)
             counts = _unreadable_counts(frame)
             entry["resources"][resource] = _status("ok", None, len(frame), counts)
@@ -482,10 +565,10 @@ def tidy(loc: Location, catalog: Catalog, resources: list[str]) -> None:
                 continue
             keep = want | expected_files(entries[:-1], resource)
             newest = entries[-1]["seq"]
-            for name in loc.list_files(resource):
-                seq = file_seq(name)
-                if seq is not None and seq <= newest and name not in keep:
-                    loc.delete(loc.file(resource, name))
+            for file in loc.list_data_files(resource):
+                seq = file_seq(file)
+                if seq is not None and seq <= newest and file not in keep:
+                    loc.delete(loc.file(resource, file))
         catalog.sweep()
     except (StoreError, OSError, pa.ArrowException) as exc:
         warn(f"the snapshot is published; tidying {loc.url} failed and is left to the next: {exc}")

@@ -7,8 +7,9 @@ published. Reading needs no server and no svcnb: DuckDB, Polars or Spark read th
 
 from __future__ import annotations
 
+import copy
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,8 @@ from ._segments import state, to_frame
 from ._snapshots import (
     RESOURCES,
     Unreadable,
+    account_of,
+    accounts_in,
     check_write,
     group_by_segment,
     has,
@@ -45,6 +48,9 @@ from ._snapshots import (
 )
 
 TimeLike = str | datetime | pd.Timestamp
+# ``account=`` of the readers: one name, several, or "*" for every account of the store
+Accounts = str | Sequence[str]
+EVERY_ACCOUNT = "*"
 
 
 def _utc(value: TimeLike, name: str) -> pd.Timestamp:
@@ -93,7 +99,15 @@ class Store:
     (deltalake's keys, e.g. ``AWS_ENDPOINT_URL``); never from a file in the store.
     Snapshots are ordered by when they were taken; ``at``, ``since`` and ``until`` are compared
     with each snapshot's server time (the API's ``Date`` header, the local clock if it had none).
-    A store holds one server's and one account's history: the first snapshot's.
+    A store holds the history of one or several accounts, each under its name (the config's
+    ``[accounts.NAME]``), each name bound to one server and one wallet (its first snapshot's).
+    A store whose first snapshot named no account keeps one account, ``"default"``: every store
+    written before accounts existed is such a store and reads as before.
+
+    ``account`` (here, or ``for_account(name)``) binds this Store to one account: reads and
+    ``take`` then see that account only. Unbound, a store of one account reads as that account;
+    a store of several refuses to read without ``account=`` naming one, several or ``"*"``
+    (then every row carries an ``account`` column): a frame never mixes accounts unsaid.
     """
 
     def __init__(
@@ -101,6 +115,7 @@ class Store:
         path: str | os.PathLike[str] | None = None,
         *,
         storage_options: Mapping[str, str] | None = None,
+        account: str | None = None,
     ) -> None:
         self._loc = Location.of(resolve_url(path), storage_options)
         self.url: str = self._loc.url
@@ -111,12 +126,92 @@ class Store:
         # the catalog list the catalog shares while it is unchanged, and its times
         self._times: tuple[list[dict[str, Any]], list[datetime]] = ([], [])
         self._checked: dict[tuple[str, int], str | None] = {}
+        self._bound: str | None = account
+        # the bound account's entries, and the catalog list they were filtered from
+        self._mine: tuple[list[dict[str, Any]] | None, list[dict[str, Any]]] = (None, [])
+        self._views: dict[str, Store] = {}
 
     def __repr__(self) -> str:
+        if self._bound is not None:
+            return f"Store({str(self.path)!r}, account={self._bound!r})"
         return f"Store({str(self.path)!r})"
 
+    # -- accounts ------------------------------------------------------------------------------
+
+    @property
+    def account(self) -> str | None:
+        """The account this Store is bound to (None: the store's only one)."""
+        return self._bound
+
+    def accounts(self) -> list[str]:
+        """The account names the store holds, in the order of their first snapshot
+        (``["default"]`` for a store of one account that named none)."""
+        return accounts_in(self._catalog.read()[0])
+
+    def for_account(self, name: str) -> Store:
+        """This store bound to account ``name``: shares the catalog, reads and takes that
+        account only."""
+        if not isinstance(name, str) or not name or name == EVERY_ACCOUNT:
+            raise ValueError(f"for_account takes one account name, got {name!r}")
+        if name == self._bound:
+            return self
+        view = self._views.get(name)
+        if view is None:
+            view = copy.copy(self)
+            view._bound, view._known, view._views = name, {}, {}
+            view._times, view._mine = ([], []), (None, [])
+            self._views[name] = view
+        return view
+
+    def _names(self, account: Accounts) -> list[str]:
+        """The account names ``account`` asks for, each checked against the store's."""
+        held = self.accounts()
+        if isinstance(account, str):
+            wanted = held if account == EVERY_ACCOUNT else [account]
+        else:
+            wanted = list(dict.fromkeys(account))
+        unknown = [n for n in wanted if n not in held]
+        if unknown or not wanted:
+            raise StoreError(
+                f"the store {self.path} holds no account {', '.join(map(repr, unknown))}; "
+                f"its accounts: {', '.join(held) or 'none yet'}"
+            )
+        return wanted
+
+    def _across(self, account: Accounts, read: Callable[[Store], pd.DataFrame]) -> pd.DataFrame:
+        """``read`` of one account, or of several stacked with an ``account`` column first."""
+        if isinstance(account, str) and account != EVERY_ACCOUNT:
+            return read(self.for_account(self._names(account)[0]))
+        parts, attrs = [], {}
+        for name in self._names(account):
+            part = read(self.for_account(name))
+            attrs[name] = dict(part.attrs)
+            part.insert(0, "account", pd.array([name] * len(part), dtype="string"))
+            parts.append(part)
+        out = pd.concat(parts, ignore_index=True)
+        out.attrs = {"accounts": attrs}
+        return out
+
     def _entries(self) -> list[dict[str, Any]]:
-        return self._catalog.read()[0]
+        """The catalog entries of the account in scope: the bound one, else the store's only
+        one; StoreError when the store holds several and none is named."""
+        entries = self._catalog.read()[0]
+        if self._mine[0] is entries:
+            return self._mine[1]
+        if self._bound is None:
+            names = accounts_in(entries)
+            if len(names) > 1:
+                raise StoreError(
+                    f"the store {self.path} holds accounts {', '.join(names)}: name one with "
+                    "account='NAME' (or Store(..., account=...)), several as a list, or '*' for "
+                    "all (each row then says its account); figures of several accounts are "
+                    "never read as one"
+                )
+            mine = entries
+        else:
+            mine = [e for e in entries if account_of(e) == self._bound]
+        self._mine = (entries, mine)
+        return mine
 
     def _local(self, what: str) -> Path:
         if not self._loc.local:
@@ -127,7 +222,7 @@ class Store:
 
     # -- writing ---------------------------------------------------------------------------
 
-    def take(self, client: Client, *, allow_older: bool = False) -> str:
+    def take(self, client: Client, *, account: str | None = None, allow_older: bool = False) -> str:
         """Pull the account through ``client`` into one snapshot; returns its id.
 
         Every resource that can be read is stored. One that cannot (a scope the token lacks, a
@@ -139,7 +234,12 @@ class Store:
         StoreError, storing nothing, when the client's server or account (the wallet id) is not
         the store's, or its server time is earlier than the latest snapshot's (unless
         ``allow_older``).
+
+        ``account``: the name this snapshot is stored under (default: the bound account, else
+        the store's only one; a new store taken with a name keeps accounts apart).
         """
+        if account is not None and account != self._bound:
+            return self.for_account(account).take(client, allow_older=allow_older)
         previous = self._previous_vms()
         pulled = pull(client, previous)
         return self.write(
@@ -161,6 +261,7 @@ class Store:
         partial: bool = False,
         server: str | None = None,
         account: str | None = None,
+        wallet: str | None = None,
         allow_older: bool = False,
     ) -> str:
         """Store frames built by ``svcnb.frames`` as one snapshot; returns its id.
@@ -173,12 +274,15 @@ class Store:
         (``{column: count}``) is kept in the snapshot's metadata. Only rows new or changed
         since the latest snapshot with the resource are written.
 
-        ``server`` (the API's base URL) and ``account`` (the wallet id; by default that of
-        ``frames["wallet"]``) are recorded; the first snapshot's are the store's, and a snapshot
-        from another server or account raises StoreError naming both. So does one whose
-        server time is earlier than the latest snapshot's, unless ``allow_older=True``.
+        ``server`` (the API's base URL) and ``wallet`` (the wallet id; by default that of
+        ``frames["wallet"]``) are recorded; the first snapshot of account ``account`` (the
+        name; default: the bound one, else the store's only one) binds that name to them, and a
+        snapshot of it from another server or wallet raises StoreError naming both, as does a
+        server and wallet the store holds under another name. So does one whose server time is
+        earlier than the account's latest snapshot's, unless ``allow_older=True``.
         """
         missing = check_write(frames, missing or {}, partial)
+        name = account if account is not None else self._bound
         local = datetime.now(UTC) if local_time is None else local_time
         return write_snapshot(
             self._loc,
@@ -189,8 +293,9 @@ class Store:
             local,
             self._known,
             server=server.rstrip("/") if server else None,
-            account=account or _account(frames),
+            account=wallet or _account(frames),
             allow_older=allow_older,
+            name=name,
         )
 
     def build_history(
@@ -261,14 +366,24 @@ class Store:
 
     # -- reading -----------------------------------------------------------------------------
 
-    def snapshots(self) -> pd.DataFrame:
+    def snapshots(self, account: Accounts | None = None) -> pd.DataFrame:
         """One row per readable snapshot: snapshot_id, seq, server_time, local_time,
         ``<resource>_rows`` for each resource (NA where it is missing), ``missing`` (the
         resources that could not be read, comma-separated; "" when the snapshot is complete)
         and ``unreadable`` (``resource.column (count)`` of values frames could not read,
-        comma-separated; "" when none). ``resources()`` gives the reasons. Snapshots whose
-        files are damaged are left out with a SnapshotWarning."""
-        entries = self._readable(self._entries())
+        comma-separated; "" when none), account (its name). ``resources()`` gives the
+        reasons. Snapshots whose files are damaged are left out with a SnapshotWarning.
+
+        ``account``: one name, a list or ``"*"``; None lists the bound account's, else every
+        snapshot of the store (a list of snapshots adds nothing up)."""
+        if account is not None:
+            wanted = set(self._names(account))
+            entries = [e for e in self._catalog.read()[0] if account_of(e) in wanted]
+        elif self._bound is None:
+            entries = self._catalog.read()[0]
+        else:
+            entries = self._entries()
+        entries = self._readable(entries)
         data: dict[str, Any] = {
             "snapshot_id": pd.array([e["snapshot_id"] for e in entries], dtype="string"),
             "seq": pd.array([e["seq"] for e in entries], dtype="Int64"),
@@ -298,6 +413,7 @@ class Store:
             ],
             dtype="string",
         )
+        data["account"] = pd.array([account_of(e) for e in entries], dtype="string")
         return pd.DataFrame(data)
 
     def resources(self, snapshot: TimeLike | None = None) -> pd.DataFrame:
@@ -321,7 +437,12 @@ class Store:
         )
 
     def load(
-        self, resource: ResourceName, at: TimeLike | None = None, *, allow_stale: bool = False
+        self,
+        resource: ResourceName,
+        at: TimeLike | None = None,
+        *,
+        allow_stale: bool = False,
+        account: Accounts | None = None,
     ) -> pd.DataFrame:
         """The frame of ``resource`` as of server time ``at`` (the latest snapshot by default).
 
@@ -332,7 +453,15 @@ class Store:
         the one before it is used. Where the snapshot could not read ``resource``, raises
         ``MissingResourceError``; with ``allow_stale=True`` gives the resource as of the latest
         earlier snapshot that has it instead.
+
+        ``account``: one name (that account's frame), a list or ``"*"`` (the frames stacked,
+        an ``account`` column first, ``attrs["accounts"]`` holding each one's attrs); None: the
+        bound account, else the store's only one (StoreError naming them when it has several).
         """
+        if account is not None:
+            return self._across(
+                account, lambda one: one.load(resource, at, allow_stale=allow_stale)
+            )
         _check_resource(resource)
         entries = self._until(at)
         for i in range(len(entries) - 1, -1, -1):
@@ -359,14 +488,19 @@ class Store:
         columns: Iterable[str] | None = None,
         since: TimeLike | None = None,
         until: TimeLike | None = None,
+        *,
+        account: Accounts | None = None,
     ) -> pd.DataFrame:
         """One long frame: snapshot_id, server_time, the key columns and ``columns`` (all by
         default) for every row of every snapshot with ``since <= server time <= until``.
 
         Snapshots that could not read ``resource`` are left out, never shown as having no
         rows: a series has a gap there rather than a false zero. ``attrs["missing_snapshots"]``
-        maps their ids to why.
+        maps their ids to why. ``account`` as in ``load``.
         """
+        if account is not None:
+            wanted = None if columns is None else list(columns)
+            return self._across(account, lambda one: one.history(resource, wanted, since, until))
         _check_resource(resource)
         keys = list(KEYS[resource])
         wanted = [c for c in (SCHEMAS[resource] if columns is None else columns) if c not in keys]
@@ -405,14 +539,24 @@ class Store:
         out.attrs = {"missing_snapshots": gaps}
         return out
 
-    def diff(self, resource: ResourceName, a: TimeLike, b: TimeLike) -> pd.DataFrame:
+    def diff(
+        self,
+        resource: ResourceName,
+        a: TimeLike,
+        b: TimeLike,
+        *,
+        account: Accounts | None = None,
+    ) -> pd.DataFrame:
         """Rows added, removed and changed from ``a`` to ``b`` (snapshot ids or times).
 
         Columns: the key columns, change ("added" | "removed" | "changed"), column, before,
         after; one row per changed column of a changed row. Raises ``MissingResourceError``
         when ``a`` or ``b`` could not read ``resource``: compared with rows nobody read, every
-        row would show as added or removed.
+        row would show as added or removed. ``account`` as in ``load`` (with several, ``a``
+        and ``b`` are times).
         """
+        if account is not None:
+            return self._across(account, lambda one: one.diff(resource, a, b))
         _check_resource(resource)
         return diff_frames(resource, self._frame_of(resource, a), self._frame_of(resource, b))
 
@@ -442,6 +586,11 @@ class Store:
 
     def _nothing_before(self, at: TimeLike | None, resource: str | None = None) -> str:
         entries = self._entries()
+        if not entries and self._bound is not None and self._catalog.last:
+            return (
+                f"no snapshot of account {self._bound!r} in {self.path} (its accounts: "
+                f"{', '.join(accounts_in(self._catalog.last))})"
+            )
         if not entries:
             return (
                 f"no snapshots in {self.path}: take one with `svcnb snapshot --store {self.path}` "

@@ -1,0 +1,261 @@
+"""Several accounts in one store: the config names them (never their tokens), `svcnb snapshot
+--all` pulls them in parallel into one store partitioned by account, each account name is bound
+to its server and wallet, and nothing reads or adds figures of several accounts unsaid."""
+
+from __future__ import annotations
+
+import copy
+from decimal import Decimal
+
+import pandas as pd
+import polars as pl
+import pytest
+from frames._samples import account
+
+from svcnb import frames
+from svcnb._connect import account_client
+from svcnb.cli import main
+from svcnb.config import ConfigError, accounts
+from svcnb.panels._billing import BillingPanel
+from svcnb.reports import billing, replay
+from svcnb.store import Store, StoreError
+
+from .test_store_disk import DAY, T0, frames_of
+
+# pairs of dialects the two accounts speak: each account may be on a different service flavour
+PAIRS = [("default", "acme"), ("linkhdr", "cursor")]
+
+
+def _config(path, **specs: tuple[str, str]) -> None:
+    lines = []
+    for name, (url, env) in specs.items():
+        lines += [f"[accounts.{name}]", f'base_url = "{url}"', f'token_env = "{env}"', ""]
+    path.write_text("\n".join(lines))
+
+
+def _two_accounts(make_sandbox, monkeypatch, tmp_path, dialects):
+    """Two sandboxes on loopback (5 and 8 VMs) as accounts 'north' and 'south'."""
+    north = make_sandbox(vms=5, seed=11, time_scale=0.0, dialect=dialects[0])
+    south = make_sandbox(vms=8, seed=12, time_scale=0.0, dialect=dialects[1])
+    config = tmp_path / "config.toml"
+    _config(
+        config,
+        north=(north.base_url, "SVC_TOKEN_NORTH"),
+        south=(south.base_url, "SVC_TOKEN_SOUTH"),
+    )
+    monkeypatch.setenv("SVCNB_CONFIG", str(config))
+    monkeypatch.setenv("SVC_TOKEN_NORTH", north.tokens["read"])
+    monkeypatch.setenv("SVC_TOKEN_SOUTH", south.tokens["read"])
+    return north, south, config
+
+
+def _truth_vms(sb) -> int:
+    return len(sb.control.truth()["vms"])
+
+
+def _truth_balance(sb) -> Decimal:
+    """The wallet balance as the sandbox holds it (its default-dialect rendering)."""
+    return Decimal(str(frames.wallet([sb.control.truth()["wallet"]])["balance_amount"].iloc[0]))
+
+
+# -- the config file ------------------------------------------------------------------------
+
+
+def test_config_names_accounts_and_refuses_tokens_and_unknown_keys(tmp_path, monkeypatch):
+    path = tmp_path / "c.toml"
+    _config(path, prod=("https://api.example.com/", "SVC_TOKEN_PROD"))
+    found = accounts(path)
+    assert list(found) == ["prod"]
+    assert found["prod"].base_url == "https://api.example.com"
+    assert found["prod"].token_env == "SVC_TOKEN_PROD"
+
+    path.write_text('[accounts.prod]\nbase_url = "https://x.test"\ntoken = "svc_abcdef"\n')
+    with pytest.raises(ConfigError, match=r"token looks like a token.*token_env = \"SVC_TOKEN_"):
+        accounts(path)
+    path.write_text(
+        '[accounts.prod]\nbase_url = "https://x.test"\n'
+        'token_env = "a8f7d9e6c5b4a3928171605f4e3d2c1b"\n'
+    )
+    with pytest.raises(ConfigError, match="looks like a token"):
+        accounts(path)
+    path.write_text('[accounts.prod]\nbase_url = "https://x.test"\ntoken_env = "T"\nregion = 1\n')
+    with pytest.raises(ConfigError, match=r"\[accounts.prod\]: unknown key\(s\) region"):
+        accounts(path)
+    path.write_text('[accounts.prod]\ntoken_env = "T"\n')
+    with pytest.raises(ConfigError, match="base_url is missing"):
+        accounts(path)
+    path.write_text('[accounts.prod]\nbase_url = "https://x.test"\ntoken_env = "not a name"\n')
+    with pytest.raises(ConfigError, match="token_env must be the name of the environment"):
+        accounts(path)
+
+
+def test_an_account_whose_token_variable_is_unset_is_a_config_error(tmp_path, monkeypatch):
+    path = tmp_path / "c.toml"
+    _config(path, prod=("https://api.example.com", "SVC_TOKEN_UNSET_HERE"))
+    monkeypatch.setenv("SVCNB_CONFIG", str(path))
+    monkeypatch.delenv("SVC_TOKEN_UNSET_HERE", raising=False)
+    with pytest.raises(ConfigError, match="SVC_TOKEN_UNSET_HERE.*is not set"):
+        account_client("prod", progress=False)
+    with pytest.raises(ConfigError, match="names no account 'other'.*accounts: prod"):
+        account_client("other", progress=False)
+
+
+# -- snapshot --all -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dialects", PAIRS, ids=["+".join(p) for p in PAIRS])
+def test_snapshot_all_pulls_every_account_into_one_partitioned_store(
+    make_sandbox, monkeypatch, tmp_path, capsys, dialects
+):
+    north, south, _ = _two_accounts(make_sandbox, monkeypatch, tmp_path, dialects)
+    path = tmp_path / "store"
+    assert main(["snapshot", "--all", "--store", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "north: snapshot" in out and "south: snapshot" in out
+
+    store = Store(path)
+    assert sorted(store.accounts()) == ["north", "south"]
+    snaps = store.snapshots()
+    assert sorted(snaps["account"]) == ["north", "south"]
+    assert len(store.load("vms", account="north")) == _truth_vms(north) == 5
+    assert len(store.load("vms", account="south")) == _truth_vms(south) == 8
+    # the store never reads two accounts as one without being told
+    with pytest.raises(StoreError, match="holds accounts .*north.*name one"):
+        store.load("vms")
+    both = store.load("vms", account="*")
+    assert both.groupby("account").size().to_dict() == {"north": 5, "south": 8}
+    # a Delta partition: an engine without svcnb sees the account column
+    table = pl.read_delta(str(path / "vms"))
+    live = table.filter(~pl.col("_removed")).group_by("account").len()
+    assert dict(zip(live["account"], live["len"], strict=True)) == {"north": 5, "south": 8}
+    assert sorted(p.name for p in (path / "vms").iterdir() if p.is_dir())[:2] == [
+        "_delta_log",
+        "account=north",
+    ]
+
+    # a second round: each account's snapshot lands on top of its own history
+    assert main(["snapshot", "--all", "--store", str(path)]) == 0
+    counts = Store(path).snapshots().groupby("account").size().to_dict()
+    assert counts == {"north": 2, "south": 2}
+
+
+def test_one_failing_account_is_reported_and_the_others_land(
+    make_sandbox, monkeypatch, tmp_path, capsys
+):
+    north, south, config = _two_accounts(make_sandbox, monkeypatch, tmp_path, ("default", "acme"))
+    config.write_text(
+        config.read_text()
+        + '[accounts.gone]\nbase_url = "http://127.0.0.1:9"\ntoken_env = "SVC_TOKEN_GONE"\n'
+        + '\n[accounts.nokey]\nbase_url = "http://127.0.0.1:9"\ntoken_env = "SVC_TOKEN_NOKEY"\n'
+    )
+    monkeypatch.setenv("SVC_TOKEN_GONE", "svc_not_a_real_token_1234")
+    monkeypatch.delenv("SVC_TOKEN_NOKEY", raising=False)
+    monkeypatch.setenv("SVCNB_BUDGET", "off")
+    path = tmp_path / "store"
+    code = main(["snapshot", "--all", "--store", str(path)])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "gone: " in captured.err and "nokey: " in captured.err
+    assert "SVC_TOKEN_NOKEY" in captured.err and "2 of 4 account(s) failed" in captured.err
+    assert "svc_not_a_real_token_1234" not in captured.err + captured.out
+    assert sorted(Store(path).accounts()) == ["north", "south"]
+
+
+def test_snapshot_account_pulls_one_and_a_store_refuses_another_server_under_its_name(
+    make_sandbox, monkeypatch, tmp_path, capsys
+):
+    north, south, config = _two_accounts(make_sandbox, monkeypatch, tmp_path, ("cursor", "linkhdr"))
+    path = tmp_path / "store"
+    assert main(["snapshot", "--account", "north", "--store", str(path), "--quiet"]) == 0
+    assert Store(path).accounts() == ["north"]
+    # the config now points north at south's server: the store refuses it under that name
+    _config(config, north=(south.base_url, "SVC_TOKEN_SOUTH"))
+    assert main(["snapshot", "--account", "north", "--store", str(path), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "holds the history of server" in err and "under account 'north'" in err
+    assert len(Store(path).snapshots()) == 1
+    # and the same server and wallet cannot come in twice under two names
+    _config(config, north=(north.base_url, "SVC_TOKEN_NORTH"), twin=(north.base_url, "T2"))
+    monkeypatch.setenv("T2", north.tokens["read"])
+    assert main(["snapshot", "--account", "twin", "--store", str(path), "--quiet"]) == 1
+    assert "already holds this account" in capsys.readouterr().err
+
+
+# -- the single-account store ---------------------------------------------------------------
+
+
+def test_a_store_that_named_no_account_keeps_working_as_the_default_one(tmp_path):
+    store = Store(tmp_path / "store")
+    store.write(frames_of(account(3)), server_time=T0)
+    assert store.accounts() == ["default"]
+    assert len(store.load("vms")) == len(store.load("vms", account="default")) == 3
+    assert store.snapshots()["account"].tolist() == ["default"]
+    assert not any(p.name.startswith("account=") for p in (tmp_path / "store/vms").iterdir())
+    # another account needs a store of several accounts: said, nothing stored
+    with pytest.raises(StoreError, match="keeps one account .*'default'.*new store"):
+        store.write(frames_of(account(3)), server_time=T0 + DAY, account="other")
+    assert len(store.snapshots()) == 1
+
+
+# -- reports over several accounts ----------------------------------------------------------
+
+
+def _in_usd(records: dict) -> dict:
+    out = copy.deepcopy(records)
+    for vm in out["vms"]:
+        vm["billing"]["priceMonthly"] = {"amount": "10.00", "currency": "USD"}
+        vm["plan"]["priceMonthly"] = {"amount": "10.00", "currency": "USD"}
+    out["wallet"][0]["id"] = "wallet-us"
+    out["wallet"][0]["balance"] = {"amount": "90.00", "currency": "USD"}
+    return out
+
+
+def test_a_report_over_two_accounts_in_two_currencies_adds_nothing_across_them(tmp_path):
+    store = Store(tmp_path / "store")
+    eu, us = account(4), _in_usd(account(3))
+    for day in range(2):
+        store.write(frames_of(eu), server_time=T0 + day * DAY, server="https://eu", account="eu")
+        store.write(frames_of(us), server_time=T0 + day * DAY, server="https://us", account="us")
+    with pytest.raises(StoreError, match="holds accounts eu, us"):
+        billing.monthly_total.from_store(store)
+    total = billing.monthly_total.from_store(store, account="*")
+    assert "not added" not in total.columns and "never added" in total.attrs["note"]
+    rows = {(r.account, r.currency): r for r in total.itertuples()}
+    # by hand: 4 running VMs at 12.50 EUR; 3 at 10.00 USD; one row each, no sum row
+    assert set(rows) == {("eu", "EUR"), ("us", "USD")}
+    assert Decimal(str(rows["eu", "EUR"].monthly_amount)) == Decimal("50.00")
+    assert Decimal(str(rows["us", "USD"].monthly_amount)) == Decimal("30.00")
+    assert len(total) == 2
+    one = billing.monthly_total.from_store(store, account="us")
+    assert "account" not in one.columns and one["currency"].tolist() == ["USD"]
+    runway = billing.runway.from_store(store, account=["eu", "us"])
+    assert runway[["account", "currency"]].values.tolist() == [["eu", "EUR"], ["us", "USD"]]
+    assert runway["balance"].tolist() == [150.0, 90.0]
+    over_time = replay(billing.monthly_total, store, account="*")
+    assert over_time.groupby(["account", "currency"]).size().to_dict() == {
+        ("eu", "EUR"): 2,
+        ("us", "USD"): 2,
+    }
+    # a panel shows one account; several are refused with how to make one per account
+    panel = BillingPanel(store, account="us")
+    assert panel.store.account == "us"
+    with pytest.raises(ValueError, match="one per account"):
+        BillingPanel(store, account="*")
+
+
+@pytest.mark.parametrize("dialects", PAIRS, ids=["+".join(p) for p in PAIRS])
+def test_balances_of_accounts_on_different_dialects_stay_per_account(
+    make_sandbox, monkeypatch, tmp_path, dialects
+):
+    north, south, _ = _two_accounts(make_sandbox, monkeypatch, tmp_path, dialects)
+    path = tmp_path / "store"
+    assert main(["snapshot", "--all", "--store", str(path), "--quiet"]) == 0
+    store = Store(path)
+    runway = billing.runway.from_store(store, account="*").set_index("account")
+    for name, sb in (("north", north), ("south", south)):
+        truth = _truth_balance(sb)
+        one = billing.runway.from_store(store, account=name)
+        assert Decimal(str(one["balance"].iloc[0])) == truth
+        assert Decimal(str(runway.loc[name, "balance"])) == truth
+    assert runway.attrs["note"].startswith("one answer per account")
+    assert not pd.isna(runway["balance"]).any()
