@@ -5,6 +5,7 @@ to its server and wallet, and nothing reads or adds figures of several accounts 
 from __future__ import annotations
 
 import copy
+from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 
 import pandas as pd
@@ -20,7 +21,8 @@ from svcnb.panels._billing import BillingPanel
 from svcnb.reports import billing, replay
 from svcnb.store import Store, StoreError
 
-from .test_store_disk import DAY, T0, frames_of
+from .readers import duckdb_as_of, polars_as_of
+from .test_store_disk import DAY, T0, evolve, frames_of
 
 # pairs of dialects the two accounts speak: each account may be on a different service flavour
 PAIRS = [("default", "acme"), ("linkhdr", "cursor")]
@@ -259,3 +261,51 @@ def test_balances_of_accounts_on_different_dialects_stay_per_account(
         assert Decimal(str(runway.loc[name, "balance"])) == truth
     assert runway.attrs["note"].startswith("one answer per account")
     assert not pd.isna(runway["balance"]).any()
+
+
+# -- readers without svcnb, object storage, writers at once ---------------------------------
+
+
+def _two_account_history(store: Store) -> None:
+    north, south = account(5), copy.deepcopy(account(3))
+    south["wallet"][0]["id"] = "wallet-south"
+    for day in range(3):
+        if day:
+            north = evolve(north, day)
+        store.write(frames_of(north), server_time=T0 + day * DAY, server="https://n", account="n")
+        store.write(frames_of(south), server_time=T0 + day * DAY, server="https://s", account="s")
+
+
+def test_duckdb_and_polars_read_each_account_as_of_a_date_without_svcnb(tmp_path):
+    store = Store(tmp_path / "store")
+    _two_account_history(store)
+    at = T0 + DAY
+    ours = store.load("vms", at=at, account="*").sort_values(["account", "id"])
+    theirs = duckdb_as_of(str(tmp_path / "store/vms"), at, keys=("account", "id"))
+    assert theirs["account"].tolist() == ours["account"].tolist()
+    assert theirs["id"].tolist() == ours["id"].tolist()
+    assert theirs["name"].tolist() == ours["name"].tolist()
+    polar = polars_as_of(str(tmp_path / "store"), "vms", at, keys=("account", "id"))
+    assert polar["id"].to_list() == ours["id"].tolist()
+
+
+def test_writers_of_two_accounts_at_once_lose_nothing_on_s3(s3_url):
+    def write(name: str) -> list[str]:
+        store = Store(s3_url, account=name)
+        records = copy.deepcopy(account(4))
+        records["wallet"][0]["id"] = f"wallet-{name}"
+        return [
+            store.write(frames_of(evolve(records, d) if d else records), server_time=T0 + d * DAY)
+            for d in range(3)
+        ]
+
+    with ThreadPoolExecutor(2) as pool:
+        written = dict(zip("ab", pool.map(write, "ab"), strict=True))
+    store = Store(s3_url)
+    snaps = store.snapshots()
+    assert sorted(snaps["snapshot_id"]) == sorted(written["a"] + written["b"])
+    assert snaps.groupby("account").size().to_dict() == {"a": 3, "b": 3}
+    for name in "ab":
+        expected = frames_of(evolve(account(4), 2))["vms"]["id"].tolist()
+        assert store.load("vms", account=name)["id"].tolist() == sorted(expected)
+    assert store.history("wallet", ["balance_amount"], account="*")["account"].nunique() == 2
