@@ -31,6 +31,7 @@ import ipaddress
 import json
 import math
 import secrets
+import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -62,8 +63,11 @@ _STOP_HINTS = ("stop", "shut", "halt", "off")
 _ANY_WORDS = {"any", "*", "all", "anywhere"}
 
 
-class RehearsalError(ConfigError):
-    """A copy that cannot be made from what the store holds; the message says why."""
+def _rehearsal_error(message: str) -> Exception:
+    """A copy that cannot be made from what the store holds (a StoreError saying why)."""
+    from svcnb.store import StoreError
+
+    return StoreError(message)
 
 
 # -- pseudonyms ---------------------------------------------------------------------------------
@@ -288,7 +292,7 @@ def state_from_store(
 
     Reads every resource of the snapshot as of ``at`` (the latest by default) with
     ``store.load``. ``key`` fixes the address pseudonyms (default: drawn at random per copy).
-    Raises :class:`RehearsalError` when the snapshot has no VMs to copy.
+    Raises ``StoreError`` when the snapshot has no VMs to copy.
     """
     from svcnb.store import MissingResourceError
 
@@ -296,7 +300,7 @@ def state_from_store(
     try:
         vms = store.load("vms", at)
     except MissingResourceError as exc:
-        raise RehearsalError(
+        raise _rehearsal_error(
             f"the snapshot as of {at or 'the latest'} could not read the VMs ({exc}); "
             "a copy without its fleet would answer wrongly: pick another --at"
         ) from None
@@ -305,7 +309,7 @@ def state_from_store(
     row = entry[entry["snapshot_id"] == snapshot]
     now = _time(row["server_time"].iloc[0]) if len(row) else None
     if now is None:
-        raise RehearsalError(f"snapshot {snapshot} is not in the store's list of snapshots")
+        raise _rehearsal_error(f"snapshot {snapshot} is not in the store's list of snapshots")
     frames = {"vms": vms}
     for resource in (
         "vm_ssh_keys",
@@ -777,10 +781,13 @@ def run(args: argparse.Namespace, stop: Any = None) -> int:
         return _cli.run(args, stop)
     if getattr(args, "state_file", None):
         raise ConfigError("--from-store and --state-file both name a starting state; give one")
-    from svcnb.store import Store
+    from svcnb.store import Store, StoreError
 
-    store = Store(args.from_store)
-    copy = state_from_store(store, args.at, anonymize=args.anonymize)
+    try:
+        copy = state_from_store(Store(args.from_store), args.at, anonymize=args.anonymize)
+    except (StoreError, ValueError) as exc:  # no such snapshot, a time that does not parse
+        print(f"svcnb sandbox: {exc}", file=sys.stderr)
+        return 2
     print(
         f"svcnb sandbox: a copy of snapshot {copy.snapshot_id} ({copy.doc['now']})"
         + (", anonymized" if args.anonymize else ""),

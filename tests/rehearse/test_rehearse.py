@@ -347,3 +347,16 @@ def test_readme_rehearsal_snippet_runs(sandbox, tmp_path, monkeypatch):
     exec(compile(code, "README.md", "exec"), namespace)
     assert namespace["copy"].notes
     assert namespace["copy"].address("203.0.113.5") != "203.0.113.5"
+
+
+def test_command_says_in_one_line_when_there_is_nothing_to_copy(sandbox, tmp_path, capsys):
+    store = _snapshot(sandbox, tmp_path)
+    for argv in (
+        ["--from-store", str(tmp_path / "empty")],
+        ["--from-store", str(store.path), "--at", "2020-01-01"],
+        ["--from-store", str(store.path), "--at", "not a time"],
+    ):
+        args = build_parser("sandbox").parse_args(["sandbox", *argv])
+        assert sandbox_command(args) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("svcnb sandbox: "), err
