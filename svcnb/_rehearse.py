@@ -579,9 +579,12 @@ def _wallet(doc: dict, frames: dict, notes: _Notes) -> None:
     if isinstance(value, float):
         form = "number"
     if isinstance(value, dict) and value.get("currency") not in (None, "EUR"):
+        # the sandbox's wallet can only name EUR; a balance labelled with the wrong currency
+        # would be a wrong figure, so the copy states the amount with no currency at all
+        form = "string"
         notes.add(
-            f"wallet: the balance is in {value['currency']}; the copy's wallet states EUR "
-            "(the sandbox's one currency), the amount unchanged"
+            f"wallet: the balance is in {value['currency']}; the copy states the amount "
+            "without a currency (the sandbox's wallet can name only EUR)"
         )
     doc["wallet"] = {
         "id": r["id"],

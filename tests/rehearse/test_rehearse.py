@@ -360,3 +360,27 @@ def test_command_says_in_one_line_when_there_is_nothing_to_copy(sandbox, tmp_pat
         assert sandbox_command(args) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("svcnb sandbox: "), err
+
+
+def test_a_balance_in_another_currency_is_not_labelled_eur_on_the_copy():
+    from svcnb._rehearse import _Notes, _wallet
+
+    wallet = pd.DataFrame(
+        [
+            {
+                "id": "wal_1",
+                "created_at": pd.Timestamp("2026-01-01", tz="UTC"),
+                "updated_at": pd.Timestamp("2026-11-01", tz="UTC"),
+                "balance_raw": json.dumps({"amount": "1234.50", "currency": "USD"}),
+                "balance_amount": 1234.5,
+                "balance_currency": "USD",
+            }
+        ]
+    )
+    doc: dict = {"now": "2026-11-01T00:00:00Z"}
+    notes = _Notes()
+    _wallet(doc, {"wallet": wallet}, notes)
+    # the sandbox's wallet names only EUR: the copy states the amount and no currency at all
+    assert doc["wallet"]["_balance"] == "1234.50"
+    assert doc["wallet"]["_balance_form"] == "string"
+    assert any("USD" in n and "without a currency" in n for n in notes.lines)
