@@ -363,6 +363,8 @@ def test_command_says_in_one_line_when_there_is_nothing_to_copy(sandbox, tmp_pat
 
 
 def test_a_balance_in_another_currency_is_not_labelled_eur_on_the_copy():
+    from decimal import Decimal
+
     from svcnb._rehearse import _Notes, _wallet
 
     wallet = pd.DataFrame(
@@ -381,6 +383,6 @@ def test_a_balance_in_another_currency_is_not_labelled_eur_on_the_copy():
     notes = _Notes()
     _wallet(doc, {"wallet": wallet}, notes)
     # the sandbox's wallet names only EUR: the copy states the amount and no currency at all
-    assert doc["wallet"]["_balance"] == "1234.50"
+    assert Decimal(doc["wallet"]["_balance"]) == Decimal("1234.50")
     assert doc["wallet"]["_balance_form"] == "string"
     assert any("USD" in n and "without a currency" in n for n in notes.lines)
