@@ -3,8 +3,10 @@
 The register is the store's audit log (``_audit``): an acceptance and a revocation are each one
 audit record, so the register and its audit trail can never disagree and every change to it is
 on file with who, why and when. Records carry ``kind = "finding_acceptance"``, ``finding_id``,
-``reason``, ``owner``, ``until`` (acceptances), ``account`` and, when the caller knows them, the
-finding's ``firewall_id`` and ``rule_id`` (so a rule's audit history shows its acceptances).
+``reason``, ``owner``, ``until`` (acceptances), ``account`` (the store's name for it; finding ids
+of two accounts may coincide, an acceptance covers its own account only), ``wallet`` and, when
+the caller knows them, the finding's ``firewall_id`` and ``rule_id`` (so a rule's audit history
+shows its acceptances).
 
 A later acceptance of the same finding replaces the earlier one (to extend or shorten it); a
 revocation ends every acceptance of the finding made before it.
@@ -35,6 +37,7 @@ ACCEPTANCE_COLUMNS = [
     "revoked_by",
     "revoke_reason",
     "account",
+    "wallet",
     "firewall_id",
     "rule_id",
 ]
@@ -73,11 +76,11 @@ def accept(
     owner: str,
     until: Any,
     now: Any = None,
-    account: str | None = None,
+    account: str,
     firewall_id: str | None = None,
     rule_id: str | None = None,
 ) -> dict[str, Any]:
-    """Write one acceptance to the audit log; returns the record as written."""
+    """Write one acceptance of account ``account`` to the audit log; returns the record."""
     fid = _finding(finding_id)
     why = _words(reason, "reason", "reason='VPN appliance, vendor fix due in March'")
     who = _words(owner, "owner", "owner='sam@example.com'")
@@ -98,7 +101,8 @@ def accept(
             "reason": why,
             "owner": who,
             "until": end,
-            "account": account or _identity(entries, "account"),
+            "account": account,
+            "wallet": _identity(entries, "account"),
             "firewall_id": firewall_id,
             "rule_id": rule_id,
             "before": "open",
@@ -115,13 +119,13 @@ def revoke(
     owner: str,
     reason: str,
     now: Any = None,
-    account: str | None = None,
+    account: str,
 ) -> dict[str, Any]:
     """Write one revocation to the audit log; StoreError when nothing is accepted to revoke."""
     fid = _finding(finding_id)
     who = _words(owner, "owner", "owner='sam@example.com'")
     why = _words(reason, "reason", "reason='the vendor fix shipped'")
-    live = table(root)
+    live = table(root, account)
     live = live[(live["finding_id"] == fid).fillna(False) & live["revoked_at"].isna()]
     if live.empty:
         raise StoreError(
@@ -137,7 +141,8 @@ def revoke(
             "finding_id": fid,
             "reason": why,
             "owner": who,
-            "account": account or _identity(entries, "account"),
+            "account": account,
+            "wallet": _identity(entries, "account"),
             "firewall_id": None if pd.isna(last["firewall_id"]) else last["firewall_id"],
             "rule_id": None if pd.isna(last["rule_id"]) else last["rule_id"],
             "before": "accepted",
@@ -146,13 +151,14 @@ def revoke(
     )
 
 
-def table(root: Path) -> pd.DataFrame:
-    """One row per acceptance, oldest first: ``ACCEPTANCE_COLUMNS`` (times UTC; revoked_at,
-    revoked_by, revoke_reason NA while it stands)."""
+def table(root: Path, account: str) -> pd.DataFrame:
+    """One row per acceptance of ``account``, oldest first: ``ACCEPTANCE_COLUMNS`` (times UTC;
+    revoked_at, revoked_by, revoke_reason NA while it stands)."""
     log = _audit.read(root)
     rows: list[dict[str, Any]] = []
-    if not log.empty and "kind" in log:
-        mine = log[(log["kind"] == KIND).to_numpy(dtype=bool)].sort_values("time", kind="stable")
+    if not log.empty and "kind" in log and "account" in log:
+        ours = (log["kind"] == KIND) & (log["account"] == account)
+        mine = log[ours.to_numpy(dtype=bool)].sort_values("time", kind="stable")
         for record in mine.to_dict("records"):
             if record["outcome"] == ACCEPTED:
                 rows.append(
@@ -166,6 +172,7 @@ def table(root: Path) -> pd.DataFrame:
                         "revoked_by": None,
                         "revoke_reason": None,
                         "account": record.get("account"),
+                        "wallet": record.get("wallet"),
                         "firewall_id": record.get("firewall_id"),
                         "rule_id": record.get("rule_id"),
                     }

@@ -341,16 +341,18 @@ class Store:
         """Accept the risk of a firewall finding (``finding_id`` of ``firewall.audit``) until a
         time; written to the audit log, which is the register (``svcnb.store._acceptances``).
         Reason and owner are required and ``until`` must be after ``now`` (the clock by default),
-        else StoreError. ``account`` defaults to the store's. Returns the record written."""
+        else StoreError. The acceptance is the account's in scope (``account``, else the bound
+        one, else the store's only one). Returns the record written."""
+        store = self if account is None else self.for_account(account)
         return _acceptances.accept(
             self._local("acceptance register"),
-            self._entries(),
+            store._entries(),
             finding_id,
             reason=reason,
             owner=owner,
             until=until,
             now=now,
-            account=account,
+            account=store._account_name(),
             firewall_id=firewall_id,
             rule_id=rule_id,
         )
@@ -361,8 +363,19 @@ class Store:
         """End the acceptance of ``finding_id`` (audited); StoreError when none stands."""
         root = self._local("acceptance register")
         return _acceptances.revoke(
-            root, self._entries(), finding_id, owner=owner, reason=reason, now=now
+            root,
+            self._entries(),
+            finding_id,
+            owner=owner,
+            reason=reason,
+            now=now,
+            account=self._account_name(),
         )
+
+    def _account_name(self) -> str:
+        """The name of the account in scope (StoreError when several and none is bound)."""
+        entries = self._entries()
+        return self._bound or (account_of(entries[-1]) if entries else account_of({}))
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -569,9 +582,10 @@ class Store:
         return _audit.read(self._local("audit log"))
 
     def acceptances(self) -> pd.DataFrame:
-        """Accepted findings, oldest first: finding_id, reason, owner, until, accepted_at,
-        revoked_at, revoked_by, revoke_reason, account, firewall_id, rule_id."""
-        return _acceptances.table(self._local("acceptance register"))
+        """Accepted findings of the account in scope, oldest first: finding_id, reason, owner,
+        until, accepted_at, revoked_at, revoked_by, revoke_reason, account (its name), wallet,
+        firewall_id, rule_id."""
+        return _acceptances.table(self._local("acceptance register"), self._account_name())
 
     # -- helpers -------------------------------------------------------------------------------
 

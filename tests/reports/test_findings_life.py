@@ -314,7 +314,7 @@ def test_accepting_and_revoking_is_on_the_audit_log(two):
     assert list(table["revoked_by"]) == ["lee", "lee"]
     assert (table["revoked_at"] == t2).all()
     wallet = store.load("wallet")["id"].iloc[0]
-    assert (table["account"] == wallet).all()
+    assert (table["account"] == "default").all() and (table["wallet"] == wallet).all()
 
     log = store.audit_log()
     assert list(log["outcome"]) == ["finding accepted", "finding accepted", "acceptance revoked"]
@@ -345,3 +345,28 @@ def test_an_accepted_finding_that_is_fixed_shows_resolved(three):
     finally:
         # the module's store: the other tests see no acceptance standing
         store.revoke_acceptance(redis, owner="sam", reason="test over", now=t2)
+
+
+def test_an_acceptance_covers_its_own_account_only(make_sandbox, tmp_path):
+    """Two accounts seeded alike have the same firewall ids, so the same finding ids: accepting
+    one in account "prod" must leave "staging"'s finding open."""
+    store = Store(tmp_path / "store")
+    for name in ("prod", "staging"):
+        sb = make_sandbox(vms=8, seed=7, rate_limit=100_000)
+        with Client(api_key=sb.tokens["admin"], base_url=sb.base_url, progress=False) as c:
+            store.take(c, account=name)
+    prod, staging = store.for_account("prod"), store.for_account("staging")
+    fid = firewall.finding_changes(prod)["finding_id"].iloc[0]
+    assert fid in set(firewall.finding_changes(staging)["finding_id"])
+    t = prod.snapshots()["server_time"].iloc[-1]
+    with pytest.raises(StoreError, match="holds accounts"):
+        store.accept_finding(fid, reason="r", owner="o", until=t + pd.Timedelta(days=1), now=t)
+    store.accept_finding(
+        fid, reason="r", owner="o", until=t + pd.Timedelta(days=1), now=t, account="prod"
+    )
+    assert firewall.finding_changes(prod).set_index("finding_id").loc[fid, "state"] == "accepted"
+    assert firewall.finding_changes(staging).set_index("finding_id").loc[fid, "state"] == "new"
+    assert list(prod.acceptances()["account"]) == ["prod"]
+    assert staging.acceptances().empty
+    with pytest.raises(StoreError, match="no acceptance to revoke"):
+        staging.revoke_acceptance(fid, owner="o", reason="wrong account")
