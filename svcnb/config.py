@@ -45,6 +45,7 @@ __all__ = [
     "ConfigError",
     "account",
     "accounts",
+    "budget_config",
     "config_path",
     "read_config",
     "write_section",
@@ -199,3 +200,42 @@ def account(name: str, path: str | os.PathLike[str] | None = None) -> Account:
             f"[accounts.{name}] with base_url and token_env"
         )
     return found[name]
+
+
+_BUDGET_KEYS = {"backend", "password_env"}
+
+
+def budget_config(path: str | os.PathLike[str] | None = None) -> dict[str, str]:
+    """The ``[budget]`` table, checked: ``backend`` (a file, ``redis://host:6379/0``,
+    ``rediss://...``, ``unix:///path``, or ``off``) and ``password_env`` (the NAME of the
+    variable holding the Redis password: the URL itself never holds one). ``{}`` when absent."""
+    target = config_path(path)
+    table = read_config(target).get("budget", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{target}: 'budget' must be a table ([budget] backend = ...)")
+    unknown = sorted(set(table) - _BUDGET_KEYS)
+    if unknown:
+        raise ConfigError(
+            f"{target}: [budget] has unknown key(s) {', '.join(unknown)}; it has backend and "
+            "password_env"
+        )
+    for key, value in table.items():
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"{target}: [budget] {key} must be a non-empty string")
+    backend = table.get("backend", "")
+    if "://" in backend and "@" in backend.partition("://")[2].partition("/")[0]:
+        raise ConfigError(
+            f"{target}: [budget] backend holds credentials (user:password@host); the config "
+            'file never holds secrets: remove them and set password_env = "SVCNB_REDIS_PASSWORD"'
+        )
+    if "://" in backend and not backend.startswith(("redis://", "rediss://", "unix://")):
+        raise ConfigError(
+            f"{target}: [budget] backend {backend!r} is neither a file nor a redis://, "
+            "rediss:// or unix:// URL"
+        )
+    env = table.get("password_env")
+    if env is not None and not _ENV_NAME.fullmatch(env):
+        raise ConfigError(
+            f"{target}: [budget] password_env must be the name of an environment variable"
+        )
+    return {k: v.strip() for k, v in table.items()}

@@ -28,8 +28,9 @@ own timestamps. It cannot be told what the server announces (a limit raised per 
 remains, when *its* fixed window resets, a 429's Retry-After), has no notion of a request in
 flight, and its log, started at the first send, runs ahead of a window the server starts at the
 first arrival, so each new burst would land just before the server's reset. What is shared here
-is that announced window, so it is kept with the stdlib ``sqlite3``. A Redis backend for several
-machines is not built.
+is that announced window, so it is kept with the stdlib ``sqlite3``. For processes on several
+machines the same budget lives on a Redis server (:mod:`svcnb.client._redis_budget`), named by
+``[budget] backend = "redis://host:6379/0"`` in the config file or by ``$SVCNB_BUDGET``.
 """
 
 from __future__ import annotations
@@ -45,9 +46,10 @@ import time
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from svcnb.client._window import MAX_COUNT, MAX_SERVER_SECONDS, Window
+from svcnb.config import ConfigError, budget_config
 
 ENV_BUDGET = "SVCNB_BUDGET"
 OFF_WORDS = frozenset({"off", "none", "0", "false", "no"})
@@ -90,10 +92,36 @@ CREATE INDEX IF NOT EXISTS grants_by_key ON grants (key);
 """
 
 
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+def budget_backend() -> Path | str | None:
+    """Where this process shares its budget: a file (Path), a Redis URL (str), or None (off).
+
+    ``$SVCNB_BUDGET`` first (a file, a Redis URL, or ``off``), then ``[budget] backend`` of
+    the config file, then the file in the user's cache folder.
+    """
+    env = os.environ.get(ENV_BUDGET, "").strip()
+    if env:
+        if env.startswith(REDIS_SCHEMES):
+            return env
+        return budget_path()
+    configured = budget_config().get("backend")
+    if configured is None:
+        return budget_path()
+    if configured.lower() in OFF_WORDS:
+        return None
+    if configured.startswith(REDIS_SCHEMES):
+        return configured
+    return Path(configured).expanduser()
+
+
 def budget_path() -> Path | None:
     """The budget file this process shares, or None when ``SVCNB_BUDGET`` turns sharing off."""
     env = os.environ.get(ENV_BUDGET, "").strip()
     if env:
+        if env.startswith(REDIS_SCHEMES):
+            return None
         return None if env.lower() in OFF_WORDS else Path(env).expanduser()
     cache = os.environ.get("XDG_CACHE_HOME")
     try:
@@ -448,8 +476,34 @@ def budget_for(path: Path) -> SharedBudget:
 
 
 def token_budget(server: str, token_digest: str) -> TokenBudget | None:
-    """The shared budget of a token on a server, where ``SVCNB_BUDGET`` says (None: off)."""
-    path = budget_path()
-    if path is None:
+    """The shared budget of a token on a server, where ``SVCNB_BUDGET`` or the config file's
+    ``[budget]`` say (None: off)."""
+    where = budget_backend()
+    if where is None:
         return None
-    return TokenBudget(budget_for(path), budget_key(server, token_digest))
+    if isinstance(where, str):
+        return TokenBudget(redis_budget_for(where), budget_key(server, token_digest))
+    return TokenBudget(budget_for(where), budget_key(server, token_digest))
+
+
+_redis: dict[str, Any] = {}
+
+
+def redis_budget_for(url: str) -> Any:
+    """The one Redis budget of this process on ``url`` (``svcnb.client._redis_budget``)."""
+    try:
+        import redis  # noqa: F401  (checked here, so a missing package is said at once)
+    except ImportError:
+        raise ConfigError(
+            f"the rate budget is to be shared on {url.split('@')[-1]}, which needs the redis "
+            "package: pip install 'svcnb[redis]' (or set SVCNB_BUDGET to a file, or off)"
+        ) from None
+    from svcnb.client._redis_budget import RedisBudget
+
+    with _budgets_lock:
+        budget = _redis.get(url)
+        if budget is None:
+            env = budget_config().get("password_env")
+            password = os.environ.get(env) if env else None
+            budget = _redis[url] = RedisBudget(url, password)
+        return budget
