@@ -30,6 +30,8 @@ def run(args: argparse.Namespace) -> int:
     if frame.empty:
         print(f"no snapshots in {store.path}; take one with `svcnb snapshot --store {store.path}`")
         return 0
-    print(frame[list(_SHOWN)].to_string(index=False))
+    # a store of several accounts says whose each snapshot is
+    shown = [*_SHOWN, "account"] if frame["account"].nunique() > 1 else list(_SHOWN)
+    print(frame[shown].to_string(index=False))
     print(f"{len(frame)} snapshot(s) in {store.path}")
     return 0

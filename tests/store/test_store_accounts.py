@@ -309,3 +309,12 @@ def test_writers_of_two_accounts_at_once_lose_nothing_on_s3(s3_url):
         expected = frames_of(evolve(account(4), 2))["vms"]["id"].tolist()
         assert store.load("vms", account=name)["id"].tolist() == sorted(expected)
     assert store.history("wallet", ["balance_amount"], account="*")["account"].nunique() == 2
+
+
+def test_svcnb_snapshots_says_whose_each_snapshot_is(tmp_path, capsys):
+    store = Store(tmp_path / "store")
+    _two_account_history(store)
+    assert main(["snapshots", "--store", str(tmp_path / "store")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[-1] == "account"
+    assert [line.split()[-1] for line in lines[1:-1]] == ["n", "s"] * 3
