@@ -83,11 +83,6 @@ class BillingPanel(AsOfPanel):
         inputs = billing.renewals.inputs(self.store, at)
         vms, wallet, now = inputs["vms"], inputs["wallet"], inputs["now"]
         history = billing.balance_history.from_store(self.store, at=at)
-        # An unstated wallet currency is the account currency, as in every figure beside it
-        # (the summary, the runway): one source, billing.account_currency.
-        account = billing.account_currency(vms, wallet)
-        if not pd.isna(account):
-            history = history.assign(currency=history["currency"].fillna(account))
         results = {
             "renewals_due": billing.renewals_due(vms, wallet, now=now),
             "renewals": billing.renewals(vms, wallet, now=now, within=self.within),

@@ -797,13 +797,18 @@ def unknown_status(vms: pd.DataFrame, now: Any = None) -> pd.DataFrame:
     return out.sort_values("vm_id").reset_index(drop=True)
 
 
-@report(histories={"history": BILLING_HISTORY})
-def balance_history(history: pd.DataFrame, now: Any = None) -> pd.DataFrame:
+@report(frames={"vms": "vms"}, histories={"history": BILLING_HISTORY})
+def balance_history(
+    history: pd.DataFrame, now: Any = None, vms: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Wallet balance at each snapshot up to ``now``.
 
     Reads ``store.history('wallet', ['balance_amount', 'balance_currency'])``: snapshot_id,
-    server_time, balance_amount, balance_currency. Returns server_time, balance, currency: one
-    row per server time (the latest snapshot taken at that time).
+    server_time, balance_amount, balance_currency; and ``vms`` (price_monthly_currency), when
+    given, for the account currency. Returns server_time, balance, currency: one row per server
+    time (the latest snapshot taken at that time). Where the wallet states no currency, the
+    account currency (:func:`account_currency`: the wallet's latest stated one, else the prices'
+    one currency), as every other billing figure says; NA when neither says.
     """
     hist = latest_per_time(history, now=now)
     out = pd.DataFrame(
@@ -813,7 +818,11 @@ def balance_history(history: pd.DataFrame, now: Any = None) -> pd.DataFrame:
             "currency": hist["balance_currency"].astype("string"),
         }
     )
-    return out.sort_values("server_time").reset_index(drop=True)
+    out = out.sort_values("server_time").reset_index(drop=True)
+    stated = out["currency"].dropna()
+    wallet = pd.DataFrame({"balance_currency": stated.iloc[-1:]})
+    account = account_currency(vms if vms is not None else pd.DataFrame(), wallet)
+    return out if pd.isna(account) else out.assign(currency=out["currency"].fillna(account))
 
 
 def plot_renewals(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:

@@ -11,6 +11,7 @@ import pytest
 from svcnb.client import Client
 from svcnb.panels import BandwidthPanel, BillingPanel, VmPanel, WebhooksPanel
 from svcnb.panels._render import Grid, PlotView
+from svcnb.reports import billing
 from svcnb.reports._timeaxis import STATUS_COLOURS
 from svcnb.store import Store
 
@@ -123,6 +124,8 @@ def test_balance_plot_states_the_currency_the_summary_states(make_sandbox, tmp_p
         return
     assert f"{panel.figures['balance']:,.2f} {currency}" in panel.summary.value
     assert axis is not None and axis.group(1) == currency
+    # as does the report a notebook plots on its own, without the runway beside it
+    assert (billing.balance_history.from_store(store)["currency"] == currency).all()
     # the balance and overdue tables say the same currency on every row
     assert panel.tables["balance_history"].df["Balance"].str.endswith(f" {currency}").all()
     owed = panel.tables["overdue"].df["Amount"]
