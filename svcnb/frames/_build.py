@@ -200,9 +200,14 @@ class _Columns:
         if path not in self._money:
             values = self.values(path)
             keys = _money_keys(values)
-            distinct = {key: n for n, key in enumerate(dict.fromkeys(keys))}
-            codes = np.fromiter(map(distinct.__getitem__, keys), dtype=np.intp, count=len(keys))
-            firsts = np.unique(codes, return_index=True)[1]  # codes are numbered in order seen
+            # Each record's key looked up once: the index of the first record with an equal key
+            # (setdefault keeps the first); the distinct firsts, in order seen, number the codes.
+            seen: dict[Any, int] = {}
+            first = np.fromiter(
+                map(seen.setdefault, keys, range(len(keys))), dtype=np.intp, count=len(keys)
+            )
+            firsts, codes = np.unique(first, return_inverse=True)
+            codes = codes.reshape(-1).astype(np.intp, copy=False)
             parsed, failed = [], {}
             for n, i in enumerate(firsts.tolist()):
                 try:
