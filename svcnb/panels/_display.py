@@ -10,7 +10,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from svcnb.panels._messages import redact
-from svcnb.panels._render import STATIC_ENV, Grid, PlotView
+from svcnb.panels._render import STATIC_ENV, THEME_STYLE, Grid, PlotView
 
 __all__ = ["STATIC_ENV", "Displayed", "static_html"]
 
@@ -72,6 +72,8 @@ def _collect(w: widgets.Widget, parts: list[str]) -> None:
                 parts.append("<p><i>Nothing to show.</i></p>")
             else:
                 # the grid's frame already holds labels and formatted text
-                parts.append(frame.to_html(index=False, escape=True, classes="svcnb-table"))
+                table = frame.to_html(index=False, escape=True, classes="svcnb-table")
+                # the panels' table style: text flush left, as in the live grid
+                parts.append(THEME_STYLE + table)
     elif isinstance(w, widgets.Label) and w.value.strip():
         parts.append(f"<p>{html.escape(redact(w.value))}</p>")

@@ -134,3 +134,12 @@ def test_balance_plot_states_the_currency_the_summary_states(make_sandbox, tmp_p
     overdue = panel.results["overdue"]
     mine = overdue[overdue["currency"] == currency]["amount"].astype(float).sum()
     assert round(mine, 2) == round(panel.figures["owed"], 2)
+
+
+def test_pages_without_a_kernel_get_png_plots_and_left_aligned_tables(store, tmp_path, monkeypatch):
+    monkeypatch.setenv("SVCNB_STATIC_HTML", "1")
+    page = BillingPanel(store, export_dir=tmp_path)._repr_mimebundle_()["text/html"]
+    # mail readers drop inline SVG: the plots go as PNG
+    assert page.count('src="data:image/png;base64,') == 2
+    assert "<svg" not in page
+    assert ".svcnb-table th,.svcnb-table td{" in page and "text-align:left" in page
