@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import os
+import random
 import socket
 import threading
 import time
@@ -49,9 +50,9 @@ from svcnb.client._window import Window
 
 _T = TypeVar("_T")
 PREFIX = "svcnb:budget:"
-# a transaction that keeps losing to other writers gives up after this many tries (then local
-# pacing for this request: a busy budget must not stall a pull)
-TRIES = 50
+# a transaction that keeps losing to other writers tries again, after a short random pause,
+# for up to this long; then local pacing for this request (a busy budget must not stall a pull)
+CONTENDED_SECONDS = 5.0
 _HOST = socket.gethostname()
 
 
@@ -78,6 +79,7 @@ class RedisBudget:
         self._pid = 0
         self.broken: str | None = None
         self._warned = False
+        self.contended = 0  # transactions given up for contention (local pacing those times)
 
     # -- the operations of a Governor --------------------------------------------------------
 
@@ -169,7 +171,9 @@ class RedisBudget:
 
         try:
             client = self._connection()
-            for _ in range(TRIES):
+            give_up = time.monotonic() + CONTENDED_SECONDS
+            pause = 0.0005
+            while time.monotonic() < give_up:
                 with client.pipeline() as pipe:
                     try:
                         pipe.watch(_window_key(key), _grants(key))
@@ -187,7 +191,11 @@ class RedisBudget:
                             pipe.execute()
                         return result
                     except redis.WatchError:
-                        continue
+                        pass
+                # another process changed the keys first: let it be, then look again
+                time.sleep(pause * (0.5 + random.random()))
+                pause = min(2 * pause, 0.004)
+            self.contended += 1
             return None
         except (redis.RedisError, OSError, ValueError) as exc:
             self._give_up(exc)
