@@ -3,8 +3,9 @@
 One Delta Lake table per resource, in a folder or on object storage, that DuckDB, Polars or
 Spark read without svcnb (layout in ``svcnb.store._layout``). Unchanged rows are not written
 again; a snapshot is published by one commit to the catalog table, whole or not at all, also
-with several writers; a store holds one server's and one account's history; tokens and webhook
-secrets never enter it.
+with several writers; a store holds one account's history, or several partitioned by account
+(``Store.accounts()``, ``account=`` on every reader), each account name bound to one server and
+wallet; tokens and webhook secrets never enter it.
 A resource that could not be read is recorded as missing, with the reason, never as empty:
 reading it at that snapshot raises ``MissingResourceError``.
 """
