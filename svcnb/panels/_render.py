@@ -30,6 +30,9 @@ THEME_STYLE = (
     "color:var(--jp-content-font-color1,#000);background:var(--jp-layout-color0,#fff)}"
     ".svcnb-table th,.svcnb-table td{border:1px solid var(--jp-border-color2,#ccc);"
     "padding:2px 6px;text-align:left}"
+    # a page rendered without a kernel right-aligns every output table cell (nbconvert's
+    # ":not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon td"); the panel's wrapper outranks it
+    ".svcnb-static .svcnb-table th,.svcnb-static .svcnb-table td{text-align:left}"
     ".svcnb-table th{background:var(--jp-layout-color2,#eee);"
     "color:var(--jp-ui-font-color0,#000);font-weight:600}"
     ".svcnb-panel,.svcnb-panel .widget-label,.svcnb-panel .widget-html-content{"
