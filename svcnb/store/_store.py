@@ -281,8 +281,20 @@ class Store:
         server and wallet the store holds under another name. So does one whose server time is
         earlier than the account's latest snapshot's, unless ``allow_older=True``.
         """
+        if account is not None and account != self._bound:
+            # through the account's view: its own cache of what its latest snapshot held
+            return self.for_account(account).write(
+                frames,
+                server_time=server_time,
+                local_time=local_time,
+                missing=missing,
+                partial=partial,
+                server=server,
+                wallet=wallet,
+                allow_older=allow_older,
+            )
         missing = check_write(frames, missing or {}, partial)
-        name = account if account is not None else self._bound
+        name = self._bound
         local = datetime.now(UTC) if local_time is None else local_time
         return write_snapshot(
             self._loc,
