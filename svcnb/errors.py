@@ -35,8 +35,13 @@ that builtin too (shown in brackets), so existing ``except ValueError`` code kee
     │   ├── MalformedSignature         not ``sha256=<64 hex digits>``
     │   └── SignatureMismatch          not the HMAC of this body under this secret
     ├── PayloadError [ValueError]      svcnb.webhooks: signed, but not an event object
-    └── PlanError [ValueError]         svcnb.plans: a stop plan cannot be built, read or applied
-        └── PlanLimitError             it would stop more VMs than the limit of one action
+    ├── PlanError [ValueError]         svcnb.plans: a stop plan cannot be built, read or applied
+    │   └── PlanLimitError             it would stop more VMs than the limit of one action
+    └── DeliveryError                  svcnb.alerts: an alert was not delivered after every retry
+
+The sandbox imports nothing of svcnb, so its one public error stands outside the tree:
+``svcnb.sandbox.StateError [ValueError]``, a saved state it cannot start from (``svcnb sandbox
+--state-file`` prints it in one line and exits 2).
 
 Each class lives beside the layer that raises it and is exported there (``svcnb.store``,
 ``svcnb.frames``, ``svcnb.config``, ``svcnb.vocab``, ``svcnb.webhooks``); the client's are here
