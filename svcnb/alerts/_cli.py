@@ -41,6 +41,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="snapshot store folder (default: $SVCNB_STORE, then data/store)",
     )
     parser.add_argument(
+        "--account",
+        metavar="NAME",
+        help="the account to check, in a store of several (default: the store's only one)",
+    )
+    parser.add_argument(
         "--config",
         metavar="FILE",
         help="config file with the [alerts] section (default: $SVCNB_CONFIG, then "
@@ -87,11 +92,17 @@ def run(args: argparse.Namespace) -> int:
             check_url(rules.url or "")
     except ConfigError as exc:
         return _fail(str(exc))
-    store = Store(args.store)
+    store = Store(args.store, account=args.account)
     if isinstance(store.path, Path) and not store.path.exists():
         return _fail(
             f"no snapshot store at {store.path.resolve()}; pass --store PATH, set SVCNB_STORE, "
             "or take a snapshot with `svcnb snapshot`"
+        )
+    held = store.accounts()
+    if args.account is not None and held and args.account not in held:
+        return _fail(
+            f"the store at {store.path} holds no account {args.account!r}; "
+            f"its accounts: {', '.join(held)}"
         )
     if store.snapshots().empty:
         return _fail(f"the store at {store.path} holds no snapshot; take one with `svcnb snapshot`")

@@ -9,7 +9,9 @@ them. The audit log is append-only, flock'd and fsync'd, and on file with the ru
 accepted findings, so what was announced and when is audited like everything else.
 
 The record's ``time`` is the server time of the snapshot checked (the server's clock, as the
-rest of the store); records are read in the order they were written.
+rest of the store); records are read in the order they were written. Each record names the
+account checked (``account``), so in a store of several accounts one account's standing alert
+never silences another's; records written before accounts existed count for every account.
 """
 
 from __future__ import annotations
@@ -26,14 +28,30 @@ CLEARED = "alert cleared"
 STATE_COLUMNS = ["alert_key", "alert_rule", "outcome", "time", "snapshot_id", "message"]
 
 
+def account_in_scope(store: Any) -> str:
+    """The account a check of ``store`` is about: the bound one, else the store's only one
+    (``"default"`` for a store that named none)."""
+    bound = getattr(store, "account", None)
+    if bound:
+        return str(bound)
+    names = store.accounts() if hasattr(store, "accounts") else []
+    return str(names[-1]) if names else "default"
+
+
 def history(store: Any) -> pd.DataFrame:
-    """Every fire and clear, in the order written: ``STATE_COLUMNS`` (time UTC)."""
+    """Every fire and clear of the account in scope, in the order written: ``STATE_COLUMNS``
+    (time UTC)."""
     log = store.audit_log()
     if log.empty or "kind" not in log:
         return pd.DataFrame({c: pd.Series(dtype="string") for c in STATE_COLUMNS}).astype(
             {"time": "datetime64[ns, UTC]"}
         )
-    mine = log[(log["kind"] == KIND).fillna(False).to_numpy(dtype=bool)]
+    keep = (log["kind"] == KIND).fillna(False).to_numpy(dtype=bool)
+    if "account" in log:
+        named = log["account"]
+        ours = (named.isna() | (named == account_in_scope(store))).fillna(False)
+        keep = keep & ours.to_numpy(dtype=bool)
+    mine = log[keep]
     out = mine.reindex(columns=STATE_COLUMNS).reset_index(drop=True)
     text = [c for c in STATE_COLUMNS if c != "time"]
     return out.astype(dict.fromkeys(text, "string"))
@@ -57,11 +75,13 @@ def record(
     server_time: Any,
 ) -> None:
     """Append one ``outcome`` record per row of ``rows`` (columns key, rule, message)."""
+    account = account_in_scope(store)
     for row in rows.itertuples(index=False):
         store.append_audit(
             {
                 "time": server_time,
                 "kind": KIND,
+                "account": account,
                 "outcome": outcome,
                 "alert_key": str(row.key),
                 "alert_rule": str(row.rule),

@@ -55,6 +55,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="snapshot store folder (default: $SVCNB_STORE, then data/store)",
     )
     parser.add_argument(
+        "--account",
+        metavar="NAME",
+        help="the account to report on, in a store of several (default: the store's only one)",
+    )
+    parser.add_argument(
         "--format",
         # "table" was this format's name before csv and json covered every table
         type=lambda s: "text" if s == "table" else s,
@@ -132,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--width {args.width} is too narrow; give 40 or more")
     except ValueError as exc:
         return _fail(str(exc))
-    store = Store(args.store)
+    store = Store(args.store, account=args.account)
     if args.snapshot:
         code = _take(store)
         if code:
@@ -142,6 +147,12 @@ def run(args: argparse.Namespace) -> int:
         return _fail(
             f"no snapshot store at {store.path.resolve()} (from {_store_origin(args.store)}); "
             "pass --store PATH, set SVCNB_STORE, or take a snapshot with `svcnb snapshot`"
+        )
+    held = store.accounts()
+    if args.account is not None and held and args.account not in held:
+        return _fail(
+            f"the store at {store.path} holds no account {args.account!r}; "
+            f"its accounts: {', '.join(held)}"
         )
     try:
         snap = snapshot_at(store, args.at)
@@ -189,12 +200,15 @@ def _store_origin(given: str | None) -> str:
 
 
 def _take(store: Any) -> int:
-    from svcnb._connect import configured_client
+    from svcnb._connect import account_client, configured_client
     from svcnb.config import ConfigError
     from svcnb.errors import SvcnbError
 
     try:
-        client = configured_client(progress=False)
+        if store.account is None:
+            client = configured_client(progress=False)
+        else:
+            client = account_client(store.account, progress=False)
     except (ConfigError, ValueError) as exc:
         return _fail(str(exc))
     try:

@@ -5,6 +5,7 @@ to its server and wallet, and nothing reads or adds figures of several accounts 
 from __future__ import annotations
 
 import copy
+import json
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 
@@ -318,3 +319,52 @@ def test_svcnb_snapshots_says_whose_each_snapshot_is(tmp_path, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split()[-1] == "account"
     assert [line.split()[-1] for line in lines[1:-1]] == ["n", "s"] * 3
+
+
+# -- the commands that read a store of several accounts ---------------------------------------
+
+
+def test_report_and_check_name_the_account_in_a_store_of_several(
+    make_sandbox, monkeypatch, tmp_path, capsys
+):
+    north, south, _ = _two_accounts(make_sandbox, monkeypatch, tmp_path, ("default", "acme"))
+    path = tmp_path / "store"
+    assert main(["snapshot", "--all", "--store", str(path)]) == 0
+    capsys.readouterr()
+
+    # unnamed, the figures of two accounts are never read as one: one line naming them, exit 2
+    assert main(["report", "firewall", "--store", str(path)]) == 2
+    said = capsys.readouterr().err
+    assert "holds accounts" in said and "north" in said and "south" in said
+    for name, sandbox in (("north", north), ("south", south)):
+        argv = ["report", "firewall", "--store", str(path), "--account", name]
+        assert main([*argv, "--table", "findings", "--format", "json"]) == 0
+        shown = json.loads(capsys.readouterr().out)
+        truth = sandbox.control.truth()
+        fw_ids = {fw["id"] for fw in truth["firewalls"]}
+        # (account-wide findings name no firewall)
+        named = {row["firewall_id"] for row in shown} - {None}
+        assert named and named <= fw_ids
+    assert main(["report", "firewall", "--store", str(path), "--account", "west"]) == 2
+    assert "no account 'west'" in capsys.readouterr().err
+
+    # alert state is kept per account: north's fire does not silence south's
+    config = tmp_path / "alerts.toml"
+    config.write_text(
+        "[alerts]\nrunway_days = false\nlow_balance_days = false\nbandwidth_days = false\n"
+        "webhook_failures_left = false\nhigh_findings = true\n"
+    )
+    argv = ["check", "--store", str(path), "--config", str(config), "--no-deliver"]
+    assert main([*argv, "--account", "north"]) == 1
+    assert main([*argv, "--account", "north"]) == 0  # fired once, standing
+    assert main([*argv, "--account", "south"]) == 1
+    assert main([*argv, "--account", "south"]) == 0
+    # the same alert key in two accounts (ids can coincide across accounts) stands apart
+    from svcnb.alerts import _state
+
+    store = Store(path)
+    rows = pd.DataFrame([{"key": "runway", "rule": "runway_days", "message": "runway 3 days"}])
+    when = store.snapshots()["server_time"].max()
+    _state.record(store.for_account("north"), _state.FIRED, rows, snapshot_id="s", server_time=when)
+    assert "runway" in set(_state.active(store.for_account("north"))["alert_key"])
+    assert "runway" not in set(_state.active(store.for_account("south"))["alert_key"])
