@@ -14,7 +14,7 @@ from svcnb.panels._asof import one_account
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, show, shown_in
 from svcnb.panels._quiet import quietly
-from svcnb.panels._render import grid, png, shown, table
+from svcnb.panels._render import PlotView, grid, shown, table
 from svcnb.panels._rules import RuleEditor
 from svcnb.reports import firewall
 from svcnb.store import Store, StoreError
@@ -153,7 +153,7 @@ class FirewallAuditPanel(Displayed):
         # one row chosen at a time: the finding whose rule "Edit this rule" opens
         self.table = grid(select=True, page=10).add_class("svcnb-finding-grid")
         self._shown_index: list[int] = []
-        self.plot = widgets.Image(format="png", layout=widgets.Layout(max_width="720px"))
+        self.plot = PlotView()
         self.open_button = widgets.Button(
             description="Edit this rule", icon="edit", disabled=True
         ).add_class("svcnb-open-rule")
@@ -216,7 +216,7 @@ class FirewallAuditPanel(Displayed):
             with quietly(self.check_filter, self._redraw):
                 self.check_filter.options = [("all checks", "")] + [(c, c) for c in checks]
                 self.check_filter.value = keep if keep in checks else ""
-            self.plot.value = png(lambda ax: firewall.plot_findings(self.findings, ax=ax))
+            self.plot.draw(lambda ax: firewall.plot_findings(self.findings, ax=ax))
             self._redraw()
             self._show_resolved()
             show(self.status, "info", self.summary())

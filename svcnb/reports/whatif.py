@@ -40,7 +40,7 @@ from svcnb.reports import billing
 from svcnb.reports._classes import billing_classes, vm_classes
 from svcnb.reports._money import exact_sum, money_text, to_decimal
 from svcnb.reports._replay import report, resolve_now
-from svcnb.reports._timeaxis import concise_dates, legend_outside, money_axis
+from svcnb.reports._timeaxis import STATUS_COLOURS, concise_dates, legend_outside, money_axis
 
 __all__ = [
     "DEFAULT_HORIZONS",
@@ -486,9 +486,14 @@ def plot_topup(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
     labels = [f"{int(d)} days" for d in frame["horizon_days"]]
     owed = [float(v) for v in frame["owed"]]
     due = [float(v) for v in frame["due"]]
-    ax.bar(labels, owed, label="owed now", color="#ef6c00")
+    ax.bar(labels, owed, label="owed now", color=STATUS_COLOURS["owing"])
     ax.bar(labels, due, bottom=owed, label="renewals due", color="#1565c0")
-    ax.axhline(float(frame["balance"].iloc[0]), color="#2e7d32", linestyle="--", label="balance")
+    ax.axhline(
+        float(frame["balance"].iloc[0]),
+        color=STATUS_COLOURS["paid"],
+        linestyle="--",
+        label="balance",
+    )
     currency = _currency(frame)
     for x, (o, d, t, whole) in enumerate(
         zip(owed, due, frame["topup"], frame["complete"], strict=True)
@@ -501,6 +506,7 @@ def plot_topup(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
             va="bottom",
             fontsize=8,
         )
+    ax.margins(y=0.15)  # room above the tallest bar for its "top up" label
     ax.set_title("Top-up needed to cover each horizon")
     ax.set_xlabel("horizon from now")
     money_axis(ax, currency, what="amount")
@@ -534,17 +540,25 @@ def plot_suspensions(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
     both = known & fail
     ax.hlines(ys[both], naive("failed_at", both), naive("suspended_at", both), color="#9e9e9e")
     ax.scatter(
-        naive("failed_at", fail), ys[fail], marker="o", color="#ef6c00", label="renewal unpaid"
+        naive("failed_at", fail),
+        ys[fail],
+        marker="o",
+        color=STATUS_COLOURS["owing"],
+        label="renewal unpaid",
     )
     ax.scatter(
-        naive("suspended_at", known), ys[known], marker="X", color="#c62828", label="suspended"
+        naive("suspended_at", known),
+        ys[known],
+        marker="X",
+        color=STATUS_COLOURS["suspended"],
+        label="suspended",
     )
     if (~known).any():
         ax.scatter(
             naive("suspended_by", ~known),
             ys[~known],
             marker="<",
-            color="#8e24aa",
+            color=STATUS_COLOURS["unknown"],
             label="suspended by (at the latest)",
         )
     ax.set_yticks(y, names, fontsize=8)
