@@ -7,6 +7,7 @@ displays itself when it is the last expression of a cell.
 
 from __future__ import annotations
 
+from svcnb.panels._accounts import AccountTabs
 from svcnb.panels._audit import FirewallAuditPanel
 from svcnb.panels._bandwidth import BandwidthPanel
 from svcnb.panels._billing import BillingPanel
@@ -16,6 +17,7 @@ from svcnb.panels._webhooks import WebhooksPanel
 from svcnb.panels._whatif import WhatIfPanel
 
 __all__ = [
+    "AccountTabs",
     "BandwidthPanel",
     "BillingPanel",
     "FirewallAuditPanel",

@@ -18,6 +18,7 @@ from typing import Any
 import ipywidgets as widgets
 import pandas as pd
 
+from svcnb.panels._accounts import PerAccount, known
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import banner, show, shown_in
 from svcnb.panels._quiet import quietly
@@ -28,7 +29,7 @@ from svcnb.store import Store
 _NO_SNAPSHOT = "no snapshot"  # the slider's only option (value "") while the store is empty
 
 
-class AsOfPanel(Displayed):
+class AsOfPanel(PerAccount, Displayed):
     """Base of BillingPanel and BandwidthPanel (see module docstring).
 
     Widgets (stable attribute names): ``date_slider`` (values are snapshot server times, CSS
@@ -49,7 +50,7 @@ class AsOfPanel(Displayed):
         store: Store,
         *,
         export_dir: str | os.PathLike[str] = "out",
-        account: str | None = None,
+        account: str | list[str] | None = None,
     ) -> None:
         self.store = one_account(store, account)
         self.at: pd.Timestamp | None = None
@@ -205,15 +206,10 @@ class AsOfPanel(Displayed):
 
 
 def one_account(store: Store, account: Any) -> Store:
-    """The store a panel shows: bound to ``account`` when one is named. A panel draws one
-    account (its money in that account's currency); several or ``"*"`` is a ValueError that
-    says how to get one panel per account, never a view that adds them up."""
+    """The store a panel shows: bound to ``account`` when one is named. Several accounts never
+    reach a panel's own constructor (``PerAccount`` makes one panel per account instead)."""
     if account is None:
         return store
     if isinstance(account, str) and account != "*":
-        return store.for_account(account)
-    raise ValueError(
-        f"account={account!r}: a panel shows one account; make one per account, e.g. "
-        "[BillingPanel(store, account=name) for name in store.accounts()], or compare "
-        "accounts with a report's from_store(store, account='*')"
-    )
+        return store.for_account(known(store, account))
+    raise ValueError(f"account={account!r}: one panel shows one account (see AccountTabs)")

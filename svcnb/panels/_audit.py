@@ -10,6 +10,7 @@ import ipywidgets as widgets
 import pandas as pd
 
 from svcnb.client import Client
+from svcnb.panels._accounts import PerAccount
 from svcnb.panels._asof import one_account
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, show, shown_in
@@ -104,7 +105,7 @@ def fixed_text(saved_at: pd.Timestamp) -> str:
     return f"fixed (saved {saved_at:%H:%M} UTC), re-audit at next snapshot"
 
 
-class FirewallAuditPanel(Displayed):
+class FirewallAuditPanel(PerAccount, Displayed):
     """Firewall findings as of the latest snapshot, filterable by severity and check, each with
     its state since the snapshot before (``firewall.finding_changes``: new, open, accepted;
     the resolved ones listed apart in ``resolved_box``).
@@ -135,7 +136,11 @@ class FirewallAuditPanel(Displayed):
     """
 
     def __init__(
-        self, store: Store, client: Client | None = None, *, account: str | None = None
+        self,
+        store: Store,
+        client: Client | None = None,
+        *,
+        account: str | list[str] | None = None,
     ) -> None:
         self.store = one_account(store, account)
         self.client = client

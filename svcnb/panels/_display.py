@@ -48,7 +48,13 @@ def _collect(w: widgets.Widget, parts: list[str]) -> None:
     layout = getattr(w, "layout", None)
     if layout is not None and getattr(layout, "display", None) == "none":
         return
-    if isinstance(w, widgets.Box):
+    if isinstance(w, widgets.Tab):
+        # one panel per account: each under its account's name, never merged
+        for index, child in enumerate(w.children):
+            title = w.titles[index] if index < len(w.titles) else str(index + 1)
+            parts.append(f"<h3>{html.escape(str(title))}</h3>")
+            _collect(child, parts)
+    elif isinstance(w, widgets.Box):
         for child in w.children:
             _collect(child, parts)
     elif isinstance(w, PlotView):

@@ -18,7 +18,9 @@ from svcnb import frames
 from svcnb._connect import account_client
 from svcnb.cli import main
 from svcnb.config import ConfigError, accounts
+from svcnb.panels import AccountTabs
 from svcnb.panels._billing import BillingPanel
+from svcnb.panels._display import static_html
 from svcnb.reports import billing, replay
 from svcnb.store import Store, StoreError
 
@@ -239,11 +241,20 @@ def test_a_report_over_two_accounts_in_two_currencies_adds_nothing_across_them(t
         ("eu", "EUR"): 2,
         ("us", "USD"): 2,
     }
-    # a panel shows one account; several are refused with how to make one per account
+    # a panel shows one account; several make one panel per account, each in its own tab
     panel = BillingPanel(store, account="us")
     assert panel.store.account == "us"
-    with pytest.raises(ValueError, match="one per account"):
-        BillingPanel(store, account="*")
+    tabs = BillingPanel(store, account="*")
+    assert isinstance(tabs, AccountTabs) and list(tabs.widget.titles) == ["eu", "us"]
+    assert {name: p.store.account for name, p in tabs.panels.items()} == {"eu": "eu", "us": "us"}
+    # each tab's summary names its own account's currency, never a sum of the two
+    assert "EUR" in tabs.panels["eu"].summary.value and "USD" not in tabs.panels["eu"].summary.value
+    assert "USD" in tabs.panels["us"].summary.value and "EUR" not in tabs.panels["us"].summary.value
+    page = static_html(tabs.widget)  # a page without a kernel: each account under its name
+    assert page.index("<h3>eu</h3>") < page.index("<h3>us</h3>")
+    assert list(BillingPanel(store, account=["us"]).panels) == ["us"]
+    with pytest.raises(StoreError, match="no account 'west'"):
+        BillingPanel(store, account=["us", "west"])
 
 
 @pytest.mark.parametrize("dialects", PAIRS, ids=["+".join(p) for p in PAIRS])
