@@ -63,7 +63,17 @@ def _close_figures() -> Iterator[None]:
         pyplot.close("all")
 
 
+# Files that run whole notebooks, minutes each: started first, so that on several workers
+# (pytest-xdist hands out whole files in this order) no worker is left with one at the end.
+_LONG = ("tests/panels/test_notebook_stories.py", "tests/test_notebooks_dialects.py", "notebooks/")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # The real-browser tests go last: they are the slowest, and a browser left open by one of
-    # them must never change the event-loop state the rest of the suite runs in.
-    items.sort(key=lambda item: "tests/browser/" in item.nodeid)
+    # The real-browser tests go last: a browser left open by one of them must never change the
+    # event-loop state the rest of the suite runs in.
+    def order(item: pytest.Item) -> int:
+        if "tests/browser/" in item.nodeid:
+            return 2
+        return 0 if item.nodeid.startswith(_LONG) else 1
+
+    items.sort(key=order)

@@ -73,16 +73,6 @@ def _span(name: str, text: str) -> int | None:
     return int(found.group(2))
 
 
-@pytest.mark.parametrize("name", sorted(NEEDS))
-def test_alone_on_a_fresh_store(name, kernel_env, tmp_path):
-    kernel_env(tmp_path / "store")
-    text = _run(name)
-    span = _span(name, text)
-    if span is not None:
-        assert span >= NEEDS[name], text
-        assert "less than" not in text
-
-
 def test_in_order_then_out_of_order_and_twice_on_one_store(kernel_env, tmp_path, monkeypatch):
     kernel_env(tmp_path / "store")
     connection = tmp_path / "sandbox.json"
