@@ -119,8 +119,11 @@ class Answer:
 
     @property
     def links(self) -> dict[str, dict[str, str]]:
+        link = self.headers.get("link")
+        if not link:  # most services send none: parsing an empty header costs a Response
+            return {}
         try:
-            return httpx.Response(200, headers={"link": self.headers.get("link", "")}).links
+            return httpx.Response(200, headers={"link": link}).links
         except Exception:  # a header svcnb cannot parse is a header it does not follow
             return {}
 
@@ -225,6 +228,7 @@ class Requester:
         self.governor: Governor = governor_for(settings.base_url, settings.api_key)
         self.stats = Stats()
         self.server_time: datetime | None = None
+        self._date_seen: str | None = None  # the Date header server_time was parsed from
         self.latency: float | None = None  # moving average of seconds per answered request
         self._http = httpx.Client(
             base_url=settings.base_url,
@@ -493,9 +497,11 @@ class Requester:
 
     def _observe(self, answer: Answer, seconds: float) -> None:
         date = answer.headers.get("date")
-        if date:
+        # the header changes once a second: a bulk pull parses it once, not once per request
+        if date and date != self._date_seen:
             with contextlib.suppress(TypeError, ValueError, OverflowError, IndexError):
                 self.server_time = parsedate_to_datetime(date)
+                self._date_seen = date
         self.latency = seconds if self.latency is None else 0.9 * self.latency + 0.1 * seconds
 
     def _unwrap(self, answer: Answer, call: Call) -> Reply:
