@@ -5,8 +5,9 @@ finds its condition gone, which clears it (and it may fire again at a later cros
 and each clear is one audit record (``Store.append_audit``) with ``kind = "alert"``,
 ``outcome`` "alert fired" or "alert cleared", ``alert_key``, ``alert_rule``, ``snapshot_id`` and
 ``message``; ``firewall_id`` and ``rule_id`` are empty, so a rule's edit history never shows
-them. The audit log is append-only, flock'd and fsync'd, and on file with the rule edits and
-accepted findings, so what was announced and when is audited like everything else.
+them. The audit log is append-only, kept in the store wherever it is (a folder or object
+storage: a team sharing a store shares what fired) and on file with the rule edits and accepted
+findings, so what was announced and when is audited like everything else.
 
 The record's ``time`` is the server time of the snapshot checked (the server's clock, as the
 rest of the store); records are read in the order they were written. Each record names the

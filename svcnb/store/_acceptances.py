@@ -15,12 +15,11 @@ revocation ends every acceptance of the finding made before it.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from . import _audit
+from ._audit import AuditLog
 from ._layout import StoreError
 from ._snapshots import _identity
 
@@ -68,7 +67,7 @@ def _finding(finding_id: Any) -> str:
 
 
 def accept(
-    root: Path,
+    log: AuditLog,
     entries: list[dict[str, Any]],
     finding_id: str,
     *,
@@ -91,8 +90,7 @@ def accept(
             f"until={end.isoformat()} is not in the future (now is {when.isoformat()}); an "
             "acceptance must end after it is made: give a later date"
         )
-    return _audit.append(
-        root,
+    return log.append(
         {
             "time": when,
             "kind": KIND,
@@ -112,7 +110,7 @@ def accept(
 
 
 def revoke(
-    root: Path,
+    log: AuditLog,
     entries: list[dict[str, Any]],
     finding_id: str,
     *,
@@ -125,15 +123,14 @@ def revoke(
     fid = _finding(finding_id)
     who = _words(owner, "owner", "owner='sam@example.com'")
     why = _words(reason, "reason", "reason='the vendor fix shipped'")
-    live = table(root, account)
+    live = table(log, account)
     live = live[(live["finding_id"] == fid).fillna(False) & live["revoked_at"].isna()]
     if live.empty:
         raise StoreError(
             f"finding {fid} has no acceptance to revoke; Store.acceptances() lists them"
         )
     last = live.iloc[-1]
-    return _audit.append(
-        root,
+    return log.append(
         {
             "time": _time(datetime.now(UTC) if now is None else now, "now"),
             "kind": KIND,
@@ -151,10 +148,10 @@ def revoke(
     )
 
 
-def table(root: Path, account: str) -> pd.DataFrame:
+def table(audit: AuditLog, account: str) -> pd.DataFrame:
     """One row per acceptance of ``account``, oldest first: ``ACCEPTANCE_COLUMNS`` (times UTC;
     revoked_at, revoked_by, revoke_reason NA while it stands)."""
-    log = _audit.read(root)
+    log = audit.read()
     rows: list[dict[str, Any]] = []
     if not log.empty and "kind" in log and "account" in log:
         ours = (log["kind"] == KIND) & (log["account"] == account)

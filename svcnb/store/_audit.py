@@ -1,34 +1,70 @@
-"""The rule-editor audit log: one JSON line per attempted rule edit, append-only.
+"""The store's audit log: one record per rule edit, acceptance, stop plan or alert, append-only.
 
-Written with an exclusive ``flock`` and ``fsync``'d before ``append`` returns. A line torn by a
-crash is skipped when reading. Nothing secret is kept: keys that name secrets are dropped and any
-token-like ``svc_...`` text is masked to its last four characters.
+It is a Delta table inside the store, ``<store>/_audit``, so it lives wherever the store does
+(a folder, ``s3://``, ``gs://``, ``az://``) and a team sharing a store shares its audit trail.
+Each record is one file and one commit: the file is written under a name no other writer uses
+(``fsync``'d on a local store), then added in a Delta commit that names the record
+(``svcnb.audit`` in the commit's metadata). Two writers at once both land: Delta lets only one
+commit take a version and the other commits again at the next one, so no record is lost.
+Records are read back in commit order (the version that added each file), which is the order
+they were written. Columns, for engines that read the table without svcnb: time (UTC), kind,
+account, firewall_id, rule_id, outcome, record_id and record (the whole record as JSON).
+
+Nothing secret is kept: keys that name secrets are dropped and any token-like ``svc_...`` text
+is masked to its last four characters (:func:`scrub`), before anything is written.
+
+Local stores written before the table existed keep their JSON-lines file ``audit.jsonl``; it is
+read, never written again, and its records come first (they were all written before any record
+of the table). It is not moved into the table: a move on first write would race a second writer
+doing the same, and the file stays readable as it was.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
+import time
 import warnings
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pandas as pd
+import pyarrow as pa
+from deltalake import CommitProperties, DeltaTable
+from deltalake.exceptions import DeltaError, TableNotFoundError
+from deltalake.transaction import AddAction
 
 from svcnb.client._redact import redact
 
-from ._layout import SnapshotWarning
+from ._catalog import _now_ms
+from ._fs import Location
+from ._layout import SnapshotWarning, StoreError, fsync_dir
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover
-    fcntl = None
-
-AUDIT_LOG = "audit.jsonl"
+AUDIT_TABLE = "_audit"
+LEGACY_LOG = "audit.jsonl"  # local stores before the table: read, never written
 AUDIT_COLUMNS = ("time", "firewall_id", "rule_id", "before", "after", "outcome")
 _SECRET_KEYS = {"secret", "api_key", "apikey", "x-api-key", "token", "password", "authorization"}
+_META = "svcnb.audit"  # the commit metadata key naming the record a commit added
+_ATTEMPTS = 20
+_TS = pa.timestamp("us", tz="UTC")
+SCHEMA = pa.schema(
+    [
+        pa.field("time", _TS),
+        pa.field("kind", pa.string()),
+        pa.field("account", pa.string()),
+        pa.field("firewall_id", pa.string()),
+        pa.field("rule_id", pa.string()),
+        pa.field("outcome", pa.string()),
+        pa.field("record_id", pa.string()),
+        pa.field("record", pa.string()),
+    ]
+)
+# the order of records is the commit order: the commit log is kept, never cleaned up
+_CONFIGURATION = {"delta.enableExpiredLogCleanup": "false"}
 
 
 def scrub(value: Any) -> Any:
@@ -48,7 +84,7 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
-def append(root: Path, record: Mapping[str, Any]) -> dict[str, Any]:
+def _clean(record: Mapping[str, Any]) -> dict[str, Any]:
     missing = [k for k in ("firewall_id", "rule_id", "outcome") if k not in record]
     if missing:
         raise ValueError(f"audit record lacks {missing}; fields are {', '.join(AUDIT_COLUMNS)}")
@@ -56,27 +92,176 @@ def append(root: Path, record: Mapping[str, Any]) -> dict[str, Any]:
     when = pd.Timestamp(clean.get("time") or datetime.now(UTC))
     when = when.tz_localize("UTC") if when.tzinfo is None else when.tz_convert("UTC")
     clean["time"] = when.isoformat()
-    line = json.dumps(clean, default=_jsonable, ensure_ascii=False, sort_keys=True).encode() + b"\n"
-    root.mkdir(parents=True, exist_ok=True)
-    fd = os.open(root / AUDIT_LOG, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        if fcntl is not None:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        # a torn line left by a crash must not swallow this record: start on a fresh line
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            line = b"\n" + line
-        os.write(fd, line)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
     return clean
 
 
-def read(root: Path) -> pd.DataFrame:
-    """time (UTC), firewall_id, rule_id, before, after (dicts), outcome, then any extra fields."""
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+class AuditLog:
+    """The audit log of the store at ``loc``; remembers what it read until the table moves."""
+
+    def __init__(self, loc: Location) -> None:
+        self.loc = loc
+        self.url = loc.table_url(AUDIT_TABLE)
+        self._created = False
+        self._table: DeltaTable | None = None
+        self._version = -1
+        self._files: dict[str, list[str]] = {}  # data file -> its records (JSON text)
+        self._order: dict[str, int] = {}  # data file -> the version that added it
+
+    def _options(self) -> dict[str, str] | None:
+        return self.loc.storage_options or None
+
+    def append(self, record: Mapping[str, Any]) -> dict[str, Any]:
+        """Write one record (scrubbed) and return it as written; ValueError when it lacks
+        firewall_id, rule_id or outcome, StoreError when the store cannot be written."""
+        clean = _clean(record)
+        text = json.dumps(clean, default=_jsonable, ensure_ascii=False, sort_keys=True)
+        rid = secrets.token_hex(8)
+        row = {
+            "time": [pd.Timestamp(clean["time"])],
+            "kind": [_text(clean.get("kind"))],
+            "account": [_text(clean.get("account"))],
+            "firewall_id": [_text(clean.get("firewall_id"))],
+            "rule_id": [_text(clean.get("rule_id"))],
+            "outcome": [_text(clean.get("outcome"))],
+            "record_id": [rid],
+            "record": [text],
+        }
+        name = f"{int(time.time() * 1000):013d}-{rid}-audit.parquet"
+        path = self.loc.file(AUDIT_TABLE, name)
+        try:
+            self._create()
+            size = self.loc.write_parquet(path, pa.table(row, schema=SCHEMA), compression="zstd")
+        except (DeltaError, OSError) as exc:
+            raise StoreError(f"the audit log {self.url} cannot be written: {exc}") from None
+        add = AddAction(name, size, {}, _now_ms(), True, json.dumps({"numRecords": 1}))
+        props = CommitProperties(custom_metadata={_META: rid})
+        error: Exception | None = None
+        for _ in range(_ATTEMPTS):
+            try:
+                # a blind append: another writer's commit at the same version makes Delta
+                # refuse this one, and it commits again on top of theirs
+                table = DeltaTable(self.url, storage_options=self._options())
+                table.create_write_transaction(
+                    [add], mode="append", schema=SCHEMA, commit_properties=props
+                )
+                break
+            except (DeltaError, OSError) as exc:
+                error = exc
+                time.sleep(0.01 + secrets.randbelow(50) / 1000)
+        else:
+            self.loc.delete(path)
+            raise StoreError(
+                f"the audit log {self.url} could not be committed after {_ATTEMPTS} attempts "
+                f"({error}); nothing was recorded, try again"
+            )
+        if self.loc.local:
+            # on disk before append returns, as the JSON-lines log was (the data file already is)
+            # (the commit is one of those after the version it was built on)
+            log = Path(self.loc.root) / AUDIT_TABLE / "_delta_log"
+            start = table.version() + 1
+            table.update_incremental()
+            for version in range(start, table.version() + 1):
+                _fsync(log / f"{version:020d}.json")
+            fsync_dir(log)
+        return clean
+
+    def _create(self) -> None:
+        if self._created:
+            return
+        try:
+            DeltaTable.create(
+                self.url,
+                SCHEMA,
+                mode="ignore",
+                configuration=_CONFIGURATION,
+                storage_options=self._options(),
+            )
+        except (DeltaError, OSError):
+            # another writer created it at the same moment: use theirs
+            DeltaTable(self.url, storage_options=self._options())
+        self._created = True
+
+    def read(self) -> pd.DataFrame:
+        """time (UTC), firewall_id, rule_id, before, after (dicts), outcome, then any extra
+        fields; in the order written."""
+        rows = _legacy(Path(self.loc.root)) if self.loc.local else []
+        torn = 0
+        for text in self._records():
+            try:
+                rows.append(json.loads(text))
+            except ValueError:
+                torn += 1
+        if torn:
+            warnings.warn(
+                f"{self.url}: skipped {torn} unreadable record(s)", SnapshotWarning, stacklevel=3
+            )
+        return _frame(rows)
+
+    def _records(self) -> list[str]:
+        """The table's records (JSON text) in commit order."""
+        try:
+            if self._table is None:
+                self._table = DeltaTable(self.url, storage_options=self._options())
+            else:
+                self._table.update_incremental()
+        except TableNotFoundError:
+            return []
+        except (DeltaError, OSError) as exc:
+            raise StoreError(f"the audit log {self.url} cannot be read: {exc}") from None
+        version = self._table.version()
+        if version != self._version:
+            self._catch_up(self._table, version)
+        # a file whose commit is not in the log (none should be: the log is kept) first
+        names = sorted(self._files, key=lambda name: self._order.get(name, -1))
+        return [text for name in names for text in self._files[name]]
+
+    def _catch_up(self, table: DeltaTable, version: int) -> None:
+        try:
+            # the commit that added each file is its place in the order; the commits are read
+            # once each (pyarrow's file system: deltalake's history() holds the interpreter)
+            for commit in range(self._version + 1, version + 1):
+                path = f"{self.loc.root}/{AUDIT_TABLE}/_delta_log/{commit:020d}.json"
+                with self.loc.fs.open_input_stream(path) as stream:
+                    for line in stream.read().splitlines():
+                        action = json.loads(line) if line.strip() else {}
+                        if "add" in action:
+                            self._order[unquote(action["add"]["path"])] = commit
+            paths = {
+                unquote(p) for p in table.get_add_actions(flatten=True).column("path").to_pylist()
+            }
+            for gone in set(self._files) - paths:
+                del self._files[gone]
+            for name in sorted(paths - set(self._files)):
+                part = self.loc.read_parquet(self.loc.file(AUDIT_TABLE, name))
+                self._files[name] = part.column("record").to_pylist()
+        except (DeltaError, OSError, pa.ArrowException, KeyError, ValueError) as exc:
+            raise StoreError(
+                f"the audit log {self.url} cannot be read ({exc}); its records are in Delta "
+                f"table {self.url}, which any Delta reader opens"
+            ) from None
+        self._version = version
+
+
+def _fsync(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # pragma: no cover - the commit is there; only its durability is unsure
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _legacy(root: Path) -> list[dict[str, Any]]:
+    """The records of a local store's JSON-lines log from before the table (a line torn by a
+    crash is skipped with a SnapshotWarning)."""
     rows, torn = [], 0
-    path = root / AUDIT_LOG
+    path = root / LEGACY_LOG
     if path.exists():
         for line in path.read_bytes().splitlines():
             if not line.strip():
@@ -86,7 +271,11 @@ def read(root: Path) -> pd.DataFrame:
             except ValueError:
                 torn += 1
     if torn:
-        warnings.warn(f"{path}: skipped {torn} unreadable line(s)", SnapshotWarning, stacklevel=3)
+        warnings.warn(f"{path}: skipped {torn} unreadable line(s)", SnapshotWarning, stacklevel=4)
+    return rows
+
+
+def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     extra = sorted({k for r in rows for k in r} - set(AUDIT_COLUMNS))
     frame = pd.DataFrame(
         {c: [r.get(c) for r in rows] for c in (*AUDIT_COLUMNS, *extra)}, dtype=object

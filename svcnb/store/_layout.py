@@ -6,7 +6,8 @@
   <resource>/                    Delta table per resource: versions of rows (svcnb.store._segments)
     account=NAME/                in a store of several accounts: that account's files (a Delta
                                  partition: readers see an ``account`` column)
-  audit.jsonl                    rule-editor audit log (append-only; local stores)
+  _audit/                        Delta table: the audit log, a record per commit (store._audit)
+  audit.jsonl                    the audit log before the table (local stores; read, never written)
   webhook_events.jsonl           webhook event log (svcnb.store._eventlog; local stores)
 ```
 

@@ -21,7 +21,8 @@ import pyarrow.parquet as pq
 from svcnb.client import Client  # the type of take()'s argument: the one use DESIGN allows
 from svcnb.frames import KEYS, SCHEMAS, ResourceName, vm_records
 
-from . import _acceptances, _audit
+from . import _acceptances
+from ._audit import AuditLog
 from ._catalog import Catalog
 from ._diff import diff_frames
 from ._eventlog import EventLog
@@ -122,6 +123,7 @@ class Store:
         # a folder for a local store; the URL for one on object storage
         self.path: Path | str = Path(resolve_url(path)) if self._loc.local else self.url
         self._catalog = Catalog(self._loc)
+        self._audit = AuditLog(self._loc)  # shared with the account views, as the catalog is
         self._known: dict = {}  # this process's last write, to skip re-reading it
         # the catalog list the catalog shares while it is unchanged, and its times
         self._times: tuple[list[dict[str, Any]], list[datetime]] = ([], [])
@@ -336,7 +338,7 @@ class Store:
     def append_audit(self, record: Mapping[str, Any]) -> None:
         """Append one rule edit to the audit log: time, firewall_id, rule_id, before, after,
         outcome (extra keys are kept). Secret-named keys are dropped, tokens masked."""
-        _audit.append(self._local("audit log"), record)
+        self._audit.append(record)
 
     def accept_finding(
         self,
@@ -357,7 +359,7 @@ class Store:
         one, else the store's only one). Returns the record written."""
         store = self if account is None else self.for_account(account)
         return _acceptances.accept(
-            self._local("acceptance register"),
+            self._audit,
             store._entries(),
             finding_id,
             reason=reason,
@@ -373,9 +375,8 @@ class Store:
         self, finding_id: str, *, owner: str, reason: str, now: TimeLike | None = None
     ) -> dict[str, Any]:
         """End the acceptance of ``finding_id`` (audited); StoreError when none stands."""
-        root = self._local("acceptance register")
         return _acceptances.revoke(
-            root,
+            self._audit,
             self._entries(),
             finding_id,
             owner=owner,
@@ -591,13 +592,13 @@ class Store:
 
     def audit_log(self) -> pd.DataFrame:
         """The rule-editor audit log: time, firewall_id, rule_id, before, after, outcome."""
-        return _audit.read(self._local("audit log"))
+        return self._audit.read()
 
     def acceptances(self) -> pd.DataFrame:
         """Accepted findings of the account in scope, oldest first: finding_id, reason, owner,
         until, accepted_at, revoked_at, revoked_by, revoke_reason, account (its name), wallet,
         firewall_id, rule_id."""
-        return _acceptances.table(self._local("acceptance register"), self._account_name())
+        return _acceptances.table(self._audit, self._account_name())
 
     # -- helpers -------------------------------------------------------------------------------
 
