@@ -107,6 +107,7 @@ class AuditLog:
         self.url = loc.table_url(AUDIT_TABLE)
         self._created = False
         self._table: DeltaTable | None = None
+        self._write_table: DeltaTable | None = None
         self._version = -1
         self._files: dict[str, list[str]] = {}  # data file -> its records (JSON text)
         self._order: dict[str, int] = {}  # data file -> the version that added it
@@ -144,13 +145,13 @@ class AuditLog:
             try:
                 # a blind append: another writer's commit at the same version makes Delta
                 # refuse this one, and it commits again on top of theirs
-                table = DeltaTable(self.url, storage_options=self._options())
+                table = self._writer()
                 table.create_write_transaction(
                     [add], mode="append", schema=SCHEMA, commit_properties=props
                 )
                 break
             except (DeltaError, OSError) as exc:
-                error = exc
+                error, self._write_table = exc, None  # read the log afresh next attempt
                 time.sleep(0.01 + secrets.randbelow(50) / 1000)
         else:
             self.loc.delete(path)
@@ -168,6 +169,15 @@ class AuditLog:
                 _fsync(log / f"{version:020d}.json")
             fsync_dir(log)
         return clean
+
+    def _writer(self) -> DeltaTable:
+        # the table at its latest version; kept between appends so each reads only the commits
+        # since the last (loading it afresh replays the whole log, one read per record)
+        if self._write_table is None:
+            self._write_table = DeltaTable(self.url, storage_options=self._options())
+        else:
+            self._write_table.update_incremental()
+        return self._write_table
 
     def _create(self) -> None:
         if self._created:
