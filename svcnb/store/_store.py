@@ -337,7 +337,8 @@ class Store:
 
     def append_audit(self, record: Mapping[str, Any]) -> None:
         """Append one rule edit to the audit log: time, firewall_id, rule_id, before, after,
-        outcome (extra keys are kept). Secret-named keys are dropped, tokens masked."""
+        outcome (extra keys are kept). Secret-named keys are dropped, tokens masked. The log is
+        the store's Delta table ``_audit``, on every store (a folder or a URL such as s3://)."""
         self._audit.append(record)
 
     def accept_finding(
@@ -591,7 +592,8 @@ class Store:
         return EventLog(self._local("webhook event log")).frame()
 
     def audit_log(self) -> pd.DataFrame:
-        """The rule-editor audit log: time, firewall_id, rule_id, before, after, outcome."""
+        """The audit log: time, firewall_id, rule_id, before, after, outcome, then any extra
+        fields (kind, account, ...); records in the order written (``svcnb.store._audit``)."""
         return self._audit.read()
 
     def acceptances(self) -> pd.DataFrame:
