@@ -35,7 +35,8 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"migrated {done.snapshots} snapshot(s) from {args.old} to {args.new}; checked row for "
         f"row: {done.frames_checked} resource frames ({done.rows_checked} rows) equal, "
-        f"{done.missing_checked} missing resources missing in both with the same reason"
+        f"{done.missing_checked} missing resources missing in both with the same reason, "
+        f"{done.audit_records} audit record(s) copied in order and equal"
     )
     return 0
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ._audit import _frame, _legacy
 from ._layout import MissingResourceError, StoreError
 from ._legacy import frame_at, is_legacy, read_entries
 from ._snapshots import RESOURCES, has, reason, unreadable
@@ -28,6 +29,7 @@ class Migrated:
     frames_checked: int  # resource x snapshot pairs loaded from both stores and found equal
     rows_checked: int
     missing_checked: int  # resource x snapshot pairs missing in both, with the same reason
+    audit_records: int = 0  # records of the old audit log copied, in order, and found equal
 
 
 def migrate(
@@ -72,6 +74,10 @@ def migrate(
         if written != entry["snapshot_id"]:
             raise StoreError(f"snapshot {entry['snapshot_id']} was written as {written}")
         say(f"wrote {written}")
+    # the audit log (rule edits, accepted findings, stop plans, alerts) goes with the history,
+    # in the order it was written
+    for record in _legacy(source):
+        target.append_audit(record)
     return check(source, Store(new, storage_options=storage_options), say)
 
 
@@ -109,4 +115,19 @@ def check(source: Path, target: Store, say: Callable[[str], object]) -> Migrated
             frames += 1
             rows += len(want)
         say(f"checked {snapshot_id}")
-    return Migrated(len(entries), frames, rows, gaps)
+    return Migrated(len(entries), frames, rows, gaps, _check_audit(source, target))
+
+
+def _check_audit(source: Path, target: Store) -> int:
+    """The old audit log's records, in order, are the new store's (by time, firewall, rule,
+    outcome and every other field they hold)."""
+    want = _frame(_legacy(source))
+    got = target.audit_log()
+    if len(got) != len(want):
+        raise StoreError(f"the audit log has {len(got)} records, the old store {len(want)}")
+    got = got.reindex(columns=want.columns).reset_index(drop=True)
+    try:
+        pd.testing.assert_frame_equal(got, want.reset_index(drop=True), check_dtype=False)
+    except AssertionError as exc:
+        raise StoreError(f"the audit log differs from the old store's: {exc}") from None
+    return len(want)

@@ -5,6 +5,7 @@ recorded) to Delta tables, checked row for row."""
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 from pathlib import Path
 
@@ -81,3 +82,35 @@ def test_migration_to_s3(legacy, s3_url):
     done = migrate(legacy, s3_url)
     assert done.snapshots == 5
     assert Store(s3_url).snapshots()["missing"].tolist() == ["", "", "wallet", "", ""]
+
+
+def test_the_audit_log_goes_with_the_history(legacy, tmp_path, s3_url):
+    records = [
+        {
+            "time": "2026-11-02T10:00:00+00:00",
+            "firewall_id": "fw_1",
+            "rule_id": "rule_1",
+            "before": {"port": "22"},
+            "after": {"port": "2222"},
+            "outcome": "saved",
+        },
+        {
+            "time": "2026-11-01T09:00:00+00:00",  # written after, dated before: order kept
+            "firewall_id": "fw_1",
+            "rule_id": "rule_2",
+            "before": None,
+            "after": None,
+            "outcome": "finding accepted",
+            "kind": "finding_acceptance",
+            "reason": "bastion, reviewed",
+        },
+    ]
+    (legacy / "audit.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    for target in (tmp_path / "new", s3_url):
+        done = migrate(legacy, target)
+        assert done.audit_records == 2
+        log = Store(target).audit_log()
+        assert log["outcome"].tolist() == ["saved", "finding accepted"]
+        assert log["rule_id"].tolist() == ["rule_1", "rule_2"]
+        assert log["after"].iloc[0] == {"port": "2222"}
+        assert log["reason"].iloc[1] == "bastion, reviewed"
