@@ -30,7 +30,7 @@ def _run(code: str, names: dict) -> tuple[str, int]:
     with contextlib.redirect_stdout(out):
         exec(compile(code, "<history cell>", "exec"), names)  # noqa: S102 - the notebook's cell
     text = out.getvalue()
-    found = re.search(r"history: (\d+) snapshots over (\d+) days", text)
+    found = re.search(r"history: (\d+) snapshots? over (\d+) days?", text)
     assert found, text
     return text, int(found.group(2))
 

@@ -20,7 +20,7 @@ from nbclient.exceptions import CellExecutionError
 from svcnb.sandbox import serve
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
-HISTORY = re.compile(r"history: (\d+) snapshots over (\d+) days")
+HISTORY = re.compile(r"history: (\d+) snapshots? over (\d+) days?")
 # the span each notebook needs for its story (None: it keeps no history)
 NEEDS = {
     "01_inventory": 0,
