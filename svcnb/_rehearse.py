@@ -294,7 +294,7 @@ def state_from_store(
     ``store.load``. ``key`` fixes the address pseudonyms (default: drawn at random per copy).
     Raises ``StoreError`` when the snapshot has no VMs to copy.
     """
-    from svcnb.store import MissingResourceError
+    from svcnb.store import RESOURCES, MissingResourceError
 
     notes = _Notes()
     try:
@@ -311,19 +311,9 @@ def state_from_store(
     if now is None:
         raise _rehearsal_error(f"snapshot {snapshot} is not in the store's list of snapshots")
     frames = {"vms": vms}
-    for resource in (
-        "vm_ssh_keys",
-        "vm_firewalls",
-        "vm_private_networks",
-        "firewalls",
-        "firewall_rules",
-        "networks",
-        "attachments",
-        "wallet",
-        "webhooks",
-        "deliveries",
-    ):
-        frames[resource] = _load(store, resource, at, notes, snapshot)
+    for resource in RESOURCES:
+        if resource != "vms":
+            frames[resource] = _load(store, resource, at, notes, snapshot)
     for resource, frame in frames.items():
         unreadable = frame.attrs.get("unreadable") if frame is not None else None
         if unreadable:

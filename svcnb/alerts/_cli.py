@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 EXAMPLE = """examples:
   svcnb check                                # after `svcnb snapshot`, from cron
@@ -78,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
     from svcnb.alerts._deliver import check_url
     from svcnb.config import ConfigError
     from svcnb.store import Store, StoreError
+    from svcnb.store._reading import check_readable
 
     try:
         rules = rules_from_config(args.config)
@@ -93,17 +93,10 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         return _fail(str(exc))
     store = Store(args.store, account=args.account)
-    if isinstance(store.path, Path) and not store.path.exists():
-        return _fail(
-            f"no snapshot store at {store.path.resolve()}; pass --store PATH, set SVCNB_STORE, "
-            "or take a snapshot with `svcnb snapshot`"
-        )
-    held = store.accounts()
-    if args.account is not None and held and args.account not in held:
-        return _fail(
-            f"the store at {store.path} holds no account {args.account!r}; "
-            f"its accounts: {', '.join(held)}"
-        )
+    try:
+        check_readable(store, args.store, args.account)
+    except StoreError as exc:
+        return _fail(str(exc))
     if store.snapshots().empty:
         return _fail(f"the store at {store.path} holds no snapshot; take one with `svcnb snapshot`")
 

@@ -127,6 +127,7 @@ def _fail(text: str, code: int = USAGE) -> int:
 def run(args: argparse.Namespace) -> int:
     from svcnb.reports._replay import snapshot_at, to_utc
     from svcnb.store import Store, StoreError
+    from svcnb.store._reading import check_readable
 
     try:
         if args.at is not None:
@@ -142,18 +143,10 @@ def run(args: argparse.Namespace) -> int:
         code = _take(store)
         if code:
             return code
-    # a local store must exist; an object-storage store (a URL) answers for itself below
-    if isinstance(store.path, Path) and not store.path.exists():
-        return _fail(
-            f"no snapshot store at {store.path.resolve()} (from {_store_origin(args.store)}); "
-            "pass --store PATH, set SVCNB_STORE, or take a snapshot with `svcnb snapshot`"
-        )
-    held = store.accounts()
-    if args.account is not None and held and args.account not in held:
-        return _fail(
-            f"the store at {store.path} holds no account {args.account!r}; "
-            f"its accounts: {', '.join(held)}"
-        )
+    try:
+        check_readable(store, args.store, args.account)
+    except StoreError as exc:
+        return _fail(str(exc))
     try:
         snap = snapshot_at(store, args.at)
         built = _BUILDERS[args.kind](store, snap["server_time"], args)
@@ -187,16 +180,6 @@ def run(args: argparse.Namespace) -> int:
         where = exc.filename or args.out
         return _fail(f"cannot write {where}: {exc.strerror or exc}", FAILED)
     return 0
-
-
-def _store_origin(given: str | None) -> str:
-    import os
-
-    from svcnb.store._layout import ENV_PATH
-
-    if given is not None:
-        return "--store"
-    return f"${ENV_PATH}" if os.environ.get(ENV_PATH) else "the default, data/store"
 
 
 def _take(store: Any) -> int:
