@@ -26,7 +26,6 @@ rates cannot be told).
 
 from __future__ import annotations
 
-import math
 import os
 import random
 import socket
@@ -38,13 +37,12 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from svcnb.client._shared_budget import (
-    ANSWER_POLL_SECONDS,
     ENV_BUDGET,
     FORGET_SECONDS,
     GRANT_SECONDS,
-    WINDOW_POLL_SECONDS,
     _alive,
     _window,
+    wait_for_grant,
 )
 from svcnb.client._window import Window
 
@@ -86,21 +84,9 @@ class RedisBudget:
     def acquire(self, key: str, within: float) -> tuple[int | None, float | None]:
         """As :meth:`SharedBudget.acquire`: ``(grant, None)``, ``(None, seconds)`` when the
         wait would be longer than ``within``, ``(None, None)`` when Redis cannot be used."""
-        give_up = time.monotonic() + max(0.0, within)
-        while True:
-            outcome = self._atomic(key, lambda *state: self._try_grant(key, *state))
-            if outcome is None:
-                return None, None
-            grant, look_again, now = outcome
-            if grant is not None:
-                return grant, None
-            left = give_up - time.monotonic()
-            if look_again != math.inf and look_again - now > left:
-                return None, look_again - now
-            if left <= 0:
-                return None, math.inf
-            poll = WINDOW_POLL_SECONDS if look_again != math.inf else ANSWER_POLL_SECONDS
-            time.sleep(max(0.0, min(look_again - now, poll, left)))
+        return wait_for_grant(
+            lambda: self._atomic(key, lambda *state: self._try_grant(key, *state)), within
+        )
 
     def release(
         self, key: str, grant: int, headers: Mapping[str, str] | None, received: float

@@ -178,6 +178,29 @@ def _window(row: tuple | None) -> Window:
     return Window(lim, remaining, reset_at, length, bool(headerless))
 
 
+def wait_for_grant(
+    attempt: Callable[[], tuple[int | None, float, float] | None], within: float
+) -> tuple[int | None, float | None]:
+    """Call ``attempt`` (one look at a shared budget: ``(grant or None, when to look again,
+    now)``, or None when the backend cannot be used) until it grants, the wait would be longer
+    than ``within`` seconds, or the backend fails; the answers of ``acquire``."""
+    give_up = time.monotonic() + max(0.0, within)
+    while True:
+        outcome = attempt()
+        if outcome is None:
+            return None, None
+        grant, look_again, now = outcome
+        if grant is not None:
+            return grant, None
+        left = give_up - time.monotonic()
+        if look_again != math.inf and look_again - now > left:
+            return None, look_again - now  # longer than the caller may wait: say so now
+        if left <= 0:
+            return None, math.inf
+        poll = WINDOW_POLL_SECONDS if look_again != math.inf else ANSWER_POLL_SECONDS
+        time.sleep(max(0.0, min(look_again - now, poll, left)))
+
+
 class SharedBudget:
     """The budget file, opened once per process and used by all its threads (one connection
     under a lock: each transaction is short, and SQLite runs one writer at a time anyway)."""
@@ -197,28 +220,16 @@ class SharedBudget:
         """Wait until the shared window has room and take a grant: ``(grant, None)``. When the
         wait would be longer than ``within`` seconds: ``(None, seconds)`` (``math.inf``:
         unknown). When the file cannot be used: ``(None, None)``, go by local pacing alone."""
-        give_up = time.monotonic() + max(0.0, within)
-        while True:
+
+        def attempt() -> tuple[int | None, float, float] | None:
             # A look that finds no room writes nothing, so waiting processes, which look
             # again and again, never queue for the lock that the sending ones need.
             peek = self._guarded(lambda conn, now: self._peek(conn, key, now), None, write=False)
-            if peek is None:
-                return None, None
-            outcome: tuple[int | None, float, float] | None = (None, *peek)
-            if peek[0] is None:
-                outcome = self._guarded(lambda conn, now: self._try_grant(conn, key, now), None)
-            if outcome is None:
-                return None, None
-            grant, look_again, now = outcome
-            if grant is not None:
-                return grant, None
-            left = give_up - time.monotonic()
-            if look_again != math.inf and look_again - now > left:
-                return None, look_again - now  # longer than the caller may wait: say so now
-            if left <= 0:
-                return None, math.inf
-            poll = WINDOW_POLL_SECONDS if look_again != math.inf else ANSWER_POLL_SECONDS
-            time.sleep(max(0.0, min(look_again - now, poll, left)))
+            if peek is None or peek[0] is not None:
+                return None if peek is None else (None, *peek)
+            return self._guarded(lambda conn, now: self._try_grant(conn, key, now), None)
+
+        return wait_for_grant(attempt, within)
 
     def release(
         self, key: str, grant: int, headers: Mapping[str, str] | None, received: float
