@@ -1,19 +1,45 @@
 """Shared fixtures: a loopback sandbox (one server per session, reset per test), a factory for
-sandboxes of other sizes or settings, and cleaners for the environment and matplotlib."""
+sandboxes of other sizes or settings, a throwaway CA for HTTPS on loopback, and cleaners for the
+environment and matplotlib."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
+import trustme
 
 from svcnb import vocab
 from svcnb.sandbox import Sandbox, serve
 
 SEED = 7
 VMS = 40
+
+
+@dataclass
+class Tls:
+    ca_pem: Path  # what a client (the sandbox, svcnb check) must trust
+    cert_pem: Path  # server certificate chain for 127.0.0.1
+    key_pem: Path
+
+
+@pytest.fixture(scope="session")
+def tls(tmp_path_factory) -> Tls:
+    """A throwaway CA and a certificate for 127.0.0.1 issued by it (trustme), for the HTTPS
+    receivers the webhook and alert tests start on loopback."""
+    folder = tmp_path_factory.mktemp("tls")
+    ca = trustme.CA()
+    cert = ca.issue_cert("127.0.0.1")
+    paths = Tls(folder / "ca.pem", folder / "cert.pem", folder / "key.pem")
+    ca.cert_pem.write_to_path(paths.ca_pem)
+    cert.private_key_pem.write_to_path(paths.key_pem)
+    for i, pem in enumerate(cert.cert_chain_pems):
+        pem.write_to_path(paths.cert_pem, append=i > 0)
+    return paths
 
 
 @pytest.fixture(scope="session")

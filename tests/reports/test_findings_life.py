@@ -11,25 +11,12 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from _firewall_rules import rule
 
 from svcnb.client import Client
 from svcnb.reports import firewall
 from svcnb.sandbox import serve
 from svcnb.store import Store, StoreError
-
-
-def rule(rid, pos, *, fw="fw1", d="IN", a="ACCEPT", p="TCP", port="22", src=(), dst=()):
-    return {
-        "id": rid,
-        "firewall_id": fw,
-        "position": pos,
-        "direction": d,
-        "action": a,
-        "protocol": p,
-        "port": port,
-        "source_ips": list(src),
-        "dest_ips": list(dst),
-    }
 
 
 def ids_by_rule(findings: pd.DataFrame) -> dict[tuple[str, str], str]:

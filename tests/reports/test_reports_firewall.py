@@ -4,22 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from _firewall_rules import rule
 
 from svcnb.reports import firewall
-
-
-def rule(rid, pos, *, fw="fw1", d="IN", a="ACCEPT", p="TCP", port="22", src=(), dst=()):
-    return {
-        "id": rid,
-        "firewall_id": fw,
-        "position": pos,
-        "direction": d,
-        "action": a,
-        "protocol": p,
-        "port": port,
-        "source_ips": list(src),
-        "dest_ips": list(dst),
-    }
 
 
 def checks(findings, rule_id=None):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from _firewall_rules import rule
 
 import svcnb
 from svcnb import frames
@@ -11,20 +12,6 @@ from svcnb.reports import firewall
 
 # the fleet fixture holds a status word no vocabulary knows, on purpose
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
-
-
-def rule(rid, pos, *, fw="fw1", d="IN", a="ACCEPT", p="TCP", port="22", src=(), dst=()):
-    return {
-        "id": rid,
-        "firewall_id": fw,
-        "position": pos,
-        "direction": d,
-        "action": a,
-        "protocol": p,
-        "port": port,
-        "source_ips": list(src),
-        "dest_ips": list(dst),
-    }
 
 
 @pytest.fixture
