@@ -29,16 +29,6 @@ CLEARED = "alert cleared"
 STATE_COLUMNS = ["alert_key", "alert_rule", "outcome", "time", "snapshot_id", "message"]
 
 
-def account_in_scope(store: Any) -> str:
-    """The account a check of ``store`` is about: the bound one, else the store's only one
-    (``"default"`` for a store that named none)."""
-    bound = getattr(store, "account", None)
-    if bound:
-        return str(bound)
-    names = store.accounts() if hasattr(store, "accounts") else []
-    return str(names[-1]) if names else "default"
-
-
 def history(store: Any) -> pd.DataFrame:
     """Every fire and clear of the account in scope, in the order written: ``STATE_COLUMNS``
     (time UTC)."""
@@ -50,7 +40,7 @@ def history(store: Any) -> pd.DataFrame:
     keep = (log["kind"] == KIND).fillna(False).to_numpy(dtype=bool)
     if "account" in log:
         named = log["account"]
-        ours = (named.isna() | (named == account_in_scope(store))).fillna(False)
+        ours = (named.isna() | (named == store.account_in_scope())).fillna(False)
         keep = keep & ours.to_numpy(dtype=bool)
     mine = log[keep]
     out = mine.reindex(columns=STATE_COLUMNS).reset_index(drop=True)
@@ -76,7 +66,7 @@ def record(
     server_time: Any,
 ) -> None:
     """Append one ``outcome`` record per row of ``rows`` (columns key, rule, message)."""
-    account = account_in_scope(store)
+    account = store.account_in_scope()
     for row in rows.itertuples(index=False):
         store.append_audit(
             {

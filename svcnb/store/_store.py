@@ -367,7 +367,7 @@ class Store:
             owner=owner,
             until=until,
             now=now,
-            account=store._account_name(),
+            account=store.account_in_scope(),
             firewall_id=firewall_id,
             rule_id=rule_id,
         )
@@ -383,11 +383,13 @@ class Store:
             owner=owner,
             reason=reason,
             now=now,
-            account=self._account_name(),
+            account=self.account_in_scope(),
         )
 
-    def _account_name(self) -> str:
-        """The name of the account in scope (StoreError when several and none is bound)."""
+    def account_in_scope(self) -> str:
+        """The name of the account reads and records of this Store are about: the bound one,
+        else the store's only one (``"default"`` when it named none); StoreError when the store
+        holds several and none is bound."""
         entries = self._entries()
         return self._bound or (account_of(entries[-1]) if entries else account_of({}))
 
@@ -600,7 +602,7 @@ class Store:
         """Accepted findings of the account in scope, oldest first: finding_id, reason, owner,
         until, accepted_at, revoked_at, revoked_by, revoke_reason, account (its name), wallet,
         firewall_id, rule_id."""
-        return _acceptances.table(self._audit, self._account_name())
+        return _acceptances.table(self._audit, self.account_in_scope())
 
     # -- helpers -------------------------------------------------------------------------------
 
