@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from _leaks import files_under, leaks
 
 from svcnb import _demo
 from svcnb.client._redact import TOKEN_RE
@@ -24,7 +25,8 @@ PLACEHOLDERS = re.compile(
 
 
 @pytest.fixture(scope="module")
-def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """What one small ``svcnb demo`` run wrote: its pages and its store."""
     out = tmp_path_factory.mktemp("demo")
     parser = argparse.ArgumentParser()
     _demo.add_arguments(parser)
@@ -32,6 +34,11 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         ["--days", "3", "--vms", "20", "--out", str(out), "--notebooks", str(REPO / "notebooks")]
     )
     assert _demo.run(args) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def pages(out: Path) -> dict[str, str]:
     found = {p.stem: p.read_text(encoding="utf-8") for p in out.glob("*.html")}
     assert set(found) == set(_demo.REPORT_NOTEBOOKS)
     return found
@@ -62,8 +69,16 @@ def test_panels_are_shown_as_tables_not_widget_placeholders(pages: dict[str, str
     # the billing panel's summary and grids are on the page as of the latest snapshot
     assert "Wallet balance" in pages["04_billing_review"]
     assert "Renewals due" in pages["04_billing_review"]
+    assert "billing_panel = BillingPanel" not in pages["04_billing_review"], "input cells shown"
 
 
 def test_no_token_on_any_page(pages: dict[str, str]) -> None:
     for name, page in pages.items():
         assert not TOKEN_RE.search(page), f"{name} shows a token"
+
+
+def test_nothing_the_demo_wrote_holds_a_token(out: Path) -> None:
+    # `svcnb demo` writes what users open and mail from out/: its pages and the store behind them
+    files = files_under(out)
+    assert any(p.suffix == ".parquet" for p in files), "the demo store wrote no Parquet file"
+    assert leaks(files) == []

@@ -10,15 +10,12 @@ in them).
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
-from svcnb.client._redact import TOKEN_PREFIX, TOKEN_RE
+from _leaks import files_under, leaks
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
@@ -30,59 +27,6 @@ EXPECTED_NOTEBOOKS = {
     "05_bandwidth_report",
     "06_webhooks",
 }
-MIN_SECRET_CHARS = 20
-
-
-def _strings(value: object) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, bytes):
-        yield value.decode("utf-8", "replace")
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield from _strings(k)
-            yield from _strings(v)
-    elif isinstance(value, list | tuple):
-        for v in value:
-            yield from _strings(v)
-
-
-def _parquet_text(path: Path) -> Iterator[str]:
-    table = pq.read_table(path)
-    yield from table.schema.names
-    for key, value in (table.schema.metadata or {}).items():
-        yield key.decode("utf-8", "replace")
-        yield value.decode("utf-8", "replace")
-    for column in table.columns:
-        if pa.types.is_floating(column.type) or pa.types.is_integer(column.type):
-            continue
-        yield from _strings(column.to_pylist())
-
-
-def _file_text(path: Path) -> Iterator[str]:
-    if path.suffix == ".parquet":
-        yield from _parquet_text(path)
-    else:
-        yield path.read_bytes().decode("utf-8", "replace")
-
-
-def leaks(paths: Iterable[Path], secrets: Iterable[str] = ()) -> list[str]:
-    """``path: what`` for every token-shaped string or known secret found in ``paths``."""
-    secrets = [s for s in secrets if s]
-    found = []
-    for path in paths:
-        for text in _file_text(path):
-            for match in TOKEN_RE.finditer(text):
-                if len(match.group()) < len(TOKEN_PREFIX) + MIN_SECRET_CHARS:
-                    continue
-                # Say where without repeating the secret: its first 8 characters are enough.
-                found.append(f"{path}: token-shaped {match.group()[:8]}…")
-            found += [f"{path}: a known sandbox secret" for s in secrets if s in text]
-    return found
-
-
-def files_under(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else []
 
 
 def test_the_scanner_finds_a_token_in_text_in_json_and_in_compressed_parquet(tmp_path: Path):
@@ -148,22 +92,3 @@ def test_a_store_written_through_a_sandbox_holds_none_of_its_secrets(tmp_path: P
     files = files_under(tmp_path / "store")
     assert any(p.suffix == ".parquet" for p in files), "the store wrote no Parquet file"
     assert leaks(files, secrets) == []
-
-
-def test_demo_pages_are_real_reports_and_hold_no_token(tmp_path: Path) -> None:
-    # `svcnb demo` writes what users open from out/; run it small into a temporary folder.
-    from svcnb.cli import main
-
-    out = tmp_path / "out"
-    status = main(
-        ["demo", "--out", str(out), "--days", "3", "--vms", "8", "--only", "04_billing_review"]
-    )
-    assert status == 0
-    page = (out / "04_billing_review.html").read_text(encoding="utf-8")
-    # (the page's stylesheet holds data-URI images too: count only <img> outputs)
-    plots = re.findall(r'<img [^>]*src="data:image/png;base64,', page)
-    assert plots, "the report page holds no embedded plot"
-    assert "billing_panel = BillingPanel" not in page, "input cells must not be rendered"
-    files = files_under(out)
-    assert any(p.suffix == ".parquet" for p in files), "the demo store wrote no Parquet file"
-    assert leaks(files) == []

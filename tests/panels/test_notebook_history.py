@@ -1,7 +1,9 @@
-"""Notebooks 04 and 05 make the history they need, on a fresh store, after the others, or twice.
+"""Notebook 04's history cell against a service it cannot move in time says how much it has.
 
-The history cell of each notebook is run as it is written (its source read from the .ipynb) with
-the notebook's names bound to a test sandbox and store, and the span it reports is checked.
+The cell is run as it is written (its source read from the .ipynb) with the notebook's names bound
+to a test sandbox and store but no sandbox control, as against the real service. That the
+notebooks make the history they need alone, after the others and twice is checked by nbval
+(each alone, on a fresh store) and ``test_notebook_stories.py`` (in order, then 03 and 04 again).
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ import re
 from pathlib import Path
 
 import nbformat
-import pytest
 
 from svcnb.client import Client
 from svcnb.store import Store
@@ -33,30 +34,6 @@ def _run(code: str, names: dict) -> tuple[str, int]:
     found = re.search(r"history: (\d+) snapshots? over (\d+) days?", text)
     assert found, text
     return text, int(found.group(2))
-
-
-@pytest.mark.parametrize("name", ["04_billing_review", "05_bandwidth_report"])
-def test_alone_after_the_others_and_twice(name, sandbox, tmp_path):
-    code = _history_cell(name)
-    with Client(sandbox.tokens["admin"], sandbox.base_url, progress=False) as client:
-        # alone, on a fresh store
-        fresh = Store(tmp_path / "fresh")
-        names = {"client": client, "store": fresh, "sandbox": sandbox.control}
-        _text, span = _run(code, names)
-        assert span >= 14
-        # twice: nothing more is needed, the same span is reported
-        count = len(fresh.snapshots())
-        _text, again = _run(code, names)
-        assert again == span and len(fresh.snapshots()) == count
-
-        # after the other notebooks took a snapshot or two within the same day
-        shared = Store(tmp_path / "shared")
-        shared.take(client)
-        sandbox.control.advance(3600)
-        shared.take(client)
-        text, span = _run(code, {"client": client, "store": shared, "sandbox": sandbox.control})
-        assert span >= 14, text
-        assert "less than" not in text
 
 
 def test_real_api_says_how_much_it_has(sandbox, tmp_path):
