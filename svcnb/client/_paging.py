@@ -123,7 +123,7 @@ def _rel_next(reply: Reply) -> str | None:
 
 def _next_link(link: str, reply: Reply, requester: Requester) -> tuple[str, dict]:
     """(path under the API prefix, query params) of a next link in any of its written forms."""
-    base = reply.url or httpx.URL(requester.base_url + "/")
+    base = httpx.URL(reply.url or requester.base_url + "/")
     url: httpx.URL | None = None
     with contextlib.suppress(httpx.InvalidURL, ValueError, TypeError):
         url = base.join(link)

@@ -11,8 +11,9 @@ waits all count. No single wait the server asks for (``Retry-After``, a rate-lim
 longer than ``Client(max_wait=)``: past it the call raises :class:`RateLimited` naming the wait.
 
 What can raise is an :mod:`svcnb.errors` type, raised outside any ``except`` block, so it carries
-no ``__context__``: httpx's exceptions hold the request, whose headers hold the token. The token
-itself is a :class:`Secret`, written into the header by :class:`ApiKeyAuth` as the request goes.
+no ``__context__``: an HTTP library's exceptions hold the request, whose headers hold the token.
+The token itself is a :class:`Secret`, written into the header by the wire as the request goes
+(:mod:`svcnb.client._wire`: urllib3's pool, or an httpx client for tests and proxies).
 """
 
 from __future__ import annotations
@@ -25,18 +26,20 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
+from urllib3 import HTTPHeaderDict
 
 from svcnb.client._config import ENV_API_KEY, Settings, base_path_candidates
 from svcnb.client._failures import classify
 from svcnb.client._pacing import MAX_SERVER_SECONDS, Governor, governor_for, server_seconds
-from svcnb.client._redact import TOKEN_PREFIX, Secret, mask_token, redact, redact_bytes
+from svcnb.client._redact import TOKEN_PREFIX, mask_token, redact, redact_bytes
+from svcnb.client._wire import BadEncoding, Opened, WireError, wire_for
 from svcnb.errors import (
     ApiError,
     AuthError,
@@ -65,26 +68,6 @@ MAX_RATE_LIMITED = 30  # consecutive 429s on one call before giving up
 # KB); it also bounds what a compressed body may inflate to.
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
 _SCOPE_RE = re.compile(r"\b([a-z]+:(?:read|write))\b")
-# No answer, but another attempt may get one.
-_RETRYABLE = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
-# Everything else httpx raises on purpose: no answer, and no point in asking again.
-_HTTPX_ERRORS = (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError)
-
-
-class ApiKeyAuth(httpx.Auth):
-    """Writes ``x-api-key`` into each request as it is sent: the one place the token is
-    unwrapped, so no client default, no local of a frame that can raise, holds it."""
-
-    def __init__(self, token: Secret | None) -> None:
-        self._token = token
-
-    def auth_flow(self, request: httpx.Request) -> Iterator[httpx.Request]:
-        if self._token:
-            request.headers["x-api-key"] = self._token.reveal()
-        yield request
-
-    def __repr__(self) -> str:
-        return f"ApiKeyAuth({self._token!r})"
 
 
 @dataclass
@@ -93,10 +76,10 @@ class Answer:
     headers hold the token): only what came back and the URL it came from."""
 
     status: int
-    headers: httpx.Headers
+    headers: HTTPHeaderDict  # case-insensitive
     # None: the body could not be read (``unreadable`` says why); never shown in a traceback.
     content: bytes | None = field(repr=False)
-    url: httpx.URL
+    url: str
     unreadable: str = ""
     attempts: int = 1  # attempts of the call this answer ended
 
@@ -139,16 +122,17 @@ class NoAnswer:
 
 @dataclass
 class Reply:
-    """A successful answer: the envelope's ``data`` and ``meta``, the whole body, its headers,
-    the URL it answered (to resolve relative links against) and its ``Link`` header parsed."""
+    """A successful answer: the envelope's ``data`` and ``meta``, the whole body, its headers
+    (case-insensitive), the URL it answered (to resolve relative links against) and its ``Link``
+    header parsed."""
 
     status: int
     data: Any
     meta: dict | None
     body: dict
-    headers: httpx.Headers
+    headers: Mapping[str, str]
     replayed: bool = False
-    url: httpx.URL | None = None
+    url: str | None = None
     links: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
@@ -230,14 +214,12 @@ class Requester:
         self.server_time: datetime | None = None
         self._date_seen: str | None = None  # the Date header server_time was parsed from
         self.latency: float | None = None  # moving average of seconds per answered request
-        self._http = httpx.Client(
-            base_url=settings.base_url,
-            headers={"accept": "application/json", "user-agent": "svcnb"},
-            auth=ApiKeyAuth(self._token),
-            timeout=settings.timeout,
+        self._wire = wire_for(
+            settings.base_url,
+            self._token,
             transport=transport,
-            limits=httpx.Limits(max_connections=pool_size, max_keepalive_connections=pool_size),
-            follow_redirects=False,
+            pool_size=pool_size,
+            default_headers={"accept": "application/json", "user-agent": "svcnb"},
         )
 
     @property
@@ -245,7 +227,7 @@ class Requester:
         return mask_token(self._token)
 
     def close(self) -> None:
-        self._http.close()
+        self._wire.close()
 
     def request(
         self,
@@ -367,42 +349,34 @@ class Requester:
             return outcome
 
     def _exchange(self, call: Call, prefix: str, ends: float) -> Answer | NoAnswer:
-        """One attempt: the answer read whole, or why none came. It never raises an httpx
+        """One attempt: the answer read whole, or why none came. It never raises a library's
         error: those hold the request and its token header, so only their masked text leaves."""
         left = ends - time.monotonic()
         if left <= 0:
             return NoAnswer("the call's deadline ran out before this attempt", False, True)
         try:
-            request = self._http.build_request(
-                call.method,
-                prefix + call.path,
-                params=call.params,
-                json=call.body,
-                headers=call.headers,
-                # No single step may outlast the deadline; the body is timed as it is read.
-                timeout=min(self.timeout, left),
-            )
-            response = self._http.send(request, stream=True)
-            try:
-                return self._read(response, ends)
-            finally:
-                response.close()
-        except _RETRYABLE as exc:
-            return NoAnswer(self._describe(exc), True)
-        except _HTTPX_ERRORS as exc:
-            return NoAnswer(self._describe(exc), False)
+            # No single step may outlast the deadline; the body is timed as it is read.
+            opened = self._wire.open(
+                call.method, prefix + call.path, call.params, call.body, call.headers,
+                min(self.timeout, left),
+            )  # fmt: skip
+        except WireError as exc:
+            return NoAnswer(self._masked(exc.text), exc.retryable)
+        try:
+            return self._read(opened, ends)
+        finally:
+            opened.close()
 
-    def _read(self, response: httpx.Response, ends: float) -> Answer | NoAnswer:
+    def _read(self, opened: Opened, ends: float) -> Answer | NoAnswer:
         """The body, read chunk by chunk against the deadline; a token it (or a header) echoes
         is masked at once, so no frame or record downstream ever holds it."""
-        status, url = response.status_code, response.request.url
-        headers = response.headers
+        status, url, headers = opened.status, opened.url, opened.headers
         if any(TOKEN_PREFIX in value for value in headers.values()):
-            headers = httpx.Headers([(k, redact(v, self._token)) for k, v in headers.items()])
+            headers = HTTPHeaderDict([(k, redact(v, self._token)) for k, v in headers.items()])
         chunks: list[bytes] = []
         size = 0
         try:
-            for chunk in response.iter_bytes():
+            for chunk in opened.chunks:
                 chunks.append(chunk)
                 size += len(chunk)
                 if size > MAX_ANSWER_BYTES:
@@ -410,15 +384,16 @@ class Requester:
                     return Answer(status, headers, None, url, unreadable=why)
                 if time.monotonic() > ends:
                     return NoAnswer(f"{size} byte(s) of the answer had come", False, True)
-        except httpx.DecodingError as exc:
+        except BadEncoding as exc:
             encoding = headers.get("content-encoding", "none")
             why = f"its body does not decode as its Content-Encoding ({encoding}): "
-            return Answer(status, headers, None, url, unreadable=why + self._describe(exc))
+            return Answer(status, headers, None, url, unreadable=why + self._masked(str(exc)))
+        except WireError as exc:
+            return NoAnswer(self._masked(exc.text), exc.retryable)
         return Answer(status, headers, redact_bytes(b"".join(chunks), self._token), url)
 
-    def _describe(self, exc: BaseException) -> str:
-        detail = redact(str(exc), self._token)[:300]
-        return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+    def _masked(self, text: str) -> str:
+        return redact(text, self._token)[:300]
 
     @staticmethod
     def _fits(delay: float, ends: float) -> bool:

@@ -16,7 +16,7 @@ import pytest
 from _fakeapi import TOKEN, FakeApi, envelope
 
 import svcnb
-from svcnb.client import Secret, redact
+from svcnb.client import Client, Secret, redact
 from svcnb.client._pacing import Governor, server_seconds
 from svcnb.errors import ApiError, PagingError, RateLimited, SvcnbError, TransportError
 
@@ -340,9 +340,13 @@ def test_the_token_is_a_secret_that_never_prints(fake, make_client):
     client = make_client(fake)
     client.vms.get("vm_0001")
     assert fake.requests[-1].headers["x-api-key"] == TOKEN  # sent as it should be
-    assert "x-api-key" not in client._req._http.headers  # but not kept as a default header
+    http = client._req._wire._http  # a test's transport: the httpx wire
+    assert "x-api-key" not in http.headers  # but not kept as a default header
     assert isinstance(client._req._token, Secret)
-    assert TOKEN not in repr(client._req._http.auth)
+    assert TOKEN not in repr(http.auth)
+    # the default wire (urllib3's pool) keeps no token among the headers it sends every time
+    with Client(TOKEN, "http://127.0.0.1:9") as default:
+        assert TOKEN not in repr(vars(default._req._wire))
 
 
 @pytest.mark.parametrize(

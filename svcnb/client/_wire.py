@@ -1,0 +1,265 @@
+"""One attempt on the wire: send a request, hand back its status, headers and body chunks.
+
+The request path (:mod:`svcnb.client._request`) decides what to send, when, how often and what
+an answer means; a wire only moves bytes. Two wires behave alike:
+
+- :class:`Urllib3Wire`, the default: urllib3's connection pool, made for threads. A bulk pull is
+  CPU-bound in the client (an answer costs the server about a third of what reading it costs the
+  client), and httpx's client layer and its pure-Python HTTP/1.1 stack (httpcore, h11) cost about
+  twice the CPU per request of urllib3, so most of what a big pull costs is this choice.
+- :class:`HttpxWire`, an ``httpx.Client``: when a test brings an httpx transport (a mock, an app
+  mounted in-process), or when the environment names a proxy (``HTTP(S)_PROXY``, ``ALL_PROXY``,
+  honoured with ``NO_PROXY`` exactly as httpx does).
+
+Both verify TLS as httpx does (certifi, or ``SSL_CERT_FILE``/``SSL_CERT_DIR``), follow no
+redirect, retry nothing, send ``Accept-Encoding: gzip, deflate`` and decode the body, and raise
+only :class:`WireError` (no complete answer; whether another attempt may get one) and
+:class:`BadEncoding`, never a library's exception: those hold the request, whose headers hold the
+token. The token is written into the request's headers as it goes, from the :class:`Secret`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import urllib3
+from urllib3 import HTTPHeaderDict
+from urllib3.exceptions import (
+    DecodeError,
+    HTTPError,
+    LocationValueError,
+    NewConnectionError,
+    ProtocolError,
+    ProxyError,
+    SSLError,
+)
+from urllib3.exceptions import (
+    TimeoutError as Urllib3Timeout,
+)
+
+from svcnb.client._redact import Secret
+
+_PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
+_CHUNK = 64 * 1024
+# What httpx sends by default, so the server sees the same request from either wire.
+_ACCEPT_ENCODING = "gzip, deflate"
+# No answer, but another attempt may get one (httpx's names for the same failures).
+_HTTPX_RETRYABLE = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+_HTTPX_ERRORS = (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError)
+
+
+class WireError(Exception):
+    """No (complete) answer on this attempt. ``text`` may echo what the socket or server said:
+    the requester masks it before it goes anywhere."""
+
+    def __init__(self, text: str, retryable: bool) -> None:
+        super().__init__(text)
+        self.text, self.retryable = text, retryable
+
+
+class BadEncoding(Exception):
+    """The body does not decode as its ``Content-Encoding`` says."""
+
+
+@dataclass
+class Opened:
+    """An answer whose status and headers have come; ``chunks`` reads the (decoded) body and
+    ``close`` gives the connection back (or drops it when the body was not read whole)."""
+
+    status: int
+    headers: HTTPHeaderDict  # case-insensitive, as every reader of an answer's headers expects
+    url: str
+    chunks: Iterator[bytes]
+    close: Callable[[], None]
+
+
+def wire_for(
+    base_url: str,
+    token: Secret | None,
+    *,
+    transport: httpx.BaseTransport | None,
+    pool_size: int,
+    default_headers: Mapping[str, str],
+) -> Urllib3Wire | HttpxWire:
+    """urllib3's pool, unless a test brings an httpx transport or a proxy is configured."""
+    proxied = any(os.environ.get(n) or os.environ.get(n.upper()) for n in _PROXY_VARIABLES)
+    if transport is not None or proxied:
+        return HttpxWire(base_url, token, transport, pool_size, default_headers)
+    return Urllib3Wire(base_url, token, pool_size, default_headers)
+
+
+def _json_body(body: Any) -> bytes:
+    # httpx's encoding of json=..., so both wires send the same bytes
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+class Urllib3Wire:
+    def __init__(
+        self, base_url: str, token: Secret | None, pool_size: int, headers: Mapping[str, str]
+    ) -> None:
+        self._root = base_url.rstrip("/") + "/"
+        self._token = token
+        self._headers = {**headers, "accept-encoding": _ACCEPT_ENCODING}
+        self._pool = urllib3.PoolManager(
+            num_pools=4,
+            maxsize=pool_size,
+            block=False,
+            retries=False,
+            ssl_context=httpx.create_ssl_context(),
+        )
+
+    def close(self) -> None:
+        self._pool.clear()
+
+    def open(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, Any] | None,
+        body: Any,
+        headers: Mapping[str, str],
+        timeout: float,
+    ) -> Opened:
+        # Joined as httpx joins a path to its base URL; unsafe characters escaped, escapes kept.
+        url = self._root + quote(path.lstrip("/"), safe="/%:@!$&'()*+,;=~")
+        if params:
+            url += "?" + str(httpx.QueryParams(params))
+        sent = {**self._headers, **headers}
+        data = None
+        if body is not None:
+            data = _json_body(body)
+            sent["content-type"] = "application/json"
+        if self._token:
+            sent["x-api-key"] = self._token.reveal()
+        try:
+            answer = self._pool.urlopen(
+                method,
+                url,
+                body=data,
+                headers=sent,
+                redirect=False,
+                retries=False,
+                timeout=urllib3.Timeout(connect=timeout, read=timeout),
+                preload_content=False,
+                decode_content=True,
+            )
+        except (HTTPError, OSError) as exc:
+            raise _urllib3_error(exc) from None
+        finally:
+            del sent
+        read_whole = False
+
+        def chunks() -> Iterator[bytes]:
+            nonlocal read_whole
+            try:
+                # read1: what one read of the socket gave, so a trickling body reaches the
+                # deadline check between reads instead of filling a whole chunk first
+                while chunk := answer.read1(_CHUNK):
+                    yield chunk
+            except DecodeError as exc:
+                raise BadEncoding(str(exc)) from None
+            except (HTTPError, OSError) as exc:
+                raise _urllib3_error(exc) from None
+            read_whole = True
+
+        def close() -> None:
+            if not read_whole:
+                answer.close()  # its connection holds unread bytes: never reuse it
+            answer.release_conn()
+
+        return Opened(answer.status, answer.headers, url, chunks(), close)
+
+
+def _urllib3_error(exc: BaseException) -> WireError:
+    name = type(exc).__name__
+    text = f"{name}: {exc}" if str(exc) else name
+    if isinstance(exc, LocationValueError):
+        return WireError(text, False)  # a URL no attempt can reach
+    if isinstance(exc, SSLError):
+        return WireError(text, False)  # a certificate that fails now fails again
+    if isinstance(exc, Urllib3Timeout | NewConnectionError | ProtocolError | ProxyError):
+        return WireError(text, True)
+    if isinstance(exc, OSError):
+        return WireError(text, True)  # the connection broke
+    return WireError(text, False)
+
+
+class HttpxWire:
+    def __init__(
+        self,
+        base_url: str,
+        token: Secret | None,
+        transport: httpx.BaseTransport | None,
+        pool_size: int,
+        headers: Mapping[str, str],
+    ) -> None:
+        self._http = httpx.Client(
+            base_url=base_url,
+            headers=dict(headers),
+            auth=_ApiKeyAuth(token),
+            transport=transport,
+            limits=httpx.Limits(max_connections=pool_size, max_keepalive_connections=pool_size),
+            follow_redirects=False,
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    def open(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, Any] | None,
+        body: Any,
+        headers: Mapping[str, str],
+        timeout: float,
+    ) -> Opened:
+        try:
+            request = self._http.build_request(
+                method, path, params=params, json=body, headers=dict(headers), timeout=timeout
+            )
+            response = self._http.send(request, stream=True)
+        except _HTTPX_ERRORS as exc:
+            raise _httpx_error(exc) from None
+        pairs = HTTPHeaderDict()
+        for key, value in response.headers.multi_items():
+            pairs.add(key, value)
+
+        def chunks() -> Iterator[bytes]:
+            try:
+                yield from response.iter_bytes()
+            except httpx.DecodingError as exc:
+                raise BadEncoding(str(exc)) from None
+            except _HTTPX_ERRORS as exc:
+                raise _httpx_error(exc) from None
+
+        return Opened(
+            response.status_code, pairs, str(response.request.url), chunks(), response.close
+        )
+
+
+def _httpx_error(exc: BaseException) -> WireError:
+    name = type(exc).__name__
+    text = f"{name}: {exc}" if str(exc) else name
+    return WireError(text, isinstance(exc, _HTTPX_RETRYABLE))
+
+
+class _ApiKeyAuth(httpx.Auth):
+    """Writes ``x-api-key`` into each request as it is sent: no client default holds it."""
+
+    def __init__(self, token: Secret | None) -> None:
+        self._token = token
+
+    def auth_flow(self, request: httpx.Request) -> Iterator[httpx.Request]:
+        if self._token:
+            request.headers["x-api-key"] = self._token.reveal()
+        yield request
+
+    def __repr__(self) -> str:
+        return f"_ApiKeyAuth({self._token!r})"
