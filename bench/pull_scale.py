@@ -1,20 +1,25 @@
 """The detailed pull at 1k, 10k and 50k VMs: svcnb against a competent hand-written client.
 
+Two hand-written clients (``handwritten.py``): the one the target is set against (httpx, 8
+threads, paced from the rate-limit headers) and the same client on urllib3's pool, the wire svcnb
+itself uses, so the figures also show what svcnb costs over its own wire written by hand.
+
 Setup per size: a sandbox in its own process (``svcnb sandbox``), latency 0, the token's limit
 raised far above what the pull sends, its clock frozen. Each client pulls every VM with details in
 a fresh process of its own, so CPU and peak memory are that client's alone.
 
 The machine is shared (2 cores, other work running), so one run of each says little: each size
-runs ``ROUNDS`` pulls per client (8 at 1k, 6 at 10k, 4 at 50k) in alternating order (hand,
-svcnb, svcnb, hand, ...), so a load that rises or falls during the run weighs on both clients
-alike, and compares medians.
+runs ``ROUNDS`` pulls per client (8 at 1k, 6 at 10k, 4 at 50k) in alternating order (the
+clients in turn, the turn reversed every other round), so a load that rises or falls during the
+run weighs on every client alike, and compares medians.
 
 Printed per run: time, requests/s, client CPU ms per request, peak RSS (svcnb's includes pandas
 and the rest of its imports) and how much of it the pull itself added, and the 1- and 5-minute
-load average after the run; then per size and client the medians, and the ratios of the medians
-svcnb / hand-written (targets: time <= 1.0 at every size) and svcnb's median CPU per request at
-50k / at 1k (target <= 1.5). ``python bench/pull_scale.py 1000 10000 --rounds 6`` runs only
-those sizes, 6 pulls per client each.
+load average after the run; then per size and client the medians, the ratios of the medians
+svcnb / hand-written httpx (target: time <= 1.0 at every size) and svcnb / hand-written urllib3,
+and svcnb's median CPU per request at 50k / at 1k (target <= 1.5).
+``python bench/pull_scale.py 1000 10000 --rounds 6`` runs only those sizes, 6 pulls per client
+each.
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ RAISED = 1_000_000_000
 # Pulls per client and size (hand, svcnb, svcnb, hand, ...): more where one pull is short and
 # a moment's noise weighs most.
 ROUNDS = {1_000: 8, 10_000: 6, 50_000: 4}
+HAND, HAND_URLLIB3, SVCNB = "hand httpx", "hand urllib3", "svcnb"
+CLIENTS = (HAND, SVCNB, HAND_URLLIB3)
 
 
 def _sandbox(vms: int, folder: str) -> tuple[subprocess.Popen, dict, str]:
@@ -54,7 +61,7 @@ def _worker(who: str, connection: str) -> None:
     info = json.loads(Path(connection).read_text())
     # Imports come before the clock starts: each client's one-time import (pandas for svcnb)
     # is not part of what a pull costs.
-    if who == "svcnb":
+    if who == SVCNB:
         import svcnb
 
         def run() -> list[dict]:
@@ -67,8 +74,10 @@ def _worker(who: str, connection: str) -> None:
         sys.path.insert(0, str(HERE))
         from handwritten import pull
 
+        wire = "urllib3" if who == HAND_URLLIB3 else "httpx"
+
         def run() -> list[dict]:
-            return pull(info["api_root"], info["tokens"]["admin"])
+            return pull(info["api_root"], info["tokens"]["admin"], wire=wire)
 
     stats = httpx.get(info["control_url"] + "/stats").json()["data"]["requests"]
     before_mib = _rss_mib()
@@ -99,12 +108,11 @@ def _measure(who: str, connection: str) -> dict:
 
 
 def _order(rounds: int) -> list[str]:
-    """hand, svcnb, svcnb, hand, hand, svcnb, ...: each client runs as often first as second,
-    so a load that rises or falls through the run weighs on both alike."""
-    pair = ("hand-written", "svcnb")
+    """The clients in turn, the turn reversed every other round (a b c, c b a, ...): each runs
+    as often early as late, so a load that rises or falls through the run weighs on all alike."""
     out: list[str] = []
     for r in range(rounds):
-        out.extend(pair if r % 2 == 0 else pair[::-1])
+        out.extend(CLIENTS if r % 2 == 0 else CLIENTS[::-1])
     return out
 
 
@@ -115,7 +123,7 @@ def _median(values: list[float]) -> float:
 def main(sizes: tuple[int, ...], rounds: int | None) -> int:
     print(
         f"load average at start: {_loads()}, {os.cpu_count()} cores; pulls per client in "
-        "alternating order (hand, svcnb, svcnb, hand, ...), medians per client"
+        f"alternating order ({', '.join(CLIENTS)}, then reversed, ...), medians per client"
     )
     header = (
         f"{'VMs':>7} {'run':>3} {'client':>12} {'time s':>8} {'req/s':>8} {'CPU ms/req':>11} "
@@ -127,7 +135,7 @@ def main(sizes: tuple[int, ...], rounds: int | None) -> int:
         for vms in sizes:
             proc, _, path = _sandbox(vms, folder)
             try:
-                rows[vms] = {"hand-written": [], "svcnb": []}
+                rows[vms] = {who: [] for who in CLIENTS}
                 for run, who in enumerate(_order(rounds or ROUNDS.get(vms, 4)), 1):
                     got = _measure(who, path)
                     assert got["vms"] == vms, f"{who} pulled {got['vms']} of {vms} VMs"
@@ -161,18 +169,19 @@ def main(sizes: tuple[int, ...], rounds: int | None) -> int:
                 f"CPU {m['cpu_ms']:.3f} ms/req, peak {m['peak_mib']:.0f} MiB "
                 f"(pull {m['grew_mib']:.0f} MiB)"
             )
-    print("ratios of the medians (svcnb / hand-written), measured in this run:")
-    for vms, pair in med.items():
-        s, h = pair["svcnb"], pair["hand-written"]
-        print(
-            f"  {vms:>6} VMs: time {s['seconds'] / h['seconds']:.2f} (target <= 1.0), "
-            f"CPU/req {s['cpu_ms'] / h['cpu_ms']:.2f}, peak memory "
-            f"{s['peak_mib'] / h['peak_mib']:.2f}, memory grown by the pull "
-            f"{s['grew_mib'] / max(h['grew_mib'], 1):.2f}"
-        )
+    for base, target in ((HAND, " (target <= 1.0)"), (HAND_URLLIB3, "")):
+        print(f"ratios of the medians (svcnb / {base}), measured in this run:")
+        for vms, by in med.items():
+            s, h = by[SVCNB], by[base]
+            print(
+                f"  {vms:>6} VMs: time {s['seconds'] / h['seconds']:.2f}{target}, "
+                f"CPU/req {s['cpu_ms'] / h['cpu_ms']:.2f}, peak memory "
+                f"{s['peak_mib'] / h['peak_mib']:.2f}, memory grown by the pull "
+                f"{s['grew_mib'] / max(h['grew_mib'], 1):.2f}"
+            )
     if len(med) > 1:
         small, large = min(med), max(med)
-        per = {n: med[n]["svcnb"]["cpu_ms"] for n in (small, large)}
+        per = {n: med[n][SVCNB]["cpu_ms"] for n in (small, large)}
         print(
             f"svcnb CPU per request at {large} / at {small} VMs: "
             f"{per[large] / per[small]:.2f} (target <= 1.5)"

@@ -420,10 +420,15 @@ class Requester:
                 if why.retryable and attempts <= self.max_retries
                 else ""
             )
+            todo = (
+                "the server's TLS certificate could not be verified: if your own CA issued it, "
+                "set SSL_CERT_FILE to that CA's PEM file"
+                if "CERTIFICATE_VERIFY_FAILED" in why.text
+                else "check that the server is reachable, or raise max_retries/timeout"
+            )
             text = (
                 f"{method} {path}: no answer from {self.base_url} after {attempts} attempt(s) "
-                f"({why.text}){cut}; check that the server is reachable, or raise "
-                f"max_retries/timeout{maybe}"
+                f"({why.text}){cut}; {todo}{maybe}"
             )
         return TransportError(text, method, path)
 

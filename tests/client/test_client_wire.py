@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import json
 import socket
+import ssl
 import threading
 
 import httpx
@@ -27,17 +28,25 @@ class RawServer:
     """Answers every request on a loopback socket with ``answer`` (bytes, or a callable of the
     request's bytes), keeping each request as received."""
 
-    def __init__(self, answer, close: bool = False) -> None:
+    def __init__(self, answer, close: bool = False, tls=None) -> None:
         self.answer, self.close_after = answer, close
         self.requests: list[bytes] = []
         self.sock = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        scheme = "http"
+        if tls is not None:
+            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            context.load_cert_chain(tls.cert_pem, tls.key_pem)
+            self.sock = context.wrap_socket(self.sock, server_side=True)
+            scheme = "https"
+        self.url = f"{scheme}://127.0.0.1:{self.sock.getsockname()[1]}"
         threading.Thread(target=self._serve, daemon=True).start()
 
     def _serve(self) -> None:
         while True:
             try:
                 conn, _ = self.sock.accept()
+            except ssl.SSLError:
+                continue  # a client that did not trust the certificate
             except OSError:
                 return
             threading.Thread(target=self._one, args=(conn,), daemon=True).start()
@@ -80,8 +89,8 @@ def _http(body: bytes, status: str = "200 OK", headers: tuple[str, ...] = ()) ->
 def raw():
     servers: list[RawServer] = []
 
-    def start(answer, close: bool = False) -> RawServer:
-        servers.append(RawServer(answer, close))
+    def start(answer, close: bool = False, tls=None) -> RawServer:
+        servers.append(RawServer(answer, close, tls))
         return servers[-1]
 
     yield start
@@ -177,3 +186,22 @@ def test_a_configured_proxy_leaves_the_wire_to_httpx(monkeypatch, variable):
     assert isinstance(wire_for("https://api.example.com", None, **args), Urllib3Wire)
     monkeypatch.setenv(variable, "http://proxy.internal:3128")
     assert isinstance(wire_for("https://api.example.com", None, **args), HttpxWire)
+
+
+def test_tls_is_verified_against_the_cas_ssl_cert_file_names(raw, tls, monkeypatch):
+    server = raw(_http(OK), tls=tls)
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    # certifi's CAs do not know this certificate: refused at once, never retried
+    with (
+        Client(TOKEN, server.url, progress=False, max_retries=3) as client,
+        pytest.raises(
+            TransportError, match=r"after 1 attempt.*CERTIFICATE_VERIFY_FAILED.*set SSL_CERT_FILE"
+        ) as no,
+    ):
+        client._req.request("GET", "/wallet")
+    assert TOKEN not in str(no.value)
+    monkeypatch.setenv("SSL_CERT_FILE", str(tls.ca_pem))
+    with Client(TOKEN, server.url, progress=False) as client:
+        assert client._req.request("GET", "/wallet").data["id"] == "vm_1"
+    assert _request_parts(server.requests[-1])[1]["x-api-key"] == TOKEN
