@@ -25,7 +25,7 @@ import httpx
 
 from svcnb._connect import ENV_SANDBOX_FILE
 from svcnb.client._config import ENV_API_KEY, ENV_BASE_URL
-from svcnb.store._layout import ENV_PATH, resolve_path
+from svcnb.store._layout import ENV_PATH, add_store_option, resolve_path
 
 # Path of a sandbox connection file (DESIGN section 4); ``svcnb.connect()`` uses that sandbox.
 SANDBOX_ENV = ENV_SANDBOX_FILE
@@ -267,11 +267,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_LAB_TIME_SCALE,
         help="sandbox clock speed; 60 plays a minute per second, 0 freezes it",
     )
-    parser.add_argument(
-        "--store",
-        default=None,
-        help=f"snapshot store (default: ${STORE_ENV}, else a new {LAB_STORES}/<time>/store "
-        "for this session's sandbox)",
+    add_store_option(
+        parser,
+        default=f"${STORE_ENV}, else a new {LAB_STORES}/<time>/store for this session's sandbox",
     )
     parser.add_argument("--no-browser", action="store_true", help="do not open a web browser")
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from svcnb.store._layout import add_store_option
+
 EXAMPLE = """examples:
   svcnb check                                # after `svcnb snapshot`, from cron
   svcnb check --no-deliver                   # print only
@@ -34,11 +36,7 @@ USAGE, FIRED = 2, 1
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = EXAMPLE
-    parser.add_argument(
-        "--store",
-        metavar="PATH",
-        help="snapshot store folder (default: $SVCNB_STORE, then data/store)",
-    )
+    add_store_option(parser, ", to check")
     parser.add_argument(
         "--account",
         metavar="NAME",

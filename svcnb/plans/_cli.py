@@ -28,6 +28,7 @@ from svcnb.plans._stop import (
     build_stop_plan,
     changes,
 )
+from svcnb.store._layout import add_store_option
 
 EXAMPLE = """examples:
   svcnb stop --region eu-central-1 --name 'ci-*'                 # print the plan only
@@ -78,11 +79,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout", type=float, default=120.0, help="seconds to wait for each VM to stop"
     )
-    parser.add_argument(
-        "--store",
-        metavar="PATH",
-        help="store whose audit log records the apply (default: $SVCNB_STORE, then data/store)",
-    )
+    add_store_option(parser, ", whose audit log records the apply")
 
 
 def _table(frame: pd.DataFrame, columns: list[str]) -> str:

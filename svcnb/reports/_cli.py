@@ -23,6 +23,8 @@ from typing import Any
 
 import pandas as pd
 
+from svcnb.store._layout import add_store_option
+
 KINDS = ("bandwidth", "billing", "firewall", "webhooks", "whatif")
 FORMATS = ("text", "csv", "json", "png")
 DEFAULT_WIDTH = 100
@@ -49,11 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="WHEN",
         help="as of the latest snapshot at or before this ISO date/time (default: the latest)",
     )
-    parser.add_argument(
-        "--store",
-        metavar="PATH",
-        help="snapshot store folder (default: $SVCNB_STORE, then data/store)",
-    )
+    add_store_option(parser, ", to report from")
     parser.add_argument(
         "--account",
         metavar="NAME",

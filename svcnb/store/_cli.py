@@ -24,17 +24,12 @@ from svcnb._connect import account_client, account_names, configured_client
 from svcnb.config import ConfigError
 from svcnb.errors import SvcnbError
 
+from ._layout import add_store_option
 from ._store import Store
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--store",
-        default=None,
-        metavar="PATH",
-        help="store folder or URL such as s3://bucket/prefix (default: $SVCNB_STORE, else "
-        "data/store)",
-    )
+    add_store_option(parser, ", to write the snapshot to")
     which = parser.add_mutually_exclusive_group()
     which.add_argument(
         "--account",

@@ -5,19 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._layout import StoreError
+from ._layout import StoreError, add_store_option
 from ._store import Store
 
 _SHOWN = ("snapshot_id", "server_time", "local_time", "vms_rows", "firewall_rules_rows", "missing")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--store",
-        default=None,
-        metavar="PATH",
-        help="store folder (default: $SVCNB_STORE, else data/store)",
-    )
+    add_store_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from svcnb.store._layout import DEFAULT_PATH, ENV_PATH, resolve_path
+from svcnb.store._layout import add_store_option, resolve_path
 from svcnb.webhooks._clock import SandboxClock
 from svcnb.webhooks._receiver import DEFAULT_TOLERANCE, Receiver
 from svcnb.webhooks._server import RunningReceiver, bind, uvicorn_server
@@ -37,11 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
     parser.add_argument("--cert", required=True, help="TLS certificate (chain) PEM file")
     parser.add_argument("--key", required=True, help="TLS private key PEM file")
-    parser.add_argument(
-        "--store",
-        default=None,
-        help=f"store folder for the event log (default: ${ENV_PATH}, then {DEFAULT_PATH})",
-    )
+    add_store_option(parser, ", which keeps the event log", local_only=True)
     parser.add_argument(
         "--tolerance",
         type=float,
