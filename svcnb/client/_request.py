@@ -358,7 +358,7 @@ class Requester:
             # No single step may outlast the deadline; the body is timed as it is read.
             opened = self._wire.open(
                 call.method, prefix + call.path, call.params, call.body, call.headers,
-                min(self.timeout, left),
+                min(self.timeout, left), ends,
             )  # fmt: skip
         except WireError as exc:
             return NoAnswer(self._masked(exc.text), exc.retryable)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -125,7 +126,10 @@ class Urllib3Wire:
         body: Any,
         headers: Mapping[str, str],
         timeout: float,
+        ends: float,
     ) -> Opened:
+        """``timeout`` bounds each step; ``ends`` (a ``time.monotonic()`` instant) is the call's
+        deadline, which every read of the body is cut to as well."""
         # Joined as httpx joins a path to its base URL; unsafe characters escaped, escapes kept.
         url = self._root + quote(path.lstrip("/"), safe="/%:@!$&'()*+,;=~")
         if params:
@@ -157,10 +161,17 @@ class Urllib3Wire:
 
         def chunks() -> Iterator[bytes]:
             nonlocal read_whole
+            sock = getattr(answer.connection, "sock", None)
             try:
                 # read1: what one read of the socket gave, so a trickling body reaches the
-                # deadline check between reads instead of filling a whole chunk first
-                while chunk := answer.read1(_CHUNK):
+                # deadline check between reads instead of filling a whole chunk first; and no
+                # read waits past the deadline (a body that stalls late ends by it, not after)
+                while True:
+                    if sock is not None:
+                        sock.settimeout(max(0.001, min(timeout, ends - time.monotonic())))
+                    chunk = answer.read1(_CHUNK)
+                    if not chunk:
+                        break
                     yield chunk
             except DecodeError as exc:
                 raise BadEncoding(str(exc)) from None
@@ -219,7 +230,10 @@ class HttpxWire:
         body: Any,
         headers: Mapping[str, str],
         timeout: float,
+        ends: float,
     ) -> Opened:
+        # httpx sets a read timeout per request, not per read: a body that stalls late may
+        # overrun ``ends`` by up to ``timeout`` (this wire serves tests and proxies only)
         try:
             request = self._http.build_request(
                 method, path, params=params, json=body, headers=dict(headers), timeout=timeout

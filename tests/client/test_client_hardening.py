@@ -70,8 +70,8 @@ class _SocketServer:
     """A real loopback server: sends headers, then the body one byte every ``gap`` s (or
     nothing, ``gap=None``), for as long as the client listens."""
 
-    def __init__(self, gap: float | None) -> None:
-        self.gap = gap
+    def __init__(self, gap: float | None, stall_after: float | None = None) -> None:
+        self.gap, self.stall_after = gap, stall_after
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
         self.stop = threading.Event()
@@ -93,8 +93,12 @@ class _SocketServer:
             conn.recv(65536)
             conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n")
             conn.sendall(b"content-length: 100000\r\n\r\n")
+            started = time.monotonic()
             try:
                 while not self.stop.wait(self.gap if self.gap is not None else 0.05):
+                    late = self.stall_after is not None
+                    if late and time.monotonic() - started > self.stall_after:
+                        continue  # sent for a while, now silent
                     if self.gap is not None:
                         conn.sendall(b" ")
             except OSError:
@@ -118,6 +122,23 @@ def test_a_real_socket_that_trickles_or_stalls_ends_by_the_deadline(gap):
     assert isinstance(exc, TransportError), exc
     # The per-step timeout is cut to what is left of the deadline, so even a stall ends by it.
     assert took < 1.2
+
+
+def test_a_body_that_stalls_late_ends_by_the_deadline_not_a_read_timeout_after_it():
+    # Bytes every 0.1 s for 1 s, then silence: each read of the body may wait only what is left
+    # of the 1.5 s deadline, not the whole 1.2 s read timeout the call started with.
+    server = _SocketServer(0.1, stall_after=1.0)
+    try:
+        client = svcnb.Client(
+            TOKEN, server.url + "/api/public/v1", progress=False, deadline=1.5, timeout=1.2,
+            max_retries=3,
+        )  # fmt: skip
+        exc, took = _timed(client.wallet.get)
+    finally:
+        server.close()
+    assert isinstance(exc, TransportError), exc
+    assert "deadline of 1.5 s" in str(exc)
+    assert took < 1.8, took
 
 
 @pytest.mark.parametrize(
