@@ -51,6 +51,7 @@ class AccountTabs(Displayed):
         self.widget = widgets.Tab(
             children=[panel.widget for panel in self.panels.values()], titles=names
         )
+        self.widget.add_class("svcnb-account-tabs")
 
 
 class PerAccount:

@@ -2,10 +2,11 @@
 styles, pictures (light and dark kept under docs/).
 
 One notebook builds the VM panel, the rule editor and the billing panel against the shared
-sandbox (its own store, so other tests' history is untouched). In each theme every header and
-label a reader relies on, and the text of the billing panel's plots, must reach WCAG AA (4.5:1)
-against the background it is drawn on: the first non-transparent background up its ancestors,
-across the ITables grid's shadow root.
+sandbox (its own store, so other tests' history is untouched), and the billing panel over a
+store of two accounts (the shared sandbox and a second one in another dialect): one tab each.
+In each theme every header, label and tab title a reader relies on, and the text of the billing
+panel's plots, must reach WCAG AA (4.5:1) against the background it is drawn on: the first
+non-transparent background up its ancestors, across the ITables grid's shadow root.
 """
 
 from __future__ import annotations
@@ -61,7 +62,12 @@ CHECKED = {
             ".svcnb-plot svg text",
         ],
     ),
+    "account-tabs": (
+        ".svcnb-account-tabs",
+        [".lm-TabBar-tabLabel", ".svcnb-summary b", ".svcnb-title", ".svcnb-table th"],
+    ),
 }
+ACCOUNTS = ["main", "second"]
 
 # Every element matching a selector inside the panel (through open shadow roots), and each
 # descendant holding text of its own, with its contrast against the background painted under
@@ -159,6 +165,14 @@ def _cells(store: Path) -> list[str]:
         "from svcnb.panels import RuleEditor\nRuleEditor(client, store)",
         "from svcnb.panels import BillingPanel\n"
         f"BillingPanel(store, export_dir={str(store.parent / 'exports')!r})",
+        # two accounts, two servers: the second sandbox lives only as long as its snapshot
+        "from svcnb.sandbox import serve\n"
+        f"two = Store({str(store.parent / 'two')!r})\n"
+        f"two.take(client, account={ACCOUNTS[0]!r})\n"
+        "with serve(vms=6, seed=12, dialect='acme') as second:\n"
+        "    with svcnb.Client(second.tokens['admin'], second.base_url, progress=False) as c:\n"
+        f"        two.take(c, account={ACCOUNTS[1]!r})",
+        f"BillingPanel(two, account='*', export_dir={str(store.parent / 'exports')!r})",
     ]
 
 
@@ -273,3 +287,23 @@ def test_headers_and_labels_reach_wcag_aa_contrast(panels_page, theme: str) -> N
     assert ".svcnb-table th" in seen["billing-panel"]
     assert ".widget-label" in seen["rule-editor"]
     assert ".svcnb-plot svg text" in seen["billing-panel"]
+    assert ".lm-TabBar-tabLabel" in seen["account-tabs"]
+
+
+def test_each_account_has_its_tab_and_its_own_panel(panels_page) -> None:
+    lab = panels_page
+    _apply(lab, LIGHT)
+    tabs = lab.page.locator(".svcnb-account-tabs").first
+    labels = tabs.locator(".lm-TabBar-tabLabel")
+    assert labels.all_inner_texts() == ACCOUNTS
+    shown = []
+    for i, name in enumerate(ACCOUNTS):
+        labels.nth(i).click()
+        summary = tabs.locator(".svcnb-billing-panel:visible .svcnb-summary").first
+        summary.wait_for(state="visible", timeout=30_000)
+        shown.append(summary.inner_text())
+        _shoot(lab, ".svcnb-account-tabs", f"account-tabs-{name}-light")
+    # each tab shows its own account: the second sandbox's wallet is not the first one's
+    assert shown[0] != shown[1]
+    assert all("Wallet balance" in text for text in shown)
+    lab.assert_no_widget_errors()
