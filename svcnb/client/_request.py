@@ -420,12 +420,18 @@ class Requester:
                 if why.retryable and attempts <= self.max_retries
                 else ""
             )
-            todo = (
-                "the server's TLS certificate could not be verified: if your own CA issued it, "
-                "set SSL_CERT_FILE to that CA's PEM file"
-                if "CERTIFICATE_VERIFY_FAILED" in why.text
-                else "check that the server is reachable, or raise max_retries/timeout"
-            )
+            if "CERTIFICATE_VERIFY_FAILED" in why.text:
+                todo = (
+                    "the server's TLS certificate could not be verified: if your own CA issued "
+                    "it, set SSL_CERT_FILE to that CA's PEM file"
+                )
+            elif "WRONG_VERSION_NUMBER" in why.text:
+                todo = "the server does not speak TLS there: check http:// against https://"
+            else:
+                todo = "check that the server is reachable, or raise max_retries/timeout"
+            via = self._wire.proxy
+            if via:
+                todo += f"; requests go through the proxy {via} (or name the host in NO_PROXY)"
             text = (
                 f"{method} {path}: no answer from {self.base_url} after {attempts} attempt(s) "
                 f"({why.text}){cut}; {todo}{maybe}"

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -89,10 +90,30 @@ def wire_for(
     default_headers: Mapping[str, str],
 ) -> Urllib3Wire | HttpxWire:
     """urllib3's pool, unless a test brings an httpx transport or a proxy is configured."""
-    proxied = any(os.environ.get(n) or os.environ.get(n.upper()) for n in _PROXY_VARIABLES)
-    if transport is not None or proxied:
-        return HttpxWire(base_url, token, transport, pool_size, default_headers)
+    proxy = _proxy_for(base_url) if transport is None else ""
+    if transport is not None or _proxy_named():
+        return HttpxWire(base_url, token, transport, pool_size, default_headers, proxy)
     return Urllib3Wire(base_url, token, pool_size, default_headers)
+
+
+def _proxy_named() -> bool:
+    return any(os.environ.get(n) or os.environ.get(n.upper()) for n in _PROXY_VARIABLES)
+
+
+def _proxy_for(base_url: str) -> str:
+    """The variable and proxy httpx will send ``base_url``'s requests through ("" for none),
+    for messages: a proxy that refuses looks like a server that does."""
+    if not _proxy_named():
+        return ""
+    url = httpx.URL(base_url)
+    if urllib.request.proxy_bypass_environment(url.host):
+        return ""
+    for name in (f"{url.scheme}_proxy", "all_proxy"):
+        value = os.environ.get(name) or os.environ.get(name.upper())
+        if value:
+            shown = httpx.URL(value).copy_with(username=None, password=None)
+            return f"{shown} ({name.upper()})"
+    return ""
 
 
 def _json_body(body: Any) -> bytes:
@@ -101,6 +122,8 @@ def _json_body(body: Any) -> bytes:
 
 
 class Urllib3Wire:
+    proxy = ""  # never used behind a proxy: wire_for gives those to httpx
+
     def __init__(
         self, base_url: str, token: Secret | None, pool_size: int, headers: Mapping[str, str]
     ) -> None:
@@ -209,7 +232,9 @@ class HttpxWire:
         transport: httpx.BaseTransport | None,
         pool_size: int,
         headers: Mapping[str, str],
+        proxy: str = "",
     ) -> None:
+        self.proxy = proxy  # "" or the proxy requests go through, for messages
         self._http = httpx.Client(
             base_url=base_url,
             headers=dict(headers),

@@ -205,3 +205,46 @@ def test_tls_is_verified_against_the_cas_ssl_cert_file_names(raw, tls, monkeypat
     with Client(TOKEN, server.url, progress=False) as client:
         assert client._req.request("GET", "/wallet").data["id"] == "vm_1"
     assert _request_parts(server.requests[-1])[1]["x-api-key"] == TOKEN
+
+
+def test_a_proxy_that_refuses_is_named_without_its_password(raw, monkeypatch):
+    server = raw(_http(OK))
+    with socket.create_server(("127.0.0.1", 0)) as sock:
+        dead = sock.getsockname()[1]
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    monkeypatch.setenv("HTTP_PROXY", f"http://ops:hunter2@127.0.0.1:{dead}")
+    with (
+        Client(TOKEN, server.url, progress=False, max_retries=1) as client,
+        pytest.raises(TransportError, match=f"through the proxy http://127.0.0.1:{dead}") as e,
+    ):
+        client._req.request("GET", "/wallet")
+    assert "hunter2" not in str(e.value) and "HTTP_PROXY" in str(e.value)
+    assert server.requests == []
+    # a host NO_PROXY names goes straight to the server
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    with Client(TOKEN, server.url, progress=False) as client:
+        assert client._req.request("GET", "/wallet").data["id"] == "vm_1"
+
+
+def test_https_to_a_server_without_tls_says_to_check_the_scheme():
+    # a plain HTTP server answers a TLS hello with a 400 in clear text, as uvicorn does
+    sock = socket.create_server(("127.0.0.1", 0))
+
+    def answer() -> None:
+        conn, _ = sock.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
+
+    threading.Thread(target=answer, daemon=True).start()
+    url = f"https://127.0.0.1:{sock.getsockname()[1]}"
+    try:
+        with (
+            Client(TOKEN, url, progress=False) as client,
+            pytest.raises(TransportError, match="does not speak TLS there: check http://"),
+        ):
+            client._req.request("GET", "/wallet")
+    finally:
+        sock.close()
