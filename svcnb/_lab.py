@@ -25,7 +25,8 @@ import httpx
 
 from svcnb._connect import ENV_SANDBOX_FILE
 from svcnb.client._config import ENV_API_KEY, ENV_BASE_URL
-from svcnb.store._layout import ENV_PATH, add_store_option, resolve_path
+from svcnb.store._fs import is_remote
+from svcnb.store._layout import ENV_PATH, add_store_option, resolve_url
 
 # Path of a sandbox connection file (DESIGN section 4); ``svcnb.connect()`` uses that sandbox.
 SANDBOX_ENV = ENV_SANDBOX_FILE
@@ -170,6 +171,17 @@ def _read_json(path: Path) -> dict | None:
         return None  # not written yet, or caught half-written
 
 
+def session_store(given: str | None) -> str | Path:
+    """The store the kernels get: ``--store``, else ``$SVCNB_STORE`` (a folder made absolute,
+    since the kernels run in the notebooks' folder; a URL as it is), else a new folder under
+    data/lab for this session."""
+    if given or os.environ.get(STORE_ENV):
+        where = resolve_url(given or None)
+        # a URL stays one (Path("s3://b/x") would be a local folder "s3:/b/x")
+        return where if is_remote(where) else Path(where).resolve()
+    return (Path(LAB_STORES) / time.strftime("%Y%m%d-%H%M%S") / "store").resolve()
+
+
 def kernel_environment(
     connection_file: str | os.PathLike[str],
     store: str | os.PathLike[str] | None = None,
@@ -284,10 +296,7 @@ def run(args: argparse.Namespace) -> int:
     # Resolved here: the kernels run in the notebooks' folder, not where `svcnb lab` started.
     # Each lab session's sandbox is a new simulated account whose clock starts again, and a
     # store refuses a second server's history: so unless told, each session gets its own store.
-    if args.store or os.environ.get(STORE_ENV):
-        store = resolve_path(args.store or None).resolve()
-    else:
-        store = (Path(LAB_STORES) / time.strftime("%Y%m%d-%H%M%S") / "store").resolve()
+    store = session_store(args.store)
     dropped = [name for name in REAL_API_ENV if os.environ.get(name)]
     if dropped:
         print(

@@ -12,7 +12,8 @@ import os
 import sys
 from pathlib import Path
 
-from svcnb.store._layout import add_store_option, resolve_path
+from svcnb.store._fs import is_remote
+from svcnb.store._layout import add_store_option, resolve_path, resolve_url
 from svcnb.webhooks._clock import SandboxClock
 from svcnb.webhooks._receiver import DEFAULT_TOLERANCE, Receiver
 from svcnb.webhooks._server import RunningReceiver, bind, uvicorn_server
@@ -78,7 +79,16 @@ def _read_secret(secret_file: str | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    store = resolve_path(args.store or None)
+    where = resolve_url(args.store or None)
+    if is_remote(where):
+        # Path("s3://b/x") is the local folder "s3:/b/x": events would land beside the cwd
+        print(
+            f"svcnb listen: the webhook event log is kept in a local folder, and {where} is on "
+            "object storage; give --store (or $SVCNB_STORE) a folder on this machine",
+            file=sys.stderr,
+        )
+        return 2
+    store = resolve_path(where)
     clock = None
     try:
         secret = _read_secret(args.secret_file)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 
-from svcnb._lab import SandboxProcess, kernel_environment, wait_for_http
+from svcnb._lab import SandboxProcess, kernel_environment, session_store, wait_for_http
 from svcnb.webhooks import free_port
 
 SANDBOX_LINE = re.compile(r"svcnb lab: sandbox at (http://127\.0\.0\.1:\d+)")
@@ -84,3 +84,18 @@ def test_kernels_get_the_sandbox_by_its_connection_file_and_no_token(tmp_path: P
             "3",
             "2026-11-01T00:01:00+00:00",
         ]
+
+
+def test_the_kernels_store_is_a_folder_made_absolute_or_a_url_kept_whole(
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SVCNB_STORE", raising=False)
+    assert session_store("rel/store") == tmp_path / "rel" / "store"
+    # an object-storage store reaches the kernels as the URL, not as a folder named "s3:"
+    assert session_store("s3://team-bucket/svcnb") == "s3://team-bucket/svcnb"
+    monkeypatch.setenv("SVCNB_STORE", "gs://b/x")
+    assert session_store(None) == "gs://b/x"
+    monkeypatch.delenv("SVCNB_STORE")
+    fresh = session_store(None)
+    assert isinstance(fresh, Path) and fresh.is_relative_to(tmp_path / "data" / "lab")

@@ -112,3 +112,13 @@ def test_missing_certificate_is_a_clear_error(tmp_path, tls):
     out, err = proc.communicate(timeout=STARTUP_SECONDS)
     assert proc.returncode == 2
     assert "nope.pem" in err and "does not exist" in err
+
+
+def test_a_store_on_object_storage_is_refused_before_anything_is_written(tls, tmp_path):
+    # the event log is local only: "s3://b/x" must not become a folder "s3:" beside the cwd
+    args = ["--port", 0, "--cert", tls.cert_pem, "--key", tls.key_pem, "--store", "s3://b/x"]
+    proc = start_listen(args, cwd=tmp_path)
+    out, err = proc.communicate(timeout=STARTUP_SECONDS)
+    assert proc.returncode == 2
+    assert "kept in a local folder" in err and "s3://b/x is on object storage" in err
+    assert list(tmp_path.iterdir()) == []
