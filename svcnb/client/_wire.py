@@ -49,6 +49,7 @@ from svcnb.client._redact import Secret
 
 _PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
 _CHUNK = 64 * 1024
+_TLS_FOR_GOOD = ("CERTIFICATE_VERIFY_FAILED", "WRONG_VERSION_NUMBER")
 # What httpx sends by default, so the server sees the same request from either wire.
 _ACCEPT_ENCODING = "gzip, deflate"
 # No answer, but another attempt may get one (httpx's names for the same failures).
@@ -216,7 +217,9 @@ def _urllib3_error(exc: BaseException) -> WireError:
     if isinstance(exc, LocationValueError):
         return WireError(text, False)  # a URL no attempt can reach
     if isinstance(exc, SSLError):
-        return WireError(text, False)  # a certificate that fails now fails again
+        # a certificate that fails verification, or a server without TLS, fails again; a
+        # handshake cut short (EOF, reset) may not
+        return WireError(text, not any(mark in text for mark in _TLS_FOR_GOOD))
     if isinstance(exc, Urllib3Timeout | NewConnectionError | ProtocolError | ProxyError):
         return WireError(text, True)
     if isinstance(exc, OSError):

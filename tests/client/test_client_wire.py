@@ -248,3 +248,15 @@ def test_https_to_a_server_without_tls_says_to_check_the_scheme():
             client._req.request("GET", "/wallet")
     finally:
         sock.close()
+
+
+def test_a_tls_handshake_cut_short_is_retried_a_failed_certificate_is_not():
+    from urllib3.exceptions import SSLError
+
+    from svcnb.client._wire import _urllib3_error
+
+    cut = SSLError("EOF occurred in violation of protocol (_ssl.c:1006)")
+    bad = SSLError("[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed (_ssl.c:1006)")
+    plain = SSLError("[SSL: WRONG_VERSION_NUMBER] wrong version number (_ssl.c:1006)")
+    assert _urllib3_error(cut).retryable
+    assert not _urllib3_error(bad).retryable and not _urllib3_error(plain).retryable
