@@ -1,6 +1,6 @@
 """What a competent user writes without svcnb: the baseline the pull benches compare against.
 
-About 60 lines: httpx, a pool of 8 threads, pacing from ``X-RateLimit-Remaining`` /
+About 60 lines for one wire: httpx, a pool of 8 threads, pacing from ``X-RateLimit-Remaining`` /
 ``X-RateLimit-Reset`` and ``Retry-After``. It speaks the default dialect only (``meta`` paging),
 checks nothing beyond the status, and keeps no store: it is the fastest honest way to get every
 VM's details, not a toolkit. ``pull(..., wire="urllib3")`` is the same client on urllib3's pool
