@@ -118,6 +118,7 @@ class NoAnswer:
     text: str
     retryable: bool
     deadline: bool = False  # the call's deadline ran out before the answer was complete
+    hint: str = ""  # what to do, when the wire knows (a certificate, a scheme)
 
 
 @dataclass
@@ -361,7 +362,7 @@ class Requester:
                 min(self.timeout, left), ends,
             )  # fmt: skip
         except WireError as exc:
-            return NoAnswer(self._masked(exc.text), exc.retryable)
+            return NoAnswer(self._masked(exc.text), exc.retryable, hint=exc.hint)
         try:
             return self._read(opened, ends)
         finally:
@@ -389,7 +390,7 @@ class Requester:
             why = f"its body does not decode as its Content-Encoding ({encoding}): "
             return Answer(status, headers, None, url, unreadable=why + self._masked(str(exc)))
         except WireError as exc:
-            return NoAnswer(self._masked(exc.text), exc.retryable)
+            return NoAnswer(self._masked(exc.text), exc.retryable, hint=exc.hint)
         return Answer(status, headers, redact_bytes(b"".join(chunks), self._token), url)
 
     def _masked(self, text: str) -> str:
@@ -420,15 +421,7 @@ class Requester:
                 if why.retryable and attempts <= self.max_retries
                 else ""
             )
-            if "CERTIFICATE_VERIFY_FAILED" in why.text:
-                todo = (
-                    "the server's TLS certificate could not be verified: if your own CA issued "
-                    "it, set SSL_CERT_FILE to that CA's PEM file"
-                )
-            elif "WRONG_VERSION_NUMBER" in why.text:
-                todo = "the server does not speak TLS there: check http:// against https://"
-            else:
-                todo = "check that the server is reachable, or raise max_retries/timeout"
+            todo = why.hint or "check that the server is reachable, or raise max_retries/timeout"
             via = self._wire.proxy
             if via:
                 todo += f"; requests go through the proxy {via} (or name the host in NO_PROXY)"

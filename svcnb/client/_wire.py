@@ -49,7 +49,12 @@ from svcnb.client._redact import Secret
 
 _PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
 _CHUNK = 64 * 1024
-_TLS_FOR_GOOD = ("CERTIFICATE_VERIFY_FAILED", "WRONG_VERSION_NUMBER")
+# TLS failures another attempt would meet again, and what the user can do about each
+_TLS_HINTS = {
+    "CERTIFICATE_VERIFY_FAILED": "the server's TLS certificate could not be verified: if your "
+    "own CA issued it, set SSL_CERT_FILE to that CA's PEM file",
+    "WRONG_VERSION_NUMBER": "the server does not speak TLS there: check http:// against https://",
+}
 # What httpx sends by default, so the server sees the same request from either wire.
 _ACCEPT_ENCODING = "gzip, deflate"
 # No answer, but another attempt may get one (httpx's names for the same failures).
@@ -59,11 +64,12 @@ _HTTPX_ERRORS = (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError)
 
 class WireError(Exception):
     """No (complete) answer on this attempt. ``text`` may echo what the socket or server said:
-    the requester masks it before it goes anywhere."""
+    the requester masks it before it goes anywhere. ``hint`` says what to do when the wire knows
+    better than "check that the server is reachable"."""
 
-    def __init__(self, text: str, retryable: bool) -> None:
+    def __init__(self, text: str, retryable: bool, hint: str = "") -> None:
         super().__init__(text)
-        self.text, self.retryable = text, retryable
+        self.text, self.retryable, self.hint = text, retryable, hint
 
 
 class BadEncoding(Exception):
@@ -91,21 +97,17 @@ def wire_for(
     default_headers: Mapping[str, str],
 ) -> Urllib3Wire | HttpxWire:
     """urllib3's pool, unless a test brings an httpx transport or a proxy is configured."""
-    proxy = _proxy_for(base_url) if transport is None else ""
-    if transport is not None or _proxy_named():
-        return HttpxWire(base_url, token, transport, pool_size, default_headers, proxy)
+    if transport is not None:
+        return HttpxWire(base_url, token, transport, pool_size, default_headers)
+    if any(os.environ.get(n) or os.environ.get(n.upper()) for n in _PROXY_VARIABLES):
+        proxy = _proxy_for(base_url)
+        return HttpxWire(base_url, token, None, pool_size, default_headers, proxy)
     return Urllib3Wire(base_url, token, pool_size, default_headers)
-
-
-def _proxy_named() -> bool:
-    return any(os.environ.get(n) or os.environ.get(n.upper()) for n in _PROXY_VARIABLES)
 
 
 def _proxy_for(base_url: str) -> str:
     """The variable and proxy httpx will send ``base_url``'s requests through ("" for none),
     for messages: a proxy that refuses looks like a server that does."""
-    if not _proxy_named():
-        return ""
     url = httpx.URL(base_url)
     if urllib.request.proxy_bypass_environment(url.host):
         return ""
@@ -211,15 +213,21 @@ class Urllib3Wire:
         return Opened(answer.status, answer.headers, url, chunks(), close)
 
 
-def _urllib3_error(exc: BaseException) -> WireError:
+def _said(exc: BaseException) -> tuple[str, str]:
+    """The exception's type and text, and the TLS hint its text calls for ("" for none)."""
     name = type(exc).__name__
     text = f"{name}: {exc}" if str(exc) else name
+    return text, next((hint for mark, hint in _TLS_HINTS.items() if mark in text), "")
+
+
+def _urllib3_error(exc: BaseException) -> WireError:
+    text, hint = _said(exc)
     if isinstance(exc, LocationValueError):
         return WireError(text, False)  # a URL no attempt can reach
     if isinstance(exc, SSLError):
         # a certificate that fails verification, or a server without TLS, fails again; a
         # handshake cut short (EOF, reset) may not
-        return WireError(text, not any(mark in text for mark in _TLS_FOR_GOOD))
+        return WireError(text, not hint, hint)
     if isinstance(exc, Urllib3Timeout | NewConnectionError | ProtocolError | ProxyError):
         return WireError(text, True)
     if isinstance(exc, OSError):
@@ -287,9 +295,8 @@ class HttpxWire:
 
 
 def _httpx_error(exc: BaseException) -> WireError:
-    name = type(exc).__name__
-    text = f"{name}: {exc}" if str(exc) else name
-    return WireError(text, isinstance(exc, _HTTPX_RETRYABLE))
+    text, hint = _said(exc)
+    return WireError(text, isinstance(exc, _HTTPX_RETRYABLE), hint)
 
 
 class _ApiKeyAuth(httpx.Auth):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ._layout import ENV_PATH, StoreError
+from ._layout import DEFAULT_PATH, ENV_PATH, StoreError
 from ._store import Store
 
 __all__ = ["check_readable", "store_origin"]
@@ -19,7 +19,7 @@ def store_origin(given: str | None) -> str:
     """Where the store path came from, for messages: --store, $SVCNB_STORE or the default."""
     if given is not None:
         return "--store"
-    return f"${ENV_PATH}" if os.environ.get(ENV_PATH) else "the default, data/store"
+    return f"${ENV_PATH}" if os.environ.get(ENV_PATH) else f"the default, {DEFAULT_PATH}"
 
 
 def check_readable(store: Store, given: str | None, account: str | None) -> None:
@@ -28,7 +28,7 @@ def check_readable(store: Store, given: str | None, account: str | None) -> None
     if isinstance(store.path, Path) and not store.path.exists():
         raise StoreError(
             f"no snapshot store at {store.path.resolve()} (from {store_origin(given)}); "
-            "pass --store PATH, set SVCNB_STORE, or take a snapshot with `svcnb snapshot`"
+            f"pass --store PATH, set {ENV_PATH}, or take a snapshot with `svcnb snapshot`"
         )
     held = store.accounts()
     if account is not None and held and account not in held:
