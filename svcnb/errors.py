@@ -73,6 +73,7 @@ __all__ = [
     "AuthError",
     "Conflict",
     "Forbidden",
+    "IncompleteWarning",
     "LimitExceeded",
     "MissingFieldError",
     "NotFound",
@@ -235,5 +236,11 @@ class SchemaDriftWarning(UserWarning):
 
 
 class PagingWarning(UserWarning):
-    """A list read had duplicated ids (dropped), changed while it was read, or ended short of
-    the total the server announced."""
+    """A list read had duplicated ids (dropped), changed while it was read, ended short of
+    the total the server announced, or may be incomplete (nothing the server said proved its
+    end)."""
+
+
+class IncompleteWarning(PagingWarning):
+    """Stored rows were read from a list nothing proved complete; figures from them may be
+    short."""

@@ -1,17 +1,34 @@
 """The one paging loop (:class:`Pager`), and the collector that turns pages into one list.
 
-Shapes read: ``{data: [...], meta: {page, perPage, total, totalPages}}``; ``{data: {items: [...],
-total, page, perPage}}``; a cursor, ``meta.nextCursor`` (the next call sends ``cursor=``); next
-links in the body (``links.next``, ``next``, ``meta.next``) or in a ``Link: <...>; rel="next"``
-header, as an absolute URL, a path or a query; totals in the body or in ``X-Total-Count``.
+A list is read by whatever its answers say (docs/dialects.md, "Paging"):
+
+- items under ``data`` (a list), ``data.items``, ``data.results`` (DRF) or ``data._embedded``
+  (HAL, one list inside);
+- totals as ``total``/``totalCount``/``total_count``, DRF's ``count`` beside ``results``,
+  HAL's ``page.totalElements``, or ``X-Total-Count``; page numbers as ``page`` or HAL's
+  ``page.number``, counted from 0 or 1 (the first request sends no page number and the answer,
+  or one probe, tells which); sizes as ``perPage``/``per_page``/``pageSize``/``size``/``limit``;
+- next links (``links.next``, ``next``, ``_links.next.href``, ``links.pages.next``, DRF's
+  ``next`` beside ``results``, a ``Link: <...>; rel="next"`` header), absolute or relative;
+- cursors and page tokens under their common names (:data:`TOKEN_PARAMS`: ``nextCursor`` is
+  sent back as ``cursor``, ``nextPageToken`` as ``pageToken``...), in ``meta``, in ``data`` or
+  beside them.
+
+**A list is complete only when proven** (:class:`Listing`): its total matches what was read; or
+an answer said explicitly that nothing follows (a null next link or cursor, ``has_more: false``,
+HAL links without ``next``, a ``Link`` header without ``rel="next"``, the last of the pages it
+counted); or a page after a short one came back empty. A key of the list's answer that svcnb
+does not understand (it may be a continuation under a name svcnb cannot follow) leaves a list
+that no total and no empty page proved "may be incomplete", naming the key. So does a server
+that ignores the page asked for and said nothing of more. A may-be-incomplete list is returned
+with ``complete=False`` and one :class:`~svcnb.errors.PagingWarning`; the store keeps it as
+incomplete, never "ok".
 
 A server may serve fewer items than asked (a cap below our ``perPage``), so the page size is
-learned from the answer: ``perPage`` where it says, else the length of a first page that is short
-although the total says more exists; the page count is the total over that size. Reading goes on
-while anything the server said (a total, a page count, a cursor, a next link) says more exists;
-a short page ends the list only when nothing does. It stops on an empty page, a page seen before
-or a link already followed, and past ``max_pages`` raises :class:`PagingError`. The collector
-then compares what was read with what was announced, and says exactly what is missing.
+learned from the answer: ``perPage`` where it says, else the length of a first page that is
+short. It stops on an empty page, a page seen before or a link already followed, and past
+``max_pages`` raises :class:`PagingError`. The collector then compares what was read with what
+was announced, and says exactly what is missing.
 """
 
 from __future__ import annotations
@@ -20,7 +37,8 @@ import contextlib
 import logging
 import re
 import warnings
-from collections.abc import Callable, Iterator
+import weakref
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,17 +53,52 @@ _log = logging.getLogger("svcnb.client")
 # Sizes to try, largest first, when a server refuses our perPage without saying its maximum.
 _FALLBACK_SIZES = (50, 25, 20, 10, 5, 1)
 
+# A cursor or page token under the name an answer gives it -> the query parameter that sends it
+# back. Names are those of the APIs svcnb was compared with (Google, AWS, Azure, Vultr, Slack,
+# OpenStack/S3 markers); a continuation under any other name is a key svcnb does not understand.
+TOKEN_PARAMS: dict[str, str] = {
+    "nextCursor": "cursor",
+    "next_cursor": "cursor",
+    "nextPageToken": "pageToken",
+    "next_page_token": "page_token",
+    "nextToken": "nextToken",
+    "next_token": "next_token",
+    "continuationToken": "continuationToken",
+    "continuation_token": "continuation_token",
+    "nextMarker": "marker",
+    "next_marker": "marker",
+}
+_TOTAL_KEYS = ("total", "totalCount", "total_count", "totalElements", "total_entries")
+_SIZE_KEYS = ("perPage", "per_page", "pageSize", "page_size", "size", "limit")
+_PAGES_KEYS = ("totalPages", "total_pages", "last_page")
+_NUMBER_KEYS = ("page", "number", "current_page")
+_MORE_KEYS = ("has_more", "hasMore")
+_LINK_NAMES = ("next", "prev", "previous", "first", "last", "self")
+# Keys svcnb understands where they can stand; anything else may change what the list holds.
+_PAGING_KEYS = frozenset(
+    {*TOKEN_PARAMS, *_TOTAL_KEYS, *_SIZE_KEYS, *_PAGES_KEYS, *_NUMBER_KEYS, *_MORE_KEYS}
+    | {"links", "_links", "next", "previous", "prev", "offset", "pagination", "pages"}
+    | {"prevCursor", "prev_cursor", "previousCursor", "prevPageToken", "previousPageToken"}
+)
+_BODY_KEYS = _PAGING_KEYS | {"success", "data", "meta"}
+_DATA_KEYS = _PAGING_KEYS | {"items", "results", "_embedded", "meta", "count"}
+_LINKS_KEYS = frozenset({*_LINK_NAMES, "pages", "curies"})
+
 
 @dataclass
 class Page:
-    number: int | None  # the page number asked for (None when reached by a link or a cursor)
+    number: int | None  # which page this is, 1 the first (None when reached by a link or cursor)
     items: list[Any]
     total: int | None  # how many items the whole list holds, as this answer says
     total_pages: int | None
     per_page: int | None  # the page size the answer says it served
     next: tuple[str, dict] | None  # (path, params) of the next link, when the server gave one
-    cursor: str | None = None  # the cursor of the next page, when the server gave one
-    cursored: bool = False  # the answer pages by cursor (a null cursor: the last page)
+    cursor: str | None = None  # the cursor or page token of the next page
+    cursor_param: str = "cursor"  # the query parameter that sends it back
+    cursored: bool = False  # the answer pages by a continuation (link, cursor, token, has_more)
+    ended: str | None = None  # how the answer said explicitly that nothing follows
+    said_number: int | None = None  # the page number the answer states, in its own counting
+    unknown: tuple[str, ...] = ()  # keys of the answer svcnb does not understand
 
 
 # Counts a server announces beyond this are not counts: far above any max_pages, and small
@@ -68,49 +121,140 @@ def _int(value: Any) -> int | None:
     return None
 
 
-def parse_page(reply: Reply, number: int | None, requester: Requester) -> Page:
-    """Items, totals, size, cursor and next link of one answer, whichever shape it has."""
-    data = reply.data
-    meta = dict(reply.meta or {})
-    links: Any = reply.body.get("links") or reply.body.get("next")
-    if isinstance(data, dict):
-        items = data.get("items")
-        if not isinstance(items, list):
-            raise SvcnbError(
-                "a list endpoint answered with an object that has no 'items' list; "
-                f"its keys are {sorted(data)}"
-            )
-        inner = data.get("meta")
-        meta.update(inner if isinstance(inner, dict) else {})
-        for key in ("page", "perPage", "total", "totalPages", "nextCursor"):
-            if key in data and key not in meta:
-                meta[key] = data[key]
-        links = links or data.get("links") or data.get("next")
-    elif isinstance(data, list):
-        items = data
-    else:
+class _Said:
+    """What the parts of one answer say about paging, first source first, and the keys of
+    those parts svcnb does not understand."""
+
+    def __init__(self) -> None:
+        self.sources: list[Mapping[str, Any]] = []
+        self.unknown: list[str] = []
+
+    def add(self, part: Any, where: str, known: frozenset[str]) -> None:
+        if not isinstance(part, Mapping):
+            return
+        self.sources.append(part)
+        for key in part:
+            if key not in known:
+                self.unknown.append(f"{where}{key}")
+
+    def first(self, keys: tuple[str, ...]) -> tuple[str | None, Any]:
+        """The first of ``keys`` a source holds as a plain value (HAL's ``page`` object is
+        read through its own keys)."""
+        for source in self.sources:
+            for key in keys:
+                if key in source and not isinstance(source[key], Mapping | list):
+                    return key, source[key]
+        return None, None
+
+
+def _href(value: Any) -> Any:
+    """A link as written: a string, HAL's ``{"href": ...}``, or None."""
+    return value.get("href") if isinstance(value, Mapping) else value
+
+
+def _items(data: Any, said: _Said) -> list[Any]:
+    if isinstance(data, list):
+        return data
+    if not isinstance(data, Mapping):
         raise SvcnbError(
             f"a list endpoint answered with {type(data).__name__} data, not a list of records"
         )
-    links = links or meta.get("next") or meta.get("links")
-    if isinstance(links, dict):
-        links = links.get("next")
-    if not (isinstance(links, str) and links):
-        links = _rel_next(reply)
-    total = _int(meta.get("total"))
+    said.add(data, "data.", _DATA_KEYS)
+    if isinstance(data.get("items"), list):
+        return data["items"]
+    if isinstance(data.get("results"), list):
+        if "count" in data:  # DRF: count is the whole list's
+            said.sources.append({"total": data["count"]})
+        return data["results"]
+    embedded = data.get("_embedded")
+    if isinstance(embedded, Mapping):
+        lists = [v for v in embedded.values() if isinstance(v, list)]
+        if len(lists) == 1 and len(embedded) == 1:
+            return lists[0]
+        raise SvcnbError(
+            "a list endpoint answered with _embedded holding "
+            f"{sorted(embedded)}; svcnb reads one list there and cannot tell which is the list"
+        )
+    raise SvcnbError(
+        "a list endpoint answered with an object that has no 'items', 'results' or "
+        f"'_embedded' list; its keys are {sorted(data)}"
+    )
+
+
+def parse_page(reply: Reply, number: int | None, requester: Requester) -> Page:
+    """Items, totals, size, continuation and explicit end of one answer, whichever shape."""
+    said = _Said()
+    body = reply.body
+    said.add(reply.meta, "meta.", _PAGING_KEYS)
+    items = _items(reply.data, said)
+    said.add({k: v for k, v in body.items() if k != "meta"}, "", _BODY_KEYS)
+    for part in list(said.sources):
+        for key, where in (("page", "page."), ("pagination", "pagination.")):
+            if isinstance(part.get(key), Mapping):  # HAL's page, Hetzner's pagination
+                said.add(part[key], where, _PAGING_KEYS)
+    links: list[Mapping[str, Any]] = []
+    for part in list(said.sources):
+        for key in ("links", "_links"):
+            holder = part.get(key)
+            if isinstance(holder, Mapping):
+                said.unknown.extend(f"{key}.{k}" for k in holder if k not in _LINKS_KEYS)
+                links.append(holder)
+                if isinstance(holder.get("pages"), Mapping):  # DigitalOcean: links.pages.next
+                    links.append(holder["pages"])
+    ended: str | None = None
+    cursored = False
+    next_link: Any = None
+    for holder in links:
+        if "next" in holder:
+            cursored = True
+            next_link = next_link or _href(holder["next"])
+            if _href(holder["next"]) in (None, ""):
+                ended = "its next link was null"
+        elif any(k in holder for k in _LINK_NAMES):
+            cursored = True
+            ended = ended or "its links named no next page"
+    for source in said.sources:
+        value = _href(source.get("next"))
+        if "next" in source and not isinstance(value, Mapping | list):
+            cursored = True
+            next_link = next_link or value
+            if value in (None, ""):
+                ended = ended or "its next link was null"
+    if reply.links:
+        cursored = True
+        rel_next = _rel_next(reply)
+        next_link = next_link or rel_next
+        if rel_next is None:
+            ended = ended or 'its Link header named no rel="next"'
+    token_key, token = said.first(tuple(TOKEN_PARAMS))
+    if token_key is not None:
+        cursored = True
+        if token in (None, ""):
+            ended = ended or f"its {token_key} was null"
+    more_key, more = said.first(_MORE_KEYS)
+    if more_key is not None:
+        cursored = True
+        if more is False:
+            ended = ended or f"{more_key} was false"
+    total = _int(said.first(_TOTAL_KEYS)[1])
     if total is None:
         total = _int(reply.headers.get("x-total-count"))
-    cursored = "nextCursor" in meta or "next_cursor" in meta
-    cursor = meta.get("nextCursor", meta.get("next_cursor"))
+    stated = _int(said.first(_NUMBER_KEYS)[1])
+    if not (isinstance(next_link, str) and next_link):
+        next_link = None
     return Page(
-        number=_int(meta.get("page")) or number,
+        number=number,
         items=items,
         total=total,
-        total_pages=_int(meta.get("totalPages")),
-        per_page=_int(meta.get("perPage")),
-        next=_next_link(links, reply, requester) if links else None,
-        cursor=str(cursor) if cursor not in (None, "") else None,
+        total_pages=_int(said.first(_PAGES_KEYS)[1]),
+        per_page=_int(said.first(_SIZE_KEYS)[1]),
+        next=_next_link(next_link, reply, requester) if next_link else None,
+        cursor=str(token) if token not in (None, "") else None,
+        cursor_param=TOKEN_PARAMS.get(token_key or "", "cursor"),
         cursored=cursored,
+        ended=ended if next_link is None and token in (None, "") else None,
+        said_number=stated,
+        unknown=tuple(dict.fromkeys(said.unknown)),
     )
 
 
@@ -145,11 +289,34 @@ def _item_id(item: Any) -> Any:
     return item.get("id") if isinstance(item, dict) else repr(item)
 
 
+class Listing(list):  # type: ignore[type-arg]
+    """A list read from the API, and whether it is proven complete.
+
+    ``complete`` is True only when proven (a matching total, an explicit end, an empty page
+    after a short one); ``proof`` says which, ``doubt`` why not (None when complete)."""
+
+    complete: bool = True
+    proof: str | None = None
+    doubt: str | None = None
+
+    @classmethod
+    def of(cls, items: Any, complete: bool, proof: str | None, doubt: str | None) -> Listing:
+        out = cls(items)
+        out.complete, out.proof, out.doubt = complete, proof, doubt
+        return out
+
+    def like(self, items: Any) -> Listing:
+        """``items`` (the records of this list, parsed) with this list's completeness."""
+        return Listing.of(items, self.complete, self.proof, self.doubt)
+
+
 class Pager:
     """Reads one list endpoint page by page, learning its paging from the answers.
 
     ``per_page=None``: the endpoint takes no page parameters unless its first answer shows it is
     paged (a total beyond that page, a next link or a cursor); then it is read on like any other.
+    After :meth:`pages` ends, ``proof`` says how the end was proven (None: it was not), ``doubt``
+    why the list may be incomplete, ``unknown`` the answer keys svcnb did not understand.
     """
 
     def __init__(
@@ -167,18 +334,35 @@ class Pager:
         self.pages_read = 0  # pages that held items
         self.totals: list[int] = []  # the total of every answer read, repeated pages too
         self.stalled: str | None = None  # why reading stopped where the server promised more
+        self.proof: str | None = None
+        self.weak = False  # the proof holds only if no answer key went unread
+        self.doubt: str | None = None
+        self.unknown: dict[str, None] = {}
+        self.base: int | None = None  # the server's number of its first page: 0 or 1
+        self._first_ids: tuple | None = None
+        self._probe: Page | None = None  # the second page, read while finding the base
+        self._paged = True  # False once the endpoint refused a page number
 
     # -- reading single pages ---------------------------------------------------------------
 
-    def fetch(self, number: int) -> Page:
-        """Page ``number`` by page number, at the page size learned so far."""
-        params: dict[str, Any] | None = None
+    def _params(self, number: int) -> dict[str, Any] | None:
+        params: dict[str, Any] = {}
+        if number > 1:  # the first page is asked without a number: its answer says the base
+            params["page"] = number - 1 + (1 if self.base is None else self.base)
         if self.size is not None:
-            params = {"page": number, "perPage": self.size}
-        elif number > 1:
-            params = {"page": number}
-        reply = self.req.request("GET", self.path, params=params, scope=self.scope)
-        return parse_page(reply, number, self.req)
+            params["perPage"] = self.size
+        return params or None
+
+    def fetch(self, number: int) -> Page:
+        """Page ``number`` (1 is the first, whatever the server counts from) at the page size
+        learned so far."""
+        if number == 2 and self._probe is not None:
+            page, self._probe = self._probe, None
+            return page
+        reply = self.req.request("GET", self.path, params=self._params(number), scope=self.scope)
+        page = parse_page(reply, number, self.req)
+        page.number = number
+        return page
 
     def first(self) -> Page:
         """Page 1; a ``perPage`` the server refuses as too large is lowered and asked again."""
@@ -198,8 +382,33 @@ class Pager:
                 )
                 self.asked = self.size = smaller
                 continue
+            said = page.said_number
+            if said is not None:
+                self.base = 0 if said == 0 else 1
+            self._first_ids = tuple(_item_id(item) for item in page.items)
             self.learn(page, first=True)
             return page
+
+    def ensure_base(self) -> bool:
+        """Find whether the server counts pages from 0 or 1 when its first answer did not say:
+        ``page=1`` is the first page again on one, the second page on the other. False when the
+        endpoint refuses a page number (it is not paged)."""
+        if self.base is not None or not self._paged:
+            return self._paged
+        params: dict[str, Any] = {"page": 1}
+        if self.size is not None:
+            params["perPage"] = self.size
+        try:
+            reply = self.req.request("GET", self.path, params=params, scope=self.scope)
+        except ValidationError:
+            self._paged = False
+            return False
+        probe = parse_page(reply, 2, self.req)
+        if probe.items and tuple(_item_id(i) for i in probe.items) == self._first_ids:
+            self.base = 1
+        else:
+            self.base, self._probe = 0, probe
+        return True
 
     def _smaller_size(self, exc: ValidationError) -> int | None:
         if self.size is None or self.size <= 1 or exc.field != "perPage":
@@ -212,7 +421,9 @@ class Pager:
 
     def _follow(self, path: str, params: dict) -> Page:
         reply = self.req.request("GET", path or self.path, params=params, scope=self.scope)
-        return parse_page(reply, _int(params.get("page")), self.req)
+        page = parse_page(reply, None, self.req)
+        page.number = None
+        return page
 
     # -- what the answers say ---------------------------------------------------------------
 
@@ -243,6 +454,9 @@ class Pager:
         """Whether the list continues by page number (no link or cursor to follow)."""
         return page.next is None and page.cursor is None and not page.cursored
 
+    def _prove(self, how: str, *, weak: bool = False) -> None:
+        self.proof, self.weak = how, weak
+
     # -- the loop ---------------------------------------------------------------------------
 
     def pages(
@@ -262,20 +476,21 @@ class Pager:
         while True:
             if page.total is not None:
                 self.totals.append(page.total)
+            self.unknown.update(dict.fromkeys(page.unknown))
             if not page.items:
                 if count == 1 and (page.total or 0) > 0:
                     self.stalled = "its first page was empty"
+                elif count == 1:
+                    self._prove("its only page was empty")
+                else:
+                    self._prove(f"page {count} came back empty")
                 return
             signature = tuple(_item_id(item) for item in page.items)
             if signature in seen_pages:
                 self.stalled = f"page {count} repeated page {seen_pages[signature]}"
-                warnings.warn(
-                    f"GET {self.path}: page {count} repeats an earlier page (page "
-                    f"{seen_pages[signature]}); "
-                    "stopped reading there (the server ignored the page asked for, or the list "
-                    "shifted)",
-                    PagingWarning,
-                    stacklevel=3,
+                self.doubt = (
+                    f"page {count} repeats an earlier page (page {seen_pages[signature]}): the "
+                    "server ignored the page asked for, or the list shifted"
                 )
                 return
             seen_pages[signature] = count
@@ -288,6 +503,7 @@ class Pager:
                 key = f"{next_path}?{sorted(params.items())}"
                 if key in followed:
                     self.stalled = "its next link led back to a page already read"
+                    self.doubt = self.stalled
                     return
                 followed.add(key)
                 linked = True
@@ -295,24 +511,51 @@ class Pager:
             elif page.cursor is not None:
                 if page.cursor in followed:
                     self.stalled = "its cursor led back to a page already read"
+                    self.doubt = self.stalled
                     return
                 followed.add(page.cursor)
                 linked = True
-                params = {"cursor": page.cursor}
-                if self.size is not None:
+                params = {page.cursor_param: page.cursor}
+                if self.size is not None and page.cursor_param == "cursor":
                     params["perPage"] = self.size
                 page = self._follow(self.path, params)
             elif linked or page.cursored:
+                if linked or page.ended:
+                    _STYLES[self.req] = _style(page, linked)
+                if page.ended:
+                    self._prove(page.ended)
+                elif linked:
+                    self._prove("its last page carried no continuation", weak=True)
+                else:
+                    self.doubt = (
+                        "its answer says more may follow but gives no link or cursor svcnb "
+                        "can follow"
+                    )
                 return
             else:
                 pages = self.page_count(page)
                 if pages is not None:
-                    more = number < pages
+                    if number >= pages:
+                        self._prove(f"it counted {pages} page(s), all read")
+                        return
                 elif page.total is not None:
-                    more = read < page.total
-                else:  # nothing announced: only a full page says more may follow
-                    more = asked is not None and len(page.items) >= asked
-                if not more:
+                    if read >= page.total:
+                        return  # the collector holds what was read against the total
+                elif asked is None or len(page.items) < asked:
+                    style = _STYLES.get(self.req)
+                    if style is not None:
+                        self._prove(
+                            f"the service continues its lists by {style}, and this "
+                            "answer carries none",
+                            weak=True,
+                        )
+                        return
+                    # Nothing announced, and a short page: the end, or a cap the server did not
+                    # state. Only the next page tells; asked at the size served so far.
+                    if count == 1 and asked is not None:
+                        self.size = len(page.items)
+                if not self.ensure_base():
+                    self._prove("the endpoint takes no page number", weak=True)
                     return
                 number += 1
                 page = fetch(number)
@@ -324,9 +567,20 @@ class Pager:
                 )
 
 
+def _style(page: Page, linked: bool) -> str:
+    if page.cursor_param != "cursor" or page.cursor is not None:
+        return f"a continuation token ({page.cursor_param})"
+    return "next links or cursors"
+
+
+# What each client (its requester) has seen its service continue lists by: on a service that
+# says "next" on every list that has more, an answer that says nothing has no more.
+_STYLES: weakref.WeakKeyDictionary[Requester, str] = weakref.WeakKeyDictionary()
+
+
 class Collector:
     """Joins pages into one list: drops duplicated ids, checks what was read against what
-    the server announced."""
+    the server announced, and says whether the list is proven complete."""
 
     def __init__(self, resource: str, path: str) -> None:
         self.resource = resource
@@ -351,7 +605,7 @@ class Collector:
         self.items.extend(fresh)
         return fresh
 
-    def finish(self, pager: Pager | None = None) -> list[Any]:
+    def finish(self, pager: Pager | None = None) -> Listing:
         """The items, after warning about what the reading showed; PagingError when the
         server announced more than its first page and nothing past it could be read."""
         read = len(self.items)
@@ -375,7 +629,8 @@ class Collector:
                 PagingWarning,
                 stacklevel=3,
             )
-        elif total is not None and read < total:
+            return Listing.of(self.items, False, None, "the list changed while it was read")
+        if total is not None and read < total:
             why = pager.stalled if pager is not None else None
             if why is not None and pager is not None and pager.pages_read <= 1:
                 raise PagingError(
@@ -393,7 +648,8 @@ class Collector:
                 PagingWarning,
                 stacklevel=3,
             )
-        elif total is not None and read > total and not self.duplicates:
+            return Listing.of(self.items, False, None, f"read {read} of {total} announced")
+        if total is not None and read > total and not self.duplicates:
             warnings.warn(
                 f"GET {self.path}: read {read} {self.resource} records but {total} were "
                 "announced; the server's count is off, or records were added while reading: "
@@ -401,7 +657,42 @@ class Collector:
                 PagingWarning,
                 stacklevel=3,
             )
-        return self.items
+            return Listing.of(self.items, False, None, f"read {read} of {total} announced")
+        if total is not None:
+            return Listing.of(self.items, True, f"its total ({total}) matched", None)
+        doubt = self._doubt(pager)
+        if doubt is None:
+            assert pager is not None
+            return Listing.of(self.items, True, pager.proof, None)
+        warnings.warn(
+            f"GET {self.path}: the {self.resource} list may be incomplete ({read} read): "
+            f"{doubt}. It is kept and stored as incomplete; `svcnb doctor` shows how this "
+            "service pages",
+            PagingWarning,
+            stacklevel=3,
+        )
+        return Listing.of(self.items, False, None, doubt)
+
+    def _doubt(self, pager: Pager | None) -> str | None:
+        """Why a list without a total is not proven complete (None: it is)."""
+        if pager is None:
+            return "nothing the server said proved its end"
+        unknown = list(pager.unknown)
+        if pager.doubt is not None:
+            extra = (
+                f" (keys svcnb does not understand: {', '.join(unknown[:5])})" if unknown else ""
+            )
+            return pager.doubt + extra
+        if pager.proof is None:
+            return "nothing the server said proved its end"
+        if self.duplicates:
+            return "records came twice, so the list shifted while it was read"
+        if pager.weak and unknown:
+            return (
+                f"its answers carry keys svcnb does not understand ({', '.join(unknown[:5])}), "
+                "which may continue the list"
+            )
+        return None
 
 
 def read_all(
@@ -412,8 +703,9 @@ def read_all(
     scope: str | None = None,
     per_page: int | None = DEFAULT_PER_PAGE,
     max_pages: int = MAX_PAGES,
-) -> list[Any]:
-    """Every item of the list at ``path`` (all pages), duplicates dropped with a warning."""
+) -> Listing:
+    """Every item of the list at ``path`` (all pages), duplicates dropped with a warning, and
+    whether it is proven complete."""
     pager = Pager(requester, path, scope=scope, per_page=per_page, max_pages=max_pages)
     collector = Collector(resource, path)
     for page in pager.pages():

@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 
 from svcnb.client._bulk import Crew, duration, index_previous, is_full, merged, needs_detail
 from svcnb.client._config import DEFAULT_PER_PAGE
-from svcnb.client._paging import Collector, Page, Pager
+from svcnb.client._paging import Collector, Listing, Page, Pager
 from svcnb.client._records import RecordParser
 from svcnb.client._request import Requester
 from svcnb.client._resources import segment
@@ -74,14 +74,14 @@ class Pull:
         self._pages: dict[int, Page] = {}  # read ahead of the ordered pass, until it takes them
         self._detailed: dict[str, dict | None] = {}
         self._wanted: list[str] = []  # VM ids whose detail the list calls for
-        self._summaries: list[dict] | None = None
+        self._summaries: Listing | None = None
         self._done = 0
         self._total = 1
         self._vanished = 0
         self._bar: Any = None
         self._bar_lock = threading.Lock()
         self._next_show = 0.0
-        self._result: list[dict] | None = None
+        self._result: Listing | None = None
         self._result_lock = threading.Lock()
 
     # -- the handle ---------------------------------------------------------------------------
@@ -129,8 +129,9 @@ class Pull:
         assert self._crew is not None
         self._crew.stop()
 
-    def result(self, timeout: float | None = None) -> list[dict]:
-        """Every VM (full objects with ``details=True``), once all are read."""
+    def result(self, timeout: float | None = None) -> Listing:
+        """Every VM (full objects with ``details=True``), once all are read; ``complete`` says
+        whether the list is proven complete (see :class:`~svcnb.client.Listing`)."""
         return self._outcome(timeout, stacklevel=3)
 
     def __repr__(self) -> str:
@@ -143,7 +144,7 @@ class Pull:
             state = "done" if self.done else "reading details"
         return f"<Pull of {len(self._summaries or ())} VMs: {done}/{total} requests, {state}>"
 
-    def _outcome(self, timeout: float | None, stacklevel: int) -> list[dict]:
+    def _outcome(self, timeout: float | None, stacklevel: int) -> Listing:
         crew = self._crew
         assert crew is not None and self._summaries is not None
         if not crew.finished.wait(timeout):
@@ -168,8 +169,8 @@ class Pull:
                         PagingWarning,
                         stacklevel=stacklevel,
                     )
-                self._result = out
-        return list(self._result)
+                self._result = self._summaries.like(out)
+        return self._result.like(self._result)
 
     # -- reading the list (the caller's thread) ------------------------------------------------
 
@@ -188,7 +189,8 @@ class Pull:
         )
         crew.start()
         count = self._pager.page_count(first)
-        if count is not None and self._pager.by_number(first):
+        if count is not None and count > 1 and self._pager.by_number(first):
+            self._pager.ensure_base()  # page numbers from 0 or from 1, before the crew asks
             # The count is bounded by the pager (PagingError above max_pages).
             self._planned = count
             crew.pages(iter(range(2, count + 1)))
@@ -201,7 +203,8 @@ class Pull:
                     self._count_own()  # a page the crew did not read
                 self._queue(collector.add(page))
             crew.drop_pages()
-            summaries = self._records.many("vm", collector.finish(self._pager))
+            listed = collector.finish(self._pager)
+            summaries = listed.like(self._records.many("vm", listed))
         except BaseException as exc:
             crew.stop(exc)
             crew.join()

@@ -30,7 +30,7 @@ class _Resource:
         # Only the lists DESIGN names as paged take page parameters; others reject them.
         per_page = DEFAULT_PER_PAGE if paged else None
         rows = read_all(self._req, path, resource, scope=scope, per_page=per_page)
-        return self._records.many(resource, rows)
+        return rows.like(self._records.many(resource, rows))
 
     def _one(self, method: str, path: str, resource: str, scope: str, **kw: Any) -> dict:
         reply = self._req.request(method, path, scope=scope, **kw)

@@ -29,7 +29,8 @@ class VMs(_Resource):
         """Every VM of the list endpoint (all pages), as it gives them: summaries without
         sshKeys, firewalls and privateNetworks on most servers, full VMs on some; ``updatedAt``
         may be missing."""
-        return self._records.many("vm", read_all(self._req, "/vms", "vm", scope="vms:read"))
+        rows = read_all(self._req, "/vms", "vm", scope="vms:read")
+        return rows.like(self._records.many("vm", rows))
 
     def get(self, vm_id: str) -> dict:
         """The full VM object, with ``sshKeys``, ``firewalls`` and ``privateNetworks``."""

@@ -122,8 +122,27 @@ class Report:
         """
         names = account_names(store, account)
         if names is None:
-            return self.fn(**self.inputs(store, at), **options)
-        return per_account(names, lambda name: self.fn(**self.inputs(store, at, name), **options))
+            return self._run(self.inputs(store, at), options)
+        return per_account(names, lambda name: self._run(self.inputs(store, at, name), options))
+
+    def _run(self, inputs: dict[str, Any], options: Mapping[str, Any]) -> Any:
+        """The report on ``inputs``; an answer from a frame the store holds as incomplete
+        (a list nothing proved whole) says so: ``complete`` False, ``attrs["incomplete"]``."""
+        result = self.fn(**inputs, **options)
+        doubts = {
+            self.frames.get(name, name): frame.attrs["incomplete"]
+            for name, frame in inputs.items()
+            if isinstance(frame, pd.DataFrame) and frame.attrs.get("incomplete")
+        }
+        if doubts and isinstance(result, pd.DataFrame):
+            result.attrs["incomplete"] = doubts
+            result.attrs["complete"] = False
+            if "complete" in result.columns:
+                result["complete"] = pd.array([False] * len(result), dtype="boolean")
+            said = "; ".join(f"{r} may be incomplete ({why})" for r, why in doubts.items())
+            note = result.attrs.get("note")
+            result.attrs["note"] = f"{note} {said}" if note else said
+        return result
 
 
 def report(

@@ -36,33 +36,54 @@ class Pulled:
     missing: dict[str, str] = field(default_factory=dict)
 
 
+def _doubts(*lists: Any) -> str | None:
+    """Why the lists read for one frame may be incomplete (None when each was proven whole:
+    svcnb.client's lists carry ``complete`` and ``doubt``)."""
+    said = [getattr(x, "doubt", None) or "not proven complete" for x in lists]
+    said = [d for x, d in zip(lists, said, strict=True) if getattr(x, "complete", True) is False]
+    return "; ".join(dict.fromkeys(said)) if said else None
+
+
+def _marked(frame: pd.DataFrame, doubt: str | None) -> pd.DataFrame:
+    # the store records it: the rows are kept, the resource is "incomplete", never "ok"
+    if doubt:
+        frame.attrs["incomplete"] = doubt
+    return frame
+
+
 def _vms(client: Any, previous: list[dict[str, Any]] | None) -> dict[str, pd.DataFrame]:
     vms = client.vms.all(details=True, previous=previous)
+    doubt = _doubts(vms)
     return {
-        "vms": frames.vms(vms),
-        "vm_ssh_keys": frames.vm_ssh_keys(vms),
-        "vm_firewalls": frames.vm_firewalls(vms),
-        "vm_private_networks": frames.vm_private_networks(vms),
+        "vms": _marked(frames.vms(vms), doubt),
+        "vm_ssh_keys": _marked(frames.vm_ssh_keys(vms), doubt),
+        "vm_firewalls": _marked(frames.vm_firewalls(vms), doubt),
+        "vm_private_networks": _marked(frames.vm_private_networks(vms), doubt),
     }
 
 
 def _firewalls(client: Any) -> dict[str, pd.DataFrame]:
     firewalls = client.firewalls.list()
-    rules = [r for fw in firewalls for r in client.firewalls.rules(fw["id"])]
+    each = [client.firewalls.rules(fw["id"]) for fw in firewalls]
+    rules = [r for listed in each for r in listed]
     return {
-        "firewalls": frames.firewalls(firewalls),
-        "firewall_rules": frames.firewall_rules(rules),
+        "firewalls": _marked(frames.firewalls(firewalls), _doubts(firewalls)),
+        "firewall_rules": _marked(frames.firewall_rules(rules), _doubts(firewalls, *each)),
     }
 
 
 def _networks(client: Any) -> dict[str, pd.DataFrame]:
     networks = client.networks.list()
+    each = [client.networks.attachments(n["id"]) for n in networks]
     attachments = [
         {**a, "networkId": a.get("networkId", n["id"])}
-        for n in networks
-        for a in client.networks.attachments(n["id"])
+        for n, listed in zip(networks, each, strict=True)
+        for a in listed
     ]
-    return {"networks": frames.networks(networks), "attachments": frames.attachments(attachments)}
+    return {
+        "networks": _marked(frames.networks(networks), _doubts(networks)),
+        "attachments": _marked(frames.attachments(attachments), _doubts(networks, *each)),
+    }
 
 
 def _wallet(client: Any) -> dict[str, pd.DataFrame]:
@@ -71,10 +92,14 @@ def _wallet(client: Any) -> dict[str, pd.DataFrame]:
 
 def _webhooks(client: Any) -> dict[str, pd.DataFrame]:
     hooks = client.webhooks.list()
+    each = [client.webhooks.deliveries(h["id"]) for h in hooks]
     deliveries = [
-        {**d, "webhookId": h["id"]} for h in hooks for d in client.webhooks.deliveries(h["id"])
+        {**d, "webhookId": h["id"]} for h, listed in zip(hooks, each, strict=True) for d in listed
     ]
-    return {"webhooks": frames.webhooks(hooks), "deliveries": frames.deliveries(deliveries)}
+    return {
+        "webhooks": _marked(frames.webhooks(hooks), _doubts(hooks)),
+        "deliveries": _marked(frames.deliveries(deliveries), _doubts(hooks, *each)),
+    }
 
 
 GROUPS: dict[str, tuple[str, ...]] = {

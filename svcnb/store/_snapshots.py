@@ -6,7 +6,7 @@ A catalog entry is the published record of one snapshot::
      "rows": {resource: rows present},
      "parts": {resource: [segment, versions in the segment's changes with _snapshot <= seq,
                           base file, changes file or None]},
-     "resources": {resource: {"status": "ok" | "missing", "reason": str | None,
+     "resources": {resource: {"status": "ok" | "incomplete" | "missing", "reason": str | None,
                               "rows": int | None, "unreadable": {column: values not read}}}}
 
 The changes of a segment are read from the file of the latest snapshot in that segment: it
@@ -193,12 +193,20 @@ def reason(entry: Mapping[str, Any], resource: str) -> str | None:
 def resource_status(entry: Mapping[str, Any], resource: str) -> dict[str, Any]:
     """status, reason, rows and unreadable of ``resource`` at ``entry``, every key present."""
     ok = has(entry, resource)
+    doubt = incomplete(entry, resource)
     return {
-        "status": "ok" if ok else "missing",
-        "reason": reason(entry, resource),
+        "status": ("incomplete" if doubt else "ok") if ok else "missing",
+        "reason": doubt if ok else reason(entry, resource),
         "rows": entry["rows"][resource] if ok else None,
         "unreadable": unreadable(entry, resource),
     }
+
+
+def incomplete(entry: Mapping[str, Any], resource: str) -> str | None:
+    """Why ``resource`` at ``entry`` may be incomplete: its rows are stored, but nothing the
+    service said proved the list whole (None when it was proven, or it is missing)."""
+    said = entry.get("resources", {}).get(resource, {})
+    return said.get("reason") if said.get("status") == "incomplete" else None
 
 
 def unreadable(entry: Mapping[str, Any], resource: str) -> dict[str, int]:
@@ -516,7 +524,10 @@ def write_snapshot(
             old = _known(loc, resource, latest_with(mine, resource), entries, cache)
             known[resource] = _write_resource(loc, resource, frame, entry, old, nonce, written)
             counts = _unreadable_counts(frame)
-            entry["resources"][resource] = _status("ok", None, len(frame), counts)
+            doubt = frame.attrs.get("incomplete")
+            status = "incomplete" if isinstance(doubt, str) and doubt else "ok"
+            why = scrub(doubt) if status == "incomplete" else None
+            entry["resources"][resource] = _status(status, why, len(frame), counts)
         refused = catalog.publish([*entries, entry], version)
         if refused:
             _log.info("store %s: another writer published first (%s); again", loc.url, refused)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import os
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from svcnb.client import Client  # the type of take()'s argument: the one use DESIGN allows
+from svcnb.errors import IncompleteWarning
 from svcnb.frames import KEYS, SCHEMAS, ResourceName, vm_records
 
 from . import _acceptances
@@ -38,6 +40,7 @@ from ._snapshots import (
     check_write,
     group_by_segment,
     has,
+    incomplete,
     latest_with,
     read_part,
     reason,
@@ -398,8 +401,10 @@ class Store:
     def snapshots(self, account: Accounts | None = None) -> pd.DataFrame:
         """One row per readable snapshot: snapshot_id, seq, server_time, local_time,
         ``<resource>_rows`` for each resource (NA where it is missing), ``missing`` (the
-        resources that could not be read, comma-separated; "" when the snapshot is complete)
-        and ``unreadable`` (``resource.column (count)`` of values frames could not read,
+        resources that could not be read, comma-separated; "" when the snapshot is complete),
+        ``incomplete`` (the resources stored although nothing proved their lists whole, e.g. a
+        service that said nothing of more pages; "" when none) and ``unreadable``
+        (``resource.column (count)`` of values frames could not read,
         comma-separated; "" when none), account (its name). ``resources()`` gives the
         reasons. Snapshots whose files are damaged are left out with a SnapshotWarning.
 
@@ -431,6 +436,9 @@ class Store:
         data["missing"] = pd.array(
             [", ".join(r for r in RESOURCES if not has(e, r)) for e in entries], dtype="string"
         )
+        data["incomplete"] = pd.array(
+            [", ".join(r for r in RESOURCES if incomplete(e, r)) for e in entries], dtype="string"
+        )
         data["unreadable"] = pd.array(
             [
                 ", ".join(
@@ -448,9 +456,9 @@ class Store:
     def resources(self, snapshot: TimeLike | None = None) -> pd.DataFrame:
         """What one snapshot holds of each resource (the latest by default; an id or a time).
 
-        Columns: snapshot_id, resource, status ("ok" | "missing"), reason (why it could not be
-        read; NA when ok), rows (NA when missing), unreadable (``{column: count}`` of values
-        frames could not read).
+        Columns: snapshot_id, resource, status ("ok" | "incomplete" | "missing"), reason (why it
+        could not be read, or why it may be incomplete; NA when ok), rows (NA when missing),
+        unreadable (``{column: count}`` of values frames could not read).
         """
         entry = self._entry(snapshot)
         status = [resource_status(entry, r) for r in RESOURCES]
@@ -641,6 +649,15 @@ class Store:
         counts = unreadable(entry, resource)
         if counts:
             frame.attrs["unreadable"] = counts
+        doubt = incomplete(entry, resource)
+        if doubt:
+            frame.attrs["incomplete"] = doubt
+            warnings.warn(
+                f"{resource} at snapshot {entry['snapshot_id']} may be incomplete: {doubt}; "
+                "figures computed from it may be short (reports say complete=False)",
+                IncompleteWarning,
+                stacklevel=3,
+            )
         return frame
 
     def _entry(self, which: TimeLike | None) -> dict[str, Any]:
