@@ -4,16 +4,17 @@
 that identify a row. Datetimes are ``datetime64[ns, UTC]``, integers ``Int64``, booleans
 ``boolean``, text ``string``, lists ``object`` holding lists of str, money ``Float64`` plus
 ``*_currency`` and ``*_raw``. Empty input gives an empty frame with the same columns and dtypes.
-A value that cannot be read (wrong type, a time without a zone, an unknown money form) is NA:
-``frame.attrs["unreadable"]`` maps each column to how many, and one ``UnreadableValueWarning``
-per frame names them with an example. ``strict=True`` raises ``RecordError`` (naming the frame,
-the record id and the field) instead.
+A value that cannot be read (wrong type, a time without a zone, an unknown money form, a money
+object with a key svcnb does not understand) is NA: ``frame.attrs["unreadable"]`` maps each
+column to how many, and one ``UnreadableValueWarning`` per frame names them with an example
+(each unknown money key once, with where it was seen). ``strict=True`` raises ``RecordError``
+(naming the frame, the record id and the field) instead.
 """
 
 from __future__ import annotations
 
 from ._build import RecordError, UnreadableValueWarning, empty
-from ._money import Money, parse_money
+from ._money import Money, UnknownMoneyKeyError, parse_money
 from ._records import vm_records
 from ._resources import (
     attachments,
@@ -37,6 +38,7 @@ __all__ = [
     "Money",
     "RecordError",
     "ResourceName",
+    "UnknownMoneyKeyError",
     "UnreadableValueWarning",
     "attachments",
     "deliveries",
