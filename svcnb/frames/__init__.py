@@ -8,7 +8,9 @@ A value that cannot be read (wrong type, a time without a zone, an unknown money
 object with a key svcnb does not understand) is NA: ``frame.attrs["unreadable"]`` maps each
 column to how many, and one ``UnreadableValueWarning`` per frame names them with an example
 (each unknown money key once, with where it was seen). ``strict=True`` raises ``RecordError``
-(naming the frame, the record id and the field) instead.
+(naming the frame, the record id and the field) instead. Ram and disk are checked against the
+sizes plans state (``check_units``; a ``UnitWarning`` when they look like another unit) and
+converted from a pinned unit (``[units]`` in the config file, or ``vms(..., units=...)``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from ._resources import (
     webhooks,
 )
 from ._schema import KEYS, SCHEMAS, Field, ResourceName
+from ._units import UnitCheck, UnitWarning, check_units
 
 __all__ = [
     "KEYS",
@@ -38,9 +41,12 @@ __all__ = [
     "Money",
     "RecordError",
     "ResourceName",
+    "UnitCheck",
+    "UnitWarning",
     "UnknownMoneyKeyError",
     "UnreadableValueWarning",
     "attachments",
+    "check_units",
     "deliveries",
     "empty",
     "firewall_rules",
