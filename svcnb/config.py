@@ -16,6 +16,13 @@ the token itself::
     base_url = "https://api.example.com"
     token_env = "SVC_TOKEN_PROD"      # the NAME of the environment variable holding the token
 
+Units the API leaves "not shown" and a service may serve otherwise than svcnb assumes (ram in
+MiB, disk in GiB) are pinned per service, and then converted exactly::
+
+    [units]
+    ram = "GiB"       # or "MiB"
+    disk = "GiB"      # or "MiB"
+
 It never holds a token: the client reads those from its arguments or the environment only.
 This module is a leaf: it imports nothing of svcnb but the errors.
 """
@@ -41,6 +48,7 @@ DEFAULT_ACCOUNT = "default"
 
 __all__ = [
     "DEFAULT_ACCOUNT",
+    "UNIT_CHOICES",
     "Account",
     "ConfigError",
     "account",
@@ -48,6 +56,8 @@ __all__ = [
     "budget_config",
     "config_path",
     "read_config",
+    "unit_choice",
+    "units_config",
     "write_section",
 ]
 
@@ -239,3 +249,39 @@ def budget_config(path: str | os.PathLike[str] | None = None) -> dict[str, str]:
             f"{target}: [budget] password_env must be the name of an environment variable"
         )
     return {k: v.strip() for k, v in table.items()}
+
+
+# the quantities whose unit can be pinned, and the units each may be pinned to
+UNIT_CHOICES: dict[str, tuple[str, ...]] = {"ram": ("MiB", "GiB"), "disk": ("GiB", "MiB")}
+
+
+def unit_choice(quantity: str, unit: Any, where: str) -> str:
+    """``unit`` spelled as svcnb spells it (``"gib"`` is ``"GiB"``); ConfigError naming
+    ``where`` and the choices when it is none of them."""
+    choices = UNIT_CHOICES.get(quantity)
+    if choices is None:
+        raise ConfigError(
+            f"{where}: no unit can be pinned for {quantity!r}; the quantities are "
+            f"{', '.join(UNIT_CHOICES)}"
+        )
+    if isinstance(unit, str):
+        for choice in choices:
+            if unit.strip().lower() == choice.lower():
+                return choice
+    raise ConfigError(
+        f"{where}: {quantity} = {unit!r} is not a unit svcnb reads it in; use one of "
+        f"{', '.join(repr(c) for c in choices)}"
+    )
+
+
+def units_config(path: str | os.PathLike[str] | None = None) -> dict[str, str]:
+    """The ``[units]`` table, checked: ``ram`` and ``disk`` pinned to ``"MiB"`` or ``"GiB"``
+    (the unit the service serves them in). ``{}`` when absent."""
+    target = config_path(path)
+    table = read_config(target).get("units", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{target}: 'units' must be a table ([units] ram = \"GiB\")")
+    return {
+        quantity: unit_choice(quantity, unit, f"{target}: [units]")
+        for quantity, unit in table.items()
+    }

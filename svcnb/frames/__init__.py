@@ -4,16 +4,19 @@
 that identify a row. Datetimes are ``datetime64[ns, UTC]``, integers ``Int64``, booleans
 ``boolean``, text ``string``, lists ``object`` holding lists of str, money ``Float64`` plus
 ``*_currency`` and ``*_raw``. Empty input gives an empty frame with the same columns and dtypes.
-A value that cannot be read (wrong type, a time without a zone, an unknown money form) is NA:
-``frame.attrs["unreadable"]`` maps each column to how many, and one ``UnreadableValueWarning``
-per frame names them with an example. ``strict=True`` raises ``RecordError`` (naming the frame,
-the record id and the field) instead.
+A value that cannot be read (wrong type, a time without a zone, an unknown money form, a money
+object with a key svcnb does not understand) is NA: ``frame.attrs["unreadable"]`` maps each
+column to how many, and one ``UnreadableValueWarning`` per frame names them with an example
+(each unknown money key once, with where it was seen). ``strict=True`` raises ``RecordError``
+(naming the frame, the record id and the field) instead. Ram and disk are checked against the
+sizes plans state (``check_units``; a ``UnitWarning`` when they look like another unit) and
+converted from a pinned unit (``[units]`` in the config file, or ``vms(..., units=...)``).
 """
 
 from __future__ import annotations
 
 from ._build import RecordError, UnreadableValueWarning, empty
-from ._money import Money, parse_money
+from ._money import Money, UnknownMoneyKeyError, parse_money
 from ._records import vm_records
 from ._resources import (
     attachments,
@@ -29,6 +32,7 @@ from ._resources import (
     webhooks,
 )
 from ._schema import KEYS, SCHEMAS, Field, ResourceName
+from ._units import UnitCheck, UnitWarning, check_units
 
 __all__ = [
     "KEYS",
@@ -37,8 +41,12 @@ __all__ = [
     "Money",
     "RecordError",
     "ResourceName",
+    "UnitCheck",
+    "UnitWarning",
+    "UnknownMoneyKeyError",
     "UnreadableValueWarning",
     "attachments",
+    "check_units",
     "deliveries",
     "empty",
     "firewall_rules",

@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 from svcnb.errors import SvcnbError
 
 from ._fast import ARROW_STRINGS, ZONED, arrow_columns, arrow_objects, utc_times
-from ._money import Money, parse_money
+from ._money import Money, UnknownMoneyKeyError, parse_money
 from ._schema import BOOL, FLOAT, INT, LIST, SCHEMAS, STRING, TIME, Field
 
 _NONE = type(None)
@@ -102,6 +102,9 @@ class _Columns:
         self._cache: dict[str, list[Any]] = {}
         self._money: dict[str, tuple[list[Money], np.ndarray]] = {}
         self.problems: dict[str, dict[int, Problem]] = {}
+        # money objects with keys svcnb does not understand, per problem key ("money:<path>"):
+        # (the source path they were seen at, the key) -> the records, in order
+        self.unknown_keys: dict[str, dict[tuple[str, str], list[int]]] = {}
 
     def record_id(self, i: int) -> Any:
         if self._ids is not None:
@@ -213,12 +216,19 @@ class _Columns:
                 try:
                     parsed.append(parse_money(values[i]))
                 except ValueError as exc:
+                    # amount and currency unknown: never the part that was understood
                     parsed.append(Money(None, None, _raw(values[i])))
-                    failed[n] = str(exc)
+                    keys = exc.keys if isinstance(exc, UnknownMoneyKeyError) else ()
+                    failed[n] = (str(exc), keys)
             if failed:  # counted once per record, in record order
+                key = f"money:{path}"
                 for i in np.flatnonzero(np.isin(codes, list(failed))).tolist():
-                    problem = failed[int(codes[i])]
-                    self.bad(f"money:{path}", i, self.source(i, path), problem, values[i])
+                    problem, unknown = failed[int(codes[i])]
+                    source = self.source(i, path)
+                    self.bad(key, i, source, problem, values[i])
+                    for name in unknown:
+                        self.unknown_keys.setdefault(key, {}).setdefault((source, name), [])
+                        self.unknown_keys[key][(source, name)].append(i)
             self._money[path] = (parsed, codes)
         return self._money[path]
 
@@ -499,6 +509,27 @@ def _build(
     return frame
 
 
+def _examples(cols: _Columns, field: Field, problems: dict[int, Problem]) -> str:
+    """What went wrong in one column: each unknown money key once, with where it was seen and
+    how many records had it, then an example of any other problem."""
+    parts = []
+    named: set[int] = set()
+    if field.parse == "money_amount":
+        for (source, key), rows in cols.unknown_keys.get(f"money:{field.path}", {}).items():
+            named.update(rows)
+            parts.append(
+                f"unknown key {key!r} in the money object at {source} ({len(rows)} record(s), "
+                f"e.g. {cols.record_id(rows[0])!r}: amount and currency NA, the value kept as "
+                "sent)"
+            )
+    rest = [i for i in problems if i not in named]
+    if rest:
+        i = min(rest)
+        path, problem, _ = problems[i]
+        parts.append(f"e.g. record {cols.record_id(i)!r}, field {path!r}: {problem}")
+    return "; ".join(parts)
+
+
 def _report(
     resource: str,
     frame: pd.DataFrame,
@@ -513,10 +544,8 @@ def _report(
         rid, problem, _ = skipped[0]
         parts.append(f"{len(skipped)} item(s) left out, not objects (e.g. {rid!r}: {problem})")
     for name, problems in found.items():
-        i = min(problems)
-        path, problem, _ = problems[i]
-        example = f"e.g. record {cols.record_id(i)!r}, field {path!r}: {problem}"
-        parts.append(f"{name}: {len(problems)} ({example})")
+        examples = _examples(cols, SCHEMAS[resource][name], problems)
+        parts.append(f"{name}: {len(problems)} ({examples})")
     frame.attrs["unreadable"] = counts
     warnings.warn(
         f"svcnb.frames.{resource}: values that could not be read are NA (unknown), per column: "

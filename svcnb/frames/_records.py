@@ -7,12 +7,14 @@ the VM object's keys and nesting, so ``frames.vms(vm_records(...))`` gives the f
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 
 from ._money import money_value
 from ._schema import SCHEMAS, TIME
+from ._units import MIB, QUANTITIES, resolve_units
 
 _LINKS = {
     "sshKeys": ("vm_ssh_keys", "ssh_key_id"),
@@ -62,11 +64,21 @@ def _links_by_vm(frame: pd.DataFrame | None, resource: str, id_column: str) -> d
     return out
 
 
+def _in_unit(value: Any, unit: str, base: str) -> int | None:
+    """A column value (in ``base``) as the API serves it (in ``unit``), exactly or None."""
+    if value is None:
+        return None
+    mib = value * MIB[base]
+    return mib // MIB[unit] if mib % MIB[unit] == 0 else None
+
+
 def vm_records(
     vms: pd.DataFrame,
     ssh_keys: pd.DataFrame | None = None,
     firewalls: pd.DataFrame | None = None,
     private_networks: pd.DataFrame | None = None,
+    *,
+    units: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """Full VM dicts, shaped like ``GET /vms/{id}``, rebuilt from frames.
 
@@ -75,11 +87,19 @@ def vm_records(
     (region, plan, osTemplate, billing) whose columns are all NA becomes null. The price goes back
     where ``price_monthly_raw`` says, under ``billing`` when the VM has billing, else ``plan``:
     a plan price shadowed by a billing price is not kept by the frame, so it is not rebuilt.
+    ``ram`` and ``disk`` go back in the unit ``frames.vms`` reads them in (``units``, over the
+    config file's ``[units]``), so that it gives the frame they came from; a value that is not a
+    whole number of that unit becomes null.
     """
     schema = SCHEMAS["vms"]
     columns = {c: _column_values(vms, c, f.dtype) for c, f in schema.items() if not f.parse}
     raw = [money_value(v) for v in _column_values(vms, "price_monthly_raw", "string")]
     pack = _column_values(vms, "bandwidth_pack_bytes", "Int64")
+    scale = {}  # API key -> (the unit it is served in, the column's unit), where they differ
+    for quantity, (unit, _) in resolve_units(units).items():
+        key, _, base = QUANTITIES[quantity]
+        if unit != base:
+            scale[key] = (unit, base)
     links = {
         key: _links_by_vm(frame, *_LINKS[key])
         for key, frame in (
@@ -102,6 +122,8 @@ def vm_records(
             else:
                 record[field.path] = value
         record["bandwidthPackBytes"] = None if pack[i] is None else str(pack[i])
+        for key, (unit, base) in scale.items():
+            record[key] = _in_unit(record.get(key), unit, base)
         for parent, values in nested.items():
             record[parent] = values if any(v is not None for v in values.values()) else None
         if raw[i] is not None:

@@ -14,18 +14,32 @@ from typing import Any
 import pandas as pd
 
 from ._build import RecordError, build
+from ._units import apply_units
 
 
-def vms(records: Iterable[Mapping[str, Any]], *, strict: bool = False) -> pd.DataFrame:
+def vms(
+    records: Iterable[Mapping[str, Any]],
+    *,
+    strict: bool = False,
+    units: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
     """One row per VM, from VM objects (``GET /vms`` summaries or ``GET /vms/{id}``).
 
     Returns ``SCHEMAS["vms"]``: region, plan, osTemplate and billing flattened; the price from
     ``billing.priceMonthly``, else ``plan.priceMonthly``, as ``price_monthly_amount`` (Float64),
-    ``price_monthly_currency`` (NA unless the object form stated it) and ``price_monthly_raw``;
-    ``bandwidth_pack_bytes`` parsed from its decimal string. Units are the API's: ram MiB,
-    disk GiB, bandwidth GiB per month, network speed Mbit/s.
+    ``price_monthly_currency`` (NA unless the value stated it) and ``price_monthly_raw``;
+    ``bandwidth_pack_bytes`` parsed from its decimal string.
+
+    Units: ram is read in MiB and disk in GiB unless pinned (``units={"ram": "GiB"}``, over
+    the config file's ``[units]``), then converted exactly to ``ram_mib`` and ``disk_gib``.
+    Where a plan states a size (``s-1vcpu-2gb``), a value fitting another unit makes the
+    service's unit doubtful: NA with one ``UnitWarning`` saying how to pin it
+    (``svcnb.frames.check_units`` reports the same finding without building a frame).
+    Bandwidth is GiB per month, network speed Mbit/s, as the API's (not checked).
     """
-    return build("vms", records, strict=strict)
+    frame = build("vms", records, strict=strict)
+    apply_units(frame, units, strict, stacklevel=2)
+    return frame
 
 
 def _links(

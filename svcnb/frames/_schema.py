@@ -5,9 +5,9 @@ not null. Each entry is a 2-tuple ``(path, dtype)`` as the contracts say, with a
 attribute naming the few conversions that are not implied by the dtype:
 
 - ``decimal``: a decimal string of an integer (``bandwidthPackBytes``), an integer also accepted;
-- ``money_amount`` / ``money_currency`` / ``money_raw``: the three parts of a price or balance,
-  which may be a number, a numeric string, ``{amount, currency}`` or minor units
-  ``{value, currency, precision}``;
+- ``money_amount`` / ``money_currency`` / ``money_raw``: the three parts of a price or balance
+  in any of the forms ``svcnb.frames._money`` reads (a number, a numeric string, ``"12.50 EUR"``,
+  ``{amount, currency}``, minor units, Google money);
 - ``list``: a JSON array of strings, kept as a Python list in an ``object`` column.
 """
 
