@@ -77,12 +77,17 @@ _LINK_NAMES = ("next", "prev", "previous", "first", "last", "self")
 # Keys svcnb understands where they can stand; anything else may change what the list holds.
 _PAGING_KEYS = frozenset(
     {*TOKEN_PARAMS, *_TOTAL_KEYS, *_SIZE_KEYS, *_PAGES_KEYS, *_NUMBER_KEYS, *_MORE_KEYS}
-    | {"links", "_links", "next", "previous", "prev", "offset", "pagination", "pages"}
+    | {"links", "_links", "paging", "summary", "next", "previous", "prev", "offset"}
+    | {"pagination", "pages"}
     | {"prevCursor", "prev_cursor", "previousCursor", "prevPageToken", "previousPageToken"}
 )
 _BODY_KEYS = _PAGING_KEYS | {"success", "data", "meta"}
 _DATA_KEYS = _PAGING_KEYS | {"items", "results", "_embedded", "meta", "count"}
-_LINKS_KEYS = frozenset({*_LINK_NAMES, "pages", "curies"})
+_LINKS_KEYS = frozenset({*_LINK_NAMES, "pages", "curies", "cursors"})
+# Objects holding next/previous links: JSON:API and DigitalOcean's ``links``, HAL's ``_links``,
+# Facebook Graph's ``paging`` (whose ``cursors.after`` stays on the last page: only ``next``
+# continues).
+_LINK_HOLDERS = ("links", "_links", "paging")
 
 
 @dataclass
@@ -189,12 +194,12 @@ def parse_page(reply: Reply, number: int | None, requester: Requester) -> Page:
     items = _items(reply.data, said)
     said.add({k: v for k, v in body.items() if k != "meta"}, "", _BODY_KEYS)
     for part in list(said.sources):
-        for key, where in (("page", "page."), ("pagination", "pagination.")):
-            if isinstance(part.get(key), Mapping):  # HAL's page, Hetzner's pagination
-                said.add(part[key], where, _PAGING_KEYS)
+        for key in ("page", "pagination", "summary"):
+            if isinstance(part.get(key), Mapping):  # HAL's page, Hetzner's, Graph's summary
+                said.add(part[key], f"{key}.", _PAGING_KEYS)
     links: list[Mapping[str, Any]] = []
     for part in list(said.sources):
-        for key in ("links", "_links"):
+        for key in _LINK_HOLDERS:
             holder = part.get(key)
             if isinstance(holder, Mapping):
                 said.unknown.extend(f"{key}.{k}" for k in holder if k not in _LINKS_KEYS)
@@ -210,7 +215,7 @@ def parse_page(reply: Reply, number: int | None, requester: Requester) -> Page:
             next_link = next_link or _href(holder["next"])
             if _href(holder["next"]) in (None, ""):
                 ended = "its next link was null"
-        elif any(k in holder for k in _LINK_NAMES):
+        elif holder:
             cursored = True
             ended = ended or "its links named no next page"
     for source in said.sources:

@@ -268,7 +268,9 @@ class Requester:
             first = None
             for candidate in self._candidates:
                 answer = self._send(call, candidate, ends)
-                if answer.status != 404:
+                # A redirect names another base (a 308 to the other of the two prefixes): the
+                # API is not here. Redirects are never followed, so the token stays where it is.
+                if answer.status != 404 and not 300 <= answer.status < 400:
                     self.base_path = candidate
                     _log.info("API base path is %s%s", self.base_url, candidate)
                     return answer

@@ -6,6 +6,8 @@ an exact ``Decimal`` and a currency (the frame's ``Float64`` amount is that Deci
   code and a plain decimal, nothing else);
 - ``{amount, currency}``: amount a number or numeric string, as stated (``{"amount": 1250}`` is
   1250);
+- ``{value, currency}`` with a decimal string value (PayPal's ``{"currency_code": "GBP",
+  "value": "12.50"}``): the amount as written; an integer value without K is ambiguous (unread);
 - minor units ``{value, currency, K}``: ``{"value": 1250, "precision": 2}`` is 12.50, where K is
   one of ``EXPONENT_KEYS`` (``precision``, ``exponent``, ``scale``, ``decimals``,
   ``minorUnits``, ...), an integer 0..18;
@@ -29,6 +31,8 @@ import json
 import re
 from decimal import Decimal
 from typing import Any, NamedTuple
+
+_DECIMAL_POINT = re.compile(r"-?\d+\.\d+")
 
 __all__ = [
     "CURRENCY_KEYS",
@@ -242,8 +246,12 @@ def _object(obj: dict[str, Any], raw: str) -> Money:
         return _money(_amount_with_digits(amount, *exponent, raw), currency, raw)
     if form is _VALUE_KEYS:
         exponent = _exponent(obj, raw)
-        # without the digits, 1250 could be 1250.00 or 12.50: never guessed
+        # without the digits, 1250 could be 1250.00 or 12.50: never guessed; a decimal string
+        # ("12.50", PayPal's {currency_code, value}) is the amount itself
         if exponent is None:
+            value = obj["value"]
+            if isinstance(value, str) and _DECIMAL_POINT.fullmatch(value.strip()):
+                return _money(Decimal(value.strip()), currency, raw)
             raise ValueError(f"minor-unit money object without 'precision': {raw[:60]}")
         if obj["value"] is None:
             return Money(None, currency, raw)

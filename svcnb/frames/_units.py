@@ -98,7 +98,9 @@ class UnitCheck:
         """The unit the disagreeing VMs fit (None when none disagrees)."""
         if not self.disagreements:
             return None
-        return next(u for u in UNIT_CHOICES[self.quantity] if u != self.unit)
+        if self.seen in (None, "mixed", self.unit):
+            return "another unit"
+        return self.seen
 
     def summary(self) -> str:
         """One line for ``svcnb doctor``."""
@@ -122,6 +124,11 @@ class UnitCheck:
 
 
 def _pin_hint(quantity: str, unit: str) -> str:
+    if unit not in UNIT_CHOICES[quantity]:
+        return (
+            f"svcnb reads {quantity} in {' or '.join(UNIT_CHOICES[quantity])} only, so the "
+            "values stay unknown"
+        )
     return (
         f'If this service serves {quantity} in {unit}, pin it: [units] {quantity} = "{unit}" in '
         f"{config_path()}, or svcnb.frames.vms(records, units={{{quantity!r}: {unit!r}}})"
@@ -220,14 +227,17 @@ def _check(
     usable = ~missing & (np.abs(raw) <= _CHECKED)
     has = usable & (stated > 0)
     fits = {u: has & (raw * MIB[u] == stated) for u in UNIT_CHOICES[quantity]}
-    agree = fits[unit]
-    other = np.zeros(len(raw), dtype=bool)
-    for u, mask in fits.items():
-        if u != unit:
-            other |= mask
-    disagree = other & ~agree
-    fitting = [u for u in UNIT_CHOICES[quantity] if fits[u].any()]
+    fits["bytes"] = has & (raw == stated * 2**20)
+    # Within a tenth of the plan's size is the unit read in (usable memory a little below the
+    # plan's figure); anything else is not understood, whichever unit it fits.
+    agree = has & (np.abs(raw * MIB[unit] - stated) <= stated // 10)
+    disagree = has & ~agree
+    fitting = [u for u in fits if (fits[u] & ~agree).any()]
+    if not disagree.any():
+        fitting = [unit] if agree.any() else []
     seen = fitting[0] if len(fitting) == 1 else ("mixed" if fitting else None)
+    if disagree.any() and not fitting:
+        seen = "an unknown unit"
     unknown = ~missing & ~agree if disagree.any() else np.zeros(len(raw), dtype=bool)
     # the column in its unit: value x MiB-per-unit / MiB-per-base-unit, exactly
     converted, inexact = None, np.zeros(len(raw), dtype=bool)
@@ -300,8 +310,27 @@ def apply_units(
         return
     stated = _stated_per_row(frame["plan_slug"].array, frame["plan_name"].array)
     ids = frame["id"].tolist()
+    doubted: str | None = None  # a quantity whose unit the plans contradicted
     for quantity, (key, column, base) in QUANTITIES.items():
         unit, pinned = resolved[quantity]
+        if doubted and not pinned and not stated[quantity].any():
+            # A service that does not serve ram in the unit svcnb assumed may not serve disk
+            # in it either; nothing here can tell, so disk is unknown rather than a guess.
+            present = np.asarray(frame[column].notna(), dtype=bool)
+            if present.any():
+                frame.loc[present, column] = pd.NA
+                counts = dict(frame.attrs.get("unreadable", {}))
+                counts[column] = counts.get(column, 0) + int(present.sum())
+                frame.attrs["unreadable"] = counts
+                warnings.warn(
+                    f"{column} is NA (unknown): the plans contradict the unit {doubted} was "
+                    f"read in, so the service's units differ from those svcnb assumes, and no "
+                    f"plan states a {quantity} size to check {quantity} against. "
+                    + _pin_hint(quantity, unit),
+                    UnitWarning,
+                    stacklevel=stacklevel + 1,
+                )
+            continue
         if unit == base and not stated[quantity].any():
             continue  # nothing to convert, nothing to check against
         outcome = _check(quantity, ids, frame[column].array, stated[quantity], unit, pinned)
@@ -317,6 +346,8 @@ def apply_units(
         if strict and outcome.inexact.any():
             i = int(np.flatnonzero(outcome.inexact)[0])
             raise RecordError("vms", ids[i], key, _inexact(quantity, unit, base))
+        if outcome.check.disagreements and not pinned:
+            doubted = quantity
         if outcome.values is not None:
             frame[column] = outcome.values
         lost = outcome.unknown | outcome.inexact

@@ -48,8 +48,10 @@ def _pin(text: str) -> Path:
 def test_ram_served_in_gib_is_detected_and_na_with_one_warning_saying_how_to_pin_it():
     frame, caught = _caught(lambda: frames.vms(_fleet_in_gib()))
     assert frame["ram_mib"].isna().all()  # never 2 MiB; the plan-less VM is in doubt too
-    assert frame.attrs["unreadable"] == {"ram_mib": 4}
-    assert len(caught) == 1 and caught[0].category is UnitWarning
+    # a service that serves ram in another unit than assumed may do so for disk too
+    assert frame.attrs["unreadable"] == {"ram_mib": 4, "disk_gib": 4}
+    assert len(caught) == 2 and {w.category for w in caught} == {UnitWarning}
+    assert "disk_gib is NA" in str(caught[1].message)
     text = str(caught[0].message)
     assert "looks like GiB" in text and "'vm-00000'" in text
     assert '[units] ram = "GiB"' in text and "units={'ram': 'GiB'}" in text
@@ -67,13 +69,26 @@ def test_ram_in_mib_as_the_plans_say_is_kept_without_a_warning():
         vm(1, ram=512, plan=_plan("nano-512mb")),
         vm(2, ram=4096, plan=_plan("s-2", "Standard 4GiB")),
         vm(3, ram=3072, plan=_plan("legacy", "Legacy")),
-        vm(4, ram=1990, plan=_plan("s-1vcpu-2gb")),  # below the plan's figure: no unit fits
+        vm(4, ram=1990, plan=_plan("s-1vcpu-2gb")),  # within a tenth below the plan's figure
     ]
     frame, caught = _caught(lambda: frames.vms(records))
     assert frame["ram_mib"].tolist() == [2048, 512, 4096, 3072, 1990]
     assert not caught and "unreadable" not in frame.attrs
     check = check_units(records)["ram"]
-    assert (check.seen, check.checked, check.agreeing, check.disagreements) == ("MiB", 4, 3, ())
+    assert (check.seen, check.checked, check.agreeing, check.disagreements) == ("MiB", 4, 4, ())
+
+
+def test_ram_in_bytes_or_any_unit_the_plan_contradicts_is_unknown():
+    records = [
+        vm(0, ram=2 * 2**30, plan=_plan("std-2gb")),  # bytes
+        vm(1, ram=1000, plan=_plan("std-2gb")),  # half the plan: no unit svcnb reads
+    ]
+    frame, caught = _caught(lambda: frames.vms(records))
+    assert frame["ram_mib"].isna().all() and frame["disk_gib"].isna().all()
+    assert "looks like mixed" not in str(caught[0].message)
+    check = check_units(records)["ram"]
+    assert check.disagreements == ("vm-00000", "vm-00001") and not check.ok
+    assert check.seen == "bytes"
 
 
 def test_one_vm_in_gib_puts_only_the_unconfirmed_vms_in_doubt():
@@ -85,8 +100,8 @@ def test_one_vm_in_gib_puts_only_the_unconfirmed_vms_in_doubt():
     frame, caught = _caught(lambda: frames.vms(records))
     assert frame["ram_mib"].tolist()[0] == 2048
     assert frame["ram_mib"].iloc[1:].isna().all()
-    assert len(caught) == 1 and "1 other VM(s)" in str(caught[0].message)
-    assert check_units(records)["ram"].seen == "mixed"
+    assert "1 other VM(s)" in str(caught[0].message)
+    assert check_units(records)["ram"].seen == "GiB"
 
 
 def test_a_unit_pinned_in_the_config_file_converts_exactly():
