@@ -45,7 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dialect",
         default="default",
-        help="how the sandbox speaks: default, acme, linkhdr, cursor or random:SEED",
+        help="how the sandbox speaks: default, acme, linkhdr, cursor, drf, google, hal, "
+        "zeropage, capped or random:SEED",
     )
     parser.add_argument(
         "--trusted-proxy",

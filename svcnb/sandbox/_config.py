@@ -27,8 +27,8 @@ class SandboxConfig:
     ``time_scale`` 0 freezes the sandbox clock (only ``/_sandbox/clock/advance`` moves it);
     ``K > 0`` runs it K times faster than real time. ``ca_bundle`` is a PEM file the webhook
     deliveries trust in addition to the system store (for a local test receiver). ``dialect``
-    is how the sandbox speaks (docs/dialects.md): ``default``, ``acme``, ``linkhdr``,
-    ``cursor`` or ``random:SEED``. ``trusted_proxies`` are the addresses (or CIDR networks)
+    is how the sandbox speaks (docs/dialects.md): a named dialect (``default``, ``acme``, ...;
+    ``_dialect.NAMED``) or ``random:SEED``. ``trusted_proxies`` are the addresses (or CIDR networks)
     of proxies whose ``X-Forwarded-For`` names the caller for the per-IP rate limit; from any
     other peer the header is ignored (default: none, the socket peer is the caller).
     """

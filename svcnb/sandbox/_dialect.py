@@ -1,7 +1,7 @@
 """How the sandbox speaks (docs/dialects.md): one frozen ``Dialect`` per family member.
 
 Handlers render canonical envelopes (the default dialect); :mod:`._speak` then says them in the
-active dialect. ``Dialect.parse("default" | "acme" | "linkhdr" | "cursor" | "random:SEED")``.
+active dialect. ``Dialect.parse(NAME)`` with NAME one of :data:`NAMED` or ``random:SEED``.
 
 The word pools below copy the synonyms svcnb's own vocabulary knows, on purpose: the sandbox
 plays services svcnb has never met, so it keeps its own list (and adds exotic words no
@@ -17,11 +17,23 @@ from dataclasses import dataclass, field, fields, replace
 from ._catalog import BILLING_STATUSES, VM_STATUSES
 
 BASE_PATHS = ("both", "public", "prefixed")
-PAGING = ("meta", "items", "cursor", "link")
+PAGING = ("meta", "items", "cursor", "link", "offset", "token", "hal", "zero", "bare")
+LINK_FORMS = ("absolute", "relative")
+# (answer key, request parameter of the token, request parameter of the page size)
+TOKEN_NAMES: tuple[tuple[str, str, str], ...] = (
+    ("nextPageToken", "pageToken", "pageSize"),
+    ("next_page_token", "page_token", "page_size"),
+    ("nextToken", "nextToken", "maxResults"),
+    ("continuationToken", "continuationToken", "limit"),
+)
 PAGE_DEFAULTS = (10, 20, 25, 50)
 PAGE_MAXES = (25, 50, 100, 200)
 OVER_MAX = ("reject", "clamp")
-MONEY = ("mixed", "number", "string", "object", "minor")
+MONEY = (
+    "mixed", "number", "string", "object", "minor", "text", "code", "nanos", "minor_amount",
+    "minor_exponent", "minor_scale", "minor_decimals",
+)  # fmt: skip
+RAM_UNITS = ("MiB", "GiB")
 TIMESTAMPS = ("z", "offset", "millis", "local")
 CREATED_STATUS = (201, 200)
 STOP_STATUS = (202, 200)
@@ -82,7 +94,7 @@ DELIVERY_EXOTIC = {"statusCode": "result", "success": "passed", "attempts": "cou
 EXOTIC_WORD_CHANCE = 0.15
 EXOTIC_FIELD_CHANCE = 0.1
 
-NAMED = ("default", "acme", "linkhdr", "cursor")
+NAMED = ("default", "acme", "linkhdr", "cursor", "drf", "google", "hal", "zeropage", "capped")
 
 
 def _same(words: tuple[str, ...] | list[str] | Mapping[str, object]) -> dict[str, str]:
@@ -96,12 +108,15 @@ class Dialect:
     name: str = "default"
     base_paths: str = "both"
     paging: str = "meta"
+    link_form: str = "absolute"
+    token_names: tuple[str, str, str] = TOKEN_NAMES[0]
     page_default: int = 20
     page_max: int = 100
     over_max: str = "reject"
     vm_words: Mapping[str, str] = field(default_factory=lambda: _same(VM_STATUSES))
     billing_words: Mapping[str, str] = field(default_factory=lambda: _same(BILLING_STATUSES))
     money: str = "mixed"
+    ram_unit: str = "MiB"
     timestamps: str = "z"
     created_status: int = 201
     stop_status: int = 202
@@ -119,7 +134,7 @@ class Dialect:
     # -- construction ---------------------------------------------------------------------
     @classmethod
     def parse(cls, text: str) -> Dialect:
-        """``default``, ``acme``, ``linkhdr``, ``cursor`` or ``random:SEED``."""
+        """One of :data:`NAMED` or ``random:SEED``."""
         if isinstance(text, str) and text.startswith("random:"):
             seed = text[len("random:") :]
             if seed.lstrip("-").isdigit():
@@ -204,6 +219,19 @@ class Dialect:
                 conflict_status=409,
                 wording="plain",
             )
+        if name == "drf":
+            return cls(
+                name="drf", paging="offset", link_form="relative", money="code", ram_unit="GiB"
+            )
+        if name == "google":
+            return cls(name="google", paging="token", token_names=TOKEN_NAMES[0], money="nanos")
+        if name == "hal":
+            return cls(name="hal", paging="hal", money="minor_exponent")
+        if name == "zeropage":
+            return cls(name="zeropage", paging="zero", money="minor_amount")
+        if name == "capped":
+            # bare pages cap the size silently whatever over_max says; the field says so too
+            return cls(name="capped", paging="bare", page_max=25, over_max="clamp", money="text")
         raise ValueError(f"no dialect named {name!r}; named dialects are {', '.join(NAMED)}")
 
     @classmethod
@@ -211,7 +239,7 @@ class Dialect:
         """Every field drawn from ``random.Random(seed)``: same seed, same dialect."""
         rng = random.Random(seed)
         page_default = rng.choice(PAGE_DEFAULTS)
-        return cls(
+        dialect = cls(
             name=f"random:{seed}",
             base_paths=rng.choice(BASE_PATHS),
             paging=rng.choice(PAGING),
@@ -234,7 +262,13 @@ class Dialect:
             list_keys=rng.choice(LIST_KEYS),
             rate_window=rng.choice(RATE_WINDOW),
             webhooks_paged=rng.choice((False, True)),
+            link_form=rng.choice(LINK_FORMS),
+            token_names=rng.choice(TOKEN_NAMES),
+            ram_unit=rng.choice(RAM_UNITS),
         )
+        if dialect.paging == "bare":  # bare pages always clamp, silently
+            dialect = replace(dialect, over_max="clamp")
+        return dialect
 
     def with_changes(self, **changes: object) -> Dialect:
         """A copy with ``changes``; the name says it was changed."""
@@ -249,7 +283,11 @@ class Dialect:
             if f.name == "name":
                 continue
             value = getattr(self, f.name)
-            out[f.name] = dict(value) if isinstance(value, Mapping) else value
+            if isinstance(value, Mapping):
+                value = dict(value)
+            elif isinstance(value, tuple):
+                value = list(value)
+            out[f.name] = value
         return out
 
     @property
@@ -266,6 +304,7 @@ class Dialect:
         """True when words, money and times are said as the canonical records hold them."""
         return (
             self.money == "mixed"
+            and self.ram_unit == "MiB"
             and self.timestamps == "z"
             and all(k == v for k, v in self.vm_words.items())
             and all(k == v for k, v in self.billing_words.items())

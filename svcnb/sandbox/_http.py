@@ -154,7 +154,11 @@ def parse_json_body(raw: bytes, wants_body: bool) -> object:
     return body
 
 
-def parse_query(raw: bytes, allowed: tuple[str, ...]) -> dict[str, str]:
+def parse_query(
+    raw: bytes, allowed: tuple[str, ...], ignore_unknown: bool = False
+) -> dict[str, str]:
+    """The query as a dict: 422 for a parameter not in ``allowed`` (dropped instead with
+    ``ignore_unknown``) and for one given more than once."""
     try:
         pairs = parse_qsl(raw.decode("latin-1"), keep_blank_values=True, strict_parsing=False)
     except ValueError:
@@ -162,6 +166,8 @@ def parse_query(raw: bytes, allowed: tuple[str, ...]) -> dict[str, str]:
     query: dict[str, str] = {}
     for name, value in pairs:
         if name not in allowed:
+            if ignore_unknown:
+                continue
             hint = f"accepted: {', '.join(allowed)}" if allowed else "it takes none"
             raise ApiFailure(422, f"{name[:40]}: unknown query parameter; {hint}")
         if name in query:

@@ -27,7 +27,7 @@ from ._routes_networks import ROUTES as NETWORK_ROUTES
 from ._routes_vms import ROUTES as VM_ROUTES
 from ._routes_wallet import ROUTES as WALLET_ROUTES
 from ._routes_webhooks import ROUTES as WEBHOOK_ROUTES
-from ._speak import Request, query_names, speak, speak_failure
+from ._speak import Request, ignores_unknown_query, query_names, speak, speak_failure
 from ._state import State
 from ._wire import ApiFailure, dumps, fail, http_date
 from .backends.tokens import require_scope
@@ -115,7 +115,11 @@ async def handle_public(state: State, scope: dict, receive, send, headers: dict[
         route, params = match(method, sub)
         require_scope(token, route.scope, route.name)
         paged = route.paged(dialect)
-        query = parse_query(scope.get("query_string", b""), query_names(dialect, paged))
+        query = parse_query(
+            scope.get("query_string", b""),
+            query_names(dialect, paged),
+            ignores_unknown_query(dialect),
+        )
         raw = await read_body(receive, headers) if method in WRITE_METHODS else b""
         body = parse_json_body(raw, route.body is not None)
         key = headers.get("idempotency-key") if method in WRITE_METHODS else None

@@ -113,7 +113,9 @@ def count(state: State, token: dict | None, ip: str) -> Verdict:
         if bucket is None or now - bucket[0] >= window:
             bucket = [now, 0]
             state.rate_buckets[key] = bucket
-        reset = max(1, math.ceil(bucket[0] + window - now))
+        # window minus the time elapsed: (start + window) - now would round when start + window
+        # crosses a power of two (a fresh window then said 61 s)
+        reset = max(1, math.ceil(window - (now - bucket[0])))
         if bucket[1] >= limit:
             return Verdict(
                 False,
@@ -133,7 +135,7 @@ def _sliding(
     while log and now - log[0] >= window:
         log.pop(0)
     if len(log) >= limit:
-        reset = max(1, math.ceil(log[0] + window - now))
+        reset = max(1, math.ceil(window - (now - log[0])))
         return Verdict(
             False,
             limit,
@@ -142,5 +144,5 @@ def _sliding(
             f"Rate limit exceeded: {bucket_words}. Retry after {reset} seconds",
         )
     log.append(now)
-    reset = max(1, math.ceil(log[0] + window - now))
+    reset = max(1, math.ceil(window - (now - log[0])))
     return Verdict(True, limit, limit - len(log), reset, None)

@@ -94,7 +94,7 @@ def serve(
     """Serve a sandbox until the block ends. ``settings`` are :class:`SandboxConfig` fields
     (``vms``, ``seed``, ``time_scale`` (default 0: frozen), ``latency_ms``, ``rate_limit``,
     ``ip_rate_limit``, ``rate_window_seconds``, ``ca_bundle``, ``trusted_proxies``, ``dialect``:
-    ``default``, ``acme``, ``linkhdr``, ``cursor`` or ``random:SEED``, see docs/dialects.md).
+    a named dialect such as ``default`` or ``acme``, or ``random:SEED``, see docs/dialects.md).
     ``api_root`` is under a base path the dialect serves. ``saved`` is a saved state document
     (``GET /_sandbox/state``, ``svcnb.sandbox.read_state_file``) to start from instead of a
     seeded fleet; its clock and seed replace ``epoch`` and ``seed``."""

@@ -31,6 +31,19 @@ DETAIL_KEYS = frozenset({"sshKeys", "firewalls", "privateNetworks"})
 _VM_SCHEMAS = frozenset({"VM", "VMSummary"})
 _LOCAL = timezone(timedelta(hours=2))
 _CENT = Decimal("0.01")
+_NANO = Decimal(10) ** 9
+# the collection each paged list is named by in HAL's ``_embedded`` (by its item schema)
+COLLECTIONS = {
+    "VMSummary": "vms",
+    "Firewall": "firewalls",
+    "FirewallRule": "rules",
+    "Network": "networks",
+    "Attachment": "attachments",
+    "WebhookList": "webhooks",
+    "Delivery": "deliveries",
+}
+# paging styles that ignore query parameters they do not know (on every route)
+LENIENT_PAGING = frozenset({"offset", "token", "hal"})
 
 
 @dataclass(frozen=True)
@@ -85,14 +98,36 @@ def money(dialect: Dialect, value: object) -> object:
     amount = _amount(value)
     if amount is None:
         return value
-    if dialect.money == "number":
+    form = dialect.money
+    if form == "number":
         return float(amount)
-    if dialect.money == "string":
-        return f"{amount.quantize(_CENT):.2f}"
-    if dialect.money == "object":
-        return {"amount": f"{amount.quantize(_CENT):.2f}", "currency": CURRENCY}
+    if form == "nanos":  # Google's Money: units and nanos carry the same sign
+        units = int(amount)  # towards zero
+        nanos = int((amount - units) * _NANO)
+        return {"currencyCode": CURRENCY, "units": str(units), "nanos": nanos}
+    cents = f"{amount.quantize(_CENT):.2f}"
+    if form == "string":
+        return cents
+    if form == "object":
+        return {"amount": cents, "currency": CURRENCY}
+    if form == "text":
+        return f"{cents} {CURRENCY}"
+    if form == "code":
+        return {"amount": cents, "currencyCode": CURRENCY}
     minor = int((amount * 100).to_integral_value())
+    if form == "minor_amount":
+        return {"amount": minor, "currency": CURRENCY, "precision": 2}
+    if form in ("minor_exponent", "minor_scale", "minor_decimals"):
+        return {"value": minor, "currency": CURRENCY, form[len("minor_") :]: 2}
     return {"value": minor, "currency": CURRENCY, "precision": 2}
+
+
+def ram(dialect: Dialect, value: object) -> object:
+    """Ram (MiB in the records) in the dialect's unit: whole GiB when it divides, else a
+    fraction (exact: a power-of-two divisor)."""
+    if dialect.ram_unit != "GiB" or isinstance(value, bool) or not isinstance(value, int):
+        return value
+    return value // 1024 if value % 1024 == 0 else value / 1024
 
 
 def record(dialect: Dialect, rec: dict, schema: str) -> dict:
@@ -112,6 +147,8 @@ def record(dialect: Dialect, rec: dict, schema: str) -> dict:
             value = money(dialect, value)
         elif key == "status" and vm:
             value = dialect.vm_word(value)
+        elif key == "ram" and vm:
+            value = ram(dialect, value)
         elif key == "billing" and isinstance(value, dict):
             value = _billing(dialect, value)
         elif key == "plan" and isinstance(value, dict) and "priceMonthly" in value:
@@ -149,9 +186,23 @@ def query_names(dialect: Dialect, paged: bool) -> tuple[str, ...]:
     """The query parameters a route takes in this dialect."""
     if not paged:
         return ()
-    if dialect.paging == "cursor":
+    style = dialect.paging
+    if style == "cursor":
         return ("page", "perPage", "cursor")
+    if style == "offset":
+        return ("offset", "limit")
+    if style == "token":
+        _, token, size = dialect.token_names
+        return (token, size)
+    if style == "hal":
+        return ("page", "size")
     return ("page", "perPage")
+
+
+def ignores_unknown_query(dialect: Dialect) -> bool:
+    """True when query parameters the route does not take are ignored instead of refused
+    (``offset``, ``token`` and ``hal`` paging, on every route)."""
+    return dialect.paging in LENIENT_PAGING
 
 
 def success_status(dialect: Dialect, method: str, status: int) -> int:
@@ -212,17 +263,23 @@ def int_query(query: dict[str, str], name: str, default: int, low: int, high: in
     return int(raw)
 
 
+def _size(dialect: Dialect, query: dict[str, str], name: str) -> int:
+    """The page size asked under ``name``: ``page_default`` when left out; above ``page_max``
+    a 422 naming ``name`` or ``page_max`` (``over_max``; ``bare`` paging always clamps)."""
+    if dialect.over_max == "reject" and dialect.paging != "bare":
+        return int_query(query, name, dialect.page_default, 1, dialect.page_max)
+    return min(int_query(query, name, dialect.page_default, 1, None), dialect.page_max)
+
+
 def _per_page(dialect: Dialect, query: dict[str, str]) -> int:
-    if dialect.over_max == "reject":
-        return int_query(query, "perPage", dialect.page_default, 1, dialect.page_max)
-    return min(int_query(query, "perPage", dialect.page_default, 1, None), dialect.page_max)
+    return _size(dialect, query, "perPage")
 
 
 def _cursor(offset: int) -> str:
     return base64.urlsafe_b64encode(f"o:{offset}".encode()).decode().rstrip("=")
 
 
-def _offset(cursor: str | None) -> int:
+def _offset(cursor: str | None, name: str = "cursor") -> int:
     if cursor is None:
         return 0
     try:
@@ -230,56 +287,121 @@ def _offset(cursor: str | None) -> int:
     except (binascii.Error, ValueError):
         text = ""
     if not re.fullmatch(r"o:[0-9]{1,12}", text):
+        what = "a cursor" if name == "cursor" else "a page token"
         raise ApiFailure(
-            422, "cursor: not a cursor this server gave; leave it out to start from the first page"
+            422, f"{name}: not {what} this server gave; leave it out to start from the first page"
         )
     return int(text[2:])
+
+
+def _window(items: Collection, start: int, stop: int) -> list:
+    if isinstance(items, list):
+        return items[start:stop]
+    if hasattr(items, "window"):  # a backend's ordered table: O(page), wherever the page is
+        return items.window(start, stop)
+    return list(islice(items, start, stop))  # any other view: walk to the page, no copy
 
 
 def _page(
     dialect: Dialect, schema: str, request: Request, listing: Listing
 ) -> tuple[dict, dict[str, str]]:
     query = request.query
-    per_page = _per_page(dialect, query)
-    if dialect.paging == "cursor":
-        page = 1
+    style = dialect.paging
+    page = 1
+    if style == "offset":
+        per_page = _size(dialect, query, "limit")
+        start = int_query(query, "offset", 0, 0, None)
+    elif style == "token":
+        _, token_name, size_name = dialect.token_names
+        per_page = _size(dialect, query, size_name)
+        start = _offset(query.get(token_name) or None, token_name)  # empty: the first page
+    elif style == "cursor":
+        per_page = _per_page(dialect, query)
         start = _offset(query.get("cursor"))
+    elif style in ("hal", "zero"):  # pages counted from 0
+        per_page = _size(dialect, query, "size" if style == "hal" else "perPage")
+        page = int_query(query, "page", 0, 0, None)
+        start = page * per_page
     else:
+        per_page = _per_page(dialect, query)
         page = int_query(query, "page", 1, 1, None)
         start = (page - 1) * per_page
     items = listing.items
     total = len(items)
-    if isinstance(items, list):
-        chosen = items[start : start + per_page]
-    elif hasattr(items, "window"):  # a backend's ordered table: O(page), wherever the page is
-        chosen = items.window(start, start + per_page)
-    else:  # any other view: walk to the page instead of copying every record
-        chosen = list(islice(items, start, start + per_page))
-    data = [_viewed(dialect, listing, rec, schema) for rec in chosen]
+    data = [
+        _viewed(dialect, listing, rec, schema) for rec in _window(items, start, start + per_page)
+    ]
     pages = (total + per_page - 1) // per_page
-    if dialect.paging == "meta":
+    after = start + per_page
+    if style in ("meta", "zero"):
         meta = {"page": page, "perPage": per_page, "total": total, "totalPages": pages}
         return ok(data, meta), {}
-    if dialect.paging == "items":
+    if style == "items":
         return ok({"items": data, "total": total, "page": page, "perPage": per_page}), {}
-    if dialect.paging == "cursor":
-        after = start + per_page
+    if style == "cursor":
         meta = {
             "nextCursor": _cursor(after) if after < total else None,
             "perPage": per_page,
             "total": total,
         }
         return ok(data, meta), {}
+    if style == "offset":
+
+        def link(offset: int) -> str:
+            return _url(request, dialect.link_form, f"offset={offset}&limit={per_page}")
+
+        return ok(
+            {
+                "count": total,
+                "next": link(after) if after < total else None,
+                "previous": link(max(0, start - per_page)) if start > 0 else None,
+                "results": data,
+            }
+        ), {}
+    if style == "token":
+        body = ok(data)
+        if after < total:
+            body[dialect.token_names[0]] = _cursor(after)
+        return body, {}
+    if style == "hal":
+
+        def href(n: int) -> dict[str, str]:
+            return {"href": _url(request, "absolute", f"page={n}&size={per_page}")}
+
+        links = {"self": href(page)}
+        if after < total:
+            links["next"] = href(page + 1)
+        resource = COLLECTIONS.get(schema) or request.path.rstrip("/").rsplit("/", 1)[-1]
+        return ok(
+            {
+                "_embedded": {resource: data},
+                "_links": links,
+                "page": {
+                    "size": per_page,
+                    "totalElements": total,
+                    "totalPages": pages,
+                    "number": page,
+                },
+            }
+        ), {}
+    if style == "bare":
+        return ok(data), {}
     return ok(data), _link_headers(request, page, per_page, pages, total)
+
+
+def _url(request: Request, form: str, query: str) -> str:
+    """The request's own path with ``query``: absolute (its scheme and host) or relative."""
+    path = quote(request.path)
+    if form == "relative":
+        return f"{path}?{query}"
+    return f"{request.scheme}://{request.host}{path}?{query}"
 
 
 def _link_headers(
     request: Request, page: int, per_page: int, pages: int, total: int
 ) -> dict[str, str]:
-    base = f"{request.scheme}://{request.host}{quote(request.path)}"
-
     def url(n: int) -> str:
-        return f"{base}?page={n}&perPage={per_page}"
+        return _url(request, "absolute", f"page={n}&perPage={per_page}")
 
     links = []
     if page < pages:

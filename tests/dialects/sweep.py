@@ -93,13 +93,30 @@ def _said(truth: dict, choices: dict) -> dict:
     return said
 
 
+# money forms that state the currency with every amount (all but number, string and mixed)
+CURRENCY_FORMS = frozenset(
+    {
+        "object",
+        "minor",
+        "text",
+        "code",
+        "nanos",
+        "minor_amount",
+        "minor_exponent",
+        "minor_scale",
+        "minor_decimals",
+    }
+)
+
+
 def _money_as_said(value: Any, form: str) -> Any:
     """A canonical money value with the currency this dialect states: every record's in the
-    object and minor forms, none in the number and string forms, as seeded in ``mixed``."""
+    forms that carry one (object, minor, text, code, nanos and the other minor-unit forms),
+    none in the number and string forms, as seeded in ``mixed``."""
     if form == "mixed" or value is None:
         return value
     amount = value["amount"] if isinstance(value, dict) else value
-    if form in ("object", "minor"):
+    if form in CURRENCY_FORMS:
         return {"amount": str(amount), "currency": ACCOUNT_CURRENCY}
     return amount
 
