@@ -1,0 +1,172 @@
+"""Secrets where a hostile user or a careless setting would put them: a ``token_env`` naming
+some other variable, credentials or a token in a base URL, a token given as bytes to the audit
+log, a config file or a budget file reached through a symbolic link. Each is refused (or
+masked) with one line that says what to do, and the secret is never sent, printed or stored."""
+
+from __future__ import annotations
+
+import os
+import traceback
+import uuid
+from pathlib import Path
+
+import pytest
+from _leaks import files_under, leaks
+
+import svcnb
+from svcnb import cli
+from svcnb._connect import account_client
+from svcnb.errors import SvcnbError
+from svcnb.store import Store, StoreError
+
+
+def _accounts(path: Path, monkeypatch, **accounts: tuple[str, str]) -> Path:
+    lines = []
+    for name, (url, env) in accounts.items():
+        lines += [f"[accounts.{name}]", f'base_url = "{url}"', f'token_env = "{env}"', ""]
+    path.write_text("\n".join(lines))
+    monkeypatch.setenv("SVCNB_CONFIG", str(path))
+    return path
+
+
+def _one_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def _traceback_with_locals(exc: BaseException) -> str:
+    """What a verbose traceback (every frame's locals) would print of ``exc``, from svcnb's
+    frames on (the test's own frame holds the secret it planted)."""
+    tb = exc.__traceback__.tb_next if exc.__traceback__ else None
+    return "".join(traceback.TracebackException(type(exc), exc, tb, capture_locals=True).format())
+
+
+# -- 1. token_env names a variable that holds no token ----------------------------------------
+
+NOT_TOKENS = {
+    "PATH": None,  # whatever this machine's PATH is
+    "HOME": "/home/someone-who-is-not-a-token",
+    "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY",
+    "SVC_TOKEN_SPACED": "svc_abcdefghijkl mnopqrstuvwx",
+    "SVC_TOKEN_SHORT": "svc_abc",
+    "SVC_TOKEN_HUGE": "svc_" + "A" * 5000,
+}
+
+
+@pytest.mark.parametrize("variable", list(NOT_TOKENS))
+def test_token_env_naming_a_variable_without_a_token_is_refused_and_its_value_never_sent(
+    sandbox, monkeypatch, tmp_path, capsys, variable
+):
+    if NOT_TOKENS[variable] is not None:
+        monkeypatch.setenv(variable, NOT_TOKENS[variable])
+    value = os.environ[variable]
+    _accounts(tmp_path / "config.toml", monkeypatch, prod=(sandbox.base_url, variable))
+
+    code = cli.main(["snapshot", "--account", "prod", "--store", str(tmp_path / "s"), "--quiet"])
+    captured = capsys.readouterr()
+    assert code == 2
+    line = _one_line(captured.err)
+    assert variable in line and "token_env" in line
+    assert value not in captured.out + captured.err
+    assert sandbox.control.stats()["requests"] == 0  # nothing went to the service
+
+    with pytest.raises(SvcnbError) as raised:
+        account_client("prod", progress=False)
+    assert value not in _traceback_with_locals(raised.value)
+
+
+def test_token_env_naming_a_variable_with_a_token_still_works(sandbox, monkeypatch, tmp_path):
+    monkeypatch.setenv("SVC_TOKEN_PROD", sandbox.tokens["read"])
+    _accounts(tmp_path / "config.toml", monkeypatch, prod=(sandbox.base_url, "SVC_TOKEN_PROD"))
+    with account_client("prod", progress=False) as client:
+        assert len(client.vms.list()) == 40
+
+
+# -- 2. credentials or a token in a base URL --------------------------------------------------
+
+PASSWORD = "hunter2-correct-horse"
+
+
+def test_a_password_in_svc_base_url_is_refused_by_snapshot_and_doctor(
+    sandbox, monkeypatch, tmp_path, capsys
+):
+    url = sandbox.base_url.replace("http://", f"http://ops:{PASSWORD}@")
+    monkeypatch.setenv("SVC_BASE_URL", url)
+    monkeypatch.setenv("SVC_API_KEY", sandbox.tokens["admin"])
+    store = tmp_path / "store"
+    for argv in (["snapshot", "--store", str(store), "--quiet"], ["doctor"]):
+        code = cli.main(argv)
+        captured = capsys.readouterr()
+        assert code == 2, argv
+        assert PASSWORD not in captured.out + captured.err
+        line = _one_line(captured.err)
+        assert "SVC_BASE_URL" in line and "credentials" in line
+    assert sandbox.control.stats()["requests"] == 0
+    assert not leaks(files_under(store), [PASSWORD])
+
+
+def _secret_urls(base: str, token: str) -> dict[str, str]:
+    return {
+        "token in the query": f"{base}/?api_key={token}",
+        "token in the path": f"{base}/api/{token}/",
+        "percent-encoded token in the path": base + "/api/" + token.replace("_", "%5F", 1),
+        "key parameter": f"{base}/?key=0123456789abcdef",
+        "user and password": base.replace("://", f"://ops:{PASSWORD}@", 1),
+        "user only": base.replace("://", f"://{PASSWORD}@", 1),
+    }
+
+
+@pytest.mark.parametrize("kind", list(_secret_urls("http://h", "svc_x")))
+def test_an_account_base_url_with_a_secret_is_refused_and_never_used(
+    sandbox, monkeypatch, tmp_path, capsys, kind
+):
+    token = sandbox.tokens["admin"]
+    url = _secret_urls(sandbox.base_url, token)[kind]
+    monkeypatch.setenv("SVC_TOKEN_PROD", sandbox.tokens["read"])
+    _accounts(tmp_path / "config.toml", monkeypatch, prod=(url, "SVC_TOKEN_PROD"))
+    store = tmp_path / "store"
+
+    code = cli.main(["snapshot", "--account", "prod", "--store", str(store), "--quiet"])
+    captured = capsys.readouterr()
+    assert code == 2
+    line = _one_line(captured.err)
+    assert "[accounts.prod]" in line and "base_url" in line
+    secret = token if "token" in kind else PASSWORD if "user" in kind else "0123456789abcdef"
+    assert secret not in captured.out + captured.err
+    assert token[4:] not in captured.out + captured.err  # not even past the percent-encoding
+    assert sandbox.control.stats()["requests"] == 0
+    assert not leaks(files_under(store), [token, PASSWORD])
+
+
+@pytest.mark.parametrize("kind", list(_secret_urls("http://h", "svc_x")))
+def test_a_client_refuses_a_base_url_with_a_secret_from_an_argument_or_the_environment(
+    monkeypatch, kind
+):
+    token = "svc_" + uuid.uuid4().hex
+    url = _secret_urls("https://api.example.com", token)[kind]
+    with pytest.raises(SvcnbError) as raised:
+        svcnb.Client("svc_" + "k" * 30, url, progress=False)
+    assert isinstance(raised.value, ValueError)  # what `except ValueError` code caught before
+    text = _one_line(str(raised.value))
+    assert "base_url" in text
+    for secret in (token, token[4:], PASSWORD, "0123456789abcdef"):
+        assert secret not in _traceback_with_locals(raised.value)
+
+    monkeypatch.setenv("SVC_BASE_URL", url)
+    for make in (lambda: svcnb.Client("svc_" + "k" * 30, progress=False), svcnb.connect):
+        with pytest.raises(SvcnbError, match="SVC_BASE_URL") as raised:
+            make()
+        for secret in (token[4:], PASSWORD, "0123456789abcdef"):
+            assert secret not in _traceback_with_locals(raised.value)
+
+
+def test_a_store_refuses_to_record_a_server_with_credentials(tmp_path):
+    from svcnb import frames
+
+    store = Store(tmp_path / "store")
+    empty = {name: frames.empty(name) for name in svcnb.store.RESOURCES}
+    with pytest.raises(StoreError) as raised:
+        store.write(empty, server_time="2026-01-01T00:00Z", server=f"https://u:{PASSWORD}@h")
+    assert PASSWORD not in str(raised.value)
+    assert not leaks(files_under(tmp_path), [PASSWORD])
