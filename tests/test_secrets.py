@@ -10,6 +10,7 @@ import traceback
 import uuid
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from _leaks import files_under, leaks
 
@@ -170,3 +171,35 @@ def test_a_store_refuses_to_record_a_server_with_credentials(tmp_path):
         store.write(empty, server_time="2026-01-01T00:00Z", server=f"https://u:{PASSWORD}@h")
     assert PASSWORD not in str(raised.value)
     assert not leaks(files_under(tmp_path), [PASSWORD])
+
+
+# -- 3. a token given as bytes to the audit log -----------------------------------------------
+
+
+def test_a_token_given_as_bytes_in_an_audit_record_is_masked_in_the_parquet(tmp_path):
+    token = "svc_" + uuid.uuid4().hex + "Zq9w"
+    raw = token.encode()
+    store = Store(tmp_path / "store")
+    written = store.append_audit(
+        {
+            "firewall_id": "fw-1",
+            "rule_id": "r-1",
+            "outcome": b"ok " + raw,
+            "kind": b"note",
+            "note": raw,
+            "nested": {"deeper": [raw, {"tuple": (raw, bytearray(raw))}], raw: "as a key"},
+            b"api_key": raw,
+        }
+    )
+    assert token not in repr(written)
+    files = files_under(tmp_path / "store")
+    assert any(f.suffix == ".parquet" for f in files)
+    for path in files:
+        assert raw not in path.read_bytes(), path
+        if path.suffix == ".parquet":
+            assert token not in str(pq.read_table(path).to_pylist()), path
+    assert not leaks(files, [token])
+    log = store.audit_log()
+    assert log["note"].tolist() == ["svc_…Zq9w"]  # the mask, as for a token given as text
+    assert log["outcome"].tolist() == ["ok svc_…Zq9w"]
+    assert "api_key" not in log.columns

@@ -68,20 +68,34 @@ _CONFIGURATION = {"delta.enableExpiredLogCleanup": "false"}
 
 
 def scrub(value: Any) -> Any:
-    """``value`` with secret-named keys dropped and token-like text masked, at any depth."""
+    """``value`` with secret-named keys dropped and token-like text masked, at any depth.
+
+    What comes back holds only what JSON holds (and datetimes, which :func:`_jsonable`
+    writes): anything else is made text here, and masked, because ``str()`` of bytes or of an
+    object shows what it holds and nothing would mask it later.
+    """
     if isinstance(value, Mapping):
-        return {str(k): scrub(v) for k, v in value.items() if str(k).lower() not in _SECRET_KEYS}
-    if isinstance(value, list | tuple):
+        out = {}
+        for k, v in value.items():
+            key = scrub(k) if isinstance(k, str | bytes | bytearray | memoryview) else redact(k)
+            if key.lower() not in _SECRET_KEYS:
+                out[key] = scrub(v)
+        return out
+    if isinstance(value, list | tuple | set | frozenset):
         return [scrub(v) for v in value]
     if isinstance(value, str):
         return redact(value)
-    return value
+    if isinstance(value, bytes | bytearray | memoryview):
+        return redact(bytes(value).decode("utf-8", "backslashreplace"))
+    if value is None or isinstance(value, bool | int | float | datetime | pd.Timestamp):
+        return value
+    return redact(str(value))
 
 
 def _jsonable(value: Any) -> Any:
     if isinstance(value, datetime | pd.Timestamp):
         return pd.Timestamp(value).tz_convert("UTC").isoformat() if value.tzinfo else str(value)
-    return str(value)
+    return redact(str(value))
 
 
 def _clean(record: Mapping[str, Any]) -> dict[str, Any]:
