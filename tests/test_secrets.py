@@ -6,6 +6,7 @@ masked) with one line that says what to do, and the secret is never sent, printe
 from __future__ import annotations
 
 import os
+import stat
 import traceback
 import uuid
 from pathlib import Path
@@ -17,6 +18,7 @@ from _leaks import files_under, leaks
 import svcnb
 from svcnb import cli
 from svcnb._connect import account_client
+from svcnb.config import read_config, write_section
 from svcnb.errors import SvcnbError
 from svcnb.store import Store, StoreError
 
@@ -203,3 +205,45 @@ def test_a_token_given_as_bytes_in_an_audit_record_is_masked_in_the_parquet(tmp_
     assert log["note"].tolist() == ["svc_…Zq9w"]  # the mask, as for a token given as text
     assert log["outcome"].tolist() == ["ok svc_…Zq9w"]
     assert "api_key" not in log.columns
+
+
+# -- 4. svcnb doctor --write-config through a symlinked config --------------------------------
+
+
+def test_doctor_write_config_writes_through_a_symlink_and_keeps_the_mode(
+    sandbox, monkeypatch, tmp_path, capsys
+):
+    (tmp_path / "dotfiles").mkdir()
+    target = tmp_path / "dotfiles" / "svcnb.toml"
+    target.write_text('[vocabulary.billing_status]\nunpaid = "owing"\n')
+    target.chmod(0o600)
+    link = tmp_path / "config.toml"
+    link.symlink_to(target)
+    monkeypatch.setenv("SVC_BASE_URL", sandbox.base_url)
+    monkeypatch.setenv("SVC_API_KEY", sandbox.tokens["admin"])
+
+    assert cli.main(["doctor", "--write-config", "--config", str(link)]) == 0
+    capsys.readouterr()
+    assert link.is_symlink() and link.resolve() == target.resolve()
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    written = read_config(target)
+    assert written["vocabulary"]["vm_status"]["running"] == "running"
+    assert written["vocabulary"]["billing_status"]["unpaid"] == "owing"  # kept
+    left = [p.name for p in tmp_path.rglob("*") if p.is_file() and not p.is_symlink()]
+    assert left == ["svcnb.toml"]  # no temporary file left beside either
+
+
+def test_config_writes_keep_the_files_mode_and_new_files_are_private(tmp_path):
+    old = os.umask(0o022)
+    try:
+        fresh = tmp_path / "new" / "config.toml"
+        write_section("vocabulary.vm_status", {"live": "running"}, fresh)
+        assert stat.S_IMODE(fresh.stat().st_mode) == 0o600
+        shared = tmp_path / "shared.toml"
+        shared.write_text("")
+        shared.chmod(0o640)
+        write_section("vocabulary.vm_status", {"live": "running"}, shared)
+        assert stat.S_IMODE(shared.stat().st_mode) == 0o640
+        assert read_config(shared)["vocabulary"]["vm_status"] == {"live": "running"}
+    finally:
+        os.umask(old)
