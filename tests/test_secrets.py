@@ -6,9 +6,12 @@ masked) with one line that says what to do, and the secret is never sent, printe
 from __future__ import annotations
 
 import os
+import sqlite3
 import stat
+import time
 import traceback
 import uuid
+import warnings
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -18,7 +21,8 @@ from _leaks import files_under, leaks
 import svcnb
 from svcnb import cli
 from svcnb._connect import account_client
-from svcnb.config import read_config, write_section
+from svcnb.client._shared_budget import ENV_BUDGET, SharedBudget, budget_key
+from svcnb.config import ConfigError, read_config, write_section
 from svcnb.errors import SvcnbError
 from svcnb.store import Store, StoreError
 
@@ -247,3 +251,99 @@ def test_config_writes_keep_the_files_mode_and_new_files_are_private(tmp_path):
         assert read_config(shared)["vocabulary"]["vm_status"] == {"live": "running"}
     finally:
         os.umask(old)
+
+
+# -- 5. a budget path that is a symlink, or another program's database ------------------------
+
+
+def _foreign_database(path: Path) -> bytes:
+    """A small SQLite database of some other program (rollback journal, its own tables)."""
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE moz_places (id INTEGER PRIMARY KEY, url TEXT)")
+    conn.execute("INSERT INTO moz_places (url) VALUES ('https://example.org/')")
+    conn.commit()
+    conn.close()
+    return path.read_bytes()
+
+
+def _untouched(path: Path, before: bytes) -> None:
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in path.parent.iterdir() if p.name.startswith(path.name)) == [
+        path.name
+    ]  # no -wal, -shm or -journal beside it
+    conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("delete",)
+        names = [n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        assert names == ["moz_places"]
+    finally:
+        conn.close()
+
+
+def _new_client() -> svcnb.Client:
+    # a server no other test used: the client gets a governor (and opens the budget) of its own
+    return svcnb.Client("svc_" + "b" * 30, f"http://budget-{uuid.uuid4().hex}.test", progress=False)
+
+
+@pytest.mark.parametrize("through_a_link", [True, False], ids=["symlink", "direct"])
+def test_a_budget_path_to_another_programs_database_is_refused_untouched(
+    monkeypatch, tmp_path, through_a_link
+):
+    (tmp_path / "app").mkdir()
+    foreign = tmp_path / "app" / "places.sqlite"
+    before = _foreign_database(foreign)
+    path = foreign
+    if through_a_link:
+        path = tmp_path / "budget.sqlite"
+        path.symlink_to(foreign)
+    monkeypatch.setenv(ENV_BUDGET, str(path))
+
+    with pytest.raises(ConfigError) as raised:
+        _new_client()
+    line = _one_line(str(raised.value))
+    assert str(path) in line and ENV_BUDGET in line
+    assert ("symbolic link" in line) == through_a_link
+    _untouched(foreign, before)
+
+    # a SharedBudget made on it anyway (as the Governor holds one) only warns, and writes nothing
+    with pytest.warns(RuntimeWarning, match=str(path)):
+        SharedBudget(path).view(budget_key("http://api.test", "d" * 64))
+    _untouched(foreign, before)
+
+
+def test_a_symlink_to_a_budget_file_of_svcnb_is_refused_too(monkeypatch, tmp_path):
+    real = tmp_path / "real.sqlite"
+    SharedBudget(real).view(budget_key("http://api.test", "d" * 64))
+    link = tmp_path / "budget.sqlite"
+    link.symlink_to(real)
+    monkeypatch.setenv(ENV_BUDGET, str(link))
+    with pytest.raises(ConfigError, match="symbolic link"):
+        _new_client()
+    monkeypatch.setenv(ENV_BUDGET, str(real))
+    assert _new_client()._req.governor.shared is not None
+
+
+def test_a_budget_file_svcnb_made_before_it_was_marked_is_still_used(monkeypatch, tmp_path):
+    from svcnb.client._shared_budget import _SCHEMA
+
+    path = tmp_path / "budget.sqlite"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.executescript(_SCHEMA)
+    conn.execute("PRAGMA user_version = 1")
+    conn.close()
+    monkeypatch.setenv(ENV_BUDGET, str(path))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "cannot use the shared rate budget"
+        budget = _new_client()._req.governor.shared
+        grant, _ = budget.acquire(within=1)
+        assert grant is not None
+        said = {"x-ratelimit-limit": "60", "x-ratelimit-remaining": "59", "x-ratelimit-reset": "30"}
+        budget.release(grant, said, time.time())
+        assert budget.view()[0].remaining == 59
+
+
+def test_a_new_budget_file_is_private_to_its_user(monkeypatch, tmp_path):
+    path = tmp_path / "cache" / "budget.sqlite"
+    monkeypatch.setenv(ENV_BUDGET, str(path))
+    _new_client()._req.governor.shared.view()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
