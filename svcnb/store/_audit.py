@@ -11,7 +11,8 @@ they were written. Columns, for engines that read the table without svcnb: time 
 account, firewall_id, rule_id, outcome, record_id and record (the whole record as JSON).
 
 Nothing secret is kept: keys that name secrets are dropped and any token-like ``svc_...`` text
-is masked to its last four characters (:func:`scrub`), before anything is written.
+is masked to its last four characters (:func:`scrub`), before anything is written, in text and
+bytes alike, in keys and values at any depth.
 
 Local stores written before the table existed keep their JSON-lines file ``audit.jsonl``; it is
 read, never written again, and its records come first (they were all written before any record
