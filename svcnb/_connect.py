@@ -15,8 +15,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from svcnb.client import Client
-from svcnb.client._config import ENV_API_KEY, ENV_BASE_URL, key_and_url
-from svcnb.client._redact import as_secret
+from svcnb.client._config import (
+    ENV_API_KEY,
+    ENV_BASE_URL,
+    RefusedBaseUrl,
+    key_and_url,
+    screened_url,
+)
+from svcnb.client._redact import TOKEN_MAX_LENGTH, TOKEN_MIN_LENGTH, as_secret, looks_like_token
 from svcnb.config import DEFAULT_ACCOUNT, ConfigError, account, accounts, config_path
 
 if TYPE_CHECKING:
@@ -56,8 +62,10 @@ def connect(
     ``client_options`` go to ``Client`` (``timeout``, ``max_retries``, ``progress``).
     :func:`sandbox_control` gives the control helper of that sandbox (None on the real service).
     """
-    # wrapped before anything can raise, so no frame of a traceback holds the raw token
+    # wrapped before anything can raise, so no frame of a traceback holds the raw token (nor a
+    # base URL with a password in it)
     api_key = as_secret(api_key)
+    base_url = screened_url(base_url, "base_url")
     key, url = key_and_url(api_key, base_url)
     if key is not None or url is not None:
         if sandbox is not None:
@@ -82,6 +90,8 @@ def configured_client(**client_options: Any) -> Client:
     setting is an error that says what to set, not a throwaway sandbox answering instead.
     """
     key, url = key_and_url(None, None)
+    if isinstance(url, RefusedBaseUrl):
+        raise url.error()
     if key is not None or url is not None:
         if url is None:
             raise ConfigError(
@@ -115,11 +125,26 @@ def account_client(name: str, **client_options: Any) -> Client:
     """A :class:`Client` on account ``name``: its ``base_url`` and the token in the variable its
     ``token_env`` names ([accounts.NAME] of the config file). ``default`` without such a table
     is the server the environment names (``configured_client``). ConfigError when the account
-    is not in the config or its variable is not set. One Client per account: each token has
-    its own rate governor (and, across processes, its own shared budget)."""
+    is not in the config, its base_url could hold a secret, or its variable is not set or holds
+    no token (``token_env = "PATH"`` must not send the PATH to the service). One Client per
+    account: each token has its own rate governor (and, across processes, its own shared
+    budget)."""
     if name == DEFAULT_ACCOUNT and name not in accounts():
         return configured_client(**client_options)
     spec = account(name)
+    where = f"{config_path()}: [accounts.{name}]"
+    screened = screened_url(spec.base_url, f"{where} base_url")
+    if isinstance(screened, RefusedBaseUrl):
+        del spec  # its repr shows the URL, and a verbose traceback shows this frame's variables
+        raise screened.error()
+    # read and judged in one expression: no name of this frame (a traceback shows them) holds
+    # a value that may be another program's secret
+    if os.environ.get(spec.token_env) and not looks_like_token(os.environ.get(spec.token_env)):
+        raise ConfigError(
+            f"{where}: token_env names {spec.token_env}, which does not hold an API token "
+            f"(svc_..., {TOKEN_MIN_LENGTH} to {TOKEN_MAX_LENGTH} characters, no spaces); set "
+            "token_env to the variable that holds this account's token"
+        )
     # wrapped before anything can raise, so no frame of a traceback holds the raw token
     return Client(as_secret(spec.token()), spec.base_url, **client_options)
 

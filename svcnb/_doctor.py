@@ -405,9 +405,13 @@ def run(args: argparse.Namespace) -> int:
         print(render(findings))
     if args.write_config:
         words = doctor.vocabulary(extra)
-        for kind, mapping in words.items():
-            if mapping:
-                write_section(f"vocabulary.{kind}", mapping, args.config)
+        try:
+            for kind, mapping in words.items():
+                if mapping:
+                    write_section(f"vocabulary.{kind}", mapping, args.config)
+        except SvcnbError as exc:
+            print(f"svcnb doctor: {exc}", file=sys.stderr)
+            return 2
         print(f"\nwrote the vocabulary seen to {config_path(args.config)}")
         left = [
             w

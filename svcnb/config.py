@@ -29,8 +29,11 @@ This module is a leaf: it imports nothing of svcnb but the errors.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import stat
+import tempfile
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,11 +111,42 @@ def write_section(
             raise ConfigError(f"{target}: {dotted!r} is not a table; fix the file by hand")
         table = inner
     table.update(values)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(target.name + ".tmp")
-    tmp.write_bytes(tomli_w.dumps(config).encode("utf-8"))
-    os.replace(tmp, target)
+    try:
+        _replace(target, tomli_w.dumps(config).encode("utf-8"))
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot write the svcnb config file {target}: {exc.strerror}; check that its "
+            "folder is writable, or pass another file (--config, $SVCNB_CONFIG)"
+        ) from None
     return target
+
+
+def _replace(target: Path, data: bytes) -> None:
+    """Write ``data`` to ``target`` at once (readers see the old file or the new, never half).
+
+    A symbolic link is followed: the file it points to is replaced and the link stays (a config
+    kept with dotfiles is often linked), and that file keeps its mode, so a config made private
+    stays private; a new file is made readable by its owner only. The temporary file has a name
+    no one else holds (a fixed one could be a link planted to redirect the write).
+    """
+    real = Path(os.path.realpath(target))
+    real.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        mode = stat.S_IMODE(os.stat(real).st_mode)
+    except FileNotFoundError:
+        mode = 0o600
+    fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            os.chmod(tmp, mode)
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, real)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 # an account name is a folder name in the store (account=NAME) and a CLI word: keep it plain
@@ -134,7 +168,9 @@ class Account:
     token_env: str
 
     def token(self) -> str:
-        """The token, read from the environment now; ConfigError when the variable is unset."""
+        """The token, read from the environment now; ConfigError when the variable is unset.
+        (``svcnb._connect.account_client`` also refuses a value not shaped like a token before
+        it makes a client: this leaf module does not know the token's shape.)"""
         value = os.environ.get(self.token_env)
         if not value:
             raise ConfigError(

@@ -12,6 +12,7 @@ from svcnb.client._config import (
     DEFAULT_MAX_WAIT,
     DEFAULT_TIMEOUT,
     resolve,
+    screened_url,
 )
 from svcnb.client._records import RecordParser
 from svcnb.client._redact import Secret, as_secret
@@ -51,8 +52,10 @@ class Client:
         progress: bool = True,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        # First, before anything can raise: a verbose traceback prints this frame's locals.
+        # First, before anything can raise: a verbose traceback prints this frame's locals
+        # (a base URL with a password in it is replaced by what says why it is refused).
         api_key = as_secret(api_key)
+        base_url = screened_url(base_url, "base_url")
         settings = resolve(api_key, base_url, timeout, max_retries, deadline, max_wait)
         self._req = Requester(settings, transport=transport, pool_size=POOL_SIZE)
         self.progress = bool(progress)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 import httpx
 
-from svcnb.client._redact import Secret, as_secret
+from svcnb.client._redact import TOKEN_RE, Secret, as_secret
+from svcnb.config import ConfigError
 
 ENV_API_KEY = "SVC_API_KEY"
 ENV_BASE_URL = "SVC_BASE_URL"
@@ -43,14 +45,73 @@ class Settings:
 
 
 def key_and_url(
-    api_key: Secret | str | None, base_url: str | None
-) -> tuple[Secret | None, str | None]:
+    api_key: Secret | str | None, base_url: str | RefusedBaseUrl | None
+) -> tuple[Secret | None, str | RefusedBaseUrl | None]:
     """Each argument, else its environment variable; None where neither names one. The key
-    comes back as a :class:`Secret` (never raising: see ``Secret.problem``)."""
+    comes back as a :class:`Secret` (never raising: see ``Secret.problem``), a URL that may
+    hold a secret as a :class:`RefusedBaseUrl` (see :func:`screened_url`)."""
     # Wrapped in the same expression that reads it, so no local of this frame holds it raw.
     key = as_secret(api_key if api_key is not None else os.environ.get(ENV_API_KEY) or None)
-    url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL) or None
+    # screened as it is read, for the same reason: a URL with a password must not sit in a frame
+    url = (
+        screened_url(base_url, "base_url")
+        if base_url is not None
+        else screened_url(os.environ.get(ENV_BASE_URL) or None, ENV_BASE_URL)
+    )
     return key, url
+
+
+def base_url_problem(url: str) -> str | None:
+    """What in ``url`` may be a credential, said without quoting any of it; None if nothing is.
+
+    A base URL is ``scheme://host[:port][/path]``. The token travels in a header, while the
+    URL is printed (``svcnb doctor``, ``svcnb snapshot``, error messages) and stored with every
+    snapshot as the store's server: a user name or password, a query, a fragment, or anything
+    shaped like a token in it can only be a secret pasted in the wrong place, so it is refused
+    rather than carried along.
+    """
+    # percent-encoding (svc%5F..., user%40host) must not hide what decoding shows
+    decoded = unquote(url)
+    if TOKEN_RE.search(url) or TOKEN_RE.search(decoded):
+        return "holds something shaped like an API token (svc_...)"
+    if "@" in decoded:
+        return "holds credentials (a user name or password before '@')"
+    if "?" in decoded:
+        return "holds a query (?...), where keys and tokens get pasted"
+    if "#" in decoded:
+        return "holds a fragment (#...)"
+    return None
+
+
+class RefusedBaseUrl:
+    """Stands in for a base URL :func:`base_url_problem` refused. It keeps where the URL came
+    from and why it was refused, never the URL, so the frames that pass it on (a verbose
+    traceback prints their variables) hold nothing of the secret."""
+
+    __slots__ = ("problem", "source")
+
+    def __init__(self, problem: str, source: str) -> None:
+        self.problem = problem
+        self.source = source
+
+    def error(self) -> ConfigError:
+        return ConfigError(
+            f"{self.source} is refused: it {self.problem}. A base URL is "
+            "scheme://host[:port][/path] (e.g. https://api.example.com); the token goes in "
+            f"{ENV_API_KEY} (or the variable an account's token_env names), never in the URL"
+        )
+
+    def __repr__(self) -> str:
+        return f"<{self.source} refused: it {self.problem}>"
+
+
+def screened_url(url: str | RefusedBaseUrl | None, source: str) -> str | RefusedBaseUrl | None:
+    """``url`` as it is, or a :class:`RefusedBaseUrl` when it may hold a secret. It never
+    raises (the caller raises ``.error()`` once no variable of its frame holds the URL)."""
+    if not isinstance(url, str):
+        return url
+    problem = base_url_problem(url)
+    return url if problem is None else RefusedBaseUrl(problem, source)
 
 
 def _seconds(name: str, value: float, *, zero: bool = False) -> float:
@@ -63,26 +124,37 @@ def _seconds(name: str, value: float, *, zero: bool = False) -> float:
 
 def resolve(
     api_key: Secret | str | None,
-    base_url: str | None,
+    base_url: str | RefusedBaseUrl | None,
     timeout: float,
     max_retries: int,
     deadline: float = DEFAULT_DEADLINE,
     max_wait: float = DEFAULT_MAX_WAIT,
 ) -> Settings:
-    """Arguments first, then ``SVC_API_KEY`` / ``SVC_BASE_URL``; a bad value raises ValueError."""
+    """Arguments first, then ``SVC_API_KEY`` / ``SVC_BASE_URL``. A base URL or key that cannot
+    be used raises ConfigError (a ValueError), other bad values ValueError."""
+    source = "base_url" if base_url is not None else ENV_BASE_URL
     key, url = key_and_url(api_key, base_url)
-    del api_key  # from here on only the Secret: this frame may raise
+    del api_key, base_url  # from here on only the Secret and the screened URL: this frame may raise
+    if isinstance(url, RefusedBaseUrl):
+        raise url.error()
     if not url:
-        raise ValueError(
+        raise ConfigError(
             f"no base URL: pass base_url= or set {ENV_BASE_URL} "
             "(or call svcnb.connect() with neither set to use a local sandbox)"
         )
-    parsed = httpx.URL(url)
-    if parsed.scheme not in ("http", "https") or not parsed.host:
-        raise ValueError(f"base_url must be an http(s) URL with a host, got {url!r}")
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL:
+        parsed = None
+    if parsed is None or parsed.scheme not in ("http", "https") or not parsed.host:
+        # quoting it is safe here: a URL that could hold a secret was refused above
+        raise ConfigError(
+            f"{source} must be an http(s) URL with a host (e.g. https://api.example.com), "
+            f"got {url!r}"
+        )
     problem = key.problem if key is not None else None
     if problem:
-        raise ValueError(problem)
+        raise ConfigError(problem)
     if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
         raise ValueError(f"max_retries must be an integer >= 0, got {max_retries!r}")
     return Settings(

@@ -19,6 +19,10 @@ TOKEN_ALPHABET = r"A-Za-z0-9_\-."
 TOKEN_RE = re.compile(rf"{TOKEN_PREFIX}[{TOKEN_ALPHABET}]*[A-Za-z0-9_\-]")
 TOKEN_BYTES_RE = re.compile(TOKEN_RE.pattern.encode())
 MASK = TOKEN_PREFIX + "…"
+# The service issues tokens of 44 characters; these bounds leave room for other issuers while
+# refusing what is plainly something else (a word, a pasted file) held where a token should be.
+TOKEN_MIN_LENGTH = 16
+TOKEN_MAX_LENGTH = 512
 # A short token would be revealed whole by its last four characters.
 _MIN_LENGTH_TO_SHOW_TAIL = 12
 
@@ -33,6 +37,17 @@ def mask_token(token: Any) -> str:
         return "<not a string>"
     tail = token[-4:] if len(token) >= _MIN_LENGTH_TO_SHOW_TAIL else ""
     return f"{MASK}{tail}"
+
+
+def looks_like_token(value: Any) -> bool:
+    """Whether ``value`` has the form of an API token: ``svc_``, then only the token alphabet,
+    :data:`TOKEN_MIN_LENGTH` to :data:`TOKEN_MAX_LENGTH` characters in all. It answers a
+    yes or no, so a caller that refuses a value never needs a name holding it."""
+    return (
+        isinstance(value, str)
+        and TOKEN_MIN_LENGTH <= len(value) <= TOKEN_MAX_LENGTH
+        and TOKEN_RE.fullmatch(value) is not None
+    )
 
 
 def redact(text: Any, secret: Secret | str | None = None) -> str:

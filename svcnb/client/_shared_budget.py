@@ -18,6 +18,9 @@ What can go wrong, and what then:
 - A process killed while it holds grants: a grant of a process that no longer exists stops
   counting once the window it was given in has ended (the server has forgotten it too), and any
   grant ends after :data:`GRANT_SECONDS` whoever holds it, so nothing blocks others for long.
+- The path is a symbolic link, or an SQLite database svcnb did not make (its header lacks
+  svcnb's ``application_id``): the client is not made, with a ConfigError naming the path,
+  and the file is never opened, so never changed (the check reads its header only).
 - The file is corrupt, of another schema or unwritable: one warning, and this process paces
   its own requests from then on. Locked for longer than :data:`LOCK_SECONDS`: the same warning
   (once), and local pacing alone for :data:`LOCKED_PAUSE_SECONDS` before the file is tried again.
@@ -41,6 +44,7 @@ import math
 import os
 import random
 import sqlite3
+import stat
 import threading
 import time
 import warnings
@@ -68,6 +72,13 @@ ANSWER_POLL_SECONDS = 0.02
 WINDOW_POLL_SECONDS = 0.25
 # Windows nobody used for this long are forgotten, so the file stays small.
 FORGET_SECONDS = 2 * 86_400.0
+
+# The mark of svcnb's budget file, in the SQLite header (PRAGMA application_id): "svnb". A
+# database without it is another program's, which svcnb must not change (not even to WAL).
+APPLICATION_ID = 0x73766E62
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+# what a budget file made before the mark holds (SQLite names its own objects sqlite_*)
+_UNMARKED_NAMES = {"windows", "grants", "grants_by_key"}
 
 _T = TypeVar("_T")
 
@@ -129,6 +140,81 @@ def budget_path() -> Path | None:
     except RuntimeError:  # no home folder to put a cache in
         return None
     return base / "svcnb" / "budget.sqlite"
+
+
+def check_budget_file(path: Path) -> None:
+    """ConfigError, naming ``path`` and what to do, when it is no file svcnb may keep its
+    budget in: a symbolic link (whatever it points to), not a regular file, or an SQLite
+    database svcnb did not make. Only the header is read (a foreign database is never opened,
+    so nothing of it changes); a path that does not exist yet, or an empty file, is svcnb's to
+    make. A file that is no database at all is left to the connection, which fails on it
+    without writing and warns."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError:
+        return  # unreadable folder: the connection fails on it too, and warns
+    remedy = f"set {ENV_BUDGET} to a path of svcnb's own (a file that does not exist yet), or off"
+    if stat.S_ISLNK(info.st_mode):
+        raise ConfigError(
+            f"the rate budget path {path} is a symbolic link; svcnb never writes where a link "
+            f"points (it could be another program's database): {remedy}"
+        )
+    if not stat.S_ISREG(info.st_mode):
+        raise ConfigError(f"the rate budget path {path} is not a regular file: {remedy}")
+    if info.st_size == 0:
+        return
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        try:
+            header = os.read(fd, 100)
+        finally:
+            os.close(fd)
+    except OSError:
+        return
+    if not header.startswith(_SQLITE_MAGIC):
+        return
+    if int.from_bytes(header[68:72], "big") == APPLICATION_ID or _unmarked_budget(path):
+        return
+    raise ConfigError(
+        f"the rate budget file {path} is an SQLite database svcnb did not make (another "
+        f"program's?); svcnb leaves it untouched: {remedy}"
+    )
+
+
+def _unmarked_budget(path: Path) -> bool:
+    """Whether ``path`` is a budget file svcnb made before it marked them: its tables and
+    schema version, read from the file as it is (``immutable``: no lock taken, no journal or
+    shared-memory file made beside it, nothing written)."""
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+    except sqlite3.Error:
+        return False
+    try:
+        names = {
+            name
+            for (name,) in conn.execute("SELECT name FROM sqlite_master")
+            if not name.startswith("sqlite_")
+        }
+        (version,) = conn.execute("PRAGMA user_version").fetchone()
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+    return version == SCHEMA_VERSION and names == _UNMARKED_NAMES
+
+
+def _create_private(path: Path) -> None:
+    """Make ``path`` an empty file readable by its owner only, unless something is there (a
+    link planted between the check and now is not followed: that fails the connection)."""
+    try:
+        fd = os.open(
+            path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600
+        )
+    except FileExistsError:
+        return
+    os.close(fd)
 
 
 def budget_key(server: str, token_digest: str) -> str:
@@ -373,7 +459,7 @@ class SharedBudget:
                 except sqlite3.OperationalError as exc:
                     if not _is_locked(exc) or time.monotonic() >= give_up:
                         return self._give_up(exc, fallback)
-                except (sqlite3.Error, OSError) as exc:
+                except (sqlite3.Error, OSError, ConfigError) as exc:
                     return self._give_up(exc, fallback)
                 time.sleep(pause * (0.5 + random.random()))
                 pause = min(2 * pause, 0.004)
@@ -396,6 +482,9 @@ class SharedBudget:
         # A connection inherited through fork() is the parent's: SQLite forbids using it.
         self._conn, self._pid = None, os.getpid()
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        # again here, not only when the client was made: the path may have changed since
+        check_budget_file(self.path)
+        _create_private(self.path)
         conn = sqlite3.connect(
             self.path, timeout=LOCK_SECONDS, isolation_level=None, check_same_thread=False
         )
@@ -403,6 +492,11 @@ class SharedBudget:
             (version,) = conn.execute("PRAGMA user_version").fetchone()
             if version not in (0, SCHEMA_VERSION):
                 raise sqlite3.DatabaseError(f"schema version {version}, not {SCHEMA_VERSION}")
+            (mark,) = conn.execute("PRAGMA application_id").fetchone()
+            if mark != APPLICATION_ID:
+                # before WAL, so the mark is in the file's own header, where the check of
+                # every other process reads it
+                conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             conn.execute("PRAGMA journal_mode = WAL")
             # WAL with NORMAL syncs at checkpoints only: a lost grant after a power cut is
             # harmless, a sync per request is not.
@@ -423,7 +517,8 @@ class SharedBudget:
         return conn
 
     def _give_up(self, exc: BaseException, fallback: _T) -> _T:
-        reason = f"{type(exc).__name__}: {exc}"[:300]
+        refused = isinstance(exc, ConfigError)  # check_budget_file's: it says what to do
+        reason = str(exc) if refused else f"{type(exc).__name__}: {exc}"[:300]
         if isinstance(exc, sqlite3.OperationalError) and _is_locked(exc):
             self._locked_until = time.monotonic() + LOCKED_PAUSE_SECONDS
             if self._warned:
@@ -436,12 +531,14 @@ class SharedBudget:
                     self._conn.close()
                 self._conn = None
             what = "from now on"
+        # a refused path may be another program's file: never advise removing it
+        advice = "" if refused else f" Remove the file if it is damaged, or set {ENV_BUDGET}=off."
         if not self._warned:
             self._warned = True
             warnings.warn(
                 f"svcnb cannot use the shared rate budget {self.path} ({reason}); this process "
                 f"paces its own requests only {what}, so others on the same token may meet 429 "
-                f"answers. Remove the file if it is damaged, or set {ENV_BUDGET}=off.",
+                f"answers.{advice}",
                 RuntimeWarning,
                 stacklevel=4,
             )
@@ -482,6 +579,9 @@ def budget_for(path: Path) -> SharedBudget:
     with _budgets_lock:
         budget = _budgets.get(path)
         if budget is None:
+            # said when the client is made: a budget that would go to another program's
+            # database is a setting to fix, not a reason to pace alone unnoticed
+            check_budget_file(path)
             budget = _budgets[path] = SharedBudget(path)
         return budget
 

@@ -11,7 +11,8 @@ they were written. Columns, for engines that read the table without svcnb: time 
 account, firewall_id, rule_id, outcome, record_id and record (the whole record as JSON).
 
 Nothing secret is kept: keys that name secrets are dropped and any token-like ``svc_...`` text
-is masked to its last four characters (:func:`scrub`), before anything is written.
+is masked to its last four characters (:func:`scrub`), before anything is written, in text and
+bytes alike, in keys and values at any depth.
 
 Local stores written before the table existed keep their JSON-lines file ``audit.jsonl``; it is
 read, never written again, and its records come first (they were all written before any record
@@ -68,20 +69,34 @@ _CONFIGURATION = {"delta.enableExpiredLogCleanup": "false"}
 
 
 def scrub(value: Any) -> Any:
-    """``value`` with secret-named keys dropped and token-like text masked, at any depth."""
+    """``value`` with secret-named keys dropped and token-like text masked, at any depth.
+
+    What comes back holds only what JSON holds (and datetimes, which :func:`_jsonable`
+    writes): anything else is made text here, and masked, because ``str()`` of bytes or of an
+    object shows what it holds and nothing would mask it later.
+    """
     if isinstance(value, Mapping):
-        return {str(k): scrub(v) for k, v in value.items() if str(k).lower() not in _SECRET_KEYS}
-    if isinstance(value, list | tuple):
+        out = {}
+        for k, v in value.items():
+            key = scrub(k) if isinstance(k, str | bytes | bytearray | memoryview) else redact(k)
+            if key.lower() not in _SECRET_KEYS:
+                out[key] = scrub(v)
+        return out
+    if isinstance(value, list | tuple | set | frozenset):
         return [scrub(v) for v in value]
     if isinstance(value, str):
         return redact(value)
-    return value
+    if isinstance(value, bytes | bytearray | memoryview):
+        return redact(bytes(value).decode("utf-8", "backslashreplace"))
+    if value is None or isinstance(value, bool | int | float | datetime | pd.Timestamp):
+        return value
+    return redact(str(value))
 
 
 def _jsonable(value: Any) -> Any:
     if isinstance(value, datetime | pd.Timestamp):
         return pd.Timestamp(value).tz_convert("UTC").isoformat() if value.tzinfo else str(value)
-    return str(value)
+    return redact(str(value))
 
 
 def _clean(record: Mapping[str, Any]) -> dict[str, Any]:

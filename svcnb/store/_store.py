@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from svcnb.client import Client  # the type of take()'s argument: the one use DESIGN allows
+from svcnb.client._config import RefusedBaseUrl, screened_url
 from svcnb.errors import IncompleteWarning
 from svcnb.frames import KEYS, SCHEMAS, ResourceName, vm_records
 
@@ -284,8 +285,16 @@ class Store:
         name; default: the bound one, else the store's only one) binds that name to them, and a
         snapshot of it from another server or wallet raises StoreError naming both, as does a
         server and wallet the store holds under another name. So does one whose server time is
-        earlier than the account's latest snapshot's, unless ``allow_older=True``.
+        earlier than the account's latest snapshot's, unless ``allow_older=True``. A ``server``
+        that may hold a secret (credentials, a query, a token) raises StoreError: the catalog
+        keeps it with every snapshot, for anyone who reads the store.
         """
+        server = screened_url(server, "server=")
+        if isinstance(server, RefusedBaseUrl):
+            raise StoreError(
+                f"{server.source} is refused: it {server.problem}; pass the API's base URL "
+                "(scheme://host[:port][/path], as Client.base_url has it). Nothing was stored"
+            )
         if account is not None and account != self._bound:
             # through the account's view: its own cache of what its latest snapshot held
             return self.for_account(account).write(
