@@ -13,6 +13,7 @@ the record id and the field) instead.
 from __future__ import annotations
 
 from ._build import RecordError, UnreadableValueWarning, empty
+from ._deliveries import UnplacedKeyWarning
 from ._money import Money, parse_money
 from ._records import vm_records
 from ._resources import (
@@ -37,6 +38,7 @@ __all__ = [
     "Money",
     "RecordError",
     "ResourceName",
+    "UnplacedKeyWarning",
     "UnreadableValueWarning",
     "attachments",
     "deliveries",
