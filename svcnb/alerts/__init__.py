@@ -50,7 +50,8 @@ __all__ = [
 
 @dataclass
 class CheckResult:
-    """One check: the snapshot, what fired, cleared and still stands, what could not be checked.
+    """One check: the snapshot, what fired, cleared and still stands, what could not be checked
+    (``unknown``: a rule name, or the key of a condition the rule could not decide -> why).
 
     ``fired``, ``standing`` and ``cleared`` have ``CONDITION_COLUMNS`` (``cleared``: the
     conditions as they were when they fired: key, rule, message). ``delivered_attempts`` is the
@@ -135,11 +136,13 @@ def check(
     is_new = ~seen.conditions["key"].astype(str).isin(before)
     fired = seen.conditions[is_new.to_numpy(dtype=bool)].reset_index(drop=True)
     standing = seen.conditions[~is_new.to_numpy(dtype=bool)].reset_index(drop=True)
-    # a rule that could not be checked clears nothing: its conditions are unknown, not gone
+    # a rule that could not be checked clears nothing: its conditions are unknown, not gone;
+    # nor does a condition the rule could not decide (keyed by the condition's key)
     blind = set(seen.unknown)
     gone = standing_before[
         ~standing_before["alert_key"].astype(str).isin(now_keys).to_numpy(dtype=bool)
         & ~standing_before["alert_rule"].astype(str).isin(blind).to_numpy(dtype=bool)
+        & ~standing_before["alert_key"].astype(str).isin(blind).to_numpy(dtype=bool)
     ]
     cleared = pd.DataFrame(
         {

@@ -139,7 +139,8 @@ def rules_from_config(path: Any = None, config: dict[str, Any] | None = None) ->
 @dataclass
 class Evaluation:
     """What the rules see in one snapshot: ``conditions`` (``CONDITION_COLUMNS``) and
-    ``unknown`` (rule -> why it could not be checked)."""
+    ``unknown`` (rule -> why it could not be checked; condition key -> why the rule could not
+    decide it)."""
 
     snapshot_id: str
     server_time: pd.Timestamp
@@ -229,12 +230,34 @@ def _bandwidth(store: Any, snap: pd.Series, limit: float) -> list[dict[str, Any]
 
 
 def _webhooks(store: Any, snap: pd.Series, limit: int) -> list[dict[str, Any]]:
+    """Active subscriptions within ``limit`` failed deliveries of auto-disable.
+
+    Fires only on what is proven: an exact distance within the limit, or an upper bound within
+    it ("at most 8 left" is within 10 whatever the truth). A distance that is unknown, or only
+    an upper bound above the limit ("at most 40 left": it may be 3), neither fires nor passes as
+    clear: it is reported in ``unknown`` under the condition's key (see :func:`evaluate`).
+    """
     health = webhooks.health.from_store(store, at=snap["server_time"])
     out = []
     for row in health.itertuples(index=False):
+        if not pd.isna(row.is_active) and not bool(row.is_active):
+            continue  # disabled already: nothing left to warn about
         left = row.failures_to_disable
-        if not bool(row.is_active) or pd.isna(left) or int(left) > limit:
+        bound = getattr(row, "failures_to_disable_bound", webhooks.EXACT)
+        bound = webhooks.EXACT if pd.isna(bound) else str(bound)
+        if pd.isna(left) or bound == webhooks.UNKNOWN_FIGURE:
+            out.append(_blind(row, "failures left before auto-disable unknown"))
             continue
+        if int(left) > limit:
+            if bound == webhooks.AT_MOST:
+                out.append(
+                    _blind(row, f"at most {int(left)} failed deliveries left before auto-disable")
+                )
+            continue
+        run = webhooks.bounded_text(
+            row.consecutive_failures, getattr(row, "consecutive_failures_bound", webhooks.EXACT)
+        )
+        within = "at most " if bound == webhooks.AT_MOST else ""
         out.append(
             {
                 "key": f"webhook:{row.webhook_id}",
@@ -243,11 +266,23 @@ def _webhooks(store: Any, snap: pd.Series, limit: int) -> list[dict[str, Any]]:
                 "value": float(left),
                 "threshold": float(limit),
                 "due_at": pd.NaT,
-                "message": f"webhook subscription {row.webhook_id} is {int(left)} failed "
-                f"deliveries from auto-disable ({int(row.consecutive_failures)} in a row)",
+                "message": f"webhook subscription {row.webhook_id} is {within}{int(left)} failed "
+                f"deliveries from auto-disable ({run} in a row)"
+                + (f" [{row.reason}]" if within and not pd.isna(row.reason) else ""),
             }
         )
     return out
+
+
+def _blind(row: Any, what: str) -> dict[str, Any]:
+    """A subscription the webhook rule cannot decide on: marked ``blind`` for :func:`evaluate`."""
+    why = "" if pd.isna(row.reason) else f": {row.reason}"
+    return {
+        "blind": True,
+        "key": f"webhook:{row.webhook_id}",
+        "message": f"webhook subscription {row.webhook_id}: {what}, so it may be within the "
+        f"alert threshold{why}",
+    }
 
 
 def _findings(store: Any, snap: pd.Series, _on: bool) -> list[dict[str, Any]]:
@@ -283,6 +318,9 @@ def evaluate(store: Any, rules: AlertRules, at: Any = None) -> Evaluation:
     "runway", "low_balance", "bandwidth:<vm id>", "webhook:<id>", "finding:<finding id>"), rule
     (its config key), subject, value (days or failures left; NA for findings), threshold,
     due_at (when the damage is forecast; NaT when not a time), message (one line).
+    ``unknown`` maps a rule that could not be checked to why, and a condition key the rule
+    could not decide (a webhook whose distance to auto-disable is unknown or only bounded) to
+    what is known.
     """
     snap = snapshot_at(store, at)
     limits = {
@@ -298,9 +336,16 @@ def evaluate(store: Any, rules: AlertRules, at: Any = None) -> Evaluation:
         if limit is None:
             continue
         try:
-            rows += rule(store, snap, limit)
+            found = rule(store, snap, limit)
         except MissingResourceError as exc:
             unknown[name] = str(exc)
+            continue
+        for row in found:
+            if row.pop("blind", False):
+                # could cross the threshold, or not: said, never fired nor cleared on a guess
+                unknown[row["key"]] = row["message"]
+            else:
+                rows.append(row)
     frame = pd.DataFrame(rows, columns=CONDITION_COLUMNS)
     frame["due_at"] = pd.to_datetime(frame["due_at"], utc=True)
     frame = frame.astype(

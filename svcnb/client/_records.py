@@ -80,7 +80,8 @@ SCHEMAS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
                 "createdAt",
                 "lastAttemptAt",
                 "error",
-                # the names other servers give the same fields (docs/dialects.md)
+                # the names other servers give the same fields (docs/dialects.md); kept in
+                # step with SCHEMAS["deliveries"] of svcnb.frames (tests/frames check it)
                 "status_code",
                 "responseStatus",
                 "httpStatus",
@@ -96,6 +97,8 @@ SCHEMAS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
                 "created_at",
                 "last_attempt_at",
                 "updatedAt",
+                # the subscription, when a service names it in each record
+                "webhookId",
             }
         ),
         ("id",),
@@ -151,7 +154,20 @@ class RecordParser:
         if new:
             warnings.warn(
                 f"{resource} records carry key(s) the API spec does not list: {', '.join(new)}; "
-                "they are kept as they came (the API may have changed)",
+                "they are kept as they came (the API may have changed)"
+                + _CONSEQUENCE.get(resource, ""),
                 SchemaDriftWarning,
                 stacklevel=4,
             )
+
+
+# what an unlisted key costs, where it costs more than a column nobody reads
+_CONSEQUENCE = {
+    # the delivery record's field names are "not shown": a key svcnb cannot place may be the
+    # status, the success flag, the attempt count or a time (svcnb.frames._deliveries)
+    "delivery": (
+        ". A delivery key that could be a status, a count or a time makes what it could be "
+        "unknown in svcnb.frames.deliveries (NA, never False or 0), and the runs of failures "
+        "counted from those records unknown"
+    ),
+}

@@ -16,6 +16,7 @@ converted from a pinned unit (``[units]`` in the config file, or ``vms(..., unit
 from __future__ import annotations
 
 from ._build import RecordError, UnreadableValueWarning, empty
+from ._deliveries import UnplacedKeyWarning
 from ._money import Money, UnknownMoneyKeyError, parse_money
 from ._records import vm_records
 from ._resources import (
@@ -44,6 +45,7 @@ __all__ = [
     "UnitCheck",
     "UnitWarning",
     "UnknownMoneyKeyError",
+    "UnplacedKeyWarning",
     "UnreadableValueWarning",
     "attachments",
     "check_units",

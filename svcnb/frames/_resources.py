@@ -15,6 +15,7 @@ import pandas as pd
 
 from ._build import RecordError, build
 from ._units import apply_units
+from ._deliveries import blank_unplaced
 
 
 def vms(
@@ -137,11 +138,17 @@ def deliveries(
 
     Field names vary by service (``status_code``, ``responseStatus``, ``ok``, ``delivered``,
     ``attemptCount``, ``tries``, ``event_id``, ...; see ``SCHEMAS["deliveries"]``); a field
-    none of the known names gives is NA: ``success`` NA means unknown, not failed.
+    none of the known names gives is NA: ``success`` NA means unknown, not failed. A record
+    carrying a key svcnb cannot place that could be a count, a status or a time (``passed``,
+    ``result``, ``tries_made``, ``sentAt``) has what that key could be NA as well, even where a
+    known name gave a value: one ``UnplacedKeyWarning`` per frame names the keys, and
+    ``attrs["unplaced"]`` maps each to the columns it blanked (``svcnb.frames._deliveries``).
 
     The API's delivery records do not name their webhook: pass ``webhook_id`` for records listed
     under one webhook, or give each record a ``webhookId`` key.
     """
     if webhook_id is not None:
         records = [{**r, "webhookId": webhook_id} for r in records]
-    return build("deliveries", records, strict=strict)
+    records = records if isinstance(records, list) else list(records)
+    frame = build("deliveries", records, strict=strict)
+    return blank_unplaced(frame, records, strict=strict)

@@ -29,6 +29,7 @@ _HEALTH_COLUMNS = [
     "failures_to_disable",
     "last_success_at",
     "last_failure_at",
+    "reason",
 ]
 _DELIVERY_COLUMNS = [
     "created_at",
@@ -49,8 +50,10 @@ class WebhooksPanel(Displayed):
     ``deliveries`` frame (webhook_id, created_at, event, attempts, status_code, success, error);
     health comes from ``svcnb.reports.webhooks.health`` (``health``: webhook_id, url,
     is_active, events, delivered, failed, unknown (events whose outcome the delivery records do
-    not say), success_rate, ok_attempt_1..3, consecutive_failures,
-    failures_to_disable, last_success_at, last_failure_at).
+    not say), success_rate, ok_attempt_1..3, consecutive_failures, failures_to_disable,
+    last_success_at, last_failure_at, reason). A run or a distance that is only a bound shows as
+    "≥ N" / "≤ N", an unknown one as "unknown" (their ``*_bound`` columns), never as a plain
+    number; the status line says how many subscriptions that is.
 
     Widgets (stable attribute names): ``table`` (subscriptions with health in one grid, CSS
     ``svcnb-webhook-grid``; the row selected there is the chosen subscription: ``selected_id``,
@@ -119,8 +122,24 @@ class WebhooksPanel(Displayed):
                     f"; {unknown} event(s) of unknown outcome (no success flag svcnb can read), "
                     "left out of the success rates"
                 )
+            bounded = self._bounded_runs()
+            if bounded:
+                words += (
+                    f"; {bounded} subscription(s) whose run of failures is only a bound or "
+                    "unknown (≥ / unknown: see the reason column)"
+                )
             words += f"; {disabled} disabled." if disabled else "."
-            show(self.status, "warn" if disabled else "info", words + waited.words())
+            level = "warn" if disabled or bounded else "info"
+            show(self.status, level, words + waited.words())
+
+    def _bounded_runs(self) -> int:
+        """Subscriptions whose consecutive failures or distance to auto-disable is not exact."""
+        if not len(self.health) or "consecutive_failures_bound" not in self.health:
+            return 0
+        exact = (self.health["consecutive_failures_bound"] == "exact") & (
+            self.health["failures_to_disable_bound"] == "exact"
+        )
+        return int((~exact.fillna(False)).sum())
 
     def _redraw(self) -> None:
         keep = self.selected_id

@@ -211,8 +211,7 @@ def _render(fmt: str, chosen: list[Table], header: str, width: int) -> str:
         return json.dumps(records(chosen[0].frame), indent=1) + "\n"
     parts = [header]
     for t in chosen:
-        frame = t.frame if t.text is None else t.frame[[c for c in t.text if c in t.frame]]
-        parts.append(f"{t.title}  [--table {t.name}]\n{text_table(frame, width)}")
+        parts.append(f"{t.title}  [--table {t.name}]\n{text_table(t.frame, width, t.text)}")
     return "\n\n".join(parts) + "\n"
 
 
@@ -418,8 +417,10 @@ def _webhooks(store: Any, at: pd.Timestamp, args: argparse.Namespace) -> Built:
                 "events",
                 "success_rate",
                 "consecutive_failures",
+                "failures_to_disable",
                 "last_success_at",
                 "last_failure_at",
+                "reason",
             ],
         ),
         Table("disabled", "Disabled", wh.disabled(webhooks=frames["webhooks"], now=frames["now"])),

@@ -116,12 +116,21 @@ def display_frame(frame: pd.DataFrame, columns: list[str] | None = None) -> pd.D
     A ``currency`` column is left out when every money column beside it shows its currency.
     """
     money = {c: currency_of(frame, c) for c in frame.columns if c in MONEY_COLUMNS}
+    # a figure with a ``<column>_bound`` beside it reads "≥ 10", "≤ 40" or "unknown"
+    bounds = {str(c): frame[f"{c}_bound"].tolist() for c in frame.columns if f"{c}_bound" in frame}
     if columns is not None:
         frame = frame[[c for c in columns if c in frame.columns]]
     if "currency" in frame and any(c in money for c in frame.columns):
         frame = frame.drop(columns=["currency"])
     out = {}
     for column in frame.columns:
+        if str(column) in bounds:
+            values = frame[column].tolist()
+            out[label(str(column))] = [
+                _bounded(str(column), v, b)
+                for v, b in zip(values, bounds[str(column)], strict=True)
+            ]
+            continue
         currencies = money.get(column, pd.Series(None, index=frame.index))
         out[label(str(column))] = [
             cell_text(str(column), v, c)
@@ -130,22 +139,36 @@ def display_frame(frame: pd.DataFrame, columns: list[str] | None = None) -> pd.D
     return pd.DataFrame(out, index=range(len(frame)), columns=list(out) or None)
 
 
+_BOUND_SIGNS = {"at least": "≥ ", "at most": "≤ "}
+
+
+def _bounded(column: str, value: Any, bound: Any) -> str:
+    """A figure whose ``_bound`` column says how far it holds: ``≥ 10``, ``≤ 40``, ``unknown``."""
+    word = "" if _missing(bound) else str(bound)
+    if word == "unknown" or (_missing(value) and word):
+        return "unknown"
+    return _BOUND_SIGNS.get(word, "") + cell_text(column, value)
+
+
 # Columns whose text wraps first when a table is too wide (free text, then lists of names).
 _WRAP_FIRST = ("detail", "reason", "why", "message", "description", "unpaid_then", "fix")
 _GAP = "  "
 _MIN_WRAP = 6
 
 
-def text_table(frame: pd.DataFrame, width: int = 100) -> str:
+def text_table(frame: pd.DataFrame, width: int = 100, columns: list[str] | None = None) -> str:
     """``frame`` as a plain-text table no wider than ``width``; nothing is ever cut.
 
-    Cells are formatted as :func:`display_frame` does. When the table is too wide the free-text
-    columns wrap first (reason, detail, ...), then the other wide text columns; when it still
-    does not fit, each row is printed as a block of "label: value" lines.
+    Cells are formatted as :func:`display_frame` does (``columns``: those shown, all when None;
+    a figure's ``*_bound`` column still marks it when not shown). When the table is too wide
+    the free-text columns wrap first (reason, detail, ...), then the other wide text columns;
+    when it still does not fit, each row is printed as a block of "label: value" lines.
     """
     if frame.empty:
         return "(none)"
-    shown = display_frame(frame)
+    shown = display_frame(frame, columns)
+    if columns is not None:
+        frame = frame[[c for c in columns if c in frame.columns]]
     headers = list(shown.columns)
     cells = [[str(v) for v in shown[h]] for h in headers]
     widths = [max([len(h)] + [len(c) for c in col]) for h, col in zip(headers, cells, strict=True)]

@@ -3,14 +3,32 @@
 A delivery record is one attempt (docs/contracts.md: ``attempts`` is the attempt number 1..3),
 so an event sent to a subscription is the group of records sharing ``event_id``. The spec
 disables a subscription after 50 consecutive delivery failures; like the sandbox, a failure here
-is one failed attempt, and a success resets the run. The service's own counter
-(``webhooks.consecutive_failures``) is used when the data has it, else the run is counted from
-the delivery records, newest backwards.
+is one failed attempt, and a success resets the run.
+
+The run of consecutive failures, and the distance to auto-disable drawn from it, states its
+ground (``consecutive_failures_bound``, ``failures_to_disable_bound``, ``reason``):
+
+- the service's own counter (``webhooks.consecutive_failures``, the sandbox's
+  ``consecutiveFailures``) wins whenever the data has it, and is exact;
+- else the run is counted from the delivery records, newest attempt time backwards. It is exact
+  only when that walk reaches a success, in an order the records prove (a readable attempt time
+  on every record; records sharing a time ordered only within one event, by attempt number), and
+  every failed record counted is provably one attempt (attempt number 1, or the event's records
+  for the earlier attempts are there too);
+- with no success among the records served, the run is "at least" the failures counted: the
+  service may keep only its latest attempts, so the history may be cut. The same holds when an
+  older record's outcome is unknown, when records of different outcome share one time, and when
+  a failed record may stand for several attempts (attempt number 3 without attempts 1 and 2).
+  Then failures before auto-disable are "at most" 50 minus that;
+- with no readable attempt time on some record, or no readable attempt number on a failed
+  record in the run (a key svcnb cannot place may hold it), the run is unknown (NA): never a
+  count.
 
 The spec leaves the delivery record's field names "not shown"; a record whose success flag the
 frame could not find has ``success`` NA: its outcome is unknown, neither delivered nor failed.
 An event with no successful attempt and some unknown ones is ``unknown``; rates are computed over
-the events (or attempts) whose outcome is known, and the unknown ones are counted beside them.
+the events (or attempts) whose outcome is known, and the unknown ones are counted beside them,
+with ``complete`` False and the reason.
 """
 
 from __future__ import annotations
@@ -28,7 +46,10 @@ from svcnb.reports._timeaxis import legend_outside
 from svcnb.store import MissingResourceError
 
 __all__ = [
+    "AT_LEAST",
+    "AT_MOST",
     "AUTO_DISABLE_AFTER",
+    "EXACT",
     "HEALTH_COLUMNS",
     "MAX_ATTEMPTS",
     "RECONCILE_COLUMNS",
@@ -36,12 +57,22 @@ __all__ = [
     "disabled",
     "event_mix",
     "health",
+    "bounded_text",
     "plot_health",
     "reconcile",
 ]
 
 AUTO_DISABLE_AFTER = 50
 MAX_ATTEMPTS = 3
+
+# what a figure's ``*_bound`` column says about it
+EXACT = "exact"
+AT_LEAST = "at least"  # the value is a lower bound
+AT_MOST = "at most"  # the value is an upper bound
+UNKNOWN_FIGURE = "unknown"  # the value is NA
+# where consecutive_failures comes from
+STATED = "service counter"
+COUNTED = "delivery records"
 
 HEALTH_COLUMNS = [
     "webhook_id",
@@ -58,9 +89,14 @@ HEALTH_COLUMNS = [
     "ok_attempt_2",
     "ok_attempt_3",
     "consecutive_failures",
+    "consecutive_failures_bound",
+    "consecutive_failures_source",
     "failures_to_disable",
+    "failures_to_disable_bound",
     "last_success_at",
     "last_failure_at",
+    "complete",
+    "reason",
 ]
 
 
@@ -118,18 +154,130 @@ def _events(deliveries: pd.DataFrame) -> pd.DataFrame:
     return out[list(_EVENT_DTYPES)].astype(_EVENT_DTYPES)
 
 
-def _run_of_failures(records: pd.DataFrame) -> Any:
-    """Failed attempts since the last success, newest backwards; NA when an attempt of unknown
-    outcome comes first (the run may have ended there)."""
-    order = records.sort_values(["last_attempt_at", "attempts", "id"], na_position="first")
-    run = 0
-    for success in order["success"].astype("boolean").to_numpy(dtype=object)[::-1]:
-        if success is pd.NA:
-            return pd.NA
-        if success:
+def _event_keys(records: pd.DataFrame) -> pd.Series:
+    """Each record's event: its event id, or the record itself when it names none."""
+    return records["event_id"].astype("string").fillna("record " + records["id"].astype("string"))
+
+
+def _one_attempt(events: pd.Series, attempts: pd.Series) -> list[bool]:
+    """Per record: proven to be one attempt (attempt number 1, or the same event's records for
+    every earlier attempt are there). A record with attempt number k alone may be a service's
+    one record per event counting k attempts, or the last of k whose first ones were cut."""
+    numbers = attempts.astype("Int64")
+    seen: dict[Any, set[int]] = {}
+    for event, k in zip(events, numbers, strict=True):
+        if not pd.isna(k):
+            seen.setdefault(event, set()).add(int(k))
+    out = []
+    for event, k in zip(events, numbers, strict=True):
+        out.append(not pd.isna(k) and set(range(1, int(k))) <= seen.get(event, set()))
+    return out
+
+
+def _run_of_failures(records: pd.DataFrame) -> tuple[Any, str, str]:
+    """Failed attempts since the last success, counted from the delivery records newest attempt
+    time backwards: (count or lower bound or NA, bound, why it is not exact)."""
+    n = len(records)
+    if not n:
+        return pd.NA, UNKNOWN_FIGURE, "the service states no counter and served no deliveries"
+    when = records["last_attempt_at"]
+    untimed = int(when.isna().sum())
+    if untimed:
+        return (
+            pd.NA,
+            UNKNOWN_FIGURE,
+            f"{untimed} of {n} delivery record(s) carry no readable attempt time, so the order "
+            "of the attempts is unknown",
+        )
+    recs = pd.DataFrame(
+        {
+            "when": when,
+            "success": records["success"].astype("boolean"),
+            "attempt": records["attempts"].astype("Int64"),
+            "event": _event_keys(records),
+            "single": _one_attempt(_event_keys(records), records["attempts"]),
+        }
+    ).reset_index(drop=True)
+    run = uncounted = unproven = 0
+    found, stop = False, ""
+
+    def tally(failed: pd.DataFrame) -> None:
+        nonlocal run, uncounted, unproven
+        run += len(failed)
+        numbered = failed["attempt"].notna().to_numpy(dtype=bool)
+        uncounted += int((~numbered).sum())
+        unproven += int((numbered & ~failed["single"].to_numpy(dtype=bool)).sum())
+
+    for at, group in reversed(list(recs.groupby("when", sort=True))):
+        ok = group["success"]
+        if ok.isna().any():
+            stop = "an older delivery record's outcome is unknown (no readable success flag)"
             break
-        run += 1
-    return run
+        flags = ok.to_numpy(dtype=bool)
+        if flags.all():
+            found = True
+            break
+        if not flags.any():
+            tally(group)
+            continue
+        numbers = group["attempt"]
+        if group["event"].nunique() == 1 and numbers.notna().all() and numbers.is_unique:
+            last_ok = int(numbers[flags].max())
+            tally(group[~flags & (numbers > last_ok).to_numpy(dtype=bool)])
+            found = True
+            break
+        stop = (
+            f"delivery records of different outcome share the attempt time {at:%Y-%m-%d %H:%M:%S}"
+            " UTC, so their order is unknown"
+        )
+        break
+    if uncounted:
+        return (
+            pd.NA,
+            UNKNOWN_FIGURE,
+            f"{uncounted} failed delivery record(s) in the run carry no readable attempt "
+            "number: each may stand for several failed attempts",
+        )
+    why = []
+    if not found and not stop:
+        stop = (
+            f"no success among the {n} delivery record(s) served: the service may keep only its "
+            "latest attempts, so the run may be longer"
+        )
+    if stop:
+        why.append(stop)
+    if unproven:
+        why.append(
+            f"{unproven} failed delivery record(s) in the run have an attempt number above 1 "
+            "without the records of the earlier attempts: each may stand for several"
+        )
+    if not why:
+        return run, EXACT, ""
+    if run == 0:  # "at least 0" says nothing
+        return pd.NA, UNKNOWN_FIGURE, "; ".join(why)
+    return run, AT_LEAST, "; ".join(why)
+
+
+def _to_disable(active: Any, run: Any, bound: str) -> tuple[Any, str, str]:
+    """Failed attempts left before the auto-disable: (count or upper bound or NA, bound, why)."""
+    if active is False:
+        return 0, EXACT, ""
+    if pd.isna(run):
+        return pd.NA, UNKNOWN_FIGURE, ""
+    left = max(AUTO_DISABLE_AFTER - int(run), 0)
+    if left == 0:
+        return 0, EXACT, ""
+    if active is None:
+        return left, AT_MOST, "whether the subscription is active is not stated"
+    return left, (EXACT if bound == EXACT else AT_MOST), ""
+
+
+def bounded_text(value: Any, bound: Any) -> str:
+    """A figure as read: ``47``, ``≥ 10``, ``≤ 40`` or ``unknown``."""
+    if pd.isna(value) or str(bound) == UNKNOWN_FIGURE:
+        return "unknown"
+    text = f"{int(value):,d}" if float(value).is_integer() else f"{float(value):,.2f}"
+    return {AT_LEAST: "≥ ", AT_MOST: "≤ "}.get(str(bound), "") + text
 
 
 def _rate(hits: int, known: int) -> Any:
@@ -142,13 +290,20 @@ def health(webhooks: pd.DataFrame, deliveries: pd.DataFrame, now: Any = None) ->
 
     Reads ``webhooks``: id, url, is_active, consecutive_failures; ``deliveries``: id,
     webhook_id, event_id, event, success, attempts, last_attempt_at. Returns webhook_id, url,
-    is_active, events (sent to it), delivered, failed (every attempt known to have failed),
-    unknown (no attempt succeeded and some outcome is unknown), success_rate (delivered /
-    (delivered + failed); NA when none is known), attempt_records, attempt_success_rate (over
-    attempts of known outcome), ok_attempt_1..3 (events that got through on that attempt),
-    consecutive_failures (NA when unknown), failures_to_disable (failed attempts left before the
-    50 auto-disable; 0 once disabled), last_success_at, last_failure_at.
-    Worst first: disabled, then closest to auto-disable.
+    is_active (NA when not stated), events (sent to it), delivered, failed (every attempt known
+    to have failed), unknown (no attempt succeeded and some outcome is unknown), success_rate
+    (delivered / (delivered + failed); NA when none is known), attempt_records,
+    attempt_success_rate (over attempts of known outcome; NA when a record of known outcome has
+    no readable attempt number, as it may stand for several attempts), ok_attempt_1..3 (events
+    that got through on that attempt), consecutive_failures (the run of failed attempts: exact,
+    or a lower bound, or NA), consecutive_failures_bound ("exact", "at least", "unknown"),
+    consecutive_failures_source ("service counter" or "delivery records"),
+    failures_to_disable (failed attempts left before the 50 auto-disable; 0 once disabled: exact,
+    or an upper bound, or NA), failures_to_disable_bound ("exact", "at most", "unknown"),
+    last_success_at, last_failure_at, complete (every figure of the row exact and every outcome
+    known) and reason (why not; NA when complete). The module docstring has the rule.
+    ``attrs["complete"]``: every row complete; ``attrs["incomplete"]``: {webhook_id: reason}.
+    Worst first: disabled, then closest to auto-disable (unknown before known).
     """
     events = _events(deliveries)
     # converted once, not once per subscription
@@ -163,33 +318,64 @@ def health(webhooks: pd.DataFrame, deliveries: pd.DataFrame, now: Any = None) ->
         ok = success.fillna(False).to_numpy(dtype=bool)
         failed = (~success).fillna(False).to_numpy(dtype=bool)
         stated = getattr(hook, "consecutive_failures", pd.NA)
-        run = int(stated) if not pd.isna(stated) else _run_of_failures(mine)
-        active = bool(hook.is_active) if not pd.isna(hook.is_active) else True
-        delivered, lost = int(ev["delivered"].sum()), int(ev["failed"].sum())
-        if not active:
-            to_disable: Any = 0
+        if not pd.isna(stated):
+            run, run_bound, run_why, source = int(stated), EXACT, "", STATED
         else:
-            to_disable = pd.NA if pd.isna(run) else max(AUTO_DISABLE_AFTER - run, 0)
+            run, run_bound, run_why = _run_of_failures(mine)
+            source = COUNTED
+        active = None if pd.isna(hook.is_active) else bool(hook.is_active)
+        left, left_bound, left_why = _to_disable(active, run, run_bound)
+        delivered, lost = int(ev["delivered"].sum()), int(ev["failed"].sum())
+        unknown = int(ev["unknown"].sum())
+        known = ok | failed
+        unnumbered = int((known & mine["attempts"].isna().to_numpy(dtype=bool)).sum())
+        attempt_rate = pd.NA if unnumbered else _rate(int(ok.sum()), int(ok.sum() + failed.sum()))
+        on_unknown = int((ev["delivered"] & ev["ok_on"].isna()).sum())
+        why = []
+        if run_bound != EXACT:
+            why.append(f"consecutive failures {bounded_text(run, run_bound)}: {run_why}")
+        if left_why:
+            why.append(f"failures to auto-disable {bounded_text(left, left_bound)}: {left_why}")
+        if unknown:
+            why.append(
+                f"{unknown} of {len(ev)} event(s) of unknown outcome (no readable success flag): "
+                "delivered, failed and success_rate count only the known ones"
+            )
+        if unnumbered:
+            why.append(
+                f"{unnumbered} delivery record(s) of known outcome carry no readable attempt "
+                "number: attempt_success_rate unknown"
+            )
+        if on_unknown:
+            why.append(
+                f"{on_unknown} delivered event(s) got through on an attempt of unknown number "
+                "and are in no ok_attempt column"
+            )
         rows.append(
             {
                 "webhook_id": hook_id,
                 "url": hook.url,
-                "is_active": active,
+                "is_active": pd.NA if active is None else active,
                 "events": len(ev),
                 "delivered": delivered,
                 "failed": lost,
-                "unknown": int(ev["unknown"].sum()),
+                "unknown": unknown,
                 "success_rate": _rate(delivered, delivered + lost),
                 "attempt_records": len(mine),
-                "attempt_success_rate": _rate(int(ok.sum()), int(ok.sum() + failed.sum())),
+                "attempt_success_rate": attempt_rate,
                 **{
                     f"ok_attempt_{k}": int((ev["ok_on"] == k).fillna(False).sum())
                     for k in (1, 2, 3)
                 },
                 "consecutive_failures": run,
-                "failures_to_disable": to_disable,
+                "consecutive_failures_bound": run_bound,
+                "consecutive_failures_source": source,
+                "failures_to_disable": left,
+                "failures_to_disable_bound": left_bound,
                 "last_success_at": mine.loc[ok, "last_attempt_at"].max(),
                 "last_failure_at": mine.loc[failed, "last_attempt_at"].max(),
+                "complete": not why,
+                "reason": "; ".join(why) if why else pd.NA,
             }
         )
     out = pd.DataFrame(rows, columns=HEALTH_COLUMNS)
@@ -202,6 +388,11 @@ def health(webhooks: pd.DataFrame, deliveries: pd.DataFrame, now: Any = None) ->
             "is_active": "boolean",
             "success_rate": "Float64",
             "attempt_success_rate": "Float64",
+            "consecutive_failures_bound": "string",
+            "consecutive_failures_source": "string",
+            "failures_to_disable_bound": "string",
+            "complete": "boolean",
+            "reason": "string",
         }
         | {c: "Int64" for c in HEALTH_COLUMNS if c.startswith(("ok_", "events", "delivered"))}
         | {
@@ -212,9 +403,15 @@ def health(webhooks: pd.DataFrame, deliveries: pd.DataFrame, now: Any = None) ->
             "failures_to_disable": "Int64",
         }
     )
-    return out.sort_values(
-        ["is_active", "failures_to_disable", "webhook_id"], kind="stable"
+    out = out.sort_values(
+        ["is_active", "failures_to_disable", "webhook_id"], kind="stable", na_position="first"
     ).reset_index(drop=True)
+    incomplete = out[~out["complete"].to_numpy(dtype=bool)]
+    out.attrs["complete"] = incomplete.empty
+    out.attrs["incomplete"] = dict(
+        zip(incomplete["webhook_id"].astype(str), incomplete["reason"].astype(str), strict=True)
+    )
+    return out
 
 
 @report(frames={"deliveries": "deliveries"})
@@ -322,8 +519,10 @@ def _names(value: Any) -> list[str]:
 def plot_health(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
     """Bars of each subscription's current run of failed attempts, against the 50 auto-disable.
 
-    ``frame`` from :func:`health` (webhook_id, url, is_active, consecutive_failures). Disabled
-    subscriptions are drawn in red.
+    ``frame`` from :func:`health` (webhook_id, url, is_active, consecutive_failures,
+    consecutive_failures_bound). Disabled subscriptions are drawn in red. A run that is only a
+    lower bound is a hatched bar labelled "≥ N" (it may reach further); an unknown run has no
+    bar, only the word "unknown".
     """
     ax = ax if ax is not None else plt.figure().add_subplot()
     labels = [
@@ -334,11 +533,35 @@ def plot_health(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
         "tab:blue" if active else "tab:red"
         for active in frame["is_active"].fillna(True).astype(bool)
     ]
-    ax.barh(labels, frame["consecutive_failures"].astype("Float64").fillna(0), color=colours)
+    runs = frame["consecutive_failures"].astype("Float64")
+    if "consecutive_failures_bound" in frame:
+        bounds = frame["consecutive_failures_bound"].astype("string").fillna(EXACT)
+    else:
+        bounds = pd.Series(EXACT, index=frame.index, dtype="string")
+    bounds = bounds.where(runs.notna().to_numpy(dtype=bool), UNKNOWN_FIGURE)
+    bars = ax.barh(labels, runs.fillna(0), color=colours)
+    for bar, run, bound in zip(bars, runs, bounds, strict=True):
+        if bound == EXACT:
+            continue
+        if bound != UNKNOWN_FIGURE:
+            bar.set_hatch("//")
+            bar.set_alpha(0.6)
+        x = 0.0 if pd.isna(run) else float(run)
+        ax.text(
+            x + AUTO_DISABLE_AFTER * 0.01,
+            bar.get_y() + bar.get_height() / 2,
+            bounded_text(run, bound),
+            va="center",
+            fontsize="small",
+        )
     ax.axvline(AUTO_DISABLE_AFTER, color="black", linestyle="--", label="auto-disable (50)")
     ax.set_xlim(0, AUTO_DISABLE_AFTER * 1.1)
     ax.invert_yaxis()
-    ax.set_xlabel("consecutive failed attempts")
+    bounded = bool((bounds != EXACT).any())
+    ax.set_xlabel(
+        "consecutive failed attempts"
+        + (" (≥ N: at least N, the run may be longer)" if bounded else "")
+    )
     ax.set_title("Webhook subscriptions: failure runs")
     legend_outside(ax)
     return ax

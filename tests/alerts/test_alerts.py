@@ -156,6 +156,67 @@ def test_a_rule_that_cannot_be_read_says_so_and_clears_nothing(tmp_path):
     assert "could not check webhook_failures_left" in blind.text()
 
 
+def failed_attempts(n: int, *, timed: bool = True) -> list[dict]:
+    """The latest ``n`` delivery records a service keeps: all failed, a minute apart."""
+    out = []
+    for k in range(n):
+        record = {
+            "id": f"d{k:02d}",
+            "eventId": f"e{k // 3}",
+            "event": "vm.stopped",
+            "statusCode": 500,
+            "success": False,
+            "attempts": k % 3 + 1,
+        }
+        if timed:
+            record["lastAttemptAt"] = f"2026-11-05T00:{k:02d}:00Z"
+        out.append(record)
+    return out
+
+
+def write_counted(store: Store, when: str, hook_record: dict, records: list[dict]) -> str:
+    out = {
+        "vms": frames.vms([vm()]),
+        "wallet": frames.wallet(
+            [{"id": "w-1", "balance": {"amount": "100.00", "currency": "EUR"}}]
+        ),
+        "webhooks": frames.webhooks([hook_record]),
+        "deliveries": frames.deliveries(records, webhook_id=hook_record["id"]),
+    }
+    return store.write(out, server_time=pd.Timestamp(when), partial=True)
+
+
+def test_a_bounded_distance_to_auto_disable_neither_fires_nor_passes_as_clear(tmp_path):
+    # no counter from the service, and only its latest 10 attempts, all failed: at least 10 in
+    # a row, so at most 40 left. 40 may be 3: within 10 is not known either way
+    store = Store(tmp_path / "s")
+    counterless = {k: v for k, v in hook(0).items() if k != "consecutiveFailures"}
+    write_counted(store, "2026-11-05T01:00Z", counterless, failed_attempts(10))
+    result = check(store, replace(OFF, webhook_failures_left=10))
+    assert fired(result) == [] and result.exit_code == 0
+    assert "at most 40 failed deliveries left" in result.unknown["webhook:whk-1"]
+    assert "could not check webhook:whk-1" in result.text()
+    # an upper bound within the threshold is proven within it: that fires, saying "at most"
+    wide = check(store, replace(OFF, webhook_failures_left=45))
+    assert fired(wide) == ["webhook:whk-1"] and wide.fired["value"].iloc[0] == 40
+    assert (
+        "is at most 40 failed deliveries from auto-disable (≥ 10 in a row)"
+        in (wide.fired["message"].iloc[0])
+    )
+
+
+def test_an_alert_standing_is_not_cleared_when_the_distance_becomes_unknown(tmp_path):
+    store = Store(tmp_path / "s")
+    rules = replace(OFF, webhook_failures_left=10)
+    write_counted(store, "2026-11-05T01:00Z", hook(45), failed_attempts(10))
+    assert fired(check(store, rules)) == ["webhook:whk-1"]
+    counterless = {k: v for k, v in hook(0).items() if k != "consecutiveFailures"}
+    write_counted(store, "2026-11-06T01:00Z", counterless, failed_attempts(10, timed=False))
+    blind = check(store, rules)
+    assert blind.fired.empty and blind.cleared.empty
+    assert "failures left before auto-disable unknown" in blind.unknown["webhook:whk-1"]
+
+
 def test_config_section_is_read_and_mistakes_are_named(tmp_path, monkeypatch):
     path = tmp_path / "c.toml"
     path.write_text("[alerts]\nrunway_days = 30\nbandwidth_days = false\nattempts = 2\n")

@@ -4,6 +4,8 @@ them is becomes NA, counted and warned, never a guess."""
 
 from __future__ import annotations
 
+import warnings
+
 import pandas as pd
 import pytest
 from hypothesis import given
@@ -187,3 +189,90 @@ def test_a_delivery_field_none_of_the_names_gives_is_na_never_false_or_zero():
     assert row["success"] is pd.NA and row["attempts"] is pd.NA and row["status_code"] is pd.NA
     assert row["event_id"] == "evt-1"
     assert frame.dtypes["success"] == "boolean" and frame.dtypes["attempts"] == "Int64"
+
+
+# --- delivery keys svcnb cannot place ------------------------------------------------------
+
+
+def _deliveries_warned(records: list[dict]) -> tuple[pd.DataFrame, list[warnings.WarningMessage]]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        frame = frames.deliveries(records)
+    return frame, [w for w in caught if issubclass(w.category, frames.UnplacedKeyWarning)]
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "blanked"),
+    [
+        ("passed", True, {"success", "status_code"}),
+        ("result", 500, {"success", "status_code"}),
+        ("outcome", "failed", {"success", "status_code"}),
+        ("count", 2, {"attempts"}),
+        ("tries_made", 2, {"attempts"}),
+        ("sentAt", "2026-11-01T00:00:30Z", {"created_at", "last_attempt_at"}),
+        ("timestamp", 1_793_491_230, {"created_at", "last_attempt_at"}),
+        ("response", {"status": 503, "body": "busy"}, {"success", "status_code"}),
+        ("zq", None, {"success", "status_code", "attempts", "created_at", "last_attempt_at"}),
+    ],
+)
+def test_a_key_that_could_be_a_delivery_field_makes_that_field_unknown(key, value, blanked):
+    # the record also says every field under its known name: the unplaced key may contradict it
+    records = [{**_delivery({}), "id": f"d{i}", key: value} for i in range(5)]
+    records.append({**_delivery({}), "id": "plain"})
+    frame, told = _deliveries_warned(records)
+    assert len(told) == 1 and repr(key) in str(told[0].message)
+    with_key = frame[frame["id"] != "plain"]
+    for column in ("status_code", "success", "attempts", "created_at", "last_attempt_at"):
+        if column in blanked:
+            assert with_key[column].isna().all(), column  # never False or 0
+        else:
+            assert with_key[column].notna().all(), column
+    plain = frame[frame["id"] == "plain"].iloc[0]
+    assert plain["success"] == False and plain["attempts"] == 2  # noqa: E712
+    assert frame.attrs["unplaced"] == {
+        key: [c for c in frames.SCHEMAS["deliveries"] if c in blanked]
+    }
+    assert all(frame.attrs["unreadable"][c] == 5 for c in blanked)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("requestBody", '{"id": "evt-1"}'),
+        ("responseHeaders", {"Content-Type": "text/plain", "Retry-After": "30"}),
+        ("request", {"headers": {"X-Service-Event": "vm.stopped"}, "body": "{}"}),
+        ("attemptId", "att-9"),
+        ("webhook_id", "wh-1"),
+        ("durationMs", 812),
+        ("failureReason", "receiver answered 500"),
+        ("eventType", "vm.stopped"),
+        ("signature", "sha256=00"),
+    ],
+)
+def test_keys_that_are_clearly_none_of_the_fields_change_nothing(key, value):
+    record = {**_delivery({}), key: value}
+    frame, told = _deliveries_warned([record])
+    assert told == []
+    pd.testing.assert_frame_equal(frame, frames.deliveries([_delivery({})]))
+
+
+def test_one_warning_per_frame_names_every_unplaced_key():
+    records = [
+        {**_delivery({}), "id": f"d{i}", "tries_made": 3, "outcome": "ok"} for i in range(200)
+    ]
+    _, told = _deliveries_warned(records)
+    assert len(told) == 1
+    message = str(told[0].message)
+    assert "'outcome' in 200 record(s)" in message and "'tries_made' in 200 record(s)" in message
+
+
+def test_strict_stops_at_a_key_it_cannot_place():
+    with pytest.raises(frames.RecordError, match="tries_made"):
+        frames.deliveries([{**_delivery({}), "tries_made": 3}], strict=True)
+
+
+def test_the_clients_delivery_keys_are_the_ones_the_frame_reads():
+    from svcnb.client._records import SCHEMAS as CLIENT
+    from svcnb.frames._deliveries import PLACED
+
+    assert CLIENT["delivery"][0] == PLACED

@@ -155,3 +155,32 @@ def test_webhooks_panel_counts_events_of_unknown_outcome():
     assert row["success_rate"] == 1.0
     assert "1 event(s) of unknown outcome" in panel.status.value
     assert "Unknown" in panel.table.df.columns
+
+
+def test_webhooks_panel_shows_a_bounded_run_as_a_bound_and_an_unknown_one_as_unknown():
+    # a service keeping its latest 10 attempts, all failed: the run is at least 10, not 10
+    records = [
+        {
+            "id": f"d{n}",
+            "eventId": f"e{n // 3}",
+            "event": "vm.stopped",
+            "statusCode": 500,
+            "success": False,
+            "attempts": n % 3 + 1,
+            "lastAttemptAt": f"2026-11-01T00:{n:02d}:00Z",
+        }
+        for n in range(10)
+    ]
+    panel = WebhooksPanel(_hooks_client(records))
+    row = panel.table.df.iloc[0]
+    assert row["Consecutive failures"] == "≥ 10"
+    assert row["Failures to disable"] == "≤ 40"
+    assert "no success among the 10 delivery record(s)" in row["Reason"]
+    assert "1 subscription(s) whose run of failures is only a bound or unknown" in (
+        panel.status.value
+    )
+    # the same records without a time to order them by: unknown, never a count
+    untimed = [{k: v for k, v in r.items() if k != "lastAttemptAt"} for r in records]
+    panel = WebhooksPanel(_hooks_client(untimed))
+    row = panel.table.df.iloc[0]
+    assert row["Consecutive failures"] == "unknown" and row["Failures to disable"] == "unknown"

@@ -1,11 +1,15 @@
-"""Webhook health on three hand-built subscriptions and their attempt records."""
+"""Webhook health on hand-built subscriptions and their attempt records; the run of failures
+and the distance to auto-disable say whether they are exact, a bound or unknown."""
 
 from __future__ import annotations
+
+import warnings
 
 import matplotlib.colors as mcolors
 import pandas as pd
 import pytest
 
+from svcnb import frames
 from svcnb.reports import webhooks
 
 T0 = pd.Timestamp("2026-11-01T00:00Z")
@@ -135,3 +139,217 @@ def test_no_deliveries_yet(frame, hooks):
     got = webhooks.health(subs, frame("deliveries", []))
     assert got["events"].tolist() == [0, 0, 0]
     assert got["success_rate"].isna().all()
+
+
+# --- the run of failures states its ground: exact, at least, unknown ------------------------
+
+HOOK = {"id": "h9", "url": "https://d.example/h", "events": ["vm.stopped"], "isActive": True}
+
+
+def history(failures: int) -> list[dict]:
+    """API records of one subscription: a delivered event, then ``failures`` failed attempts
+    (events of three attempts each, the last one cut short), one record per attempt, oldest
+    first, a minute apart."""
+    records = [
+        {
+            "id": "d-ok",
+            "eventId": "e-ok",
+            "event": "vm.stopped",
+            "statusCode": 200,
+            "success": True,
+            "attempts": 1,
+            "createdAt": "2026-11-01T00:00:00Z",
+            "lastAttemptAt": "2026-11-01T00:00:00Z",
+        }
+    ]
+    for n in range(failures):
+        event, attempt = divmod(n, 3)
+        at = (T0 + pd.Timedelta(minutes=n + 1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        records.append(
+            {
+                "id": f"d-{n:03d}",
+                "eventId": f"e-{event:03d}",
+                "event": "vm.stopped",
+                "statusCode": 500,
+                "success": False,
+                "attempts": attempt + 1,
+                "createdAt": at,
+                "lastAttemptAt": at,
+            }
+        )
+    return records
+
+
+def _health_of(records: list[dict], hook: dict = HOOK) -> pd.Series:
+    got = webhooks.health(
+        frames.webhooks([hook]), frames.deliveries(records, webhook_id=hook["id"]), now=T0
+    )
+    assert len(got) == 1
+    return got.iloc[0]
+
+
+def test_the_whole_history_gives_an_exact_run():
+    row = _health_of(history(47))
+    assert row["consecutive_failures"] == 47 and row["consecutive_failures_bound"] == "exact"
+    assert row["consecutive_failures_source"] == "delivery records"
+    assert row["failures_to_disable"] == 3 and row["failures_to_disable_bound"] == "exact"
+    assert bool(row["complete"]) and pd.isna(row["reason"])
+
+
+def test_a_service_keeping_only_the_last_10_attempts_gives_at_least_10_and_at_most_40_left():
+    # 47 failed attempts in a row; the service serves only its latest 10 records
+    got = webhooks.health(
+        frames.webhooks([HOOK]), frames.deliveries(history(47)[-10:], webhook_id="h9"), now=T0
+    )
+    row = got.iloc[0]
+    assert row["consecutive_failures"] == 10
+    assert row["consecutive_failures_bound"] == "at least"
+    assert row["failures_to_disable"] == 40  # an upper bound: 3 are left in truth
+    assert row["failures_to_disable_bound"] == "at most"
+    assert not bool(row["complete"])
+    assert "no success among the 10 delivery record(s) served" in row["reason"]
+    assert got.attrs["complete"] is False
+    assert "may keep only its latest attempts" in got.attrs["incomplete"]["h9"]
+
+
+def test_the_services_own_counter_wins_and_is_exact():
+    row = _health_of(history(47)[-10:], {**HOOK, "consecutiveFailures": 47})
+    assert row["consecutive_failures"] == 47 and row["consecutive_failures_bound"] == "exact"
+    assert row["consecutive_failures_source"] == "service counter"
+    assert row["failures_to_disable"] == 3 and row["failures_to_disable_bound"] == "exact"
+    assert bool(row["complete"])
+
+
+@pytest.mark.parametrize(
+    "rename",
+    [
+        {"lastAttemptAt": "sentAt", "createdAt": "sentAt"},  # a time field svcnb does not read
+        {"lastAttemptAt": None, "createdAt": None},  # no time at all
+    ],
+)
+def test_records_whose_time_cannot_be_read_give_an_unknown_run_never_a_count(rename):
+    records = []
+    for i, record in enumerate(history(47)):
+        record = dict(record)
+        when = record["lastAttemptAt"]
+        for old, new in rename.items():
+            del record[old]
+            if new is not None:
+                record[new] = when
+        record["id"] = f"x-{(i * 7919) % 101:03d}"  # ids say nothing of the order
+        records.append(record)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", frames.UnplacedKeyWarning)
+        row = _health_of(records)
+    assert pd.isna(row["consecutive_failures"]) and row["consecutive_failures_bound"] == "unknown"
+    assert pd.isna(row["failures_to_disable"]) and row["failures_to_disable_bound"] == "unknown"
+    assert not bool(row["complete"])
+    assert "no readable attempt time" in row["reason"]
+
+
+def test_a_time_without_a_zone_is_unreadable_and_the_run_unknown():
+    records = history(5)
+    records[-1] = {**records[-1], "lastAttemptAt": "2026-11-01T00:05:00"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", frames.UnreadableValueWarning)
+        row = _health_of(records)
+    assert row["consecutive_failures_bound"] == "unknown" and pd.isna(row["failures_to_disable"])
+
+
+def test_records_of_different_outcome_at_one_time_are_not_ordered_by_a_guess():
+    records = history(4)  # a success at 00:00, failed attempts at 00:01 .. 00:04
+    # another event's success shares 00:02 with a failure: which came last is unknown
+    records.append({**records[0], "id": "d-ok2", "eventId": "e-ok2"})
+    records[-1]["lastAttemptAt"] = records[2]["lastAttemptAt"]
+    row = _health_of(records)
+    # 00:03 and 00:04 failed after it for sure; 00:02 may have too
+    assert row["consecutive_failures"] == 2 and row["consecutive_failures_bound"] == "at least"
+    assert "share the attempt time 2026-11-01 00:02:00" in row["reason"]
+    assert row["failures_to_disable"] == 48 and row["failures_to_disable_bound"] == "at most"
+
+
+def test_a_record_that_may_count_several_attempts_makes_the_run_a_lower_bound():
+    # one record per event, attempts = how many were made (the spec's "attempt count")
+    records = history(0) + [
+        {
+            "id": f"d-{k}",
+            "eventId": f"e-{k}",
+            "event": "vm.stopped",
+            "statusCode": 500,
+            "success": False,
+            "attempts": 3,
+            "lastAttemptAt": f"2026-11-01T01:0{k}:00Z",
+        }
+        for k in range(2)
+    ]
+    row = _health_of(records)
+    assert row["consecutive_failures"] == 2 and row["consecutive_failures_bound"] == "at least"
+    assert "may stand for several" in row["reason"]
+
+
+def test_an_unknown_count_like_field_is_na_with_one_warning_and_no_failures_are_counted():
+    # the attempt count under a name svcnb does not know: records may each be several attempts
+    records = []
+    for record in history(6):
+        record = dict(record)
+        record["tries_made"] = record.pop("attempts")
+        records.append(record)
+    with pytest.warns(frames.UnplacedKeyWarning, match="'tries_made'") as caught:
+        deliveries = frames.deliveries(records, webhook_id="h9")
+    assert len([w for w in caught if w.category is frames.UnplacedKeyWarning]) == 1
+    assert deliveries["attempts"].isna().all()  # never 0
+    assert deliveries.attrs["unplaced"] == {"tries_made": ["attempts"]}
+    row = webhooks.health(frames.webhooks([HOOK]), deliveries, now=T0).iloc[0]
+    assert pd.isna(row["consecutive_failures"]) and row["consecutive_failures_bound"] == "unknown"
+    assert pd.isna(row["failures_to_disable"])
+    assert pd.isna(row["attempt_success_rate"])
+    assert "no readable attempt number" in row["reason"]
+
+
+def test_an_unknown_status_like_field_makes_outcomes_unknown_not_failed():
+    records = [
+        {**r, "outcome": "delivered" if r["success"] else "retrying"} for r in history(2)[1:]
+    ]
+    with pytest.warns(frames.UnplacedKeyWarning, match="'outcome'"):
+        deliveries = frames.deliveries(records, webhook_id="h9")
+    assert deliveries["success"].isna().all() and deliveries["status_code"].isna().all()
+    row = webhooks.health(frames.webhooks([HOOK]), deliveries, now=T0).iloc[0]
+    assert (row["delivered"], row["failed"], row["unknown"]) == (0, 0, 1)
+    assert pd.isna(row["success_rate"]) and pd.isna(row["consecutive_failures"])
+    assert not bool(row["complete"])
+
+
+def test_the_plot_says_at_least_and_unknown(frame):
+    subs = frames.webhooks(
+        [HOOK, {**HOOK, "id": "h8", "url": "https://e.example/h"}, {**HOOK, "id": "h7"}]
+    )
+    records = [dict(r, webhookId="h9") for r in history(47)[-10:]]
+    records += [dict(r, webhookId="h7") for r in history(2)]
+    records += [
+        {k: v for k, v in r.items() if k != "lastAttemptAt"} | {"webhookId": "h8"}
+        for r in history(3)
+    ]
+    health = webhooks.health(subs, frames.deliveries(records), now=T0)
+    ax = webhooks.plot_health(health)
+    texts = sorted(t.get_text() for t in ax.texts)
+    assert texts == ["unknown", "≥ 10"]
+    widths = dict(zip(health["webhook_id"], [p.get_width() for p in ax.patches], strict=True))
+    assert widths == {"h8": 0, "h9": 10, "h7": 2}
+    assert ax.patches[list(health["webhook_id"]).index("h9")].get_hatch() == "//"
+
+
+def test_bounds_read_as_bounds_wherever_the_frame_is_shown():
+    from svcnb.reports._display import display_frame, text_table
+
+    got = webhooks.health(
+        frames.webhooks([HOOK]), frames.deliveries(history(47)[-10:], webhook_id="h9"), now=T0
+    )
+    shown = display_frame(got, ["webhook_id", "consecutive_failures", "failures_to_disable"])
+    assert shown.iloc[0].tolist() == ["h9", "≥ 10", "≤ 40"]
+    text = text_table(got, 200, ["webhook_id", "consecutive_failures", "failures_to_disable"])
+    assert "≥ 10" in text and "≤ 40" in text and "_bound" not in text
+    unknown = got.assign(
+        consecutive_failures=pd.array([None], dtype="Int64"),
+        consecutive_failures_bound=pd.array(["unknown"], dtype="string"),
+    )
+    assert display_frame(unknown, ["consecutive_failures"]).iloc[0, 0] == "unknown"
