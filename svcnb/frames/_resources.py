@@ -14,8 +14,8 @@ from typing import Any
 import pandas as pd
 
 from ._build import RecordError, build
-from ._units import apply_units
 from ._deliveries import blank_unplaced
+from ._units import apply_units
 
 
 def vms(
