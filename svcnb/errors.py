@@ -26,6 +26,7 @@ that builtin too (shown in brackets), so existing ``except ValueError`` code kee
     ├── WaitTimeout [TimeoutError]     a wait (``vms.stop(wait=True)``) ran out
     ├── MissingFieldError [KeyError]   a record lacks a key svcnb needs
     ├── RecordError [ValueError]       svcnb.frames: a value of the wrong type (``strict=True``)
+    ├── UnknownMoneyKeyError [ValueError]  svcnb.frames.parse_money: a money key it cannot read
     ├── StoreError [RuntimeError]      svcnb.store: the store cannot be used as asked
     │   └── MissingResourceError       a resource the snapshot asked for could not be read
     ├── ConfigError [ValueError]       svcnb.config: the config file cannot be read or written

@@ -68,6 +68,23 @@ MAX_RATE_LIMITED = 30  # consecutive 429s on one call before giving up
 # KB); it also bounds what a compressed body may inflate to.
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
 _SCOPE_RE = re.compile(r"\b([a-z]+:(?:read|write))\b")
+# The scope of each endpoint the spec's table states (GET /vms: "vms:read grants reading VMs");
+# every other endpoint's scope is "not shown", so only the server's text can say it.
+_SPEC_SCOPES = (
+    ("GET", re.compile(r"/vms(/[^/]+)?"), "vms:read"),
+    ("POST", re.compile(r"/vms/[^/]+/stop"), "vms:write"),
+    ("POST", re.compile(r"/webhooks"), "webhooks:write"),
+    ("GET", re.compile(r"/webhooks(/[^/]+/deliveries)?"), "webhooks:read"),
+    ("PATCH", re.compile(r"/webhooks/[^/]+"), "webhooks:write"),
+)
+
+
+def spec_scope(method: str, path: str) -> str | None:
+    """The scope the spec says ``method path`` needs; None where it is "not shown"."""
+    for verb, pattern, scope in _SPEC_SCOPES:
+        if verb == method and pattern.fullmatch(path):
+            return scope
+    return None
 
 
 @dataclass
@@ -568,12 +585,17 @@ class Requester:
         if verdict.kind == "auth":
             return self._auth_error(status, where, said, args, kw)
         if verdict.kind == "scope":
-            found = _SCOPE_RE.search(server)
-            needed = found.group(1) if found else call.scope
+            # What the client knows first: the spec's table. The text second, and only when it
+            # names one scope: a text that lists the token's scopes too cannot say which.
+            needed = spec_scope(method, path)
+            named = list(dict.fromkeys(_SCOPE_RE.findall(server)))
+            if needed is None and len(named) == 1:
+                needed = named[0]
             needs = (
                 f"this endpoint needs {needed}: use a token created with it"
                 if needed
-                else "svcnb does not know which scope this endpoint needs"
+                else "svcnb does not know which scope this endpoint needs (the spec does not "
+                "say; see the server's text)"
             )
             return ScopeError(
                 *_msg(args, f"{where}: forbidden (403) for the API token {self.masked_token}"

@@ -32,6 +32,8 @@ import re
 from decimal import Decimal
 from typing import Any, NamedTuple
 
+from svcnb.errors import SvcnbError
+
 _DECIMAL_POINT = re.compile(r"-?\d+\.\d+")
 
 __all__ = [
@@ -97,7 +99,7 @@ class Money(NamedTuple):
     exact: Decimal | None = None
 
 
-class UnknownMoneyKeyError(ValueError):
+class UnknownMoneyKeyError(SvcnbError, ValueError):
     """A money object holds keys svcnb does not understand (``keys``); its amount is unknown."""
 
     def __init__(self, keys: list[str], raw: str) -> None:

@@ -40,7 +40,7 @@ TABLE = [
         "Forbidden",
         ScopeError,
         None,
-        ["per the API spec a 403 means a missing scope", "billing:read", "Forbidden"],
+        ["per the API spec a 403 means a missing scope", "does not know which scope", "Forbidden"],
         [],
     ),
     (
@@ -112,7 +112,8 @@ def test_the_class_follows_status_and_text(
     if kind is ValidationError:
         assert error.field == field
     if kind is ScopeError:
-        assert isinstance(error, Forbidden) and error.scope
+        # the wallet's scope is "not shown" and "Forbidden" names none: unknown, never a guess
+        assert isinstance(error, Forbidden) and error.scope is None
 
 
 def test_the_tree():

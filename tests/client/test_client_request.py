@@ -68,12 +68,40 @@ def test_401_says_missing_without_a_token_and_rejected_with_one(fake, make_clien
     assert wrong not in str(rejected.value)
 
 
-def test_403_names_the_scope_the_endpoint_needs_even_when_the_server_does_not(fake, make_client):
+def test_403_names_the_scope_the_spec_says_the_endpoint_needs_even_when_the_server_does_not(
+    fake, make_client
+):
+    fake.extra[("GET", "/webhooks")] = lambda r: envelope("Forbidden", 403)
+    with pytest.raises(ScopeError) as info:
+        make_client(fake).webhooks.list()
+    assert info.value.scope == "webhooks:read"
+    assert "webhooks:read" in str(info.value) and "GET /webhooks" in str(info.value)
+
+
+def test_403_names_the_scope_the_call_needs_not_the_first_the_text_lists(fake, make_client):
+    said = "token holds vms:read, vms:write, account:read; missing webhooks:read"
+    fake.extra[("GET", "/webhooks/wh_1/deliveries")] = lambda r: envelope(said, 403)
+    with pytest.raises(ScopeError) as info:
+        make_client(fake).webhooks.deliveries("wh_1")
+    assert info.value.scope == "webhooks:read" and info.value.server_message == said
+
+
+def test_403_on_an_endpoint_whose_scope_the_spec_does_not_show(fake, make_client):
+    # The spec leaves the wallet's scope "not shown": a guess would name the wrong one on a
+    # service that calls it account:read. Only a text naming one scope says it.
     fake.extra[("GET", "/wallet")] = lambda r: envelope("Forbidden", 403)
     with pytest.raises(ScopeError) as info:
         make_client(fake).wallet.get()
+    assert info.value.scope is None and "does not know which scope" in str(info.value)
+    listing = "token holds vms:read, webhooks:read; needs account:read"
+    fake.extra[("GET", "/wallet")] = lambda r: envelope(listing, 403)
+    with pytest.raises(ScopeError) as info:
+        make_client(fake).wallet.get()
+    assert info.value.scope is None and listing in str(info.value)
+    fake.extra[("GET", "/wallet")] = lambda r: envelope("missing scope billing:read", 403)
+    with pytest.raises(ScopeError) as info:
+        make_client(fake).wallet.get()
     assert info.value.scope == "billing:read"
-    assert "billing:read" in str(info.value) and "GET /wallet" in str(info.value)
 
 
 def test_422_names_the_field_the_server_named(fake, make_client):
