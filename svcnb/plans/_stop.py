@@ -24,6 +24,7 @@ from typing import Any
 import pandas as pd
 
 from svcnb import frames, vocab
+from svcnb.config import service_url
 from svcnb.errors import Conflict, NotFound, SvcnbError, WaitTimeout
 
 DEFAULT_LIMIT = 10
@@ -489,7 +490,7 @@ class StopRun:
                 "(approver='sam', svcnb stop --apply FILE --approver sam)"
             )
         here = str(client.base_url).rstrip("/")
-        if plan.server is not None and plan.server != here:
+        if plan.server is not None and service_url(plan.server) != service_url(here):
             raise PlanError(
                 f"plan {plan.plan_id} was built on {plan.server}, not on {here}: apply it on the "
                 "server it was built for, or build a new plan here"

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from svcnb.client import Client  # the type of take()'s argument: the one use DESIGN allows
+from svcnb.config import service_url
 from svcnb.frames import KEYS, SCHEMAS, ResourceName, vm_records
 
 from . import _acceptances
@@ -276,11 +277,13 @@ class Store:
         (``{column: count}``) is kept in the snapshot's metadata. Only rows new or changed
         since the latest snapshot with the resource are written.
 
-        ``server`` (the API's base URL) and ``wallet`` (the wallet id; by default that of
-        ``frames["wallet"]``) are recorded; the first snapshot of account ``account`` (the
-        name; default: the bound one, else the store's only one) binds that name to them, and a
-        snapshot of it from another server or wallet raises StoreError naming both, as does a
-        server and wallet the store holds under another name. So does one whose server time is
+        ``server`` (the API's base URL, recorded as ``svcnb.config.service_url`` spells it, so
+        one service is one server however its URL is written) and ``wallet`` (the wallet id; by
+        default that of ``frames["wallet"]``) are recorded; the first snapshot of account
+        ``account`` (the name; default: the bound one, else the store's only one) binds that
+        name to them, and a snapshot of it from another server or wallet raises StoreError
+        naming both, as does a server and wallet the store holds under another name (naming
+        both names). So does one whose server time is
         earlier than the account's latest snapshot's, unless ``allow_older=True``.
         """
         if account is not None and account != self._bound:
@@ -306,7 +309,7 @@ class Store:
             server_time,
             local,
             self._known,
-            server=server.rstrip("/") if server else None,
+            server=service_url(server) if server else None,
             account=wallet or _account(frames),
             allow_older=allow_older,
             name=name,
