@@ -344,6 +344,13 @@ class Store:
         the store's Delta table ``_audit``, on every store (a folder or a URL such as s3://)."""
         self._audit.append(record)
 
+    def append_audit_if(self, records: Sequence[Mapping[str, Any]], *, version: int) -> bool:
+        """Append ``records`` to the audit log in one commit only if nobody appended since the
+        log was read at ``version`` (``audit_log().attrs["version"]``): a compare-and-set, on a
+        local store and on object storage alike. False, nothing written, when someone did: read
+        the log again and decide again. Records are scrubbed as by ``append_audit``."""
+        return self._audit.append_if(list(records), version) is not None
+
     def accept_finding(
         self,
         finding_id: str,
@@ -598,7 +605,8 @@ class Store:
 
     def audit_log(self) -> pd.DataFrame:
         """The audit log: time, firewall_id, rule_id, before, after, outcome, then any extra
-        fields (kind, account, ...); records in the order written (``svcnb.store._audit``)."""
+        fields (kind, account, ...); records in the order written (``svcnb.store._audit``).
+        ``attrs["version"]`` is the version read, for ``append_audit_if``."""
         return self._audit.read()
 
     def acceptances(self) -> pd.DataFrame:
