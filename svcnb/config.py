@@ -38,6 +38,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import tomli_w
 
@@ -61,6 +62,7 @@ __all__ = [
     "read_config",
     "unit_choice",
     "units_config",
+    "service_url",
     "write_section",
 ]
 
@@ -149,6 +151,45 @@ def _replace(target: Path, data: bytes) -> None:
         raise
 
 
+# The API prefix forms a base URL may end with: the client tries both after a base URL without
+# one (svcnb.client._config.BASE_PATH_CANDIDATES; this module is a leaf, so they are written here
+# too, and tests/store/test_store_accounts.py keeps the two the same). Longest first.
+API_PREFIXES = ("/api/v1/api/public/v1", "/api/public/v1")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def service_url(url: str) -> str:
+    """The one spelling of the service a base URL reaches: scheme and host lower-case, the
+    default port, a trailing slash and an API prefix (``/api/public/v1``,
+    ``/api/v1/api/public/v1``) left out, as are user info and a fragment.
+
+    Two base URLs that differ only in these reach the same service, so an account is recognised
+    whichever way its URL is written. Text that is not a URL comes back without its trailing
+    slash.
+    """
+    text = str(url).strip()
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:
+        return text.rstrip("/")
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").rstrip(".")
+    if not scheme or not host:
+        return text.rstrip("/")
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    if port is not None and port != _DEFAULT_PORTS.get(scheme):
+        host = f"{host}:{port}"
+    path = parts.path.rstrip("/")
+    for prefix in API_PREFIXES:
+        if path.endswith(prefix):
+            path = path[: -len(prefix)].rstrip("/")
+            break
+    query = f"?{parts.query}" if parts.query else ""
+    return f"{scheme}://{host}{path}{query}"
+
+
 # an account name is a folder name in the store (account=NAME) and a CLI word: keep it plain
 _ACCOUNT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -167,6 +208,12 @@ class Account:
     base_url: str
     token_env: str
 
+    @property
+    def service(self) -> str:
+        """The service the account is on, one spelling for every way of writing its base URL
+        (:func:`service_url`)."""
+        return service_url(self.base_url)
+
     def token(self) -> str:
         """The token, read from the environment now; ConfigError when the variable is unset.
         (``svcnb._connect.account_client`` also refuses a value not shaped like a token before
@@ -184,8 +231,9 @@ def accounts(path: str | os.PathLike[str] | None = None) -> dict[str, Account]:
     """The ``[accounts.NAME]`` tables of the config file, checked; ``{}`` when there are none.
 
     ConfigError names the file, the account and what is wrong: an unknown key, a missing or
-    non-http ``base_url``, a ``token_env`` that is not a variable name, or anything that looks
-    like a token written into the file itself.
+    non-http ``base_url``, a ``token_env`` that is not a variable name, anything that looks
+    like a token written into the file itself, or two names for one account (the same service,
+    however its base URL is written, and the same token variable).
     """
     target = config_path(path)
     table = read_config(target).get("accounts", {})
@@ -219,7 +267,10 @@ def accounts(path: str | os.PathLike[str] | None = None) -> dict[str, Account]:
                 "token_env"
             )
         base_url = spec.get("base_url")
-        if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
+        # a scheme is case-insensitive (RFC 3986): HTTPS:// is the same https:// URL
+        if not isinstance(base_url, str) or not base_url.lower().startswith(
+            ("http://", "https://")
+        ):
             raise ConfigError(
                 f"{where}: base_url is missing or not an http(s) URL; set e.g. "
                 'base_url = "https://api.example.com"'
@@ -233,6 +284,18 @@ def accounts(path: str | os.PathLike[str] | None = None) -> dict[str, Account]:
                 'the token, e.g. token_env = "SVC_TOKEN_' + name.upper().replace("-", "_") + '"'
             )
         out[name] = Account(name, base_url.rstrip("/"), token_env)
+    seen: dict[tuple[str, str], str] = {}
+    for name, spec in out.items():
+        first = seen.setdefault((spec.service, spec.token_env), name)
+        if first != name:
+            # one account under two names would be pulled and stored twice, and every total
+            # over accounts would count it twice
+            raise ConfigError(
+                f"{target}: [accounts.{first}] and [accounts.{name}] are one account: the same "
+                f"service ({spec.service}; base URLs are compared without case, default port, "
+                f"trailing slash or API prefix) and the same token variable {spec.token_env}. "
+                f"Keep one of the two names and remove the other"
+            )
     return out
 
 

@@ -37,7 +37,8 @@ that builtin too (shown in brackets), so existing ``except ValueError`` code kee
     │   └── SignatureMismatch          not the HMAC of this body under this secret
     ├── PayloadError [ValueError]      svcnb.webhooks: signed, but not an event object
     ├── PlanError [ValueError]         svcnb.plans: a stop plan cannot be built, read or applied
-    │   └── PlanLimitError             it would stop more VMs than the limit of one action
+    │   ├── PlanLimitError             it would stop more VMs than the limit of one action
+    │   └── PlanChangedError           its content no longer gives the digest it was reviewed under
     └── DeliveryError                  svcnb.alerts: an alert was not delivered after every retry
 
 The sandbox imports nothing of svcnb, so its one public error stands outside the tree:

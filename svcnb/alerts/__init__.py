@@ -5,21 +5,26 @@
 store (``svcnb.alerts._state``), and returns what fired (new since the last check), what cleared
 (its condition went away, so it may fire again at the next crossing) and what could not be
 checked. With a ``send`` callable (``svcnb check`` passes the HTTPS delivery), the fired alerts
-are sent first and recorded only once sent: an alert that could not be delivered stays
-unannounced and is sent by the next check.
+are claimed, sent, and recorded as fired once sent: an alert that could not be delivered stays
+unannounced and is sent by the next check. The claim (a compare-and-set on the store's audit
+log, ``svcnb.alerts._state``) makes each alert announced once however many checks run at once,
+on one machine or several, on a local store or on object storage.
 
 Layer: above reports and store (imports both); the CLI (``svcnb check``) and notebooks use it.
 """
 
 from __future__ import annotations
 
+import secrets
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import pandas as pd
 
-from svcnb.alerts._deliver import DeliveryError, deliver, endpoint_label
+from svcnb.alerts._deliver import DeliveryError, deliver, endpoint_label, longest_delivery
 from svcnb.alerts._rules import (
     CONDITION_COLUMNS,
     ENV_URL,
@@ -28,7 +33,19 @@ from svcnb.alerts._rules import (
     evaluate,
     rules_from_config,
 )
-from svcnb.alerts._state import CLEARED, FIRED, active, history, record
+from svcnb.alerts._state import (
+    CLAIMED,
+    CLEARED,
+    FIRED,
+    RELEASED,
+    Ledger,
+    active,
+    history,
+    ledger,
+    record,
+    records,
+)
+from svcnb.store import StoreError
 
 __all__ = [
     "CONDITION_COLUMNS",
@@ -46,6 +63,13 @@ __all__ = [
     "payload",
     "rules_from_config",
 ]
+
+
+# how often a check reads the alert state again after another writer to the audit log went
+# first; each refusal means some record landed, so this bounds only a store under a storm
+CLAIM_ATTEMPTS = 30
+# a claim outlives the longest delivery by this much: the rest of the check (writing "fired")
+CLAIM_MARGIN_SECONDS = 60.0
 
 
 @dataclass
@@ -125,17 +149,77 @@ def check(
     """Evaluate ``rules`` (default: the config file's) on the snapshot as of ``at`` (latest)
     and record what fired and cleared in the store's audit log.
 
-    ``send(payload)`` is called when something fired, before it is recorded; when it raises
-    (DeliveryError), nothing is recorded and the error goes up, so the next check fires again.
+    Each new alert is claimed first, in one compare-and-set commit with what cleared; an alert
+    another check has claimed and not yet announced is left to it (it is in ``standing``), so
+    checks running at once announce each alert once. ``send(payload)`` is then called when
+    something fired; once it returns the alerts are recorded as fired. When it raises
+    (DeliveryError), the claims are given up ("alert not delivered") and the error goes up, so
+    the next check fires them again. StoreError when the state could not be claimed after
+    ``CLAIM_ATTEMPTS`` reads (other writers kept going first).
     """
     rules = rules_from_config() if rules is None else rules
     seen: Evaluation = evaluate(store, rules, at=at)
-    standing_before = active(store)
+    hold = None
+    if send is not None:
+        longest = longest_delivery(rules.attempts, rules.backoff_seconds, rules.timeout_seconds)
+        hold = longest + CLAIM_MARGIN_SECONDS
+    for attempt in range(CLAIM_ATTEMPTS):
+        state = ledger(store)
+        result = _decide(seen, state)
+        claims = records(
+            store,
+            CLAIMED if send is not None else FIRED,
+            result.fired,
+            snapshot_id=seen.snapshot_id,
+            server_time=seen.server_time,
+            claim_seconds=hold,
+        )
+        claims += records(
+            store,
+            CLEARED,
+            result.cleared,
+            snapshot_id=seen.snapshot_id,
+            server_time=seen.server_time,
+        )
+        if not claims or store.append_audit_if(claims, version=state.version):
+            break
+        time.sleep(min(0.01 * 2**attempt, 0.5) * (0.5 + secrets.randbelow(100) / 100))
+    else:
+        raise StoreError(
+            f"could not record the alerts of snapshot {seen.snapshot_id}: other writers to the "
+            f"store's audit log went first {CLAIM_ATTEMPTS} times in a row; run the check again"
+        )
+    if send is not None and len(result.fired):
+        try:
+            result.delivered_attempts = send(payload(result))
+        except BaseException as exc:
+            # not known to have arrived: free the alerts for the next check
+            record(
+                store,
+                RELEASED,
+                result.fired,
+                snapshot_id=seen.snapshot_id,
+                server_time=seen.server_time,
+            )
+            if isinstance(exc, DeliveryError):
+                exc.result = result  # type: ignore[attr-defined]  # what would have been sent
+            raise
+        record(
+            store, FIRED, result.fired, snapshot_id=seen.snapshot_id, server_time=seen.server_time
+        )
+    return result
+
+
+def _decide(seen: Evaluation, state: Ledger) -> CheckResult:
+    """What ``seen`` fires, leaves standing and clears against the alert state ``state``."""
+    standing_before = state.active()
     before = set(standing_before["alert_key"].astype(str))
-    now_keys = set(seen.conditions["key"].astype(str))
-    is_new = ~seen.conditions["key"].astype(str).isin(before)
-    fired = seen.conditions[is_new.to_numpy(dtype=bool)].reset_index(drop=True)
-    standing = seen.conditions[~is_new.to_numpy(dtype=bool)].reset_index(drop=True)
+    busy = state.claimed(datetime.now(UTC))
+    keys = seen.conditions["key"].astype(str)
+    now_keys = set(keys)
+    is_new = (~keys.isin(before | busy)).to_numpy(dtype=bool)
+    fired = seen.conditions[is_new].reset_index(drop=True)
+    standing = seen.conditions[~is_new].reset_index(drop=True)
     # a rule that could not be checked clears nothing: its conditions are unknown, not gone;
     # nor does a condition the rule could not decide (keyed by the condition's key)
     blind = set(seen.unknown)
@@ -151,13 +235,4 @@ def check(
             "message": gone["message"],
         }
     ).reset_index(drop=True)
-    result = CheckResult(seen.snapshot_id, seen.server_time, fired, standing, cleared, seen.unknown)
-    if send is not None and len(fired):
-        try:
-            result.delivered_attempts = send(payload(result))
-        except DeliveryError as exc:
-            exc.result = result  # type: ignore[attr-defined]  # what would have been sent
-            raise
-    record(store, FIRED, fired, snapshot_id=seen.snapshot_id, server_time=seen.server_time)
-    record(store, CLEARED, cleared, snapshot_id=seen.snapshot_id, server_time=seen.server_time)
-    return result
+    return CheckResult(seen.snapshot_id, seen.server_time, fired, standing, cleared, seen.unknown)

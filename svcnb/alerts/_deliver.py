@@ -27,9 +27,11 @@ import httpx
 from svcnb.config import ConfigError
 from svcnb.errors import SvcnbError
 
-__all__ = ["DeliveryError", "deliver", "endpoint_label"]
+__all__ = ["DeliveryError", "deliver", "endpoint_label", "longest_delivery"]
 
 MAX_RETRY_AFTER = 60.0
+# httpx's timeout bounds each of connect, write, read and pool wait on its own
+_TIMEOUT_PHASES = 4
 
 
 class DeliveryError(SvcnbError):
@@ -65,6 +67,13 @@ def check_url(url: str) -> None:
             f"the alert URL ({shown}) must be https://HOST/...; set [alerts] url or "
             "$SVCNB_ALERT_URL to the receiver's HTTPS address"
         )
+
+
+def longest_delivery(attempts: int, backoff_seconds: float, timeout_seconds: float) -> float:
+    """The longest :func:`deliver` with these settings may take, in seconds: every attempt
+    running into each of its timeouts, and every wait between attempts at its longest."""
+    waits = sum(max(backoff_seconds * 2**n, MAX_RETRY_AFTER) for n in range(max(attempts - 1, 0)))
+    return attempts * _TIMEOUT_PHASES * timeout_seconds + waits
 
 
 def deliver(

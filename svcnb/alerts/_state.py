@@ -9,6 +9,17 @@ them. The audit log is append-only, kept in the store wherever it is (a folder o
 storage: a team sharing a store shares what fired) and on file with the rule edits and accepted
 findings, so what was announced and when is audited like everything else.
 
+Delivery is claimed before it is made, so two checks at once announce each alert once: a check
+writes "alert claimed" records (with ``claimed_until``, its own clock plus the longest its
+delivery may take) for the alerts it is about to send, with ``Store.append_audit_if`` — one
+commit at the audit log's next version, refused when anyone wrote since the check read it (then
+it reads again and claims what is still unclaimed). Once sent it writes "alert fired"; when the
+delivery failed, "alert not delivered", which frees the alert for the next check. A claim whose
+check died mid-delivery frees it when ``claimed_until`` has passed. One mechanism serves both
+kinds of store: the compare-and-set is Delta's own commit (an atomic create of the commit file
+on a local disk, a conditional put on object storage), where a lock file beside the store would
+serve a local folder only, and would not be seen by a check on another machine.
+
 The record's ``time`` is the server time of the snapshot checked (the server's clock, as the
 rest of the store); records are read in the order they were written. Each record names the
 account checked (``account``), so in a store of several accounts one account's standing alert
@@ -17,44 +28,126 @@ never silences another's; records written before accounts existed count for ever
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pandas as pd
 
-__all__ = ["FIRED", "CLEARED", "KIND", "STATE_COLUMNS", "active", "history", "record"]
+__all__ = [
+    "CLAIMED",
+    "CLEARED",
+    "FIRED",
+    "KIND",
+    "RELEASED",
+    "STATE_COLUMNS",
+    "Ledger",
+    "active",
+    "history",
+    "ledger",
+    "record",
+    "records",
+]
 
 KIND = "alert"
 FIRED = "alert fired"
 CLEARED = "alert cleared"
+CLAIMED = "alert claimed"
+RELEASED = "alert not delivered"
 STATE_COLUMNS = ["alert_key", "alert_rule", "outcome", "time", "snapshot_id", "message"]
 
 
-def history(store: Any) -> pd.DataFrame:
-    """Every fire and clear of the account in scope, in the order written: ``STATE_COLUMNS``
-    (time UTC)."""
+@dataclass
+class Ledger:
+    """The alert records of the account in scope, read at audit log ``version``."""
+
+    rows: pd.DataFrame  # STATE_COLUMNS and claimed_until, in the order written, every outcome
+    version: int
+
+    def history(self) -> pd.DataFrame:
+        keep = self.rows["outcome"].isin([FIRED, CLEARED]).fillna(False).to_numpy(dtype=bool)
+        return self.rows.loc[keep, STATE_COLUMNS].reset_index(drop=True)
+
+    def _last(self) -> pd.DataFrame:
+        return self.rows.drop_duplicates("alert_key", keep="last")
+
+    def active(self) -> pd.DataFrame:
+        """The alerts standing: those whose latest record is a fire (``STATE_COLUMNS``)."""
+        last = self._last()
+        mine = (last["outcome"] == FIRED).fillna(False).to_numpy(dtype=bool)
+        return last.loc[mine, STATE_COLUMNS].reset_index(drop=True)
+
+    def claimed(self, now: datetime) -> set[str]:
+        """The keys another check is delivering now: latest record a claim not yet run out."""
+        last = self._last()
+        claims = last[(last["outcome"] == CLAIMED).fillna(False).to_numpy(dtype=bool)]
+        until = pd.to_datetime(claims["claimed_until"], utc=True, errors="coerce")
+        live = (until > pd.Timestamp(now)).fillna(False).to_numpy(dtype=bool)
+        return set(claims.loc[live, "alert_key"].astype(str))
+
+
+def ledger(store: Any) -> Ledger:
+    """Every alert record of the account in scope, and the audit log version read."""
     log = store.audit_log()
+    version = int(log.attrs.get("version", -1))
+    columns = [*STATE_COLUMNS, "claimed_until"]
     if log.empty or "kind" not in log:
-        return pd.DataFrame({c: pd.Series(dtype="string") for c in STATE_COLUMNS}).astype(
-            {"time": "datetime64[ns, UTC]"}
-        )
+        empty = pd.DataFrame({c: pd.Series(dtype="string") for c in columns})
+        return Ledger(empty.astype({"time": "datetime64[ns, UTC]"}), version)
     keep = (log["kind"] == KIND).fillna(False).to_numpy(dtype=bool)
     if "account" in log:
         named = log["account"]
         ours = (named.isna() | (named == store.account_in_scope())).fillna(False)
         keep = keep & ours.to_numpy(dtype=bool)
-    mine = log[keep]
-    out = mine.reindex(columns=STATE_COLUMNS).reset_index(drop=True)
-    text = [c for c in STATE_COLUMNS if c != "time"]
-    return out.astype(dict.fromkeys(text, "string"))
+    out = log[keep].reindex(columns=columns).reset_index(drop=True)
+    text = [c for c in columns if c != "time"]
+    return Ledger(out.astype(dict.fromkeys(text, "string")), version)
+
+
+def history(store: Any) -> pd.DataFrame:
+    """Every fire and clear of the account in scope, in the order written: ``STATE_COLUMNS``
+    (time UTC)."""
+    return ledger(store).history()
 
 
 def active(store: Any) -> pd.DataFrame:
     """The alerts standing now (fired and not cleared since): ``STATE_COLUMNS`` of the fire."""
-    log = history(store)
-    last = log.drop_duplicates("alert_key", keep="last")
-    return last[(last["outcome"] == FIRED).fillna(False).to_numpy(dtype=bool)].reset_index(
-        drop=True
-    )
+    return ledger(store).active()
+
+
+def records(
+    store: Any,
+    outcome: str,
+    rows: pd.DataFrame,
+    *,
+    snapshot_id: str,
+    server_time: Any,
+    claim_seconds: float | None = None,
+) -> list[dict[str, Any]]:
+    """One ``outcome`` record per row of ``rows`` (columns key, rule, message); a claim runs
+    out ``claim_seconds`` from now."""
+    account = store.account_in_scope()
+    until = None
+    if claim_seconds is not None:
+        until = (datetime.now(UTC) + timedelta(seconds=claim_seconds)).isoformat()
+    return [
+        {
+            "time": server_time,
+            "kind": KIND,
+            "account": account,
+            "outcome": outcome,
+            "alert_key": str(row.key),
+            "alert_rule": str(row.rule),
+            "snapshot_id": snapshot_id,
+            "message": str(row.message),
+            **({"claimed_until": until} if until is not None else {}),
+            "firewall_id": None,
+            "rule_id": None,
+            "before": None,
+            "after": None,
+        }
+        for row in rows.itertuples(index=False)
+    ]
 
 
 def record(
@@ -66,21 +159,5 @@ def record(
     server_time: Any,
 ) -> None:
     """Append one ``outcome`` record per row of ``rows`` (columns key, rule, message)."""
-    account = store.account_in_scope()
-    for row in rows.itertuples(index=False):
-        store.append_audit(
-            {
-                "time": server_time,
-                "kind": KIND,
-                "account": account,
-                "outcome": outcome,
-                "alert_key": str(row.key),
-                "alert_rule": str(row.rule),
-                "snapshot_id": snapshot_id,
-                "message": str(row.message),
-                "firewall_id": None,
-                "rule_id": None,
-                "before": None,
-                "after": None,
-            }
-        )
+    for one in records(store, outcome, rows, snapshot_id=snapshot_id, server_time=server_time):
+        store.append_audit(one)

@@ -3,8 +3,9 @@ back, and is applied only while the fleet still matches it.
 
 ``build_stop_plan(client_or_vms, status=..., region=..., plan=..., name=..., ids=...,
 include_protected=..., limit=10)`` builds one; ``plan.save(path)`` / ``StopPlan.load(path)``
-keep it for review; ``apply_plan(plan, client, approver=..., store=...)`` re-reads each VM,
-refuses those that changed, stops and waits for the rest and writes the audit log record.
+keep it for review; ``apply_plan(plan, client, approver=..., store=...)`` refuses a plan whose
+content no longer gives its digest, re-reads each VM, refuses those the plan's rules hold back as
+they stand now or that changed, stops and waits for the rest and writes the audit log record.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from svcnb.plans._stop import (
     DEFAULT_LIMIT,
     Filter,
+    PlanChangedError,
     PlanError,
     PlanLimitError,
     StopPlan,
@@ -23,6 +25,7 @@ from svcnb.plans._stop import (
 __all__ = [
     "DEFAULT_LIMIT",
     "Filter",
+    "PlanChangedError",
     "PlanError",
     "PlanLimitError",
     "StopPlan",

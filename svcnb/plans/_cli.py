@@ -2,8 +2,9 @@
 
 With filter options it reads the fleet and prints the plan (nothing is stopped); ``--plan-out``
 saves it as JSON. ``--review FILE`` prints a saved plan and which of its VMs changed since.
-``--apply FILE --approver NAME`` applies a saved plan: VMs that changed since it was built are
-refused, the rest are stopped and waited for, and the outcome goes to the store's audit log.
+``--apply FILE --approver NAME`` applies a saved plan: each VM is decided again under the plan's
+rules as it stands now, and those the rules hold back or that changed since the plan was built
+are refused; the rest are stopped and waited for, and the outcome goes to the store's audit log.
 
 It talks to the server the environment names (``SVC_BASE_URL`` and ``SVC_API_KEY``, or
 ``SVCNB_SANDBOX``); it never starts a sandbox of its own. Exit 0 when every VM the plan stops
@@ -27,6 +28,7 @@ from svcnb.plans._stop import (
     StopRun,
     build_stop_plan,
     changes,
+    held_back,
 )
 from svcnb.store._layout import add_store_option
 
@@ -178,11 +180,15 @@ def _review(plan: StopPlan, client) -> int:
     for row in plan.part(STOP).to_dict("records"):
         try:
             now = frames.vms([client.vms.get(row["vm_id"])]).iloc[0].to_dict()
-            said = changes(row, now)
+            held = held_back(plan, now)
+            said = ([held] if held else []) + changes(row, now)
         except NotFound:
             said = ["the VM no longer exists"]
         moved += bool(said)
         print(f"  {row['name']} ({row['vm_id']}): " + ("; ".join(said) if said else "unchanged"))
     if moved:
-        print(f"{moved} VM(s) changed since the plan was built; applying would refuse them")
+        print(
+            f"{moved} VM(s) held back by the plan's rules or changed since it was built; "
+            "applying would refuse them"
+        )
     return 0

@@ -2,9 +2,11 @@
 
 A plan is data, not an action: built from the VM frame and a filter, it names every VM the filter
 matched with a decision (``stop``, ``protected``, ``not stoppable``) and the reason. Applying it
-re-reads each VM to stop and refuses any whose guarded fields moved since the plan was built; the
-rest are stopped and waited for with the client's own stop machinery, and the plan, the approver
-and each VM's outcome go to the store's audit log.
+refuses a plan whose content no longer gives its digest (``plan_id``), re-reads each VM to stop and
+decides it again under the plan's rules (a saved file is data anyone can edit: its decisions are
+never trusted), and refuses any the rules hold back now or whose guarded fields moved since the
+plan was built; the rest are stopped and waited for with the client's own stop machinery, and the
+plan, the approver and each VM's outcome go to the store's audit log.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 import pandas as pd
 
 from svcnb import frames, vocab
+from svcnb.config import service_url
 from svcnb.errors import Conflict, NotFound, SvcnbError, WaitTimeout
 
 DEFAULT_LIMIT = 10
@@ -52,6 +55,18 @@ class PlanError(SvcnbError, ValueError):
 
 class PlanLimitError(PlanError):
     """A plan would stop more VMs than the limit of one action allows."""
+
+
+class PlanChangedError(PlanError):
+    """A plan's content no longer gives the digest it was reviewed under (edited by hand, or
+    changed in memory since it was built): it is refused whole, nothing is sent."""
+
+
+def _rebuild_hint() -> str:
+    return (
+        "build the plan again and review it (svcnb stop FILTERS --plan-out FILE, then "
+        "--review FILE), then apply that one"
+    )
 
 
 def _text(value: Any) -> str | None:
@@ -153,10 +168,23 @@ class StopPlan:
     server: str | None = None
     built_at: pd.Timestamp | None = None
     plan_id: str = field(default="")
+    # the file the plan was read from, for messages; not part of what was reviewed
+    source: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if not self.plan_id:
             self.plan_id = _digest(self._body())
+
+    def check_digest(self) -> None:
+        """PlanChangedError unless the plan's content still gives its ``plan_id``: the digest
+        is of what the reviewer saw, so a plan changed since is not the reviewed plan."""
+        if _digest(self._body()) != self.plan_id:
+            where = self.source or "the plan in memory"
+            raise PlanChangedError(
+                f"{where} (plan {self.plan_id}) was changed after it was built: its content no "
+                f"longer gives the plan id it was reviewed under, so nothing is applied; "
+                f"{_rebuild_hint()}"
+            )
 
     # --- views ----------------------------------------------------------------------------
 
@@ -237,6 +265,13 @@ class StopPlan:
         try:
             f = data["filter"]
             entries = pd.DataFrame(list(data["vms"]), columns=ENTRY_COLUMNS)
+            twice = entries["vm_id"][entries["vm_id"].duplicated()].astype(str).unique()
+            if len(twice):
+                # the plan keys its entries by VM: a second entry would be a second decision
+                raise PlanError(
+                    f"{source} names VM {', '.join(twice)} twice; a stop plan has one entry per "
+                    f"VM: {_rebuild_hint()}"
+                )
             plan = cls(
                 entries=_typed(entries),
                 filter=Filter(
@@ -250,6 +285,8 @@ class StopPlan:
                 include_protected=tuple(str(v) for v in data.get("include_protected") or ()),
                 server=data.get("server"),
                 built_at=None if not data.get("built_at") else pd.Timestamp(data["built_at"]),
+                plan_id=str(data.get("plan_id") or "?"),
+                source=source,
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             if isinstance(exc, PlanError):
@@ -258,12 +295,7 @@ class StopPlan:
                 f"{source} is not a readable stop plan ({type(exc).__name__}: {exc}); build it "
                 "again with svcnb stop --plan-out"
             ) from None
-        if plan.plan_id != data.get("plan_id"):
-            raise PlanError(
-                f"{source} was changed after it was built (its content no longer gives plan id "
-                f"{data.get('plan_id')!r}); a reviewed plan must be applied as built: build a "
-                "new one with svcnb stop --plan-out"
-            )
+        plan.check_digest()
         return plan
 
     @classmethod
@@ -291,6 +323,37 @@ def _typed(entries: pd.DataFrame) -> pd.DataFrame:
 def _digest(body: Mapping[str, Any]) -> str:
     text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def decide(
+    chosen: Filter, allowed: Iterable[str], record: Mapping[str, Any], cls: str
+) -> tuple[str, str] | None:
+    """The decision on one VM (a vms frame row, status class ``cls``) under a plan's rules and
+    why; None when the filter does not match it. Building and applying a plan both ask this:
+    what a plan file says was decided is never taken on trust."""
+    why = chosen.why(record, cls)
+    if why is None:
+        return None
+    vm_id = str(record["id"])
+    protected = _flag(record["is_protected"])
+    word = _text(record["status"])
+    if cls != "running":
+        if cls == vocab.UNKNOWN:
+            return NOT_STOPPABLE, (
+                f"status {word!r} is not in svcnb's vocabulary, so it is not known to be "
+                "running; map the word (svcnb.vocab.extend) if it means running"
+            )
+        return NOT_STOPPABLE, f"status {word!r} (class {cls}): only running VMs can be stopped"
+    if protected is not False and vm_id not in set(allowed):
+        state = "is protected" if protected else "has a protection flag that could not be read"
+        return PROTECTED, (
+            f"{'; '.join(why)}; but it {state}: include it explicitly to stop it "
+            f"(include_protected=[{vm_id!r}], svcnb stop --include-protected {vm_id})"
+        )
+    reason = "; ".join(why)
+    if protected is not False:
+        reason += "; protected, included explicitly"
+    return STOP, reason
 
 
 def build_stop_plan(
@@ -338,33 +401,11 @@ def build_stop_plan(
     classes = vocab.current().classify_many("vm_status", list(vms["status"])) if len(vms) else []
     rows: list[dict[str, Any]] = []
     for record, cls in zip(vms.to_dict("records"), classes, strict=True):
-        why = chosen.why(record, cls)
-        if why is None:
+        decided = decide(chosen, allowed, record, cls)
+        if decided is None:
             continue
+        decision, reason = decided
         vm_id = str(record["id"])
-        protected = _flag(record["is_protected"])
-        word = _text(record["status"])
-        if cls != "running":
-            if cls == vocab.UNKNOWN:
-                reason = (
-                    f"status {word!r} is not in svcnb's vocabulary, so it is not known to be "
-                    "running; map the word (svcnb.vocab.extend) if it means running"
-                )
-            else:
-                reason = f"status {word!r} (class {cls}): only running VMs can be stopped"
-            decision = NOT_STOPPABLE
-        elif protected is not False and vm_id not in allowed:
-            decision = PROTECTED
-            state = "is protected" if protected else "has a protection flag that could not be read"
-            reason = (
-                f"{'; '.join(why)}; but it {state}: include it explicitly to stop it "
-                f"(include_protected=[{vm_id!r}], svcnb stop --include-protected {vm_id})"
-            )
-        else:
-            decision = STOP
-            reason = "; ".join(why)
-            if protected is not False:
-                reason += "; protected, included explicitly"
         rows.append(
             {
                 "vm_id": vm_id,
@@ -399,6 +440,19 @@ def build_stop_plan(
     )
 
 
+def held_back(plan: StopPlan, now: Mapping[str, Any]) -> str | None:
+    """Why ``plan``'s rules do not stop the VM as read ``now`` (a vms frame row), in words;
+    None when they do."""
+    decided = decide(plan.filter, plan.include_protected, now, vocab.vm_class(now.get("status")))
+    if decided is None:
+        terms = ", ".join(f"{k}={v}" for k, v in plan.filter.terms().items())
+        return f"held back by the plan's rules: it does not match the plan's filter ({terms})"
+    decision, reason = decided
+    if decision == STOP:
+        return None
+    return f"held back by the plan's rules ({decision}): {reason}"
+
+
 def changes(planned: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
     """The guarded fields that differ between a plan entry and the VM read now, in words."""
     said = []
@@ -428,6 +482,7 @@ class StopRun:
         store: Any,
         limit: int = DEFAULT_LIMIT,
     ) -> None:
+        plan.check_digest()
         who = "" if approver is None else str(approver).strip()
         if not who:
             raise PlanError(
@@ -435,7 +490,7 @@ class StopRun:
                 "(approver='sam', svcnb stop --apply FILE --approver sam)"
             )
         here = str(client.base_url).rstrip("/")
-        if plan.server is not None and plan.server != here:
+        if plan.server is not None and service_url(plan.server) != service_url(here):
             raise PlanError(
                 f"plan {plan.plan_id} was built on {plan.server}, not on {here}: apply it on the "
                 "server it was built for, or build a new plan here"
@@ -465,9 +520,15 @@ class StopRun:
         for key, value in values.items():
             self.outcomes.loc[rows, key] = value
 
+    def rules_say(self, now: Mapping[str, Any]) -> str | None:
+        """Why the plan's rules (its filter, ``include_protected``, protection, status class)
+        hold back the VM as read now (a vms frame row); None when they stop it."""
+        return held_back(self.plan, now)
+
     def queue(self) -> list[str]:
-        """Re-read each VM to stop; refuse those whose guarded fields changed since the plan,
-        send a stop for the rest. Returns the VM ids whose stop was queued."""
+        """Re-read each VM to stop; refuse those the plan's rules hold back as the VM stands
+        now (whatever the plan says was decided) and those whose guarded fields changed since
+        the plan, send a stop for the rest. Returns the VM ids whose stop was queued."""
         sent: list[str] = []
         planned = self.plan.entries.set_index("vm_id", drop=False)
         for vm_id in self.plan.to_stop:
@@ -480,8 +541,12 @@ class StopRun:
                 self.errors[vm_id] = exc
                 self._set(vm_id, outcome=FAILED, reason=f"could not re-read it: {exc}")
                 continue
-            moved = changes(planned.loc[vm_id].to_dict(), now)
             self._set(vm_id, status=_text(now.get("status")))
+            held = self.rules_say(now)
+            if held:
+                self._set(vm_id, outcome=REFUSED, reason=held)
+                continue
+            moved = changes(planned.loc[vm_id].to_dict(), now)
             if moved:
                 self._set(
                     vm_id,
@@ -579,14 +644,16 @@ def apply_plan(
     limit: int = DEFAULT_LIMIT,
     timeout: float = 120.0,
 ) -> pd.DataFrame:
-    """Apply ``plan``: refuse VMs changed since it was built, stop the rest, wait for each to
-    be stopped (stragglers after ``timeout`` seconds), and write plan, approver and outcomes to
-    ``store``'s audit log.
+    """Apply ``plan``: refuse VMs its rules hold back as they stand now (whatever the plan says
+    was decided) or changed since it was built, stop the rest, wait for each to be stopped
+    (stragglers after ``timeout`` seconds), and write plan, approver and outcomes to ``store``'s
+    audit log.
 
     Returns one row per plan entry: vm_id, name, decision, outcome (``stopped``, ``straggler``,
     ``refused``, ``failed``, ``skipped``), reason, action_id, status (the last word read).
     PlanError (nothing sent) without an approver, on another server than the plan's, or when the
-    plan stops more than ``limit`` VMs.
+    plan stops more than ``limit`` VMs; PlanChangedError (nothing sent) when the plan's content
+    no longer gives its digest.
     """
     run = StopRun(plan, client, approver=approver, store=store, limit=limit)
     try:

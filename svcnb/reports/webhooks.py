@@ -43,7 +43,7 @@ from matplotlib.axes import Axes
 from svcnb.reports._classes import UNKNOWN, billing_classes, vm_classes
 from svcnb.reports._replay import StoreLike, report, snapshot_at
 from svcnb.reports._timeaxis import legend_outside
-from svcnb.store import MissingResourceError
+from svcnb.store import MissingResourceError, StoreError
 
 __all__ = [
     "AT_LEAST",
@@ -687,6 +687,34 @@ def _subscribed(store: StoreLike, when: Any) -> set[str] | None:
     return {name for value in active["events"] for name in _names(value)}
 
 
+def _vm_ids(store: StoreLike) -> set[str]:
+    """Every VM id the account's snapshots ever held."""
+    return set(store.history("vms", ["name"])["id"].dropna().astype(str))
+
+
+def _owners(store: StoreLike) -> tuple[set[str], set[str]] | None:
+    """In a store of several accounts, the VM ids the account in scope ever held and those only
+    other accounts held; None in a store of one account (every event is its own).
+
+    The event log is the store's, one for all its accounts (the receiver cannot tell whose
+    subscription an event came through), so an event is tied to an account by its VM."""
+    names = store.accounts()
+    if len(names) < 2:
+        return None
+    mine = getattr(store, "account", None)
+    if mine is None:
+        raise StoreError(
+            f"the store holds accounts {', '.join(names)} and one event log for all of them; "
+            "reconcile one account at a time: webhooks.reconcile(store.for_account('NAME'))"
+        )
+    ours = _vm_ids(store)
+    theirs: set[str] = set()
+    for name in names:
+        if name != mine:
+            theirs |= _vm_ids(store.for_account(name))
+    return ours, theirs - ours
+
+
 def reconcile(store: StoreLike, since: Any = None, at: Any = None) -> pd.DataFrame:
     """The webhook event log against what changed between two snapshots.
 
@@ -714,7 +742,16 @@ def reconcile(store: StoreLike, since: Any = None, at: Any = None) -> pd.DataFra
     not compared, e.g. billing.*), ``unknown_status`` (VMs left out because a status word is
     unknown), ``subscribed`` (the event types expected, or None when the snapshots could not
     read the subscriptions: then every type is expected).
+
+    Accounts: the event log is one for the whole store. In a store of several accounts pass
+    ``store.for_account(name)`` (the store unbound raises StoreError): an event counts for that
+    account only when its VM is one the account's snapshots ever held. ``attrs["other_accounts"]``
+    counts the events left out as another account's (their VM is one only another account held),
+    ``attrs["unattributed"]`` those no account can be tied to (no VM, or a VM no account's
+    snapshot holds): they are nobody's finding, so they are counted, never listed. In a store of
+    one account both are 0 and every event is the account's.
     """
+    owners = _owners(store)
     snaps = store.snapshots()
     to_snap = snapshot_at(store, at, snaps)
     if since is None:
@@ -738,6 +775,18 @@ def reconcile(store: StoreLike, since: Any = None, at: Any = None) -> pd.DataFra
         expected = [e for e in expected if set(e["kinds"]) & subscribed]
 
     log = store.events()
+    other_accounts = unattributed = 0
+    if owners is not None:
+        ours, theirs = owners
+        vm_of = log["data"].map(_event_vm).astype("string")
+        mine = vm_of.isin(ours).fillna(False).to_numpy(dtype=bool)
+        other = vm_of.isin(theirs).fillna(False).to_numpy(dtype=bool)
+        at_hand = log["created_at"]
+        looked_at = (((at_hand > t0) & (at_hand <= t1)) | at_hand.isna()).fillna(False)
+        looked_at = looked_at.to_numpy(dtype=bool)
+        other_accounts = int((looked_at & other).sum())
+        unattributed = int((looked_at & ~mine & ~other).sum())
+        log = log[mine]
     created = log["created_at"]
     window = log[((created > t0) & (created <= t1)).fillna(False).to_numpy(dtype=bool)]
     timeless = log[created.isna().to_numpy(dtype=bool)]
@@ -777,7 +826,9 @@ def reconcile(store: StoreLike, since: Any = None, at: Any = None) -> pd.DataFra
     names: dict[str, Any] = {}
     for frame in (old_vms, new_vms):
         names.update(zip(frame["id"].astype(str), frame["name"], strict=True))
-    out["name"] = out["name"].fillna(out["vm_id"].map(names))
+    # object first: with only unseen changes the column is all NaN (float), and pandas warns
+    # on filling a float column with text
+    out["name"] = out["name"].astype(object).fillna(out["vm_id"].map(names))
     out["from_snapshot"], out["to_snapshot"] = from_snap["snapshot_id"], to_snap["snapshot_id"]
     out["from_time"], out["to_time"] = t0, t1
     out["event_created_at"] = pd.to_datetime(out["event_created_at"], utc=True)
@@ -793,5 +844,7 @@ def reconcile(store: StoreLike, since: Any = None, at: Any = None) -> pd.DataFra
         not_compared={str(k): int(v) for k, v in others["type"].value_counts().items()},
         unknown_status=unknown,
         subscribed=None if subscribed is None else sorted(subscribed),
+        other_accounts=other_accounts,
+        unattributed=unattributed,
     )
     return out

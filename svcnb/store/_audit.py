@@ -10,6 +10,12 @@ Records are read back in commit order (the version that added each file), which 
 they were written. Columns, for engines that read the table without svcnb: time (UTC), kind,
 account, firewall_id, rule_id, outcome, record_id and record (the whole record as JSON).
 
+A caller that decides what to write from what it read (``svcnb check``: an alert is claimed only
+when no one else claimed it) appends with :meth:`AuditLog.append_if`: all its records in one
+commit, at the version right after the one it read, or nothing. That is a compare-and-set any
+store gives: Delta writes a commit file only if no file of that version exists (an atomic
+create on a local disk; a conditional put on object storage, the same the catalog relies on).
+
 Nothing secret is kept: keys that name secrets are dropped and any token-like ``svc_...`` text
 is masked to its last four characters (:func:`scrub`), before anything is written, in text and
 bytes alike, in keys and values at any depth.
@@ -36,7 +42,7 @@ from urllib.parse import unquote
 import pandas as pd
 import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable
-from deltalake.exceptions import DeltaError, TableNotFoundError
+from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 from deltalake.transaction import AddAction
 
 from svcnb.client._redact import redact
@@ -133,28 +139,7 @@ class AuditLog:
     def append(self, record: Mapping[str, Any]) -> dict[str, Any]:
         """Write one record (scrubbed) and return it as written; ValueError when it lacks
         firewall_id, rule_id or outcome, StoreError when the store cannot be written."""
-        clean = _clean(record)
-        text = json.dumps(clean, default=_jsonable, ensure_ascii=False, sort_keys=True)
-        rid = secrets.token_hex(8)
-        row = {
-            "time": [pd.Timestamp(clean["time"])],
-            "kind": [_text(clean.get("kind"))],
-            "account": [_text(clean.get("account"))],
-            "firewall_id": [_text(clean.get("firewall_id"))],
-            "rule_id": [_text(clean.get("rule_id"))],
-            "outcome": [_text(clean.get("outcome"))],
-            "record_id": [rid],
-            "record": [text],
-        }
-        name = f"{int(time.time() * 1000):013d}-{rid}-audit.parquet"
-        path = self.loc.file(AUDIT_TABLE, name)
-        try:
-            self._create()
-            size = self.loc.write_parquet(path, pa.table(row, schema=SCHEMA), compression="zstd")
-        except (DeltaError, OSError) as exc:
-            raise StoreError(f"the audit log {self.url} cannot be written: {exc}") from None
-        add = AddAction(name, size, {}, _now_ms(), True, json.dumps({"numRecords": 1}))
-        props = CommitProperties(custom_metadata={_META: rid})
+        clean, path, add, props = self._stage([record])
         error: Exception | None = None
         for _ in range(_ATTEMPTS):
             try:
@@ -174,6 +159,75 @@ class AuditLog:
                 f"the audit log {self.url} could not be committed after {_ATTEMPTS} attempts "
                 f"({error}); nothing was recorded, try again"
             )
+        self._sync(table)
+        return clean[0]
+
+    def append_if(
+        self, records: list[Mapping[str, Any]], version: int
+    ) -> list[dict[str, Any]] | None:
+        """Write ``records`` (scrubbed) in one commit if the log is still at ``version`` (as
+        :meth:`read` reported it in ``attrs["version"]``); returns them as written, or None,
+        writing nothing, when anyone appended since. StoreError when the store cannot be
+        written."""
+        if not records:
+            raise ValueError("append_if needs at least one record")
+        # no retry: a commit at the next version is the compare-and-set; another writer's commit
+        # there makes Delta refuse this one instead of committing it on top
+        clean, path, add, props = self._stage(records, retries=0)
+        # a log not created yet when it was read is at version 0 once created, with no record
+        expected = max(version, 0)
+        try:
+            table = self._writer()
+            if table.version() != expected:
+                self.loc.delete(path)
+                return None
+            table.create_write_transaction(
+                [add], mode="append", schema=SCHEMA, commit_properties=props
+            )
+        except CommitFailedError:
+            self.loc.delete(path)
+            self._write_table = None
+            return None
+        except (DeltaError, OSError) as exc:
+            self.loc.delete(path)
+            self._write_table = None
+            raise StoreError(f"the audit log {self.url} cannot be written: {exc}") from None
+        self._sync(table)
+        return clean
+
+    def _stage(
+        self, records: list[Mapping[str, Any]], retries: int | None = None
+    ) -> tuple[list[dict[str, Any]], str, AddAction, CommitProperties]:
+        """Scrub ``records``, write them as one data file under a name no one else uses, and
+        return them with the file's path, its add action and the commit's properties."""
+        clean = [_clean(record) for record in records]
+        rid = secrets.token_hex(8)
+        ids = [rid if i == 0 else f"{rid}-{i}" for i in range(len(clean))]
+        rows = {
+            "time": [pd.Timestamp(c["time"]) for c in clean],
+            "kind": [_text(c.get("kind")) for c in clean],
+            "account": [_text(c.get("account")) for c in clean],
+            "firewall_id": [_text(c.get("firewall_id")) for c in clean],
+            "rule_id": [_text(c.get("rule_id")) for c in clean],
+            "outcome": [_text(c.get("outcome")) for c in clean],
+            "record_id": ids,
+            "record": [
+                json.dumps(c, default=_jsonable, ensure_ascii=False, sort_keys=True) for c in clean
+            ],
+        }
+        name = f"{int(time.time() * 1000):013d}-{rid}-audit.parquet"
+        path = self.loc.file(AUDIT_TABLE, name)
+        try:
+            self._create()
+            size = self.loc.write_parquet(path, pa.table(rows, schema=SCHEMA), compression="zstd")
+        except (DeltaError, OSError) as exc:
+            raise StoreError(f"the audit log {self.url} cannot be written: {exc}") from None
+        stats = json.dumps({"numRecords": len(clean)})
+        add = AddAction(name, size, {}, _now_ms(), True, stats)
+        props = CommitProperties(custom_metadata={_META: rid}, max_commit_retries=retries)
+        return clean, path, add, props
+
+    def _sync(self, table: DeltaTable) -> None:
         if self.loc.local:
             # on disk before append returns, as the JSON-lines log was (the data file already is)
             # (the commit is one of those after the version it was built on)
@@ -183,7 +237,6 @@ class AuditLog:
             for version in range(start, table.version() + 1):
                 _fsync(log / f"{version:020d}.json")
             fsync_dir(log)
-        return clean
 
     def _writer(self) -> DeltaTable:
         # the table at its latest version; kept between appends so each reads only the commits
@@ -212,10 +265,12 @@ class AuditLog:
 
     def read(self) -> pd.DataFrame:
         """time (UTC), firewall_id, rule_id, before, after (dicts), outcome, then any extra
-        fields; in the order written."""
+        fields; in the order written. ``attrs["version"]``: the table's version read (-1: no
+        table yet), for :meth:`append_if`."""
         rows = _legacy(Path(self.loc.root)) if self.loc.local else []
         torn = 0
-        for text in self._records():
+        records = self._records()
+        for text in records:
             try:
                 rows.append(json.loads(text))
             except ValueError:
@@ -224,7 +279,9 @@ class AuditLog:
             warnings.warn(
                 f"{self.url}: skipped {torn} unreadable record(s)", SnapshotWarning, stacklevel=3
             )
-        return _frame(rows)
+        frame = _frame(rows)
+        frame.attrs["version"] = self._version if self._table is not None else -1
+        return frame
 
     def _records(self) -> list[str]:
         """The table's records (JSON text) in commit order."""

@@ -39,7 +39,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from svcnb.config import DEFAULT_ACCOUNT
+from svcnb.config import DEFAULT_ACCOUNT, service_url
 from svcnb.frames import KEYS, SCHEMAS
 
 from ._audit import scrub
@@ -398,7 +398,7 @@ def check_origin(
     (unless ``allow_older``)."""
     for key, value, what in (("server", server, "server"), ("account", account, "account")):
         held = _identity(entries, key)
-        if value and held and value != held:
+        if value and held and _same(key, value) != _same(key, held):
             name = account_of(entries[0])
             raise StoreError(
                 f"the store {loc.url} holds the history of {what} {held!r} under account "
@@ -414,6 +414,11 @@ def check_origin(
                 f"({entries[-1]['snapshot_id']} at {latest}): the server's clock went back or "
                 "this is another server. Pass allow_older=True to store it anyway"
             )
+
+
+def _same(key: str, value: str) -> str:
+    # entries written before servers were recorded as service_url keep the URL as it was given
+    return service_url(value) if key == "server" else value
 
 
 def choose_partition(loc: Location, entries: list[dict[str, Any]], name: str | None) -> str | None:
@@ -452,14 +457,21 @@ def check_not_elsewhere(
     name: one account stored twice would be counted twice in every total over accounts."""
     if not (server and account):
         return
+    mine = partition or DEFAULT_ACCOUNT
     for entry in entries:
         other = account_of(entry)
-        if other != (partition or DEFAULT_ACCOUNT) and (
-            entry.get("server") == server and entry.get("account") == account
+        if (
+            other != mine
+            and entry.get("server")
+            and service_url(entry["server"]) == service_url(server)
+            and entry.get("account") == account
         ):
             raise StoreError(
-                f"the store {loc.url} already holds this account (server {server!r}, wallet "
-                f"{account!r}) as account {other!r}; snapshot it under that name"
+                f"the store {loc.url} already holds this account as {other!r}: account names "
+                f"{other!r} and {mine!r} are one account, the same service "
+                f"({service_url(server)}; base URLs are compared without case, default port, "
+                f"trailing slash or API prefix) and the same wallet {account!r}. Snapshot it "
+                f"as {other!r} and remove [accounts.{mine}] from the config"
             )
 
 

@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 
 from svcnb.client import Client  # the type of take()'s argument: the one use DESIGN allows
 from svcnb.client._config import RefusedBaseUrl, screened_url
+from svcnb.config import service_url
 from svcnb.errors import IncompleteWarning
 from svcnb.frames import KEYS, SCHEMAS, ResourceName, vm_records
 
@@ -280,14 +281,16 @@ class Store:
         (``{column: count}``) is kept in the snapshot's metadata. Only rows new or changed
         since the latest snapshot with the resource are written.
 
-        ``server`` (the API's base URL) and ``wallet`` (the wallet id; by default that of
-        ``frames["wallet"]``) are recorded; the first snapshot of account ``account`` (the
-        name; default: the bound one, else the store's only one) binds that name to them, and a
-        snapshot of it from another server or wallet raises StoreError naming both, as does a
-        server and wallet the store holds under another name. So does one whose server time is
-        earlier than the account's latest snapshot's, unless ``allow_older=True``. A ``server``
-        that may hold a secret (credentials, a query, a token) raises StoreError: the catalog
-        keeps it with every snapshot, for anyone who reads the store.
+        ``server`` (the API's base URL, recorded as ``svcnb.config.service_url`` spells it, so
+        one service is one server however its URL is written) and ``wallet`` (the wallet id; by
+        default that of ``frames["wallet"]``) are recorded; the first snapshot of account
+        ``account`` (the name; default: the bound one, else the store's only one) binds that
+        name to them, and a snapshot of it from another server or wallet raises StoreError
+        naming both, as does a server and wallet the store holds under another name (naming
+        both names). So does one whose server time is earlier than the account's latest
+        snapshot's, unless ``allow_older=True``. A ``server`` that may hold a secret
+        (credentials, a query, a token) raises StoreError: the catalog keeps it with every
+        snapshot, for anyone who reads the store.
         """
         server = screened_url(server, "server=")
         if isinstance(server, RefusedBaseUrl):
@@ -318,7 +321,7 @@ class Store:
             server_time,
             local,
             self._known,
-            server=server.rstrip("/") if server else None,
+            server=service_url(server) if server else None,
             account=wallet or _account(frames),
             allow_older=allow_older,
             name=name,
@@ -352,6 +355,13 @@ class Store:
         outcome (extra keys are kept). Secret-named keys are dropped, tokens masked. The log is
         the store's Delta table ``_audit``, on every store (a folder or a URL such as s3://)."""
         self._audit.append(record)
+
+    def append_audit_if(self, records: Sequence[Mapping[str, Any]], *, version: int) -> bool:
+        """Append ``records`` to the audit log in one commit only if nobody appended since the
+        log was read at ``version`` (``audit_log().attrs["version"]``): a compare-and-set, on a
+        local store and on object storage alike. False, nothing written, when someone did: read
+        the log again and decide again. Records are scrubbed as by ``append_audit``."""
+        return self._audit.append_if(list(records), version) is not None
 
     def accept_finding(
         self,
@@ -612,7 +622,8 @@ class Store:
 
     def audit_log(self) -> pd.DataFrame:
         """The audit log: time, firewall_id, rule_id, before, after, outcome, then any extra
-        fields (kind, account, ...); records in the order written (``svcnb.store._audit``)."""
+        fields (kind, account, ...); records in the order written (``svcnb.store._audit``).
+        ``attrs["version"]`` is the version read, for ``append_audit_if``."""
         return self._audit.read()
 
     def acceptances(self) -> pd.DataFrame:

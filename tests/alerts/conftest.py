@@ -2,6 +2,9 @@ from __future__ import annotations
 
 import pytest
 
+# the loopback S3 server of the store tests, for the alert state on object storage
+from store.conftest import s3_server, s3_url  # noqa: F401
+
 
 @pytest.fixture
 def receiver(tls):

@@ -151,3 +151,81 @@ def test_the_sandbox_events_reconcile_and_a_dropped_one_is_found(dialect, make_s
     assert out[["finding", "event_type", "vm_id"]].values.tolist() == [
         ["missing_event", "vm.stopped", running[0]]
     ]
+
+
+def _two_accounts(tmp_path) -> Store:
+    """One store, accounts 'a' and 'b', each on its own server; the event log is the store's,
+    shared by both. a: vm-a1 stops between T0 and T1, vm-a2 runs on. b: vm-b1 stops, vm-b2 is
+    gone at T1."""
+    store = Store(tmp_path / "s")
+    fleets = {
+        "a": (
+            [_vm("a1", "running"), _vm("a2", "running")],
+            [_vm("a1", "stopped"), _vm("a2", "running")],
+        ),
+        "b": ([_vm("b1", "running"), _vm("b2", "running")], [_vm("b1", "stopped")]),
+    }
+    for name, (before, after) in fleets.items():
+        for when, vms in ((T0, before), (T1, after)):
+            store.write(
+                {
+                    "vms": frames.vms(vms),
+                    "webhooks": frames.webhooks([HOOK]),
+                    "deliveries": frames.deliveries([]),
+                },
+                server_time=when,
+                partial=True,
+                server=f"https://{name}.example.test",
+                account=name,
+            )
+    return store
+
+
+def _vm(suffix: str, status: str) -> dict:
+    return {**vm(0, status), "id": f"vm-{suffix}", "name": f"web-{suffix}"}
+
+
+def test_reconciling_one_account_never_lists_another_accounts_vms(tmp_path):
+    store = _two_accounts(tmp_path)
+    event(store, "e1", "vm.stopped", "vm-a1", "2026-11-01T06:00:00Z")  # a's, matches
+    event(store, "e2", "vm.stopped", "vm-b1", "2026-11-01T06:00:00Z")  # b's, matches
+    event(store, "e3", "vm.started", "vm-b1", "2026-11-01T07:00:00Z")  # b's, unseen by b
+    event(store, "e4", "vm.stopped", "vm-b2", "2026-11-01T08:00:00Z")  # b's (gone at T1)
+    event(store, "e5", "vm.stopped", "vm-a2", "2026-11-01T09:00:00Z")  # a's, unseen by a
+    a = webhooks.reconcile(store.for_account("a"))
+    assert a[["finding", "event_type", "vm_id"]].values.tolist() == [
+        ["unseen_change", "vm.stopped", "vm-a2"]
+    ]
+    assert a.attrs["matched"] == 1 and a.attrs["other_accounts"] == 3
+    b = webhooks.reconcile(store.for_account("b"))
+    assert b[["finding", "event_type", "vm_id"]].values.tolist() == [
+        ["unseen_change", "vm.started", "vm-b1"],
+        ["unseen_change", "vm.stopped", "vm-b2"],
+    ]
+    assert b.attrs["matched"] == 1 and b.attrs["other_accounts"] == 2
+
+
+def test_events_no_account_can_be_tied_to_are_counted_not_listed_in_a_store_of_several(tmp_path):
+    store = _two_accounts(tmp_path)
+    event(store, "e1", "vm.stopped", None, "2026-11-01T06:00:00Z")  # names no VM
+    event(store, "e2", "vm.stopped", "vm-zz", "2026-11-01T06:00:00Z")  # no account's VM
+    for name in ("a", "b"):
+        out = webhooks.reconcile(store.for_account(name))
+        assert "vm-zz" not in set(out["vm_id"].dropna())
+        assert "event without a VM" not in set(out["after"].dropna())
+        assert out.attrs["unattributed"] == 2
+
+
+def test_reconcile_on_a_store_of_several_accounts_needs_one_named(tmp_path):
+    from svcnb.store import StoreError
+
+    store = _two_accounts(tmp_path)
+    with pytest.raises(StoreError, match=r"holds accounts a, b.*for_account"):
+        webhooks.reconcile(store)
+
+
+def test_a_store_of_one_account_counts_no_event_as_anothers(store):
+    event(store, "e1", "vm.stopped", "vm-zz", "2026-11-01T06:00:00Z")  # no snapshot's VM
+    out = webhooks.reconcile(store)
+    assert "vm-zz" in set(out["vm_id"].dropna())  # one account: every event is its own
+    assert out.attrs["other_accounts"] == 0 and out.attrs["unattributed"] == 0

@@ -136,3 +136,24 @@ def test_panel_needs_an_approver_name(fleet, admin, tmp_path):
     assert panel.confirm_button.disabled
     assert panel.confirm_stop() == []
     assert "needs an approver" in panel.status.value
+
+
+def test_cli_apply_of_a_hand_edited_plan_leaves_the_protected_vm_running(
+    configured, fleet, tmp_path, capsys, once_stops_queued
+):
+    from test_stop_plans import _forge
+
+    out = tmp_path / "plan.json"
+    assert main(["stop", "--region", "us-east-1", "--plan-out", str(out)]) == 0
+    _forge(out)
+    capsys.readouterr()
+    with once_stops_queued(2, lambda control: control.advance(60)):
+        code = main(["stop", "--apply", str(out), "--approver", "sam", "--timeout", "30"])
+    assert code == 1  # not everything the file said to stop was stopped
+    printed = capsys.readouterr().out
+    assert fleet.control.vm(WEB_NYC)["status"] == "running"
+    assert fleet.control.vm(MAIL)["status"] == fleet.control.vm(LB)["status"] == "stopped"
+    line = next(x for x in printed.splitlines() if WEB_NYC in x and "refused" in x)
+    assert "is protected" in line
+    entry = configured.audit_log().iloc[0]
+    assert {v["vm_id"]: v["outcome"] for v in entry["vms"]}[WEB_NYC] == "refused"

@@ -220,3 +220,83 @@ def test_apply_refuses_without_approver_on_another_server_or_after_an_edit(admin
     with pytest.raises(PlanError, match="changed after it was built"):
         StopPlan.load(path)
     assert store.audit_log().empty
+
+
+def _forge(path) -> dict:
+    """What a hand-editor who knows the file format does: let the protected VM through and
+    write the digest that matches the edited content (it is a plain sha256 of the body)."""
+    import hashlib
+
+    data = json.loads(path.read_text())
+    for row in data["vms"]:
+        if row["vm_id"] == IDS["web-nyc-001"]:
+            row["decision"], row["reason"] = "stop", "region us-east-1"
+    body = {k: v for k, v in data.items() if k != "plan_id"}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
+    data["plan_id"] = hashlib.sha256(text.encode()).hexdigest()[:16]
+    path.write_text(json.dumps(data))
+    return data
+
+
+def test_a_plan_edited_to_stop_a_protected_vm_stops_it_not(
+    admin, fleet, store, tmp_path, once_stops_queued
+):
+    plan = build_stop_plan(admin, region="us-east-1")
+    path = plan.save(tmp_path / "plan.json")
+    _forge(path)
+    forged = StopPlan.load(path)  # its digest matches its (edited) content
+    assert IDS["web-nyc-001"] in forged.to_stop and forged.include_protected == ()
+    before = {a["id"] for a in fleet.control.actions()}
+    with once_stops_queued(2, lambda control: control.advance(60)):
+        out = apply_plan(forged, admin, approver="sam", store=store, timeout=30)
+    rows = out.set_index("name")
+    assert rows.loc["web-nyc-001", "outcome"] == "refused"
+    assert "is protected" in rows.loc["web-nyc-001", "reason"]
+    assert "include_protected" in rows.loc["web-nyc-001", "reason"]
+    assert _truth_status(fleet, "web-nyc-001") == "running"
+    sent = {
+        a["vmId"] for a in fleet.control.actions() if a["id"] not in before and a["type"] == "stop"
+    }
+    assert sent == {IDS["mail-nyc-008"], IDS["lb-nyc-009"]}
+    logged = {v["name"]: v["outcome"] for v in store.audit_log().iloc[0]["vms"]}
+    assert logged["web-nyc-001"] == "refused"
+
+
+def test_a_plan_changed_in_memory_after_it_was_built_is_refused_whole(admin, fleet, store):
+    from svcnb.errors import SvcnbError
+    from svcnb.plans import PlanChangedError
+
+    plan = build_stop_plan(admin, region="us-east-1")
+    held = (plan.entries["vm_id"] == IDS["web-nyc-001"]).to_numpy()
+    plan.entries.loc[held, "decision"] = "stop"
+    before = len(fleet.control.actions())
+    with pytest.raises(PlanChangedError) as caught:
+        apply_plan(plan, admin, approver="sam", store=store)
+    assert isinstance(caught.value, SvcnbError)
+    text = str(caught.value)
+    assert plan.plan_id in text and "build the plan again and review it" in text
+    assert len(fleet.control.actions()) == before  # nothing was sent
+    assert _truth_status(fleet, "web-nyc-001") == "running"
+
+
+def test_a_saved_plan_edited_without_its_digest_is_refused_naming_the_file(admin, tmp_path):
+    from svcnb.plans import PlanChangedError
+
+    path = build_stop_plan(admin, region="us-east-1").save(tmp_path / "plan.json")
+    data = json.loads(path.read_text())
+    data["include_protected"] = [IDS["web-nyc-001"]]
+    path.write_text(json.dumps(data))
+    with pytest.raises(PlanChangedError) as caught:
+        StopPlan.load(path)
+    assert str(path) in str(caught.value) and "build the plan again and review it" in str(
+        caught.value
+    )
+
+
+def test_a_plan_naming_a_vm_twice_is_not_read(admin, tmp_path):
+    path = build_stop_plan(admin, region="us-east-1").save(tmp_path / "plan.json")
+    data = json.loads(path.read_text())
+    data["vms"].append({**data["vms"][0], "decision": "stop"})
+    path.write_text(json.dumps(data))
+    with pytest.raises(PlanError, match=f"names VM {data['vms'][0]['vm_id']} twice"):
+        StopPlan.load(path)

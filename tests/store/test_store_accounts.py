@@ -105,6 +105,90 @@ def test_an_account_whose_token_variable_is_unset_is_a_config_error(tmp_path, mo
         account_client("other", progress=False)
 
 
+def test_one_service_is_one_url_however_it_is_written():
+    from svcnb.client._config import BASE_PATH_CANDIDATES
+    from svcnb.config import API_PREFIXES, service_url
+
+    same = [
+        "https://api.example.com",
+        "HTTPS://API.Example.COM:443/",
+        "https://api.example.com/api/public/v1",
+        "https://api.example.com/api/v1/api/public/v1/",
+    ]
+    assert {service_url(u) for u in same} == {"https://api.example.com"}
+    assert service_url("http://127.0.0.1:80/api/public/v1/") == "http://127.0.0.1"
+    # another port, scheme or path is another service
+    assert service_url("https://api.example.com:8443/api/public/v1") == (
+        "https://api.example.com:8443"
+    )
+    assert service_url("http://api.example.com") == "http://api.example.com"
+    assert service_url("https://x.test/tenant-a/api/public/v1") == "https://x.test/tenant-a"
+    # the prefixes left out are those the client tries after a base URL
+    assert set(API_PREFIXES) == set(BASE_PATH_CANDIDATES)
+
+
+def test_config_refuses_one_account_under_two_names_naming_both(tmp_path):
+    path = tmp_path / "c.toml"
+    _config(
+        path,
+        prod=("https://api.example.com/api/public/v1", "SVC_TOKEN_PROD"),
+        live=("HTTPS://api.example.com:443/", "SVC_TOKEN_PROD"),
+    )
+    with pytest.raises(ConfigError) as caught:
+        accounts(path)
+    text = str(caught.value)
+    assert "[accounts.prod] and [accounts.live] are one account" in text
+    assert "https://api.example.com" in text and "remove" in text
+    # the same service with another token may be another account: the store tells by the wallet
+    _config(
+        path,
+        prod=("https://api.example.com/api/public/v1", "SVC_TOKEN_PROD"),
+        test=("https://api.example.com", "SVC_TOKEN_TEST"),
+    )
+    assert list(accounts(path)) == ["prod", "test"]
+
+
+def test_a_store_knows_one_account_whatever_its_url_spelling(tmp_path):
+    store = Store(tmp_path / "store")
+    url = "https://api.example.test/api/public/v1"
+    store.write(frames_of(account(3)), server_time=T0, server=url, account="north")
+    # the same name on the same service written another way is no other server
+    store.write(frames_of(account(3)), server_time=T0 + DAY, server="HTTPS://Api.Example.Test:443/")
+    assert store._entries()[-1]["server"] == "https://api.example.test"
+    with pytest.raises(StoreError) as caught:
+        store.write(
+            frames_of(account(3)),
+            server_time=T0 + DAY,
+            server="https://api.example.test/api/v1/api/public/v1/",
+            account="twin",
+        )
+    text = str(caught.value)
+    assert "account names 'north' and 'twin' are one account" in text
+    assert "as 'north'" in text and "[accounts.twin]" in text
+    assert store.accounts() == ["north"] and len(store.snapshots()) == 2
+
+
+def test_snapshot_all_stores_one_account_configured_twice_once(
+    make_sandbox, monkeypatch, tmp_path, capsys
+):
+    sb = make_sandbox(vms=5, seed=11, time_scale=0.0)
+    config = tmp_path / "config.toml"
+    _config(
+        config,
+        north=(sb.base_url + "/api/public/v1", "SVC_TOKEN_NORTH"),
+        twin=(sb.base_url.upper().replace("HTTP://", "http://") + "/", "SVC_TOKEN_TWIN"),
+    )
+    monkeypatch.setenv("SVCNB_CONFIG", str(config))
+    monkeypatch.setenv("SVC_TOKEN_NORTH", sb.tokens["read"])
+    monkeypatch.setenv("SVC_TOKEN_TWIN", sb.tokens["admin"])
+    path = tmp_path / "store"
+    assert main(["snapshot", "--all", "--store", str(path), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "account names" in err and "'north'" in err and "'twin'" in err
+    stored = Store(path)
+    assert len(stored.accounts()) == 1 and len(stored.snapshots()) == 1
+
+
 # -- snapshot --all -------------------------------------------------------------------------
 
 
