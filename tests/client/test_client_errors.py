@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from _fakeapi import FakeApi, envelope
 
+from svcnb.client._request import spec_scope
 from svcnb.errors import (
     ApiError,
     AuthError,
@@ -112,8 +113,9 @@ def test_the_class_follows_status_and_text(
     if kind is ValidationError:
         assert error.field == field
     if kind is ScopeError:
-        # the wallet's scope is "not shown" and "Forbidden" names none: unknown, never a guess
-        assert isinstance(error, Forbidden) and error.scope is None
+        # the scope the spec's table gives the endpoint; the wallet's is "not shown" and
+        # "Forbidden" names none: unknown, never a guess
+        assert isinstance(error, Forbidden) and error.scope == spec_scope(*endpoint)
 
 
 def test_the_tree():
