@@ -17,7 +17,7 @@ from svcnb.sandbox import Sandbox, serve
 
 from .sweep import sweep_one
 
-NAMED = ("default", "acme", "linkhdr", "cursor")
+NAMED = ("default", "acme", "linkhdr", "cursor", "drf", "google", "hal", "zeropage", "capped")
 SWEPT = 50
 SLOW_SWEPT = 400
 
