@@ -4,7 +4,8 @@
 The server is the one configured (``SVC_BASE_URL``/``SVC_API_KEY``, or ``SVCNB_SANDBOX``; with
 ``--account``/``--all``, the ``[accounts.NAME]`` tables of the config file), never a sandbox
 started for the occasion: a throwaway account must not enter a real history.
-Exits 0 when every resource was read, 3 when the snapshot was stored without some (each named
+Exits 0 when every resource was read and proven whole, 3 when the snapshot was stored without
+some, or with some whose lists nothing proved whole (each named
 on stderr with why), 2 when no server is configured (or the config is wrong), 1 when nothing
 could be stored (the store also refuses a snapshot of another server or account than the one
 it holds under that name). With ``--all``: one line per account, each account's snapshot lands
@@ -152,14 +153,24 @@ def _one(
     )
     if row["unreadable"]:
         outcome.out.append(f"{prefix}values svcnb could not read (kept as NA): {row['unreadable']}")
-    missing = store.resources(snapshot_id).query("status == 'missing'")
-    if missing.empty:
-        return outcome
-    outcome.err.append(
-        f"svcnb snapshot: {prefix}incomplete, {len(missing)} resource(s) could not be read and "
-        "are recorded as missing (not as empty):"
-    )
-    for resource, why in zip(missing["resource"], missing["reason"], strict=True):
-        outcome.err.append(f"  {prefix}{resource}: {why}")
-    outcome.code = INCOMPLETE
+    status = store.resources(snapshot_id)
+    missing = status.query("status == 'missing'")
+    doubted = status.query("status == 'incomplete'")
+    if not missing.empty:
+        outcome.err.append(
+            f"svcnb snapshot: {prefix}incomplete, {len(missing)} resource(s) could not be read "
+            "and are recorded as missing (not as empty):"
+        )
+        for resource, why in zip(missing["resource"], missing["reason"], strict=True):
+            outcome.err.append(f"  {prefix}{resource}: {why}")
+    if not doubted.empty:
+        outcome.err.append(
+            f"svcnb snapshot: {prefix}incomplete, {len(doubted)} resource(s) were stored although "
+            "nothing the service said proved their lists whole (reports from them say "
+            "complete=False):"
+        )
+        for resource, why in zip(doubted["resource"], doubted["reason"], strict=True):
+            outcome.err.append(f"  {prefix}{resource}: may be incomplete: {why}")
+    if not missing.empty or not doubted.empty:
+        outcome.code = INCOMPLETE
     return outcome
