@@ -50,8 +50,6 @@ from svcnb.errors import PagingError, PagingWarning, SvcnbError, ValidationError
 
 _log = logging.getLogger("svcnb.client")
 
-# Sizes to try, largest first, when a server refuses our perPage without saying its maximum.
-_FALLBACK_SIZES = (50, 25, 20, 10, 5, 1)
 
 # A cursor or page token under the name an answer gives it -> the query parameter that sends it
 # back. Names are those of the APIs svcnb was compared with (Google, AWS, Azure, Vultr, Slack,
@@ -68,21 +66,28 @@ TOKEN_PARAMS: dict[str, str] = {
     "nextMarker": "marker",
     "next_marker": "marker",
 }
-_TOTAL_KEYS = ("total", "totalCount", "total_count", "totalElements", "total_entries")
+# "results" and "pages" are Linode's counts (read only as numbers: DRF's "results" is the list)
+_TOTAL_KEYS = (
+    "total", "totalCount", "total_count", "totalElements", "total_entries", "results",
+    "@odata.count",
+)  # fmt: skip
 _SIZE_KEYS = ("perPage", "per_page", "pageSize", "page_size", "size", "limit")
-_PAGES_KEYS = ("totalPages", "total_pages", "last_page")
+_PAGES_KEYS = ("totalPages", "total_pages", "last_page", "pages")
+_NEXT_KEYS = ("next", "nextLink", "@odata.nextLink")
 _NUMBER_KEYS = ("page", "number", "current_page")
 _MORE_KEYS = ("has_more", "hasMore")
 _LINK_NAMES = ("next", "prev", "previous", "first", "last", "self")
 # Keys svcnb understands where they can stand; anything else may change what the list holds.
 _PAGING_KEYS = frozenset(
     {*TOKEN_PARAMS, *_TOTAL_KEYS, *_SIZE_KEYS, *_PAGES_KEYS, *_NUMBER_KEYS, *_MORE_KEYS}
-    | {"links", "_links", "paging", "summary", "next", "previous", "prev", "offset"}
+    | {"links", "_links", "paging", "summary", *_NEXT_KEYS, "previous", "prev", "offset"}
     | {"pagination", "pages"}
     | {"prevCursor", "prev_cursor", "previousCursor", "prevPageToken", "previousPageToken"}
 )
 _BODY_KEYS = _PAGING_KEYS | {"success", "data", "meta"}
-_DATA_KEYS = _PAGING_KEYS | {"items", "results", "_embedded", "meta", "count"}
+# "object" and "url" are Stripe's list tags ({object: "list", data: [...], has_more, url})
+_DATA_KEYS = _PAGING_KEYS | {"items", "results", "value", "data", "_embedded", "meta", "count"}
+_DATA_KEYS |= {"object", "url"}
 _LINKS_KEYS = frozenset({*_LINK_NAMES, "pages", "curies", "cursors"})
 # Objects holding next/previous links: JSON:API and DigitalOcean's ``links``, HAL's ``_links``,
 # Facebook Graph's ``paging`` (whose ``cursors.after`` stays on the last page: only ``next``
@@ -167,6 +172,10 @@ def _items(data: Any, said: _Said) -> list[Any]:
     said.add(data, "data.", _DATA_KEYS)
     if isinstance(data.get("items"), list):
         return data["items"]
+    if isinstance(data.get("value"), list):  # OData
+        return data["value"]
+    if isinstance(data.get("data"), list):  # Stripe
+        return data["data"]
     if isinstance(data.get("results"), list):
         if "count" in data:  # DRF: count is the whole list's
             said.sources.append({"total": data["count"]})
@@ -219,12 +228,13 @@ def parse_page(reply: Reply, number: int | None, requester: Requester) -> Page:
             cursored = True
             ended = ended or "its links named no next page"
     for source in said.sources:
-        value = _href(source.get("next"))
-        if "next" in source and not isinstance(value, Mapping | list):
-            cursored = True
-            next_link = next_link or value
-            if value in (None, ""):
-                ended = ended or "its next link was null"
+        for key in _NEXT_KEYS:
+            value = _href(source.get(key))
+            if key in source and not isinstance(value, Mapping | list):
+                cursored = True
+                next_link = next_link or value
+                if value in (None, ""):
+                    ended = ended or f"its {key} was null"
     if reply.links:
         cursored = True
         rel_next = _rel_next(reply)
@@ -241,6 +251,9 @@ def parse_page(reply: Reply, number: int | None, requester: Requester) -> Page:
         cursored = True
         if more is False:
             ended = ended or f"{more_key} was false"
+        elif more is True and not next_link and token in (None, "") and items:
+            # Stripe: more follows after the last item's id
+            token_key, token = "starting_after", _item_id(items[-1])
     total = _int(said.first(_TOTAL_KEYS)[1])
     if total is None:
         total = _int(reply.headers.get("x-total-count"))
@@ -255,7 +268,7 @@ def parse_page(reply: Reply, number: int | None, requester: Requester) -> Page:
         per_page=_int(said.first(_SIZE_KEYS)[1]),
         next=_next_link(next_link, reply, requester) if next_link else None,
         cursor=str(token) if token not in (None, "") else None,
-        cursor_param=TOKEN_PARAMS.get(token_key or "", "cursor"),
+        cursor_param=TOKEN_PARAMS.get(token_key or "", token_key or "cursor"),
         cursored=cursored,
         ended=ended if next_link is None and token in (None, "") else None,
         said_number=stated,
@@ -347,6 +360,7 @@ class Pager:
         self._first_ids: tuple | None = None
         self._probe: Page | None = None  # the second page, read while finding the base
         self._paged = True  # False once the endpoint refused a page number
+        self.sized = per_page is not None  # False once the server refused perPage
 
     # -- reading single pages ---------------------------------------------------------------
 
@@ -354,7 +368,7 @@ class Pager:
         params: dict[str, Any] = {}
         if number > 1:  # the first page is asked without a number: its answer says the base
             params["page"] = number - 1 + (1 if self.base is None else self.base)
-        if self.size is not None:
+        if self.size is not None and self.sized:
             params["perPage"] = self.size
         return params or None
 
@@ -370,14 +384,34 @@ class Pager:
         return page
 
     def first(self) -> Page:
-        """Page 1; a ``perPage`` the server refuses as too large is lowered and asked again."""
+        """Page 1; a ``perPage`` the server refuses as too large is lowered and asked again,
+        and one it refuses naming no size it takes is left out."""
+        refused: ValidationError | None = None
         while True:
+            failed: ValidationError | None = None
             try:
                 page = self.fetch(1)
             except ValidationError as exc:
+                failed = exc
+            if failed is not None and refused is not None and not self.sized:
+                raise refused  # refused without a size too: the first refusal says the most
+            if failed is not None:
+                exc, refused = failed, refused or failed
                 smaller = self._smaller_size(exc)
+                if smaller is None and self.size is not None and exc.field == "perPage":
+                    # no size it would take is named ("unknown parameter: perPage"): ask with
+                    # no size at all, and learn the page size from the answer
+                    _log.info(
+                        "GET %s: the server refused perPage=%d (%s); asking without a page size",
+                        self.path,
+                        self.size,
+                        exc.server_message,
+                    )
+                    self.asked = self.size = None
+                    self.sized = False
+                    continue
                 if smaller is None:
-                    raise
+                    raise exc
                 _log.info(
                     "GET %s: the server refused perPage=%d (%s); asking for %d per page",
                     self.path,
@@ -401,7 +435,7 @@ class Pager:
         if self.base is not None or not self._paged:
             return self._paged
         params: dict[str, Any] = {"page": 1}
-        if self.size is not None:
+        if self.size is not None and self.sized:
             params["perPage"] = self.size
         try:
             reply = self.req.request("GET", self.path, params=params, scope=self.scope)
@@ -420,9 +454,7 @@ class Pager:
             return None
         said = [int(n) for n in re.findall(r"\b\d{1,9}\b", exc.server_message)]
         below = [n for n in said if 1 <= n < self.size]
-        if below:
-            return max(below)
-        return next((n for n in _FALLBACK_SIZES if n < self.size), None)
+        return max(below) if below else None
 
     def _follow(self, path: str, params: dict) -> Page:
         reply = self.req.request("GET", path or self.path, params=params, scope=self.scope)
@@ -521,7 +553,7 @@ class Pager:
                 followed.add(page.cursor)
                 linked = True
                 params = {page.cursor_param: page.cursor}
-                if self.size is not None and page.cursor_param == "cursor":
+                if self.size is not None and self.sized and page.cursor_param == "cursor":
                     params["perPage"] = self.size
                 page = self._follow(self.path, params)
             elif linked or page.cursored:

@@ -309,3 +309,19 @@ def parse_money(value: Any) -> Money:
 def money_value(raw: str | None) -> Any:
     """The value as the API sent it, from the JSON kept in a ``*_raw`` column."""
     return None if raw is None else json.loads(raw)
+
+
+# A key beside a money value that may change what the value means: a currency stated beside a
+# bare number (Stripe's wallet says "currency": "eur" next to a balance in cents), a unit, a
+# scale. Such a key, where the spec lists no other key, makes the value unknown.
+_BESIDE = re.compile(
+    r"curr|ccy|unit|cent|minor|scale|decimal|exponent|precision|multipl|factor|tax|vat", re.I
+)
+
+
+def keys_beside_money(obj: Any, spec_keys: frozenset[str]) -> list[str]:
+    """Keys of ``obj`` (an object holding a money value) that the spec does not list and that
+    may change what that money means; ``[]`` when there are none."""
+    if not isinstance(obj, dict):
+        return []
+    return [k for k in obj if k not in spec_keys and _BESIDE.search(str(k))]

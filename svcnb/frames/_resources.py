@@ -8,13 +8,15 @@ says so (``frame.attrs["unreadable"]``, one ``UnreadableValueWarning``); True ra
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
-from ._build import RecordError, build
+from ._build import RecordError, UnreadableValueWarning, build
 from ._deliveries import blank_unplaced
+from ._money import keys_beside_money
 from ._units import apply_units
 
 
@@ -38,9 +40,76 @@ def vms(
     (``svcnb.frames.check_units`` reports the same finding without building a frame).
     Bandwidth is GiB per month, network speed Mbit/s, as the API's (not checked).
     """
+    records = records if isinstance(records, Sequence) else list(records)
     frame = build("vms", records, strict=strict)
     apply_units(frame, units, strict, stacklevel=2)
+    _money_beside(
+        frame,
+        "vms",
+        [
+            [(f"billing.{k}", _get(r, "billing"), _BILLING_KEYS) for k in ("priceMonthly",)]
+            + [("plan.priceMonthly", _get(r, "plan"), _PLAN_KEYS)]
+            for r in records
+        ],
+        "price_monthly",
+        strict,
+    )
     return frame
+
+
+# The keys the spec lists beside each money value ("no other keys").
+_BILLING_KEYS = frozenset({"priceMonthly", "nextRenewalAt", "status"})
+_PLAN_KEYS = frozenset({"slug", "name", "priceMonthly"})
+_WALLET_KEYS = frozenset({"id", "createdAt", "updatedAt", "balance"})
+
+
+def _get(record: Any, key: str) -> Any:
+    return record.get(key) if isinstance(record, Mapping) else None
+
+
+def _money_beside(
+    frame: pd.DataFrame,
+    resource: str,
+    holders: list[list[tuple[str, Any, frozenset[str]]]],
+    column: str,
+    strict: bool,
+) -> None:
+    """Make ``<column>_amount`` and ``_currency`` NA in rows whose money sits beside a key that
+    may change what it means (``svcnb.frames._money.keys_beside_money``): understood or unknown.
+    One ``UnreadableValueWarning`` names the keys; ``attrs["unreadable"]`` counts the rows."""
+    seen: dict[str, int] = {}
+    rows = []
+    for i, row_holders in enumerate(holders):
+        found = [
+            f"{where.rsplit('.', 1)[0]}.{key}" if "." in where else key
+            for where, obj, spec in row_holders
+            for key in keys_beside_money(obj, spec)
+        ]
+        if found:
+            rows.append(i)
+            for key in found:
+                seen[key] = seen.get(key, 0) + 1
+    if not rows:
+        return
+    if strict:
+        record_id = frame["id"].iloc[rows[0]] if "id" in frame else None
+        raise RecordError(
+            resource, record_id, next(iter(seen)), "a key beside the money svcnb cannot read"
+        )
+    for suffix in ("_amount", "_currency"):
+        frame.loc[frame.index[rows], column + suffix] = pd.NA
+    counts = dict(frame.attrs.get("unreadable", {}))
+    counts[f"{column}_amount"] = counts.get(f"{column}_amount", 0) + len(rows)
+    frame.attrs["unreadable"] = counts
+    named = ", ".join(f"{key!r} ({n} record(s))" for key, n in seen.items())
+    warnings.warn(
+        f"svcnb.frames.{resource}: {column}_amount is NA (unknown) where the money sits beside "
+        f"a key svcnb does not read for it: {named}. Such a key may change what the amount "
+        "means (a currency beside a number of cents, a unit, a scale); the raw value is kept "
+        f"in {column}_raw",
+        UnreadableValueWarning,
+        stacklevel=3,
+    )
 
 
 def _links(
@@ -121,7 +190,12 @@ def wallet(
     balance_raw, balance_amount, balance_currency, created_at, updated_at."""
     if isinstance(records, Mapping):
         records = [records]
-    return build("wallet", records, strict=strict)
+    records = records if isinstance(records, Sequence) else list(records)
+    frame = build("wallet", records, strict=strict)
+    _money_beside(
+        frame, "wallet", [[("balance", r, _WALLET_KEYS)] for r in records], "balance", strict
+    )
+    return frame
 
 
 def webhooks(records: Iterable[Mapping[str, Any]], *, strict: bool = False) -> pd.DataFrame:

@@ -138,7 +138,7 @@ def test_a_refused_page_size_is_lowered(make_client, strict, refusal, caplog):
     serve = paged(_rows(57), "meta", cap=25)
 
     def handler(request):
-        if int(request.url.params["perPage"]) > 25:
+        if int(request.url.params.get("perPage", 20)) > 25:
             return envelope(refusal, 422)
         return serve(request)
 
@@ -146,6 +146,23 @@ def test_a_refused_page_size_is_lowered(make_client, strict, refusal, caplog):
     with caplog.at_level(logging.INFO, logger="svcnb"):
         assert len(make_client(api).firewalls.list()) == 57
     assert "refused perPage=100" in caplog.text
+
+
+def test_a_server_that_knows_no_perpage_is_read_without_one(make_client, strict):
+    # Stripe and others refuse a parameter they do not take; a size that names no number
+    # is not guessed down step by step: the list is asked without one
+    api = FakeApi()
+    serve = paged(_rows(57), "meta", default=20)
+
+    def handler(request):
+        if "perPage" in request.url.params:
+            return envelope("Received unknown parameter: perPage", 400)
+        return serve(request)
+
+    api.extra[("GET", "/firewalls")] = handler
+    rows = make_client(api).firewalls.list()
+    assert len(rows) == 57 and rows.complete
+    assert len(api.requests) == 1 + 3  # the refusal, then 3 pages at the server's own size
 
 
 def test_an_unpaged_list_that_turns_out_paged_is_read_to_the_end(make_client, strict):
