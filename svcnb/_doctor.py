@@ -1,11 +1,30 @@
-"""``svcnb doctor``: what this service answered where the spec says "not shown".
+"""``svcnb doctor``: what this service answered where the spec says "not shown", and what of it
+svcnb proved or understood.
 
-Read-only against any configured service: it sends only GET requests (a few dozen at most, plus
-the pages of the VM list) and never changes anything in the account. It reports the base path
-found, the paging style and page cap, the status and billing words seen (mapped or unknown), the
-money and time forms seen, the delivery-record fields, the rate-limit headers and which read
-endpoints the token can use. ``--write-config`` pins the vocabulary it saw (and any ``--map
-WORD=CLASS`` you give for the words it does not know) into the config file the client reads.
+Read-only against any configured service: it sends only GET requests (the pages of the lists it
+reads, and a few more) and never changes anything in the account. It vouches only for what it
+proved (DESIGN section 3, the two reading rules):
+
+- every list it reads (VMs, firewalls, the rules of one firewall, networks, the attachments of
+  one network, webhooks, the deliveries of one webhook) is read through svcnb's own client, and
+  the line says how the list was proven complete (the ``Listing``'s proof: a matching total, an
+  explicit end, an empty page after a short one) or why it was not (its doubt, naming the keys
+  svcnb did not understand);
+- money: the forms seen per field (``billing.priceMonthly``, ``plan.priceMonthly``, the wallet's
+  ``balance``), each read by ``svcnb.frames.parse_money``, and any it could not read (why);
+- times: the forms seen in every time field the frames read, each read by the frames' own time
+  reader, and any it could not read;
+- units: ``svcnb.frames.check_units`` on the VMs read, one line each for ram and disk;
+- delivery records: the keys placed (key -> the spec's field), and the keys the frames cannot
+  place (``svcnb.frames._deliveries.unplaced_keys``);
+- the status and billing words seen, mapped or unknown; the first answer's paging keys, the page
+  sizes served; the rate-limit headers; which read endpoints the token can use.
+
+A line marked ``!`` says UNPROVEN: a list not proven complete, a money or time form not read, a
+unit in doubt, a delivery key not placed, an unknown status word. Any such line makes the exit
+code 3; 0 only when everything read was proven and understood. ``--write-config`` pins the
+vocabulary it saw (and any ``--map WORD=CLASS`` you give for the words it does not know) into
+the config file the client reads.
 """
 
 from __future__ import annotations
@@ -14,30 +33,48 @@ import argparse
 import json
 import re
 import sys
+import warnings
 from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from svcnb import vocab
+import pandas as pd
+
+from svcnb import frames, vocab
 from svcnb._connect import configured_client
 from svcnb.client import Client
+from svcnb.client._paging import Listing, Page, parse_page
 from svcnb.config import config_path, write_section
-from svcnb.errors import ApiError, ScopeError, SvcnbError
+from svcnb.errors import (
+    ApiError,
+    AuthError,
+    Forbidden,
+    PagingWarning,
+    SvcnbError,
+    TransportError,
+)
+from svcnb.frames import SCHEMAS, UnknownMoneyKeyError, parse_money
+from svcnb.frames._deliveries import MEANINGS, PLACED, unplaced_keys
 
-ASKED_PAGE = 100  # what svcnb asks for; a server that serves fewer caps the page size
+ASKED_PAGE = 100  # the page size asked of GET /vms, to see what the server serves
 PROBE_PAGE = 1000  # far above any plausible cap: tells rejecting servers from clamping ones
-DATE_FIELDS = ("createdAt", "updatedAt", "nextRenewalAt", "attachedAt", "lastAttemptAt")
-# the delivery fields the spec promises, and the names services are known to give them
-DELIVERY_NAMES = {
-    "statusCode": ("statusCode", "status_code", "responseStatus", "httpStatus", "responseCode"),
-    "success": ("success", "ok", "delivered", "succeeded", "successful"),
-    "attempts": ("attempts", "attempt", "attemptCount", "tries"),
-}
+UNPROVEN = "UNPROVEN"
+# the money fields of the records read: (label, where the value is taken from)
+MONEY_FIELDS = ("billing.priceMonthly", "plan.priceMonthly", "wallet balance")
+_TIME = re.compile(
+    r"\d{4}-?\d{2}-?\d{2}[Tt ]\d{2}(?::?\d{2}(?::?\d{2})?)?(?:[.,](\d+))?\s*"
+    r"([Zz]|[+-]\d{2}(?::?\d{2})?)?"
+)
+_FRACTIONS = {3: "milliseconds", 6: "microseconds", 9: "nanoseconds"}
 
 
 @dataclass
 class Finding:
-    """One line of the doctor's table: a point the spec leaves open and what was seen."""
+    """One line of the doctor's table: a point the spec leaves open and what was seen.
+
+    ``ok`` False: UNPROVEN (a list not proven complete, a form not understood): exit code 3.
+    """
 
     point: str
     seen: str
@@ -45,50 +82,106 @@ class Finding:
     detail: dict[str, Any] = field(default_factory=dict)
 
 
+def _kind(value: Any) -> str:
+    """The JSON type of an amount inside a money object."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        text = value.strip()
+        if re.fullmatch(r"-?\d+", text):
+            return "integer string"
+        return "decimal string" if re.fullmatch(r"-?\d+\.\d+", text) else "string"
+    return "null" if value is None else type(value).__name__
+
+
 def money_form(value: Any) -> str:
-    """The written form of a price or balance, as ``svcnb.frames.parse_money`` tells them."""
+    """How a price or balance is written, for the table (whether svcnb reads it is
+    ``parse_money``'s answer, never this description's)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
-        return "other"
+        return "a boolean"
     if isinstance(value, int | float):
         return "number"
     if isinstance(value, str):
-        return "numeric string" if re.fullmatch(r"\s*-?\d+(\.\d+)?\s*", value) else "other"
+        if re.fullmatch(r"\s*[+-]?\d+(\.\d+)?\s*", value):
+            return "numeric string"
+        return "text with a currency" if re.search(r"[A-Z]{3}", value) else "text"
     if isinstance(value, dict):
-        if {"value", "precision"} <= value.keys():
-            return "minor units {value,currency,precision}"
-        if "amount" in value:
-            return "{amount,currency}"
-    return "other"
+        keys = [
+            f"{k}: {_kind(v)}" if k in ("amount", "value", "units") else str(k)
+            for k, v in value.items()
+        ]
+        return "{" + ", ".join(keys) + "}"
+    return f"a JSON {type(value).__name__}"
 
 
-def time_form(text: Any) -> str:
-    if not isinstance(text, str):
-        return "not a string"
-    match = re.fullmatch(
-        r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?", text.strip()
-    )
+def time_form(value: Any) -> str:
+    """How a time is written: its zone and its fraction of a second (whether svcnb reads it is
+    the frames' answer, never this description's)."""
+    if isinstance(value, bool) or not isinstance(value, str):
+        return f"a JSON {'number' if isinstance(value, int | float) else type(value).__name__}"
+    match = _TIME.fullmatch(value.strip())
     if match is None:
         return "not ISO 8601"
-    frac = "fractional seconds" if match.group(1) else "whole seconds"
-    zone = match.group(2)
+    digits, zone = match.group(1), match.group(2)
     if zone is None:
-        return f"{frac}, NO ZONE (unreadable: svcnb never guesses a zone)"
-    if zone == "Z":
-        return f"{frac}, Z"
-    return f"{frac}, offset {zone}" if zone not in ("+00:00", "+0000") else f"{frac}, +00:00"
+        where = "no zone"
+    elif zone in ("Z", "z"):
+        where = "Z"
+    else:
+        where = f"offset {zone}"
+    if digits is None:
+        frac = "whole seconds"
+    else:
+        frac = _FRACTIONS.get(len(digits), f"{len(digits)}-digit fractions of a second")
+    return f"{where}, {frac}"
 
 
-def _items(data: Any) -> list:
-    """The records of a list answer, in either of its shapes (a list, or ``{items: [...]}``)."""
-    if isinstance(data, dict):
-        data = data.get("items")
-    return [x for x in data if isinstance(x, dict) and "id" in x] if isinstance(data, list) else []
+def _at(record: Any, path: str) -> Any:
+    """The value at a schema path (``a.b``; ``a|b`` the first alternative not null)."""
+    for alternative in path.split("|"):
+        value = record
+        for part in alternative.split("."):
+            value = value.get(part) if isinstance(value, Mapping) else None
+        if value is not None:
+            return value
+    return None
 
 
 def _counted(counter: Counter) -> str:
     return ", ".join(f"{k} ×{n}" for k, n in counter.most_common())
+
+
+def _quiet(build: Callable[[], Any]) -> Any:
+    """``build()`` without the frames' warnings: the doctor reports what they say itself."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", frames.UnreadableValueWarning)
+        return build()
+
+
+def times_read(values: list[Any]) -> list[bool]:
+    """Whether svcnb reads each time value: the frames' own time reader (every time column of
+    every frame is read by it alike) reads them all in one column."""
+    if not values:
+        return []
+    records = [{"id": str(i), "createdAt": v} for i, v in enumerate(values)]
+    column = _quiet(lambda: frames.firewalls(records))["created_at"]
+    return [not bool(pd.isna(v)) for v in column]
+
+
+@dataclass
+class ListRead:
+    """One list read through the client: what it held and whether it is proven complete."""
+
+    label: str
+    items: Listing | None = None
+    refused: str | None = None  # why the token could not read it (not a doubt: nothing read)
+    failed: str | None = None  # why reading it failed (unproven)
 
 
 class Doctor:
@@ -96,113 +189,248 @@ class Doctor:
 
     def __init__(self, client: Client) -> None:
         self.client = client
-        self.req = client._req  # the one request path, for the raw replies paging hides
+        self.req = client._req  # the one request path, for the raw answers paging hides
         self.findings: list[Finding] = []
         self.words: dict[str, Counter] = {"vm_status": Counter(), "billing_status": Counter()}
         self.vms: list[dict] = []
+        self.lists: list[ListRead] = []
+        self.records: dict[str, list[dict]] = {}  # frame name -> the records read for it
+        self.wallet: dict | None = None
+        self.endpoints: list[str] = []  # "GET /path ok" or "GET /path 403"
+        self.refused: list[str] = []  # the endpoints this token may not read (403)
+        self.wallet_failed: str | None = None  # why the wallet could not be read (not a 403)
 
     def add(self, point: str, seen: str, ok: bool = True, **detail: Any) -> None:
+        if not ok and not seen.startswith(UNPROVEN):
+            seen = f"{UNPROVEN}: {seen}"
         self.findings.append(Finding(point, seen, ok, detail))
 
     def run(self) -> list[Finding]:
-        first = self._paging()
+        first = self._first_answer()
         self.add(
             "base path",
             f"{self.client.base_url}{self.client.base_path or ''}",
             base_path=self.client.base_path,
         )
         self.findings.insert(0, self.findings.pop())  # base path reads best first
-        self._list_items(first)
-        self._vms()
+        self._read_lists()
+        self._page_sizes(first)
+        self._list_findings()
+        self._list_items()
         self._words()
-        self._money_and_times()
+        self._money()
+        self._times()
+        self._units()
         self._deliveries()
         self._rate_limit()
-        self._endpoints()
+        self.add("endpoints", ", ".join(self.endpoints), refused=self.refused)
         self.add("writes", "not probed: doctor never changes the account")
         return self.findings
 
-    # -- paging ----------------------------------------------------------------------------
+    # -- raw answers ---------------------------------------------------------------------------
     def _get(self, path: str, params: dict | None = None, scope: str | None = None) -> Any:
         return self.req.request("GET", path, params=params, scope=scope)
 
-    def _paging(self) -> Any:
-        reply = self._get("/vms", {"page": 1, "perPage": ASKED_PAGE}, "vms:read")
-        body, data, meta, headers = reply.body, reply.data, reply.meta or {}, reply.headers
-        if isinstance(data, dict) and isinstance(data.get("items"), list):
-            items, style = data["items"], "items: data.items with total/page/perPage"
-            total = data.get("total")
-        else:
-            items = data if isinstance(data, list) else []
-            total = meta.get("total")
-            if "link" in headers and 'rel="next"' in headers["link"]:
-                style = "link: Link rel=next header" + (
-                    " + X-Total-Count" if "x-total-count" in headers else ""
-                )
-            elif "nextCursor" in meta or "cursor" in meta:
-                style = "cursor: meta.nextCursor"
-            elif "totalPages" in meta:
-                style = "meta: page/perPage with meta {page, perPage, total, totalPages}"
-            elif isinstance(body.get("links"), dict) or body.get("next"):
-                style = "next link in the body"
-            else:
-                style = "one page, no paging information"
-        if total is None and "x-total-count" in headers:
-            total = headers["x-total-count"]
-        served = len(items)
-        cap = "none seen"
-        try:
-            total_n = int(total) if total is not None else None
-        except (TypeError, ValueError):
-            total_n = None
-        if total_n is not None and served < min(ASKED_PAGE, total_n):
-            cap = f"{served} (asked {ASKED_PAGE}, served {served} of {total_n}: clamps silently)"
-        else:
-            cap = self._probe_cap(served, total_n)
-        default = self._default_page()
-        self.add(
-            "paging",
-            f"{style}; default page {default}; page cap {cap}; total {total_n}",
-            style=style.split(":")[0],
-            total=total_n,
-        )
-        return items
-
-    def _probe_cap(self, served: int, total: int | None) -> str:
-        try:
-            reply = self._get("/vms", {"page": 1, "perPage": PROBE_PAGE}, "vms:read")
-        except ApiError as exc:
-            return f"below {PROBE_PAGE}: rejected with {exc.status} ({exc.server_message[:60]})"
-        data = reply.data
-        items = data.get("items", []) if isinstance(data, dict) else data
-        if total is not None and len(items) < min(PROBE_PAGE, total):
-            return f"{len(items)} (asked {PROBE_PAGE}: clamps silently)"
-        return f"none up to {PROBE_PAGE}" if total and total > ASKED_PAGE else "not reached"
-
-    def _default_page(self) -> str:
+    def _first_answer(self) -> Page | None:
+        """``GET /vms`` asked nothing: the keys its answer pages by, as svcnb's pager reads
+        them (a description only: completeness is the lists' own proof below)."""
         try:
             reply = self._get("/vms", None, "vms:read")
+        except AuthError:
+            raise  # a token the service does not take: nothing here can be checked
         except ApiError as exc:
-            return f"unknown ({exc.status})"
+            self.add("paging", f"GET /vms answered {exc.status}: nothing to describe")
+            return None
+        page = parse_page(reply, None, self.req)
         data = reply.data
-        items = data.get("items", []) if isinstance(data, dict) else data
-        return str(len(items) if isinstance(items, list) else "unknown")
+        if isinstance(data, list):
+            where = "a list under data"
+        elif isinstance(data, dict):
+            where = next(
+                (f"data.{k}" for k in ("items", "results", "_embedded") if k in data), "data"
+            )
+        else:
+            where = "data"
+        said = [f"items in {where}"]
+        said.append(f"a total ({page.total})" if page.total is not None else "no total")
+        if page.said_number is not None:
+            said.append(f"page number {page.said_number} for the first page")
+        if page.next is not None:
+            said.append("a next link")
+        if page.cursor is not None:
+            said.append(f"a continuation token, sent back as {page.cursor_param}")
+        if page.ended is not None:
+            said.append(f"an explicit end ({page.ended})")
+        silent = page.total is None and page.said_number is None and not page.cursored
+        if silent and page.next is None and page.cursor is None:
+            said.append("no page number, link or continuation")
+        if page.unknown:
+            said.append(f"keys svcnb does not understand: {', '.join(page.unknown)}")
+        self.add(
+            "paging",
+            "the first answer of GET /vms (nothing asked) carried " + "; ".join(said),
+            unknown_keys=list(page.unknown),
+        )
+        return page
+
+    def _served(self, per_page: int) -> tuple[Page | None, str | None]:
+        try:
+            reply = self._get("/vms", {"perPage": per_page}, "vms:read")
+        except ApiError as exc:
+            return None, f"refused with {exc.status} ({exc.server_message[:60]})"
+        return parse_page(reply, None, self.req), None
+
+    def _page_sizes(self, first: Page | None) -> None:
+        """What the server served when asked nothing, 100 and 1000 per page, and what that
+        shows given the VM list's proven length (nothing, where the length is not proven)."""
+        if first is None:
+            return
+        vms = self._read("GET /vms")
+        listed = len(vms.items) if vms and vms.items is not None and vms.items.complete else None
+        of = f" of the {listed} the list holds" if listed is not None else ""
+        parts = []
+        n = len(first.items)
+        if listed is None:
+            parts.append(f"unasked {n} served (the list's length is not proven)")
+        elif n < listed:
+            parts.append(f"unasked {n} served{of} (a default page of {n})")
+        else:
+            parts.append(f"unasked all {n} served on one page")
+        for asked in (ASKED_PAGE, PROBE_PAGE):
+            page, refused = self._served(asked)
+            if page is None:
+                parts.append(f"perPage {asked} {refused}")
+                continue
+            got = len(page.items)
+            stated = f", saying perPage {page.per_page}" if page.per_page is not None else ""
+            if listed is None:
+                parts.append(f"perPage {asked}: {got} served{stated} (whether a cap: not known)")
+            elif got < min(asked, listed):
+                cap = "a cap it states" if page.per_page == got else "a cap it does not state"
+                if got == n:  # as many as unasked: perPage may not be its page-size parameter
+                    cap += ", or it does not take perPage"
+                parts.append(f"perPage {asked}: {got} served{of}{stated} ({cap})")
+            else:
+                parts.append(f"perPage {asked}: {got} served{of}{stated}")
+            if got < asked and listed is not None and got < listed:
+                break  # what a larger ask shows is already known: fewer than asked
+        self.add("page sizes", "; ".join(parts))
+
+    # -- lists, each through svcnb's own client ------------------------------------------------
+    def _list(self, label: str, read: Callable[[], Any], scope: str) -> ListRead:
+        entry = ListRead(label)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", PagingWarning)  # the line says it instead
+                entry.items = read()
+            self.endpoints.append(f"{label} ok")
+        except AuthError:
+            raise
+        except Forbidden as exc:
+            entry.refused = f"{exc.status}, needs {getattr(exc, 'scope', None) or scope}"
+            self.endpoints.append(f"{label} {exc.status}")
+            self.refused.append(label)
+        except TransportError:
+            raise
+        except ApiError as exc:
+            entry.failed = f"answered {exc.status}: {exc.server_message[:80] or exc}"
+            self.endpoints.append(f"{label} {exc.status}")
+        except SvcnbError as exc:  # PagingError, a record without an id, ...
+            entry.failed = str(exc)[:300]
+            self.endpoints.append(f"{label} unread")
+        self.lists.append(entry)
+        return entry
+
+    def _read(self, label: str) -> ListRead | None:
+        return next((e for e in self.lists if e.label == label), None)
+
+    def _read_lists(self) -> None:
+        c = self.client
+        vms = self._list("GET /vms", c.vms.list, "vms:read")
+        self.vms = list(vms.items or [])
+        self.records["vms"] = self.vms
+        if self.vms:
+            try:
+                c.vms.get(self.vms[0]["id"])
+                self.endpoints.append("GET /vms/{id} ok")
+            except ApiError as exc:
+                self.endpoints.append(f"GET /vms/{{id}} {exc.status}")
+        fws = self._list("GET /firewalls", c.firewalls.list, "firewalls:read")
+        self.records["firewalls"] = list(fws.items or [])
+        if fws.items:
+            fw = fws.items[0]["id"]
+            rules = self._list(
+                "GET /firewalls/{id}/rules", lambda: c.firewalls.rules(fw), "firewalls:read"
+            )
+            self.records["firewall_rules"] = list(rules.items or [])
+        nets = self._list("GET /networks", c.networks.list, "networks:read")
+        self.records["networks"] = list(nets.items or [])
+        if nets.items:
+            net = nets.items[0]["id"]
+            att = self._list(
+                "GET /networks/{id}/attachments",
+                lambda: c.networks.attachments(net),
+                "networks:read",
+            )
+            self.records["attachments"] = list(att.items or [])
+        try:
+            self.wallet = c.wallet.get()
+            self.records["wallet"] = [self.wallet]
+            self.endpoints.append("GET /wallet ok")
+        except AuthError:
+            raise
+        except Forbidden as exc:
+            self.endpoints.append(f"GET /wallet {exc.status}")
+            self.refused.append("GET /wallet")
+        except ApiError as exc:
+            self.endpoints.append(f"GET /wallet {exc.status}")
+            self.wallet_failed = f"answered {exc.status}: {exc.server_message[:80] or exc}"
+        hooks = self._list("GET /webhooks", c.webhooks.list, "webhooks:read")
+        self.records["webhooks"] = list(hooks.items or [])
+        for hook in hooks.items or []:
+            wh = hook["id"]
+            read = self._list(
+                "GET /webhooks/{id}/deliveries", lambda wh=wh: c.webhooks.deliveries(wh),
+                "webhooks:read",
+            )  # fmt: skip
+            if read.items:  # the first webhook with delivery records is the one looked at
+                self.records["deliveries"] = list(read.items)
+                break
+
+    def _list_findings(self) -> None:
+        labels = Counter(e.label for e in self.lists)
+        seen: Counter = Counter()
+        for entry in self.lists:
+            seen[entry.label] += 1
+            point = entry.label
+            if labels[entry.label] > 1:
+                point = f"{entry.label} #{seen[entry.label]}"
+            if entry.refused is not None:
+                self.add(point, f"not readable with this token ({entry.refused})")
+            elif entry.failed is not None or entry.items is None:
+                self.add(point, f"could not be read: {entry.failed}", ok=False)
+            elif getattr(entry.items, "complete", False) is True:
+                self.add(point, f"{len(entry.items)} read; proven complete: {entry.items.proof}")
+            else:
+                doubt = getattr(entry.items, "doubt", None) or "the client gave no proof"
+                self.add(
+                    point,
+                    f"{len(entry.items)} read, NOT proven complete: {doubt}",
+                    ok=False,
+                    doubt=doubt,
+                )
 
     # -- records ---------------------------------------------------------------------------
-    def _list_items(self, items: list) -> None:
-        if not items:
-            self.add("list items", "no VMs to look at")
+    def _list_items(self) -> None:
+        if not self.vms:
+            self.add("GET /vms items", "no VMs to look at")
             return
-        first = items[0] if isinstance(items[0], dict) else {}
+        first = self.vms[0]
         nested = [k for k in ("sshKeys", "firewalls", "privateNetworks") if k in first]
         kind = "full VM objects" if len(nested) == 3 else "summaries"
         if "updatedAt" not in first:
             kind += " without updatedAt (a refresh reads every VM's details again)"
         self.add("GET /vms items", kind)
-
-    def _vms(self) -> None:
-        self.vms = self.client.vms.list()
-        self.add("VM list", f"{len(self.vms)} VMs read through svcnb's paging")
 
     def _words(self) -> None:
         current = vocab.current()
@@ -222,62 +450,149 @@ class Doctor:
                     parts.append(f"{word}→{cls} ×{n}")
             self.add(label, ", ".join(parts) or "none seen", ok=not unknown, unknown=unknown)
 
-    def _money_and_times(self) -> None:
-        prices: Counter = Counter()
-        times: Counter = Counter()
-        for vm in self.vms:
-            for holder in (vm.get("billing"), vm.get("plan")):
-                if isinstance(holder, dict) and "priceMonthly" in holder:
-                    prices[money_form(holder["priceMonthly"])] += 1
-            times[time_form(vm.get("createdAt"))] += 1
-            billing = vm.get("billing")
-            if isinstance(billing, dict) and billing.get("nextRenewalAt") is not None:
-                times[time_form(billing["nextRenewalAt"])] += 1
-        balance = "not readable with this token"
-        try:
-            wallet = self.client.wallet.get()
-            balance = money_form(wallet.get("balance"))
-            times[time_form(wallet.get("updatedAt"))] += 1
-        except ScopeError:
-            pass
-        self.add(
-            "money",
-            f"prices: {_counted(prices) or 'none stated'}; wallet balance: {balance}",
-            ok="other" not in prices and balance != "other",
-        )
-        self.add("times", _counted(times) or "none seen", ok=not any("NO" in t for t in times))
+    def _money_values(self, label: str) -> list[Any]:
+        if label == "wallet balance":
+            return [] if self.wallet is None else [self.wallet.get("balance")]
+        holder, _, key = label.partition(".")
+        return [
+            vm[holder][key]
+            for vm in self.vms
+            if isinstance(vm.get(holder), dict) and key in vm[holder]
+        ]
+
+    def _money(self) -> None:
+        for label in MONEY_FIELDS:
+            if label == "wallet balance" and self.wallet is None:
+                if self.wallet_failed is not None:
+                    self.add(f"money: {label}", f"could not be read: {self.wallet_failed}", False)
+                else:
+                    self.add(f"money: {label}", "not readable with this token (billing:read)")
+                continue
+            values = self._money_values(label)
+            read: Counter = Counter()
+            unread: Counter = Counter()
+            why: dict[str, str] = {}
+            example: dict[str, str] = {}
+            for value in values:
+                form = money_form(value)
+                try:
+                    money = parse_money(value)
+                except UnknownMoneyKeyError as exc:
+                    unread[form] += 1
+                    why.setdefault(form, "unknown key " + ", ".join(map(repr, exc.keys)))
+                    continue
+                except ValueError as exc:
+                    unread[form] += 1
+                    why.setdefault(form, str(exc)[:120])
+                    continue
+                read[form] += 1
+                plain = money.currency is None and not isinstance(value, dict)
+                shown = f"{money.raw[:60]} = {money.exact} {money.currency}" if not plain else ""
+                example.setdefault(form, shown)  # what a form that is not plain reads as
+            if not values:
+                self.add(f"money: {label}", "not present in the records read")
+                continue
+            text = "read " + ", ".join(
+                f"{form} ×{n}" + (f" (e.g. {example[form]})" if example[form] else "")
+                for form, n in read.most_common()
+            )
+            text = text if read else "none read"
+            if unread:
+                text += "; NOT READ " + "; ".join(
+                    f"{form} ×{n} ({why[form]})" for form, n in unread.most_common()
+                )
+            self.add(f"money: {label}", text, ok=not unread, unread=dict(unread))
+
+    def _times(self) -> None:
+        """Every time field the frames read, in every record read, read as the frames read it."""
+        seen: list[tuple[str, Any]] = []
+        for resource, records in self.records.items():
+            schema = SCHEMAS[resource]  # type: ignore[index]
+            paths = [f.path for f in schema.values() if f.dtype == "datetime64[ns, UTC]"]
+            for record in records:
+                for path in paths:
+                    value = _at(record, path)
+                    if value is not None:
+                        seen.append((path.split("|", 1)[0], value))
+        ok_forms: Counter = Counter()
+        bad_forms: Counter = Counter()
+        example: dict[str, str] = {}
+        for (path, value), read in zip(seen, times_read([v for _, v in seen]), strict=True):
+            form = time_form(value)
+            if read:
+                ok_forms[form] += 1
+            else:
+                bad_forms[form] += 1
+                example.setdefault(form, f"{path} {json.dumps(value)[:40]}")
+        text = f"read {_counted(ok_forms)}" if ok_forms else "none read"
+        if bad_forms:
+            text += "; NOT READ " + "; ".join(
+                f"{form} ×{n} (e.g. {example[form]})" for form, n in bad_forms.most_common()
+            )
+        if not seen:
+            text = "none seen"
+        self.add("times", text, ok=not bad_forms, unread=dict(bad_forms))
+
+    def _units(self) -> None:
+        if not self.vms:
+            self.add("units", "no VMs to check")
+            return
+        checks = frames.check_units(self.vms)
+        frame = _quiet(lambda: frames.vms(self.vms))
+        lost = frame.attrs.get("unreadable", {})
+        for quantity, column in (("ram", "ram_mib"), ("disk", "disk_gib")):
+            check = checks[quantity]
+            text, ok = check.summary().removeprefix(f"{quantity}: "), check.ok
+            if ok and lost.get(column):
+                # the frames' rule: another quantity's unit in doubt leaves this one unknown
+                ok = False
+                text += (
+                    f"; yet {lost[column]} value(s) NA in svcnb.frames.vms: the plans contradict "
+                    "the unit another quantity is read in"
+                )
+            self.add(f"units: {quantity}", text, ok=ok)
 
     def _deliveries(self) -> None:
-        try:
-            hooks = self.client.webhooks.list()
-        except ScopeError:
+        hooks = self._read("GET /webhooks")
+        if hooks is None or hooks.items is None:
             self.add("delivery records", "not readable with this token (webhooks:read)")
             return
-        for hook in hooks:
-            records = self.client.webhooks.deliveries(hook["id"])
-            if not records:
-                continue
-            keys = list(records[0])
-            found = {}
-            for canonical, names in DELIVERY_NAMES.items():
-                found[canonical] = next((k for k in names if k in keys), None)
-            missing = [c for c, k in found.items() if k is None]
-            shown = ", ".join(f"{k}→{c}" for c, k in found.items() if k is not None)
-            extra = "; UNMAPPED " + ", ".join(missing) if missing else ""
-            self.add(
-                "delivery records",
-                f"fields {', '.join(keys)}; read as {shown}{extra}",
-                ok=not missing,
-            )
+        records = self.records.get("deliveries")
+        if not records:
+            self.add("delivery records", f"{len(hooks.items)} subscriptions, no records yet")
             return
-        self.add("delivery records", f"{len(hooks)} subscriptions, no delivery records yet")
+        keys = list(dict.fromkeys(k for r in records if isinstance(r, dict) for k in r))
+        placed, absent = [], []
+        for column, spec in SCHEMAS["deliveries"].items():
+            if column == "webhook_id":
+                continue
+            names = spec.path.split("|")
+            given = [k for k in names if k in keys]
+            if given:
+                placed.extend(f"{k}→{names[0]}" for k in given)
+            elif column in MEANINGS:
+                absent.append(names[0])
+        unplaced = unplaced_keys(records)
+        harmless = [k for k in keys if k not in PLACED and k not in unplaced]
+        text = f"{len(records)} records; placed {', '.join(placed)}"
+        if harmless:
+            text += f"; ignored (none of the counts, outcomes or times): {', '.join(harmless)}"
+        if absent:
+            text += f"; not given (NA): {', '.join(absent)}"
+        if unplaced:
+            text += "; NOT PLACED " + "; ".join(
+                f"{key!r} in {len(rows)} record(s) (could be "
+                f"{', '.join(c for c in MEANINGS if c in meant)}: NA there)"
+                for key, (meant, rows) in unplaced.items()
+            )
+        self.add("delivery records", text, ok=not unplaced, unplaced=sorted(map(str, unplaced)))
 
     def _rate_limit(self) -> None:
-        reply = self._get("/vms", {"page": 1, "perPage": 1}, "vms:read")
+        reply = self._get("/vms", {"perPage": 1}, "vms:read")
         h = reply.headers
         names = ("x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset")
         if not any(n in h for n in names):
-            self.add("rate limit", "no X-RateLimit-* headers: svcnb paces on 429s only", ok=False)
+            self.add("rate limit", "no X-RateLimit-* headers: svcnb paces on 429s only")
             return
         self.add(
             "rate limit",
@@ -285,35 +600,6 @@ class Doctor:
             f"{h.get(names[2], '?')} s (fixed or sliding window: headers do not tell; svcnb "
             "paces from them either way)",
         )
-
-    def _endpoints(self) -> None:
-        probes: list[tuple[str, str, str]] = [
-            ("GET /vms", "/vms", "vms:read"),
-            ("GET /firewalls", "/firewalls", "firewalls:read"),
-            ("GET /networks", "/networks", "networks:read"),
-            ("GET /wallet", "/wallet", "billing:read"),
-            ("GET /webhooks", "/webhooks", "webhooks:read"),
-        ]
-        if self.vms:
-            probes.insert(1, ("GET /vms/{id}", f"/vms/{self.vms[0]['id']}", "vms:read"))
-        parts, refused = [], []
-        for label, path, scope in probes:
-            try:
-                reply = self._get(path, None, scope)
-                parts.append(f"{label} ok")
-                items = _items(reply.data)
-                if label == "GET /firewalls" and items:
-                    fw = items[0]["id"]
-                    probes.append(("GET /firewalls/{id}/rules", f"/firewalls/{fw}/rules", scope))
-                if label == "GET /networks" and items:
-                    net = items[0]["id"]
-                    probes.append(
-                        ("GET /networks/{id}/attachments", f"/networks/{net}/attachments", scope)
-                    )
-            except ApiError as exc:
-                parts.append(f"{label} {exc.status}")
-                refused.append(label)
-        self.add("endpoints", ", ".join(parts), ok=not refused, refused=refused)
 
     # -- config ----------------------------------------------------------------------------
     def vocabulary(self, extra: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
@@ -331,13 +617,27 @@ class Doctor:
         return out
 
 
-def render(findings: list[Finding]) -> str:
+def render(findings: Iterable[Finding]) -> str:
+    findings = list(findings)
     width = max(len(f.point) for f in findings)
     lines = []
     for f in findings:
         mark = " " if f.ok else "!"
         lines.append(f"{mark} {f.point:<{width}}  {f.seen}")
     return "\n".join(lines)
+
+
+def verdict(findings: list[Finding]) -> str:
+    """The last line: what the exit code says, in words."""
+    unproven = [f.point for f in findings if not f.ok]
+    refused = [r for f in findings for r in f.detail.get("refused", [])]
+    if not unproven:
+        unread = f"; not readable with this token: {', '.join(refused)}" if refused else ""
+        return f"everything read was proven complete and understood (exit 0){unread}"
+    return (
+        f"{UNPROVEN} (exit 3): {', '.join(unproven)}: svcnb does not vouch for what these lines "
+        "name"
+    )
 
 
 def _parse_maps(values: list[str]) -> dict[str, dict[str, str]]:
@@ -399,10 +699,12 @@ def run(args: argparse.Namespace) -> int:
             print(render(doctor.findings), file=sys.stderr)
         return 1
     if args.json:
-        print(json.dumps([f.__dict__ for f in findings], indent=2, default=str))
+        shown = [{**f.__dict__, "unproven": not f.ok} for f in findings]
+        print(json.dumps(shown, indent=2, default=str))
     else:
         print(f"svcnb doctor: {client.base_url} (token {client._req.masked_token}), GET only\n")
         print(render(findings))
+        print(f"\n{verdict(findings)}")
     if args.write_config:
         words = doctor.vocabulary(extra)
         try:
@@ -421,5 +723,4 @@ def run(args: argparse.Namespace) -> int:
         ]
         if left:
             print(f"not written (svcnb cannot tell their class): {', '.join(left)}; add --map")
-    unknown = any(f.detail.get("unknown") for f in findings)
-    return 3 if unknown else 0
+    return 3 if any(not f.ok for f in findings) else 0

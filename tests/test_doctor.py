@@ -1,12 +1,31 @@
-"""``svcnb doctor`` against services that answered the open points differently."""
+"""``svcnb doctor`` against services that answered the open points differently: it vouches
+only for what it proved (every list's proof of completeness, every money and time form read,
+the units, the delivery keys placed), and exits 3 on anything unproven."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+
+import httpx
 import pytest
 
-from svcnb import cli, vocab
+from svcnb import _doctor, cli, vocab
+from svcnb.client import Client
 from svcnb.config import read_config
+from svcnb.errors import SchemaDriftWarning
 from svcnb.sandbox import Sandbox
+from svcnb.sandbox._dialect import DELIVERY_POOLS
+
+LISTS = (
+    "GET /vms",
+    "GET /firewalls",
+    "GET /firewalls/{id}/rules",
+    "GET /networks",
+    "GET /networks/{id}/attachments",
+    "GET /webhooks",
+    "GET /webhooks/{id}/deliveries",
+)
 
 
 def doctor(sandbox: Sandbox, monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
@@ -17,18 +36,220 @@ def doctor(sandbox: Sandbox, monkeypatch, capsys, *args: str) -> tuple[int, str,
     return code, out.out, out.err
 
 
-def test_default_dialect(sandbox, monkeypatch, capsys):
+def line(out: str, point: str) -> str:
+    """The table line of ``point`` (its mark included)."""
+    found = [ln for ln in out.splitlines() if ln[2:].split("  ", 1)[0] == point]
+    assert len(found) == 1, f"{point!r}: {found}\n{out}"
+    return found[0]
+
+
+def proven(out: str, point: str, proof: str) -> None:
+    shown = line(out, point)
+    assert shown.startswith("  ") and f"proven complete: {proof}" in shown, shown
+
+
+def test_default_dialect_lists_proven_by_total(sandbox, monkeypatch, capsys):
     code, out, _ = doctor(sandbox, monkeypatch, capsys)
-    assert code == 0
+    assert code == 0, out
     assert "/api/public/v1" in out
-    assert "meta: page/perPage" in out
-    assert "default page 20" in out
-    assert "rejected with 422" in out
+    assert "a total (40); page number 1 for the first page" in out
+    assert "unasked 20 served of the 40 the list holds (a default page of 20)" in out
+    assert "perPage 1000 refused with 422" in out
+    assert "40 read; proven complete: its total (40) matched" in line(out, "GET /vms")
+    for point in LISTS:
+        if point != "GET /webhooks":  # the one list the spec does not page
+            proven(out, point, "its total (")
+    proven(out, "GET /webhooks", "the endpoint takes no page number")
     assert "running→running" in out and "overdue→owing" in out
-    assert "statusCode→statusCode" in out
+    money = line(out, "money: billing.priceMonthly")
+    assert "number ×" in money and "numeric string ×" in money
+    assert "{amount: decimal string, currency} ×" in money and "NOT READ" not in money
+    assert "read number ×1" in line(out, "money: wallet balance")
+    assert line(out, "times").endswith("read Z, whole seconds ×164")
+    assert "40 VM(s) checked against their plan's size, 40 fit MiB" in line(out, "units: ram")
+    assert "not checked; read in GiB (assumed)" in line(out, "units: disk")
+    assert "statusCode→statusCode" in out and "NOT PLACED" not in out
     assert "limit 600" in out
     assert "GET /wallet ok" in out
+    assert "!" not in {ln[:1] for ln in out.splitlines()}
+    assert "page cap" not in out and "not reached" not in out
+    assert out.rstrip().endswith("everything read was proven complete and understood (exit 0)")
     assert sandbox.tokens["admin"] not in out
+
+
+def test_capped_lists_proven_by_an_empty_page(sandbox, monkeypatch, capsys):
+    """Bare pages, capped at 25 without a word: no total proves anything, an empty page after
+    a short one does, and the doctor says so (it once said 'page cap not reached')."""
+    sandbox.control.reset(seed=7, vms=40, dialect="capped")
+    code, out, _ = doctor(sandbox, monkeypatch, capsys)
+    assert code == 0, out
+    assert "no total; no page number, link or continuation" in line(out, "paging")
+    sizes = line(out, "page sizes")
+    assert "perPage 100: 25 served of the 40 the list holds (a cap it does not state)" in sizes
+    assert "40 read; proven complete: page 3 came back empty" in line(out, "GET /vms")
+    for point in LISTS:
+        if point != "GET /webhooks":
+            proven(out, point, "page 2 came back empty" if point != "GET /vms" else "page 3")
+    assert "page cap not reached" not in out and "not reached" not in out
+    assert "read text with a currency ×" in line(out, "money: billing.priceMonthly")
+    assert "= 4537.54 EUR" in line(out, "money: wallet balance")
+
+
+def test_google_lists_proven_by_their_tokens(sandbox, monkeypatch, capsys):
+    sandbox.control.reset(seed=7, vms=40, dialect="google")
+    code, out, _ = doctor(sandbox, monkeypatch, capsys)
+    assert code == 0, out
+    assert "a continuation token, sent back as pageToken" in line(out, "paging")
+    proven(out, "GET /vms", "its last page carried no continuation")
+    for point in LISTS[1:]:
+        proven(out, point, "the service continues its lists by next links or cursors")
+    money = line(out, "money: plan.priceMonthly")
+    assert "read {currencyCode, units: integer string, nanos} ×15" in money
+    assert "= 249.990000000 EUR" in money
+
+
+def test_drf_ram_in_gib_is_unproven(sandbox, monkeypatch, capsys):
+    sandbox.control.reset(seed=7, vms=40, dialect="drf")
+    code, out, _ = doctor(sandbox, monkeypatch, capsys)
+    assert code == 3, out
+    assert "items in data.results; a total (40); a next link" in line(out, "paging")
+    for point in LISTS:
+        if point != "GET /webhooks":
+            proven(out, point, "its total (")
+    money = line(out, "money: billing.priceMonthly")
+    assert money.startswith("  ") and "read {amount: decimal string, currencyCode} ×25" in money
+    ram = line(out, "units: ram")
+    assert ram.startswith("! ") and "UNPROVEN" in ram
+    assert "0 fit MiB, 40 fit GiB instead" in ram and '[units] ram = "GiB"' in ram
+    assert line(out, "units: disk").startswith("! ")  # the frames leave disk unknown too
+    assert "UNPROVEN (exit 3): units: ram, units: disk" in out
+
+
+def test_zeropage_pages_from_zero_and_minor_units(sandbox, monkeypatch, capsys):
+    sandbox.control.reset(seed=7, vms=40, dialect="zeropage")
+    code, out, _ = doctor(sandbox, monkeypatch, capsys)
+    assert code == 0, out
+    assert "page number 0 for the first page" in line(out, "paging")
+    # page=1 is the second page here: the old doctor read it as "a page cap of 0"
+    assert "perPage 100: 40 served of the 40 the list holds" in line(out, "page sizes")
+    assert "served 0" not in out and "clamps silently" not in out
+    proven(out, "GET /vms", "its total (40) matched")
+    money = line(out, "money: plan.priceMonthly")
+    assert "read {amount: integer, currency, precision} ×15" in money
+    assert '{"amount":24999,"currency":"EUR","precision":2} = 249.99 EUR' in money
+
+
+class Rewriting(httpx.HTTPTransport):
+    """A transport between svcnb and a sandbox that changes what the service says: the
+    request (``ask``) and the decoded JSON answer (``say(path, body)``)."""
+
+    def __init__(
+        self,
+        say: Callable[[str, dict], dict],
+        ask: Callable[[httpx.Request], httpx.Request] = lambda r: r,
+    ) -> None:
+        super().__init__()
+        self.say, self.ask = say, ask
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        request = self.ask(request)
+        response = super().handle_request(request)
+        response.read()
+        if "json" not in response.headers.get("content-type", ""):
+            return response
+        body = self.say(request.url.path, json.loads(response.content))
+        dropped = ("content-length", "content-type", "content-encoding", "x-total-count")
+        headers = [(k, v) for k, v in response.headers.items() if k.lower() not in dropped]
+        return httpx.Response(response.status_code, headers=headers, json=body, request=request)
+
+
+def through(sandbox: Sandbox, monkeypatch, transport: httpx.BaseTransport) -> None:
+    """``svcnb doctor`` reaches the sandbox through ``transport``."""
+
+    def connect(**options: object) -> Client:
+        return Client(
+            sandbox.tokens["admin"], sandbox.base_url, progress=False, transport=transport
+        )
+
+    monkeypatch.setattr(_doctor, "configured_client", connect)
+
+
+def test_an_unknown_paging_key_without_total_is_unproven(sandbox, monkeypatch, capsys):
+    """A keyset service: its list answers continue by ``meta.nextPageKey`` (a name svcnb does
+    not follow), state no total, and ignore the page asked for."""
+
+    def ask(request: httpx.Request) -> httpx.Request:
+        url = request.url.copy_remove_param("page")
+        return httpx.Request(request.method, url, headers=request.headers)
+
+    def say(path: str, body: dict) -> dict:
+        meta = body.get("meta")
+        if isinstance(meta, dict) and "total" in meta:
+            body["meta"] = {"nextPageKey": "k2" if meta["totalPages"] > 1 else None}
+        return body
+
+    through(sandbox, monkeypatch, Rewriting(say, ask))
+    code, out, _ = doctor(sandbox, monkeypatch, capsys)
+    assert code == 3, out
+    assert "keys svcnb does not understand: meta.nextPageKey" in line(out, "paging")
+    vms = line(out, "GET /vms")
+    assert vms.startswith("! ") and "UNPROVEN" in vms and "NOT proven complete" in vms
+    assert "meta.nextPageKey" in vms
+    for point in LISTS:
+        assert line(out, point).startswith("! "), point
+    # the list's length is not proven, so the page sizes claim no cap
+    assert "the list's length is not proven" in line(out, "page sizes")
+    assert "the list holds" not in line(out, "page sizes")
+    assert "UNPROVEN (exit 3): GET /vms," in out
+
+
+def test_forms_not_understood_are_unproven(sandbox, monkeypatch, capsys):
+    """A money key svcnb does not know, times without a zone and a delivery key it cannot
+    place: each named on its line, none of them 'ok'."""
+
+    def say(path: str, body: dict) -> dict:
+        data = body.get("data")
+        if path.endswith("/vms") and isinstance(data, list):
+            for vm in data:
+                vm["createdAt"] = vm["createdAt"].removesuffix("Z")
+                if isinstance(vm.get("billing"), dict):
+                    vm["billing"]["priceMonthly"] = {"amount": "1.50", "currency": "EUR", "vat": 0}
+        if path.endswith("/deliveries") and isinstance(data, list):
+            for record in data:
+                record["sentAt"] = record["createdAt"]
+        return body
+
+    through(sandbox, monkeypatch, Rewriting(say))
+    with pytest.warns(SchemaDriftWarning, match="sentAt"):  # the client's own word on it
+        code, out, _ = doctor(sandbox, monkeypatch, capsys)
+    assert code == 3, out
+    proven(out, "GET /vms", "its total (40) matched")
+    money = line(out, "money: billing.priceMonthly")
+    assert money.startswith("! ") and "UNPROVEN" in money
+    assert "NOT READ {amount: decimal string, currency, vat} ×37 (unknown key 'vat')" in money
+    assert line(out, "money: wallet balance").startswith("  ")
+    times = line(out, "times")
+    assert times.startswith("! ") and "NOT READ no zone, whole seconds ×40" in times
+    assert "createdAt" in times
+    deliveries = line(out, "delivery records")
+    assert deliveries.startswith("! ") and "'sentAt' in 3 record(s)" in deliveries
+    assert "could be created_at, last_attempt_at" in deliveries
+    assert "money: billing.priceMonthly, times, delivery records" in out.splitlines()[-1]
+
+
+def test_endpoints_the_token_may_not_read_are_named_not_doubted(sandbox, monkeypatch, capsys):
+    token = sandbox.control.create_token("vms only", ["vms:read"])["secret"]
+    monkeypatch.setenv("SVC_BASE_URL", sandbox.base_url)
+    monkeypatch.setenv("SVC_API_KEY", token)
+    code = cli.main(["doctor"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    proven(out, "GET /vms", "its total (40) matched")
+    assert "not readable with this token (403, needs firewalls:read)" in line(out, "GET /firewalls")
+    assert "not readable with this token" in line(out, "money: wallet balance")
+    assert out.rstrip().endswith(
+        "not readable with this token: GET /firewalls, GET /networks, GET /wallet, GET /webhooks"
+    )
 
 
 def test_acme_dialect_and_read_only(sandbox, monkeypatch, capsys):
@@ -36,12 +257,12 @@ def test_acme_dialect_and_read_only(sandbox, monkeypatch, capsys):
     before = sandbox.control.truth()
     code, out, _ = doctor(sandbox, monkeypatch, capsys)
     assert sandbox.control.truth() == before  # doctor changed nothing in the account
-    assert code == 0
-    assert "items: data.items" in out
-    assert "clamps silently" in out
+    assert code == 0, out
+    assert "items in data.items" in out
+    assert "perPage 100: 50 served of the 57 the list holds, saying perPage 50" in out
     assert "active→running" in out and "unpaid→owing" in out
-    assert "minor units" in out
-    assert "fractional seconds" in out
+    assert "{value: integer, currency, precision}" in out
+    assert "read Z, milliseconds" in out
     assert "responseStatus→statusCode" in out and "attemptCount→attempts" in out
     assert "without updatedAt" in out
     assert "GET /firewalls/{id}/rules ok" in out and "GET /networks/{id}/attachments ok" in out
@@ -50,40 +271,50 @@ def test_acme_dialect_and_read_only(sandbox, monkeypatch, capsys):
 def test_linkhdr_dialect(sandbox, monkeypatch, capsys):
     sandbox.control.reset(seed=7, vms=57, dialect="linkhdr")
     code, out, _ = doctor(sandbox, monkeypatch, capsys)
-    assert code == 0
-    assert "link: Link rel=next header + X-Total-Count" in out
+    assert code == 0, out
+    assert "a total (57); a next link" in out
     assert "/api/v1/api/public/v1" in out
     assert "status_code→statusCode" in out and "delivered→success" in out
     assert "offset +02:00" in out
-    assert "57 VMs" in out
+    proven(out, "GET /vms", "its total (57) matched")
 
 
 def exotic_dialect(sandbox: Sandbox) -> tuple[str, str]:
-    """A random dialect whose VM words include one no vocabulary knows, and that word."""
-    for seed in range(200):
+    """A random dialect whose VM words include one no vocabulary knows, and that word; all else
+    it says (billing words, delivery keys, ram unit) svcnb understands."""
+    known = vocab.Vocabulary()
+    for seed in range(400):
         sandbox.control.reset(seed=7, vms=40, dialect=f"random:{seed}")
-        words = sandbox.control.dialect()["choices"]["vm_words"]
+        choices = sandbox.control.dialect()["choices"]
+        words = choices["vm_words"]
         present = {vm["status"] for vm in sandbox.control.truth()["vms"]}
         strange = [
             word
             for state, word in words.items()
-            if state in present
-            and vocab.Vocabulary().classify("vm_status", word, warn=False) == vocab.UNKNOWN
+            if state in present and known.classify("vm_status", word, warn=False) == vocab.UNKNOWN
         ]
-        if strange:
+        billing = choices["billing_words"].values()
+        understood = (
+            choices["ram_unit"] == "MiB"
+            and all(choices["delivery_fields"][k] in names for k, names in DELIVERY_POOLS.items())
+            and all(
+                known.classify("billing_status", w, warn=False) != vocab.UNKNOWN for w in billing
+            )
+        )
+        if strange and understood:
             return f"random:{seed}", strange[0]
-    pytest.fail("no random dialect among 200 drew an exotic VM word")
+    pytest.fail("no random dialect among 400 drew an exotic VM word and nothing else unknown")
 
 
 def test_unknown_words_exit_3_and_map_writes_the_config(sandbox, monkeypatch, capsys):
     _, word = exotic_dialect(sandbox)
     code, out, _ = doctor(sandbox, monkeypatch, capsys)
     assert code == 3
-    assert f"{word}→UNKNOWN" in out
+    assert f"{word}→UNKNOWN" in out and line(out, "VM status").startswith("! ")
     code, out, _ = doctor(
         sandbox, monkeypatch, capsys, "--map", f"{word}=running", "--write-config"
     )
-    assert code == 0
+    assert code == 0, out
     assert read_config()["vocabulary"]["vm_status"][word] == "running"
     assert vocab.reload().classify("vm_status", word) == "running"
 
