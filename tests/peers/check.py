@@ -249,7 +249,7 @@ def _failures(out: Outcome, store: Store, truth: dict, now: pd.Timestamp) -> Non
     except SvcnbError as exc:
         out.flag(f"webhooks.health: {type(exc).__name__}")
         return
-    rows = health.set_index("id") if "id" in health.columns else health
+    rows = health.set_index("webhook_id")
     bound = "consecutive_failures_bound" in health.columns
     for h in truth["webhooks"]:
         if h["id"] not in rows.index:

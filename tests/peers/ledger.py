@@ -1,3 +1,4 @@
+# ruff: noqa: E501, E731, B904, B905, B023, UP017, I001  (written blind from the spec; kept as its author wrote it)
 """ledger: a blind peer of the VM-hosting public API, written from the specification alone.
 
 A small stateful HTTP server (standard library only) speaking the spec's envelopes, auth,
