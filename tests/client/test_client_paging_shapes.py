@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import warnings
 
+import httpx
 import pytest
 from _fakeapi import FakeApi, envelope
 from _fakelists import SHAPES, paged
@@ -185,3 +186,68 @@ def test_a_short_page_ends_a_list_only_when_nothing_says_more(make_client, stric
     assert [r.url.params.get("page") for r in api.requests] == [None, "1", "2"]
     rows = _paging.read_all(client._req, "/firewalls", "firewall", per_page=5)
     assert len(rows) == 7 and rows.complete  # a full page of 5 asked: read on, the next is short
+
+
+def _real_world(style: str, rows: list[dict], cap: int = 25):
+    """List answers in the styles of real APIs, each serving at most ``cap`` per page and
+    taking only its own parameters."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        q = request.url.params
+        url = request.url.copy_with(params={})
+        if style == "stripe":  # {object, data, has_more, url}; starting_after=<last id>
+            after = q.get("starting_after")
+            start = 0 if after is None else [r["id"] for r in rows].index(after) + 1
+            chunk = rows[start : start + cap]
+            more = start + cap < len(rows)
+            data = {"object": "list", "data": chunk, "has_more": more, "url": url.path}
+            return envelope(data)
+        start = int(q.get("offset", q.get("after", 0)))
+        if style == "linode":  # {data, page, pages, results}, page from 1
+            page = int(q.get("page", 1))
+            start = (page - 1) * cap
+        chunk = rows[start : start + cap]
+        more = start + cap < len(rows)
+        nxt = str(url.copy_with(params={"offset": start + cap})) if more else None
+        body: dict = {"success": True}
+        if style == "graph":  # paging.next (absent at the end), summary.totalCount
+            paging = {"cursors": {"before": "b", "after": f"a{start}"}}
+            if more:
+                paging["next"] = nxt
+            body |= {"data": chunk, "paging": paging, "summary": {"totalCount": len(rows)}}
+        elif style == "odata":  # value, @odata.nextLink, @odata.count
+            data = {"value": chunk, "@odata.count": len(rows)}
+            if more:
+                data["@odata.nextLink"] = nxt
+            body["data"] = data
+        elif style == "linode":
+            pages = -(-len(rows) // cap)
+            body |= {"data": chunk, "page": page, "pages": pages, "results": len(rows)}
+        elif style == "hetzner":  # meta.pagination with page numbers of next/previous
+            last = -(-len(rows) // cap)
+            page = start // cap + 1
+            pagination = {
+                "page": page,
+                "per_page": cap,
+                "previous_page": page - 1 or None,
+                "next_page": page + 1 if page < last else None,
+                "last_page": last,
+                "total_entries": len(rows),
+            }
+            body |= {"data": chunk, "meta": {"pagination": pagination}}
+            if "page" in q:
+                start = (int(q["page"]) - 1) * cap
+                body["data"] = rows[start : start + cap]
+                pagination["page"] = int(q["page"])
+        return httpx.Response(200, json=body)
+
+    return handler
+
+
+@pytest.mark.parametrize("style", ["stripe", "graph", "odata", "linode", "hetzner"])
+def test_list_styles_of_real_apis_are_read_whole_and_proven(make_client, strict, style):
+    api = FakeApi()
+    api.extra[("GET", "/firewalls")] = _real_world(style, _rows(57))
+    rows = make_client(api).firewalls.list()
+    assert [r["id"] for r in rows] == [r["id"] for r in _rows(57)]
+    assert rows.complete, rows.doubt
