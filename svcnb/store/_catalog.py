@@ -439,8 +439,8 @@ def sync(
         )
     raise DamagedCommitError(
         f"the Delta table {url} cannot be brought in line with the catalog: its commit {where} "
-        f"{problem}. svcnb reads snapshots through the catalog, which this does not touch; "
-        f"engines that read the table without svcnb cannot. To repair it, {todo}",
+        f"{problem}. svcnb reads snapshots through the catalog and is not affected; engines "
+        f"that read the table without svcnb fail on it. To repair it, {todo}",
         path=where,
         table=url,
         problem=problem,
