@@ -12,8 +12,15 @@ reading it at that snapshot raises ``MissingResourceError``.
 
 from __future__ import annotations
 
-from ._layout import MissingResourceError, SnapshotWarning, StoreError
+from ._layout import DamagedCommitError, MissingResourceError, SnapshotWarning, StoreError
 from ._snapshots import RESOURCES
 from ._store import Store
 
-__all__ = ["RESOURCES", "MissingResourceError", "SnapshotWarning", "Store", "StoreError"]
+__all__ = [
+    "RESOURCES",
+    "DamagedCommitError",
+    "MissingResourceError",
+    "SnapshotWarning",
+    "Store",
+    "StoreError",
+]

@@ -13,6 +13,13 @@ and both set the same application transaction id) and the writer starts again fr
 catalog. So a snapshot is in the catalog whole or not at all, and writers never lose one another's
 snapshots. Readers only see snapshots in the catalog.
 
+deltalake reads an empty or no-op commit as one that changes nothing: had it replaced the commit
+of a snapshot, the catalog would list one snapshot less, and the next writer would take that
+snapshot's number and, tidying, delete its files. So every read that finds the catalog moved
+checks that its latest commit is a publish (``Catalog._check_latest``) and raises
+DamagedCommitError naming it otherwise, and writers delete only files a published snapshot named
+and a later one replaced (``svcnb.store._snapshots.tidy``).
+
 After publishing, the writer brings each resource's Delta table in line with the catalog (adds
 the new files, removes the ones they replace), so engines that read the tables without svcnb see
 published rows only. A writer killed in between leaves the tables one snapshot behind; the next
@@ -27,6 +34,7 @@ import secrets
 import time
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import unquote
 
 import pandas as pd
 import pyarrow as pa
@@ -34,14 +42,17 @@ from deltalake import CommitProperties, DeltaTable, Transaction
 from deltalake.exceptions import DeltaError, TableNotFoundError
 from deltalake.transaction import AddAction, RemoveAction
 
+from ._deltalog import commit_path, damaged_commit, first_line, log_folder, parse_commit
 from ._fs import Location
-from ._layout import StoreError
+from ._layout import DamagedCommitError, StoreError
 
 CATALOG = "_snapshots"
 # the partition column of the resource tables of a store of several accounts (the account's
 # name in the config); its files live under <resource>/account=NAME/
 PARTITION = "account"
 _APP = "svcnb.snapshots"
+# the actions of a commit that creates the table (and changes no file)
+_CREATE = {"metaData", "protocol"}
 _TS = pa.timestamp("us", tz="UTC")
 SCHEMA = pa.schema(
     [
@@ -97,6 +108,7 @@ class Catalog:
         self._file: str | None = None
         self._entries: list[dict[str, Any]] = []
         self._read_version = -1
+        self._held: dict[str, list[dict[str, Any]]] = {}
 
     def _options(self) -> dict[str, str] | None:
         return self.loc.storage_options or None
@@ -107,7 +119,8 @@ class Catalog:
     def read(self) -> tuple[list[dict[str, Any]], int]:
         """Published snapshots in order, and the catalog's Delta version (-1: no catalog yet).
 
-        The list is shared between callers: treat it as read-only.
+        The list is shared between callers: treat it as read-only. Raises DamagedCommitError
+        when the latest commit is not one svcnb wrote: read past it, the list could be short.
         """
         try:
             if self._table is None:
@@ -123,22 +136,95 @@ class Catalog:
             self._table = None
             return [], -1
         except (DeltaError, OSError) as exc:
-            raise StoreError(f"the catalog of {self.loc.url} cannot be read: {exc}") from None
+            self._table = None  # a table half brought up to date is not read again
+            raise self._unreadable(exc) from None
         version = self._table.version()
-        paths = self._table.get_add_actions(flatten=True).column("path").to_pylist()
+        added = self._table.get_add_actions(flatten=True).column("path").to_pylist()
+        paths = [unquote(p) for p in added]
+        if version != self._read_version:
+            try:
+                self._check_latest(version, paths)
+            except StoreError:
+                # the commit may be restored before the next read: read the log afresh then
+                self._table = None
+                raise
         if not paths:  # created, nothing published yet
             self._file, self._entries = None, []
-        elif len(paths) != 1:
-            raise StoreError(
-                f"the catalog of {self.loc.url} at version {version} holds {len(paths)} files, "
-                "svcnb writes one: something else wrote to it; restore it with Delta's "
-                f"RESTORE to an earlier version (DeltaTable({CATALOG!r}).restore(N))"
-            )
         elif paths[0] != self._file:
             self._entries = self._parse(paths[0])
             self._file = paths[0]
         self._read_version = version
         return self._entries, version
+
+    def _check_latest(self, version: int, paths: list[str]) -> None:
+        """Raise unless the latest commit that can change what the catalog holds is what
+        svcnb's publish writes: it adds the one file the catalog holds. Anything else (empty,
+        torn, a no-op, another tool's) may have replaced the commit of a snapshot, which would
+        then be missing from the list."""
+        for at in range(version, 0, -1):  # version 0 creates the table; deltalake checks it
+            path = commit_path(self.loc, CATALOG, at)
+            try:
+                problem, actions = parse_commit(self.loc.read_bytes(path))
+            except (OSError, pa.ArrowException) as exc:
+                raise StoreError(
+                    f"the catalog of {self.loc.url} cannot be read: its commit "
+                    f"{self.loc.url_of(path)} cannot be read ({first_line(exc)}); try again"
+                ) from None
+            kinds = {kind for action in actions for kind in action}
+            if problem is None and kinds & _CREATE and kinds <= _CREATE | {"commitInfo"}:
+                # writers that found no catalog all create it; the ones after the first add
+                # only the table's schema again, and the commit before holds the catalog
+                continue
+            if problem is None:
+                added = [unquote(a["add"].get("path", "")) for a in actions if "add" in a]
+                if not added:
+                    problem = f"adds no catalog file (it holds only {', '.join(sorted(kinds))})"
+                elif len(paths) != 1 or added != paths:
+                    problem = (
+                        f"leaves {len(paths)} catalog files ({', '.join(paths) or 'none'}) where "
+                        f"svcnb's commits leave the one they add ({', '.join(added)})"
+                    )
+            if problem:
+                raise self._damaged(path, problem, at == version, replaced=True)
+            return
+
+    def _damaged(
+        self, path: str, problem: str, latest: bool, *, replaced: bool = False
+    ) -> DamagedCommitError:
+        """The error for commit ``path``: ``replaced`` when deltalake read it as changing
+        nothing (the list could be short), else deltalake could not read it."""
+        where, folder = self.loc.url_of(path), self.loc.url_of(log_folder(self.loc, CATALOG))
+        if replaced:
+            why = (
+                "svcnb publishes each snapshot as one commit that adds the catalog's new file; "
+                "read past this one, the snapshots it published would be missing from the list "
+                "and the next snapshot would be published over them"
+            )
+        else:
+            why = "Delta cannot read the catalog past it"
+        todo = (
+            f"Restore {where} from a backup (on object storage: the object's previous "
+            "version, where the bucket keeps versions)"
+        )
+        if latest:
+            todo += (
+                f". If it cannot be restored, move it out of {folder}: the catalog then lists "
+                "the snapshots published before it, and the files of any it published stay "
+                "where they are"
+            )
+        return DamagedCommitError(
+            f"the catalog of {self.loc.url} cannot be trusted: its commit {where} {problem}. "
+            f"{why}, so nothing is read or written until it is repaired. {todo}.",
+            path=where,
+            table=self.loc.table_url(CATALOG),
+            problem=problem,
+        )
+
+    def _unreadable(self, exc: BaseException) -> StoreError:
+        found = damaged_commit(self.loc, CATALOG)
+        if found:
+            return self._damaged(*found)
+        return StoreError(f"the catalog of {self.loc.url} cannot be read: {first_line(exc)}")
 
     @property
     def last(self) -> list[dict[str, Any]]:
@@ -147,9 +233,7 @@ class Catalog:
 
     def _parse(self, name: str) -> list[dict[str, Any]]:
         try:
-            table = self.loc.read_parquet(self.loc.file(CATALOG, name))
-            rows = table.select(["snapshot_id", "entry"]).to_pylist()
-            return [json.loads(row["entry"]) for row in rows]
+            return self._entries_in(name)
         except (OSError, pa.ArrowException, ValueError, KeyError) as exc:
             raise StoreError(
                 f"the catalog file {name} of {self.loc.url} is not readable ({exc}). Restore "
@@ -157,6 +241,47 @@ class Catalog:
                 f"(DeltaTable('{self.loc.table_url(CATALOG)}').restore(N)) and take the "
                 "snapshots since again"
             ) from None
+
+    def _entries_in(self, name: str) -> list[dict[str, Any]]:
+        # catalog files are never rewritten: each is read once per process
+        held = self._held.get(name)
+        if held is None:
+            table = self.loc.read_parquet(self.loc.file(CATALOG, name))
+            held = [json.loads(text) for text in table.column("entry").to_pylist()]
+            self._held[name] = held
+        return held
+
+    def held(self) -> list[list[dict[str, Any]]]:
+        """The entries of every catalog file in the catalog's folder, after a ``read``.
+
+        Besides the current file these are the ones readers of earlier versions still use,
+        and any whose commit is not in the log (moved out of it, or its writer was killed
+        before committing): a file such a list needs may be the only copy of a published
+        snapshot's rows, so whoever deletes files keeps those. Raises StoreError naming a
+        catalog file that cannot be read, since what it would protect is then unknown.
+        """
+        newest = self._entries[-1]["seq"] if self._entries else 0
+        out = []
+        for name in self.loc.list_files(CATALOG):
+            seq = file_seq(name)
+            if seq is None:
+                continue
+            if name == self._file:
+                out.append(self._entries)
+                continue
+            try:
+                out.append(self._entries_in(name))
+            except (OSError, pa.ArrowException, ValueError, KeyError) as exc:
+                path = self.loc.file(CATALOG, name)
+                if seq > newest or not self.loc.exists(path):
+                    continue  # a writer at work, or one that took its file back when refused
+                raise StoreError(
+                    f"the catalog file {self.loc.url_of(path)} cannot be read ({exc}); it may "
+                    "list snapshots the catalog does not, so no data file is deleted while it "
+                    "is there. Restore it from a backup, or move it out of the store if you "
+                    "know it holds none"
+                ) from None
+        return out
 
     def create(self) -> None:
         """Create the (empty) catalog table unless it exists: every publish is then a commit
@@ -172,6 +297,7 @@ class Catalog:
 
         Returns None when published, else why not: another writer published since
         ``version`` (Delta refused the commit), and nothing of this one is in the catalog.
+        Raises StoreError, deleting nothing, when it cannot tell.
         """
         seq = entries[-1]["seq"]
         name = data_file(seq, secrets.token_hex(4), "catalog")
@@ -195,25 +321,49 @@ class Catalog:
                 actions, mode="append", schema=SCHEMA, commit_properties=props
             )
         except (DeltaError, OSError) as exc:
+            # an error can come after the commit landed (the reply lost on the way back): then
+            # the file is the published catalog. Only the catalog as it now stands can tell
+            if self.holds(entries[-1]):
+                return None
             self.loc.delete(self.loc.file(CATALOG, name))
-            return str(exc)
+            return first_line(exc)
         return None
 
+    def holds(self, entry: dict[str, Any]) -> bool:
+        """Whether the catalog as it now stands lists ``entry``; raises StoreError when it
+        cannot be read."""
+        mine = canonical(entry)
+        return any(canonical(e) == mine for e in self.read()[0])
+
     def sweep(self, keep: int = 2) -> None:
-        """Delete catalog files older than the last ``keep`` published ones."""
+        """Delete catalog files older than the last ``keep`` published ones, each only when
+        the catalog lists every snapshot it does: one that lists a snapshot the catalog lacks
+        (its commit was moved out of the log, or never made) is that snapshot's only record."""
         entries, _ = self.read()
         if not entries:
             return
         newest = entries[-1]["seq"]
         names = sorted(
-            (n for n in self.loc.list_files(CATALOG) if (file_seq(n) or 0) <= newest),
+            (n for n in self.loc.list_files(CATALOG) if (file_seq(n) or newest + 1) <= newest),
             key=lambda n: (file_seq(n), n),
         )
         current = self._file
         kept = [n for n in names if n == current]
         older = [n for n in names if n != current]
+        published = {canonical(e) for e in entries}
         for name in older[: max(0, len(older) - (keep - len(kept)))]:
-            self.loc.delete(self.loc.file(CATALOG, name))
+            try:
+                held = self._entries_in(name)
+            except (OSError, pa.ArrowException, ValueError, KeyError):
+                continue  # what it lists is unknown: it stays
+            if all(canonical(e) in published for e in held):
+                self.loc.delete(self.loc.file(CATALOG, name))
+                self._held.pop(name, None)
+
+
+def canonical(entry: dict[str, Any]) -> str:
+    """A catalog entry as the catalog stores it: two entries are one snapshot when equal."""
+    return json.dumps(entry, sort_keys=True, separators=(",", ":"))
 
 
 def _catalog_table(entries: list[dict[str, Any]]) -> pa.Table:
@@ -231,7 +381,7 @@ def _catalog_table(entries: list[dict[str, Any]]) -> pa.Table:
             ", ".join(r for r, s in e["resources"].items() if s.get("status") == "missing")
             for e in entries
         ],
-        "entry": [json.dumps(e, sort_keys=True, separators=(",", ":")) for e in entries],
+        "entry": [canonical(e) for e in entries],
     }
     return pa.table(columns, schema=SCHEMA)
 
@@ -248,6 +398,7 @@ def sync(
     by = [PARTITION] if any(partition_of(name) for name in want) else None
     if by:
         schema = schema.append(pa.field(PARTITION, pa.string()))
+    error: BaseException | None = None
     for _ in range(attempts):
         try:
             dt = DeltaTable.create(
@@ -265,6 +416,32 @@ def sync(
                 [*adds, *removes], mode="append", schema=schema, partition_by=by
             )
             return
-        except (DeltaError, OSError):
+        except (DeltaError, OSError) as exc:
+            error = exc
             time.sleep(0.05 + secrets.randbelow(100) / 1000)
-    raise StoreError(f"the Delta table {url} could not be brought in line with the catalog")
+    found = damaged_commit(loc, table)
+    if found is None:
+        why = f": {first_line(error)}" if error else ""
+        raise StoreError(
+            f"the Delta table {url} could not be brought in line with the catalog{why}"
+        )
+    path, problem, latest = found
+    where, folder = loc.url_of(path), loc.url_of(log_folder(loc, table))
+    if latest:
+        todo = (
+            f"move it out of {folder} (or restore it from a backup): the next snapshot brings "
+            "the table in line again"
+        )
+    else:
+        todo = (
+            f"restore it from a backup, or move the whole log {folder} out of the store (the "
+            "data files stay): the next snapshot writes the log anew from the catalog"
+        )
+    raise DamagedCommitError(
+        f"the Delta table {url} cannot be brought in line with the catalog: its commit {where} "
+        f"{problem}. svcnb reads snapshots through the catalog and is not affected; engines "
+        f"that read the table without svcnb fail on it. To repair it, {todo}",
+        path=where,
+        table=url,
+        problem=problem,
+    )

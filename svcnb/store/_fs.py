@@ -54,6 +54,16 @@ class Location:
     def file(self, table: str, name: str) -> str:
         return f"{self.root}/{table}/{name}"
 
+    def url_of(self, path: str) -> str:
+        """``path`` (inside ``fs``) as a user names it: a local path, or a URL such as s3://."""
+        if self.local or not path.startswith(self.root):
+            return path
+        return self.url + path[len(self.root) :]
+
+    def read_bytes(self, path: str) -> bytes:
+        with self.fs.open_input_stream(path) as stream:
+            return stream.read()
+
     def exists(self, path: str) -> bool:
         return self.fs.get_file_info(path).type != pafs.FileType.NotFound
 

@@ -55,6 +55,21 @@ class StoreError(SvcnbError, RuntimeError):
     """The store cannot be used as asked; the message says what to do."""
 
 
+class DamagedCommitError(StoreError):
+    """A commit in the Delta log of one of the store's tables is not what svcnb wrote: empty,
+    not JSON, or (the catalog's latest) not the commit that published the catalog's file.
+
+    ``path`` is the commit file (a URL on object storage), ``table`` the table's URL and
+    ``problem`` what is wrong with the commit; the message also says what to do.
+    """
+
+    def __init__(self, message: str, *, path: str, table: str, problem: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.table = table
+        self.problem = problem
+
+
 class MissingResourceError(StoreError):
     """A resource could not be read when the snapshot asked for was taken.
 

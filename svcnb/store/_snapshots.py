@@ -43,7 +43,7 @@ from svcnb.config import DEFAULT_ACCOUNT, service_url
 from svcnb.frames import KEYS, SCHEMAS
 
 from ._audit import scrub
-from ._catalog import Catalog, data_file, file_seq, sync
+from ._catalog import Catalog, data_file, sync
 from ._fs import Location
 from ._layout import StoreError, warn
 from ._segments import (
@@ -543,8 +543,13 @@ def write_snapshot(
         refused = catalog.publish([*entries, entry], version)
         if refused:
             _log.info("store %s: another writer published first (%s); again", loc.url, refused)
+            # publish() saw that the catalog does not hold this snapshot, so no published one
+            # should name these files; should one, keeping a file costs space, deleting it a
+            # snapshot
+            named = published_files(loc, catalog.last)
             for path in written:
-                loc.delete(path)
+                if path not in named:
+                    loc.delete(path)
             time.sleep(min(0.02 * 2**attempt, 1.0) * (0.5 + secrets.randbelow(100) / 100))
             continue
         cache.clear()
@@ -570,31 +575,69 @@ def expected_files(entries: list[dict[str, Any]], resource: str) -> set[str]:
     return out
 
 
+def published_files(loc: Location, entries: list[dict[str, Any]]) -> set[str]:
+    """The paths (as ``Location.file`` gives them) of every data file ``entries`` name."""
+    return {
+        loc.file(resource, name)
+        for entry in entries
+        for resource, part in entry["parts"].items()
+        for name in part[2:]
+        if name
+    }
+
+
 def tidy(loc: Location, catalog: Catalog, resources: list[str]) -> None:
     """Bring the resource tables in line with the catalog and delete files no reader needs.
 
-    A file stays while the latest or the one before it needs it (a reader that opened the
-    previous snapshot still finds its files), and so does any file of a snapshot not yet
-    published (another writer at work). Failures only warn: the next snapshot tidies again.
+    Only a file that a published snapshot named and a later one replaced is deleted (a
+    segment's changes file, rewritten whole by each snapshot that changes something), and only
+    once no list of snapshots still needs it: the catalog, the catalog as it was one snapshot
+    earlier (a reader that opened it), and any catalog file left whose commit is not in the
+    log (a snapshot's only record once its commit is lost). A file no published entry names is
+    left, whoever wrote it: it may be another writer's at work, or a lost snapshot's.
+    Failures only warn: the next snapshot tidies again.
     """
     try:
         entries, _ = catalog.read()
-        for resource in RESOURCES:
-            want = expected_files(entries, resource)
-            if not want:
-                continue
-            sync(loc, resource, arrow_schema(resource), want)
-            if resource not in resources:
-                continue
-            keep = want | expected_files(entries[:-1], resource)
-            newest = entries[-1]["seq"]
-            for file in loc.list_data_files(resource):
-                seq = file_seq(file)
-                if seq is not None and seq <= newest and file not in keep:
-                    loc.delete(loc.file(resource, file))
-        catalog.sweep()
     except (StoreError, OSError, pa.ArrowException) as exc:
         warn(f"the snapshot is published; tidying {loc.url} failed and is left to the next: {exc}")
+        return
+    synced = []
+    for resource in RESOURCES:
+        want = expected_files(entries, resource)
+        if not want:
+            continue
+        try:
+            sync(loc, resource, arrow_schema(resource), want)
+            synced.append(resource)
+        except (StoreError, OSError, pa.ArrowException) as exc:
+            warn(f"the snapshot is published; tidying {resource} is left to the next: {exc}")
+    try:
+        catalog.sweep()
+        # after the sweep: the catalog files left are the ones whose lists count
+        held = catalog.held()
+    except (StoreError, OSError, pa.ArrowException) as exc:
+        warn(f"the snapshot is published; no file is deleted: {exc}")
+        return
+    for resource in synced:
+        if resource not in resources:
+            continue
+        needed = expected_files(entries, resource) | expected_files(entries[:-1], resource)
+        for snapshots in held:
+            needed |= expected_files(snapshots, resource)
+        try:
+            _delete_replaced(loc, resource, entries, needed)
+        except (OSError, pa.ArrowException) as exc:
+            warn(f"the snapshot is published; tidying {resource} is left to the next: {exc}")
+
+
+def _delete_replaced(
+    loc: Location, resource: str, entries: list[dict[str, Any]], needed: set[str]
+) -> None:
+    named = {name for e in entries for name in (e["parts"].get(resource) or [])[2:] if name}
+    for file in loc.list_data_files(resource):
+        if file in named and file not in needed:
+            loc.delete(loc.file(resource, file))
 
 
 def _status(

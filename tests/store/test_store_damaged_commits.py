@@ -1,0 +1,215 @@
+"""A store whose latest Delta commit is damaged, empty or a no-op, on disk and on the loopback S3
+server: no published snapshot is ever listed less, and no take deletes a file one needs."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Callable
+
+import pandas as pd
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+import pytest
+from deltalake import DeltaTable
+from frames._samples import account
+
+from svcnb.store import RESOURCES, DamagedCommitError, SnapshotWarning, Store
+from svcnb.store._segments import to_frame
+from svcnb.store._snapshots import state_at
+
+from .test_store_disk import DAY, T0, evolve, frames_of
+
+CATALOG = "_snapshots"
+
+
+def _torn_before_add(data: bytes) -> bytes:
+    # a commit cut at a line end: every line it keeps is good JSON, but its add is gone
+    lines = data.splitlines(keepends=True)
+    return b"".join(line for line in lines[:1] if b'"add"' not in line)
+
+
+DAMAGES: dict[str, Callable[[bytes], bytes]] = {
+    "empty": lambda data: b"",
+    "no-op": lambda data: b'{"commitInfo":{}}\n',
+    "truncated": lambda data: data[: len(data) // 2],
+    "garbage": lambda data: b"\x00\xff\xfe not a commit \x13\x37\n",
+    "torn-at-a-line": _torn_before_add,
+}
+
+
+@pytest.fixture(params=["disk", "s3"])
+def where(request, tmp_path) -> str:
+    if request.param == "disk":
+        return str(tmp_path / "store")
+    return request.getfixturevalue("s3_url")
+
+
+def _fs(url: str) -> tuple[pafs.FileSystem, str]:
+    fs, root = pafs.FileSystem.from_uri(url)
+    return fs, root.rstrip("/")
+
+
+def _latest_commit(url: str, table: str) -> str:
+    fs, root = _fs(url)
+    infos = fs.get_file_info(pafs.FileSelector(f"{root}/{table}/_delta_log"))
+    return max(i.path for i in infos if i.path.endswith(".json"))
+
+
+def _read(url: str, path: str) -> bytes:
+    fs, _ = _fs(url)
+    with fs.open_input_stream(path) as stream:
+        return stream.read()
+
+
+def _write(url: str, path: str, data: bytes) -> None:
+    fs, _ = _fs(url)
+    with fs.open_output_stream(path) as out:
+        out.write(data)
+
+
+def _data_files(url: str) -> set[str]:
+    """Every Parquet file of the store (data and catalog files), by path."""
+    fs, root = _fs(url)
+    infos = fs.get_file_info(pafs.FileSelector(root, recursive=True))
+    return {i.path for i in infos if i.path.endswith(".parquet") and "_delta_log" not in i.path}
+
+
+def _three_snapshots(url: str) -> dict:
+    store, records = Store(url), account(6)
+    for day in range(3):
+        if day:
+            records = evolve(records, day)
+        store.write(frames_of(records), server_time=T0 + day * DAY)
+    return records
+
+
+def _rows(url: str) -> dict[str, dict[str, pd.DataFrame]]:
+    """Every listed snapshot's rows of every resource, by snapshot id (a fresh Store: nothing
+    in memory, as another process)."""
+    store = Store(url)
+    out = {}
+    for sid, when in store.snapshots()[["snapshot_id", "server_time"]].itertuples(index=False):
+        frames = {r: store.load(r, at=when) for r in RESOURCES}
+        assert {f.attrs["as_of_snapshot"] for f in frames.values()} == {sid}
+        out[sid] = frames
+    return out
+
+
+def _same_rows(got: dict, want: dict) -> None:
+    assert list(got) == list(want)
+    for sid, frames in want.items():
+        for resource, frame in frames.items():
+            pd.testing.assert_frame_equal(got[sid][resource], frame, obj=f"{sid} {resource}")
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_a_damaged_latest_catalog_commit_is_an_error_and_no_take_publishes_over_it(where, damage):
+    records = _three_snapshots(where)
+    before = _rows(where)
+    assert len(before) == 3
+    files = _data_files(where)
+    commit = _latest_commit(where, CATALOG)
+    good = _read(where, commit)
+    _write(where, commit, DAMAGES[damage](good))
+
+    # never a shorter list: the commit is named, with what to do
+    with pytest.raises(DamagedCommitError) as listed:
+        Store(where).snapshots()
+    message = str(listed.value)
+    assert commit.rpartition("/")[2] in message and listed.value.path.endswith(commit)
+    assert f"Restore {listed.value.path} from a backup" in message and "move it out" in message
+    # the next take refuses too: it would publish over the snapshot the commit held
+    with pytest.raises(DamagedCommitError):
+        Store(where).write(frames_of(evolve(records, 3)), server_time=T0 + 3 * DAY)
+    assert _data_files(where) >= files  # nothing was deleted
+
+    # restored as the error says, every snapshot is back with the same rows
+    _write(where, commit, good)
+    _same_rows(_rows(where), before)
+    Store(where).write(frames_of(evolve(records, 3)), server_time=T0 + 3 * DAY)
+    after = _rows(where)
+    assert len(after) == 4
+    _same_rows({sid: after[sid] for sid in before}, before)
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_a_damaged_latest_resource_table_commit_loses_no_snapshot(where, damage):
+    records = _three_snapshots(where)
+    before = _rows(where)
+    commit = _latest_commit(where, "vms")
+    _write(where, commit, DAMAGES[damage](_read(where, commit)))
+
+    # svcnb reads through the catalog: the resource table's log is for other engines
+    _same_rows(_rows(where), before)
+    store = Store(where)
+    if damage in ("truncated", "garbage"):
+        # the table cannot be brought in line with the catalog: the warning names the commit
+        with pytest.warns(SnapshotWarning, match=commit.rpartition("/")[2]) as caught:
+            store.write(frames_of(evolve(records, 3)), server_time=T0 + 3 * DAY)
+        assert any("move it out" in str(w.message) for w in caught)
+    else:
+        store.write(frames_of(evolve(records, 3)), server_time=T0 + 3 * DAY)
+        # and the next take brought the table in line again for those engines
+        latest = Store(where).load("vms")
+        table = DeltaTable(f"{where}/vms").to_pandas()
+        live = table.sort_values("_snapshot").drop_duplicates("id", keep="last")
+        assert sorted(live.loc[~live["_removed"], "id"]) == sorted(latest["id"])
+    after = _rows(where)
+    assert len(after) == 4
+    _same_rows({sid: after[sid] for sid in before}, before)
+
+
+def test_a_take_after_the_catalog_went_back_deletes_no_file_of_the_snapshot_it_lost(where):
+    """The error's last resort (moving the damaged commit out of the log) takes the catalog
+    back one snapshot; the takes after it must leave every file of the snapshot it dropped,
+    whose catalog file, its only record, stays too."""
+    records = _three_snapshots(where)
+    before = _rows(where)
+    commit = _latest_commit(where, CATALOG)
+    data = _read(where, commit)
+    (lost,) = [json.loads(line)["add"]["path"] for line in data.splitlines() if b'"add"' in line]
+    fs, root = _fs(where)
+    fs.delete_file(commit)
+    assert len(Store(where).snapshots()) == 2
+
+    for day in (3, 4):
+        records = evolve(records, day)
+        Store(where).write(frames_of(records), server_time=T0 + day * DAY)
+    after = _rows(where)
+    assert len(after) == 4
+    kept = list(before)[:2]
+    _same_rows({sid: after[sid] for sid in kept}, {sid: before[sid] for sid in kept})
+    # the lost snapshot can still be read from its catalog file, every row as before
+    assert f"{root}/{CATALOG}/{lost}" in _data_files(where)
+    with fs.open_input_file(f"{root}/{CATALOG}/{lost}") as source:
+        listed = [json.loads(e) for e in pq.read_table(source).column("entry").to_pylist()]
+    loc = Store(where)._loc
+    sid = list(before)[2]
+    assert listed[-1]["snapshot_id"] == sid
+    for resource in RESOURCES:
+        rows = to_frame(resource, state_at(loc, resource, listed[-1], listed))
+        rows.attrs = before[sid][resource].attrs
+        pd.testing.assert_frame_equal(rows, before[sid][resource], obj=resource)
+
+
+def test_a_publish_that_landed_but_reported_an_error_keeps_every_file(where, monkeypatch):
+    """The reply to a commit can be lost after the commit landed (a connection reset): the
+    writer must not take back the files of a snapshot that is published."""
+    records = _three_snapshots(where)
+    real = DeltaTable.create_write_transaction
+    failed: list[str] = []
+
+    def landed_then_lost(self, actions, *args, **kwargs):
+        real(self, actions, *args, **kwargs)
+        if not failed and self.table_uri.rstrip("/").endswith(CATALOG):
+            failed.append(self.table_uri)
+            raise OSError("connection reset by peer")
+
+    monkeypatch.setattr(DeltaTable, "create_write_transaction", landed_then_lost)
+    new = Store(where).write(frames_of(evolve(records, 3)), server_time=T0 + 3 * DAY)
+    assert failed
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no snapshot skipped for a missing file
+        rows = _rows(where)
+    assert list(rows)[-1] == new and len(rows) == 4
