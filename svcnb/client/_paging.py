@@ -544,6 +544,7 @@ class Pager:
                     return
                 followed.add(key)
                 linked = True
+                _STYLES[self.req] = "next links"
                 page = self._follow(next_path, params)
             elif page.cursor is not None:
                 if page.cursor in followed:
@@ -552,13 +553,14 @@ class Pager:
                     return
                 followed.add(page.cursor)
                 linked = True
+                _STYLES[self.req] = f"a continuation ({page.cursor_param}=...)"
                 params = {page.cursor_param: page.cursor}
                 if self.size is not None and self.sized and page.cursor_param == "cursor":
                     params["perPage"] = self.size
                 page = self._follow(self.path, params)
             elif linked or page.cursored:
-                if linked or page.ended:
-                    _STYLES[self.req] = _style(page, linked)
+                if page.ended and self.req not in _STYLES:
+                    _STYLES[self.req] = "next links or cursors"
                 if page.ended:
                     self._prove(page.ended)
                 elif linked:
@@ -602,12 +604,6 @@ class Pager:
                     f"GET {self.path}: more than {self.max_pages} pages; stopped rather than "
                     "return a partial list (the server may be ignoring the page parameter)"
                 )
-
-
-def _style(page: Page, linked: bool) -> str:
-    if page.cursor_param != "cursor" or page.cursor is not None:
-        return f"a continuation token ({page.cursor_param})"
-    return "next links or cursors"
 
 
 # What each client (its requester) has seen its service continue lists by: on a service that
