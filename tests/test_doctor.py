@@ -102,7 +102,7 @@ def test_google_lists_proven_by_their_tokens(sandbox, monkeypatch, capsys):
     assert "a continuation token, sent back as pageToken" in line(out, "paging")
     proven(out, "GET /vms", "its last page carried no continuation")
     for point in LISTS[1:]:
-        proven(out, point, "the service continues its lists by next links or cursors")
+        proven(out, point, "the service continues its lists by a continuation (pageToken=...)")
     money = line(out, "money: plan.priceMonthly")
     assert "read {currencyCode, units: integer string, nanos} ×15" in money
     assert "= 249.990000000 EUR" in money
