@@ -36,6 +36,7 @@ that builtin too (shown in brackets), so existing ``except ValueError`` code kee
     │   ├── MalformedSignature         not ``sha256=<64 hex digits>``
     │   └── SignatureMismatch          not the HMAC of this body under this secret
     ├── PayloadError [ValueError]      svcnb.webhooks: signed, but not an event object
+    ├── DurationError [ValueError]     svcnb.reports.duration: not a duration (months refused)
     ├── PlanError [ValueError]         svcnb.plans: a stop plan cannot be built, read or applied
     │   ├── PlanLimitError             it would stop more VMs than the limit of one action
     │   └── PlanChangedError           its content no longer gives the digest it was reviewed under

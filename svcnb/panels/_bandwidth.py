@@ -12,6 +12,7 @@ from svcnb.panels._asof import AsOfPanel
 from svcnb.panels._render import THEME_STYLE
 from svcnb.reports import bandwidth
 from svcnb.reports._classes import left_out_note
+from svcnb.reports._duration import duration
 from svcnb.store import Store
 
 _GIB = bandwidth.GIB
@@ -59,9 +60,10 @@ class BandwidthPanel(AsOfPanel):
     plot_names = ("usage", "top", "fleet")
     plot_sizes = {"usage": (7.0, 4.0)}
 
-    def __init__(self, store: Store, *, top: int = 10, lookback: str = "7D", **kw: Any) -> None:
+    def __init__(self, store: Store, *, top: int = 10, lookback: str = "7d", **kw: Any) -> None:
         self.top = top
-        self.lookback = lookback
+        # read as every duration is (svcnb.reports.duration: a bare number is days)
+        self.lookback = duration(lookback, name="lookback")
         self.figures: dict[str, Any] = {}
         super().__init__(store, **kw)
 

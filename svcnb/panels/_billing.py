@@ -12,6 +12,7 @@ from svcnb.panels._asof import AsOfPanel
 from svcnb.panels._render import THEME_STYLE
 from svcnb.reports import billing
 from svcnb.reports._classes import billing_classes, left_out_note, vm_classes
+from svcnb.reports._duration import duration
 from svcnb.store import Store
 
 
@@ -40,8 +41,9 @@ class BillingPanel(AsOfPanel):
     """Finance's view: renewals, run rate, runway and overdue VMs as of the chosen snapshot.
 
     Tables (``tables`` and export names): ``renewals_due`` (within_days, currency, renewals,
-    amount, unpriced), ``renewals`` (the next ``within`` days: renewal_at, vm_id, name,
-    plan_slug, region_slug, amount, currency), ``run_rate`` (plan_slug, currency, vms,
+    amount, unpriced), ``renewals`` (the next ``within``, default 30 days, read by
+    ``svcnb.reports.duration``: renewal_at, vm_id, name, plan_slug, region_slug, amount,
+    currency), ``run_rate`` (plan_slug, currency, vms,
     monthly_amount, unknown_status), ``overdue``, ``balance_history`` and ``unknown_status``
     (the VMs left out because their status or billing word is unknown: name, vm_id, status,
     billing_status). Plots: ``renewals`` (calendar) and ``balance`` (history, projection and
@@ -72,9 +74,10 @@ class BillingPanel(AsOfPanel):
     }
     plot_names = ("renewals", "balance")
 
-    def __init__(self, store: Store, *, within: str = "30D", horizon: str = "365D", **kw: Any):
-        self.within = within
-        self.horizon = horizon
+    def __init__(self, store: Store, *, within: str = "30d", horizon: str = "365d", **kw: Any):
+        # read as every duration is (svcnb.reports.duration: a bare number is days)
+        self.within = duration(within, name="within")
+        self.horizon = duration(horizon, name="horizon")
         self.figures: dict[str, Any] = {}
         super().__init__(store, **kw)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import getpass
+import html
 import threading
 import time
 from collections.abc import Iterable
@@ -18,6 +18,7 @@ from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, banner, describe, show, shown_in
 from svcnb.panels._quiet import quietly
 from svcnb.panels._render import grid, shown, table
+from svcnb.plans._stop import NOT_STOPPABLE, PROTECTED, vms_text
 from svcnb.reports._classes import vm_classes
 from svcnb.store import Store
 
@@ -33,19 +34,13 @@ _TABLE_COLUMNS = [
 # Status classes after which watching a stop is pointless: it either worked or cannot any more.
 _FINAL = {"stopped", "terminated", "suspended"}
 _GONE = "not found"  # the panel's own word for a VM the API no longer knows
-
-
-def _running(status: Any) -> bool:
-    """Whether a status word means running (``running``, ``active``, ... through svcnb.vocab)."""
-    return vocab.current().classify("vm_status", status) == "running"
-
-
-def _login() -> str:
-    """The login name, the approver a panel proposes; "" when the system cannot say."""
-    try:
-        return getpass.getuser()
-    except (OSError, KeyError, ImportError):
-        return ""
+# how rows join the selection in the grid (DataTables' "os" selection style)
+SELECT_HINT = (
+    "Click a row to select it; Ctrl-click (⌘-click on a Mac) adds or removes a row, "
+    "Shift-click adds the rows in between."
+)
+# buttons as wide as their label, so a count is never cut off
+_FIT = {"width": "auto", "min_width": "max-content"}
 
 
 def _final(status: Any) -> bool:
@@ -85,6 +80,15 @@ def _status_choices(frame: pd.DataFrame) -> list[tuple[str, str]]:
     return options
 
 
+def _held_back_words(held: pd.DataFrame, idle: pd.DataFrame) -> str:
+    """The VMs a plan holds back, each named with why: protected ones, then not running ones."""
+    words = [
+        f"{r.name} (protected: tick the box in the review to stop it)" for r in held.itertuples()
+    ]
+    words += [f"{r.name} ({r.status}: only running VMs can be stopped)" for r in idle.itertuples()]
+    return ", ".join(words)
+
+
 class VmPanel(Displayed):
     """The fleet as a filterable table; selected VMs are stopped after an explicit confirmation.
 
@@ -95,8 +99,11 @@ class VmPanel(Displayed):
     svcnb.vocab, labelled with the words the service uses), ``region_filter``, ``plan_filter``,
     ``search`` (CSS ``svcnb-search``), ``table`` (the filtered fleet in one grid, CSS
     ``svcnb-vm-grid``: sort, search, pages; its ``selected_rows`` are the selection, read as VM
-    ids by ``selected_ids`` and set by ``select(ids)``), ``refresh_button``, ``stop_button``
-    (CSS ``svcnb-stop``), ``confirmation``, ``allow_protected``, ``confirm_button`` (CSS
+    ids by ``selected_ids`` and set by ``select(ids)``), ``selection_hint`` (CSS
+    ``svcnb-selection-hint``: how to add rows to the selection, and what Stop would do with
+    it), ``refresh_button``, ``stop_button`` (CSS ``svcnb-stop``), ``confirmation``,
+    ``allow_protected``, ``approver`` (CSS ``svcnb-approver``), ``approver_note`` (says Confirm
+    waits for a name), ``confirm_button`` (CSS
     ``svcnb-confirm``), ``cancel_button``, ``actions`` (CSS ``svcnb-actions``), ``status`` (CSS
     ``svcnb-status``). ``widget`` is the whole panel; the panel also displays itself.
 
@@ -105,10 +112,13 @@ class VmPanel(Displayed):
 
     Stopping goes through a :class:`svcnb.plans.StopPlan` of the selection: Stop builds it
     (``plan``; at most ``limit`` VMs, protected ones held back unless ``allow_protected`` is
-    ticked), Confirm applies it as the ``approver`` (widget, pre-filled with ``approver`` or the
-    login name): each VM is read again and refused if it changed since the review, the rest are
-    stopped and watched. The plan, approver and outcome per VM go to ``store``'s audit log
-    (default ``Store()``) when the stops are queued and again when the watch ends.
+    ticked), Confirm applies it as the ``approver`` typed in the widget (empty unless
+    ``approver`` is given: Confirm stays disabled until someone names themselves): each VM is
+    read again and refused if it changed since the review, the rest are stopped and watched.
+    The Stop button, the hint, the plan and the Confirm button all count the same thing: the
+    VMs the plan stops; the ones it holds back are named beside it. The plan, approver and
+    outcome per VM go to ``store``'s audit log (default ``Store()``) when the stops are queued
+    and again when the watch ends.
     """
 
     def __init__(
@@ -145,26 +155,41 @@ class VmPanel(Displayed):
         # the one view of the fleet: selection is made in the grid, rows map to _shown_ids
         self.table = grid(select=True, page=15).add_class("svcnb-vm-grid")
         self._shown_ids: list[str] = []
+        self.selection_hint = widgets.HTML().add_class("svcnb-selection-hint")
         self.refresh_button = widgets.Button(description="Refresh", icon="refresh")
         self.stop_button = widgets.Button(
-            description="Stop…", button_style="warning", icon="stop", disabled=True
+            description="Stop…",
+            button_style="warning",
+            icon="stop",
+            disabled=True,
+            layout=widgets.Layout(**_FIT),
         ).add_class("svcnb-stop")
         self.confirmation = widgets.HTML()
         self.allow_protected = widgets.Checkbox(
-            description="Also stop the protected VMs listed above", indent=False
+            description="Also stop the protected VMs named above",
+            indent=False,
+            layout=widgets.Layout(width="auto"),
         )
         self.confirm_button = widgets.Button(
-            description="Confirm stop", button_style="danger", disabled=True
+            description="Confirm stop",
+            button_style="danger",
+            disabled=True,
+            layout=widgets.Layout(**_FIT),
         ).add_class("svcnb-confirm")
         self.cancel_button = widgets.Button(description="Cancel")
+        # nobody is presumed: the audit log's approver is whoever types their name here
         self.approver = widgets.Text(
-            description="Approver", value=approver or _login(), placeholder="who approves"
+            description="Approver",
+            value=(approver or "").strip(),
+            placeholder="your name (required)",
         ).add_class("svcnb-approver")
+        self.approver_note = widgets.HTML().add_class("svcnb-approver-note")
         self.confirm_box = widgets.VBox(
             [
                 self.confirmation,
                 self.allow_protected,
                 self.approver,
+                self.approver_note,
                 widgets.HBox([self.confirm_button, self.cancel_button]),
             ],
             layout=widgets.Layout(display="none"),
@@ -187,6 +212,7 @@ class VmPanel(Displayed):
                 widgets.HBox([self.status_filter, self.region_filter, self.plan_filter]),
                 widgets.HBox([self.search, self.refresh_button]),
                 self.table,
+                self.selection_hint,
                 self.stop_button,
                 self.confirm_box,
                 self.actions,
@@ -275,29 +301,45 @@ class VmPanel(Displayed):
     def _on_select(self, _change: object = None) -> None:
         # Called after every redraw too (refresh, filters, each poll of the watcher), so the
         # button follows the statuses last read, not the ones seen when the VMs were selected.
+        # It counts what the plan counts: the VMs Stop's plan stops; those it holds back are
+        # named beside it, never counted in.
         selected = self.selected_ids
-        stoppable = self.stoppable()
-        self.stop_button.disabled = not stoppable
-        self.stop_button.description = f"Stop {len(stoppable)} VM(s)…" if stoppable else "Stop…"
-        idle = len(selected) - len(stoppable)
-        self.stop_button.tooltip = (
-            f"{idle} selected VM(s) not running; only running VMs can be stopped" if idle else ""
-        )
+        plan = self.preview()
+        count = 0 if plan is None else len(plan.to_stop)
+        held = pd.DataFrame() if plan is None else plan.part(PROTECTED)
+        idle = pd.DataFrame() if plan is None else plan.part(NOT_STOPPABLE)
+        # protected VMs alone still open the review: its box is where they are let through
+        self.stop_button.disabled = not count and not len(held)
+        self.stop_button.description = f"Stop {vms_text(count)}…" if count else "Stop…"
+        said = _held_back_words(held, idle)
+        self.stop_button.tooltip = said
+        if not selected:
+            hint = f"Select the VMs to stop in the table. {SELECT_HINT}"
+        else:
+            hint = f"{len(selected)} selected; {vms_text(count)} to stop" + (
+                f"; held back: {said}" if said else ""
+            )
+            hint += f". {SELECT_HINT}"
+        self.selection_hint.value = f"<small>{html.escape(hint)}</small>"
 
-    def _statuses(self) -> dict[str, str | None]:
+    def preview(self) -> plans.StopPlan | None:
+        """The plan Stop would build of the selection as last read (the limit is the review's
+        to enforce); None when nothing is selected."""
+        ids = self.selected_ids
+        if not ids:
+            return None
         with self._lock:
-            ids, status = self.vms["id"], self.vms["status"]
-            return {
-                str(i): None if pd.isna(s) else str(s)
-                for i, s in zip(ids, status, strict=True)
-                if not pd.isna(i)
-            }
+            fleet = self.vms[self.vms["id"].isin(ids)].copy()
+        try:
+            return plans.build_stop_plan(fleet, ids=ids, limit=max(self.limit, len(ids)))
+        except plans.PlanError:
+            return None
 
     def stoppable(self) -> list[str]:
-        """The selected VM ids whose last read status is of class running (``running``,
-        ``active``, ...): the ones Stop would stop."""
-        statuses = self._statuses()
-        return [v for v in self.selected_ids if v in statuses and _running(statuses[v])]
+        """The selected VM ids Stop's plan stops: running (``running``, ``active``, ... by the
+        statuses last read) and not protected; the count on the Stop button."""
+        plan = self.preview()
+        return [] if plan is None else plan.to_stop
 
     # --- stopping --------------------------------------------------------------------------
 
@@ -353,9 +395,9 @@ class VmPanel(Displayed):
         idle = plan.part(plans._stop.NOT_STOPPABLE)
         extra = [v for v in plan.include_protected if v in set(stop["vm_id"])]
         columns = ["name", "vm_id", "status", "reason"]
-        parts = [f"<b>Stop plan {plan.plan_id}</b> (at most {plan.limit} VMs per action)<br>"]
+        parts = [f"<b>Stop plan {plan.plan_id}</b> (at most {vms_text(plan.limit)} per action)<br>"]
         if len(stop):
-            parts.append(f"<b>These {len(stop)} VM(s) will be stopped:</b>")
+            parts.append(f"<b>{vms_text(len(stop))} will be stopped:</b>")
             parts.append(table(stop, columns))
         else:
             parts.append("<b>Nothing in the selection will be stopped.</b>")
@@ -364,16 +406,26 @@ class VmPanel(Displayed):
             parts.append(
                 banner("info", f"Not stopped, because only running VMs can be stopped: {names}.")
             )
-        if len(held) or extra:
-            ticked = "; ticked: they are in the list above" if extra else ""
-            names = ", ".join(str(n) for n in held["name"]) or ", ".join(
-                str(self._name(v)) for v in extra
-            )
+        # the warning follows the plan's include_protected: held back, or let through by the tick
+        if len(held):
+            names = ", ".join(str(n) for n in held["name"])
+            one = len(held) == 1
             parts.append(
                 banner(
                     "warn",
-                    f"Protected, not stopped unless you tick the box below: {names}. These are "
-                    f"marked as protected{ticked}.",
+                    f"Protected, not stopped unless you tick the box below: {names}. "
+                    f"{'It is' if one else 'They are'} marked as protected and held back.",
+                )
+            )
+        elif extra:
+            names = ", ".join(str(self._name(v)) for v in extra)
+            one = len(extra) == 1
+            parts.append(
+                banner(
+                    "warn",
+                    f"Protected, and stopped because the box below is ticked: {names} "
+                    f"({'it is' if one else 'they are'} in the list above). Untick the box to "
+                    f"hold {'it' if one else 'them'} back.",
                 )
             )
         self.confirmation.value = "".join(parts)
@@ -390,8 +442,18 @@ class VmPanel(Displayed):
         self._show_plan()
 
     def _enable_confirm(self, _change: object = None) -> None:
-        self.confirm_button.disabled = not self.pending or not self.approver.value.strip()
-        self.confirm_button.description = f"Confirm stop of {len(self.pending)} VM(s)"
+        named = bool(self.approver.value.strip())
+        self.confirm_button.disabled = not self.pending or not named
+        self.confirm_button.description = f"Confirm: stop {vms_text(len(self.pending))}"
+        self.approver_note.value = (
+            ""
+            if named or not self.pending
+            else banner(
+                "info",
+                "Type the approver's name to enable Confirm: the audit log records who "
+                "approved the stop.",
+            )
+        )
 
     def cancel(self) -> None:
         """Drop the pending plan; nothing is sent."""
@@ -413,11 +475,12 @@ class VmPanel(Displayed):
             held = 0 if plan is None else len(plan.part(plans._stop.PROTECTED))
             if held:
                 # a disabled button still runs its handler when clicked from code: say why
+                one = held == 1
                 show(
                     self.status,
                     "warn",
-                    f"Not sent: {held} protected VM(s) in the plan are held back; tick the box "
-                    "to stop them.",
+                    f"Not sent: {vms_text(held)} in the plan {'is' if one else 'are'} protected "
+                    f"and held back; tick the box to stop {'it' if one else 'them'}.",
                 )
             else:
                 show(self.status, "info", "Nothing to confirm: select VMs and press Stop first.")
@@ -463,8 +526,8 @@ class VmPanel(Displayed):
         if queued:
             self._redraw()
         words = (
-            f"Stop queued for {len(queued)} VM(s), approved by {run.approver}; watching until "
-            f"stopped.{waited.words()}"
+            f"Stop queued for {vms_text(len(queued))}, approved by {run.approver}; watching "
+            f"until stopped.{waited.words()}"
         )
         if not queued:
             words = "Nothing was sent." if not problems else "No stop was queued."
@@ -523,7 +586,7 @@ class VmPanel(Displayed):
                 show(
                     self.status,
                     "info",
-                    f"Waiting for {len(left)} VM(s) to stop.{waited.words()}",
+                    f"Waiting for {vms_text(len(left))} to stop.{waited.words()}",
                 )
             else:
                 done = ", ".join(f"{a.name}: {a.status}" for a in open_actions)

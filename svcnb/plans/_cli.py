@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 
 import pandas as pd
 
@@ -29,6 +30,7 @@ from svcnb.plans._stop import (
     build_stop_plan,
     changes,
     held_back,
+    vms_text,
 )
 from svcnb.store._layout import add_store_option
 
@@ -77,15 +79,60 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     mode.add_argument("--plan-out", metavar="FILE", help="save the plan as JSON to FILE")
     mode.add_argument("--review", metavar="FILE", help="print a saved plan and what changed since")
     mode.add_argument("--apply", metavar="FILE", help="apply a saved plan (needs --approver)")
-    parser.add_argument("--approver", metavar="NAME", help="who approved the plan (for --apply)")
+    parser.add_argument(
+        "--approver",
+        metavar="NAME",
+        help="who approved the plan: required with --apply, recorded in the audit log",
+    )
     parser.add_argument(
         "--timeout", type=float, default=120.0, help="seconds to wait for each VM to stop"
+    )
+    parser.add_argument(
+        "--width",
+        type=_columns,
+        default=DEFAULT_WIDTH,
+        metavar="COLUMNS",
+        help="fit the plan and the outcome table of --apply in this many columns (long "
+        "reasons wrap)",
     )
     add_store_option(parser, ", whose audit log records the apply")
 
 
-def _table(frame: pd.DataFrame, columns: list[str]) -> str:
-    return frame[columns].to_string(index=False, na_rep="-") if len(frame) else "(none)"
+# the outcome table of --apply: one short row per VM of the plan, long reasons wrapped
+OUTCOME_TABLE = ["vm_id", "name", "decision", "outcome", "reason"]
+DEFAULT_WIDTH = 100
+
+
+def _columns(text: str) -> int:
+    value = _limit(text)
+    if value < 40:
+        raise argparse.ArgumentTypeError(f"--width {value} is too narrow; give 40 or more")
+    return value
+
+
+def _fit(text: str, width: int = DEFAULT_WIDTH) -> str:
+    """``text`` with each long line wrapped at ``width`` (continuations indented; words whole)."""
+    out = []
+    for line in text.splitlines():
+        lead = line[: len(line) - len(line.lstrip())]
+        out.extend(
+            textwrap.wrap(
+                line,
+                width,
+                subsequent_indent=lead + "    ",
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+            or [""]
+        )
+    return "\n".join(out)
+
+
+def _table(frame: pd.DataFrame, columns: list[str], width: int = DEFAULT_WIDTH) -> str:
+    """``frame``'s ``columns`` as a text table no wider than ``width`` (reasons wrap whole)."""
+    from svcnb.reports._display import text_table
+
+    return text_table(frame, width, columns)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -142,7 +189,7 @@ def _run(args: argparse.Namespace) -> int:
                 include_protected=args.include_protected or (),
                 limit=args.limit,
             )
-            print(plan.describe())
+            print(_fit(plan.describe(), args.width))
             if args.plan_out:
                 plan.save(args.plan_out)
                 print(
@@ -150,7 +197,7 @@ def _run(args: argparse.Namespace) -> int:
                     f"svcnb stop --apply {args.plan_out} --approver NAME"
                 )
             return 0
-        print(plan.describe())
+        print(_fit(plan.describe(), args.width))
         if args.review:
             return _review(plan, client)
         from svcnb.store import Store
@@ -165,7 +212,7 @@ def _run(args: argparse.Namespace) -> int:
             run_.record()
         out = run_.outcomes
         print(f"\napplied by {run_.approver}; recorded in the audit log of {run_.store.path}")
-        print(_table(out, ["name", "vm_id", "outcome", "reason"]))
+        print(_table(out, OUTCOME_TABLE, args.width))
         acted = out[out["outcome"] != SKIPPED]
         return 0 if (acted["outcome"] == STOPPED).all() else 1
 
@@ -188,7 +235,7 @@ def _review(plan: StopPlan, client) -> int:
         print(f"  {row['name']} ({row['vm_id']}): " + ("; ".join(said) if said else "unchanged"))
     if moved:
         print(
-            f"{moved} VM(s) held back by the plan's rules or changed since it was built; "
-            "applying would refuse them"
+            f"{vms_text(moved)} held back by the plan's rules or changed since it was built; "
+            f"applying would refuse {'it' if moved == 1 else 'them'}"
         )
     return 0

@@ -11,6 +11,7 @@ plan, the approver and each VM's outcome go to the store's audit log.
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import hashlib
 import json
@@ -75,6 +76,11 @@ def _text(value: Any) -> str | None:
 
 def _flag(value: Any) -> bool | None:
     return None if value is None or pd.isna(value) else bool(value)
+
+
+def vms_text(count: int) -> str:
+    """``count`` VMs in words, singular or plural: ``1 VM``, ``2 VMs``, ``0 VMs``."""
+    return f"{count} VM" if count == 1 else f"{count} VMs"
 
 
 def check_limit(count: int, limit: int, doing: str) -> None:
@@ -356,6 +362,78 @@ def decide(
     return STOP, reason
 
 
+_WILDCARD = ("*", "?", "[")
+
+
+def _held(values: Iterable[Any]) -> list[str]:
+    return sorted({str(v) for v in values if v is not None and not pd.isna(v)})
+
+
+def _listing(values: list[str], most: int = 10) -> str:
+    if not values:
+        return "none: the fleet has no VMs"
+    more = f", … ({len(values)} in all)" if len(values) > most else ""
+    return ", ".join(values[:most]) + more
+
+
+def _absent(label: str, value: str, held: list[str], plural: str, *, cutoff: float = 0.6) -> str:
+    close = difflib.get_close_matches(value, held, n=1, cutoff=cutoff)
+    guess = f": did you mean {close[0]!r}?" if close else ""
+    return (
+        f"no VM in the fleet has {label} {value!r}{guess} ({plural} in the fleet: {_listing(held)})"
+    )
+
+
+def check_terms(chosen: Filter, vms: pd.DataFrame, classes: Iterable[str]) -> None:
+    """PlanError when a filter term names a value no VM of ``vms`` has (a typo such as status
+    ``runing`` or region ``eu-centrl-1``), naming the closest value the fleet holds: a typo is
+    an error, not an empty plan. A status class of svcnb.vocab (``running``...) is a value even
+    when no VM is of it now; a name pattern must match some VM's name; every id must be a VM's."""
+    if chosen.status:
+        words = _held(vms["status"])
+        said = {vocab.normalise(w) for w in words}
+        known = (*vocab.VM_CLASSES, vocab.UNKNOWN)
+        if chosen.status not in known and vocab.normalise(chosen.status) not in said:
+            present = sorted(set(classes) | set(words))
+            held = sorted(set(present) | set(vocab.VM_CLASSES))
+            close = difflib.get_close_matches(chosen.status, held, n=1, cutoff=0.6)
+            guess = f": did you mean {close[0]!r}?" if close else ""
+            raise PlanError(
+                f"no VM in the fleet has status {chosen.status!r}{guess} (give a status class: "
+                f"{', '.join(vocab.VM_CLASSES)}, or a word the fleet uses: {_listing(words)})"
+            )
+    for label, value, column, plural in (
+        ("region", chosen.region, "region_slug", "regions"),
+        ("plan", chosen.plan, "plan_slug", "plans"),
+    ):
+        held = _held(vms[column])
+        if value and value not in held:
+            raise PlanError(_absent(label, value, held, plural))
+    if chosen.name:
+        names = _held(vms["name"])
+        pattern = chosen.name.lower()
+        if not any(fnmatch.fnmatchcase(n.lower(), pattern) for n in names):
+            lowered = {n.lower(): n for n in names}
+            if any(c in chosen.name for c in _WILDCARD):
+                bare = pattern.strip("*?")
+                close = difflib.get_close_matches(bare, list(lowered), n=3, cutoff=0.3)
+                guess = (
+                    f"; the closest names: {', '.join(lowered[c] for c in close)}" if close else ""
+                )
+                raise PlanError(f"no VM name in the fleet matches {chosen.name!r}{guess}")
+            raise PlanError(_absent("name", chosen.name, names, "names", cutoff=0.5))
+    if chosen.ids:
+        ids = set(_held(vms["id"]))
+        unknown = [v for v in chosen.ids if v not in ids]
+        if unknown:
+            close = {v: difflib.get_close_matches(v, sorted(ids), n=1, cutoff=0.8) for v in unknown}
+            guess = "; ".join(f"{v}: did you mean {c[0]!r}?" for v, c in close.items() if c)
+            raise PlanError(
+                f"VM id(s) not in the fleet: {', '.join(unknown)}; "
+                + (guess if guess else "check the ids")
+            )
+
+
 def build_stop_plan(
     fleet: Any,
     *,
@@ -376,7 +454,8 @@ def build_stop_plan(
     running and it is not protected (or its id is in ``include_protected``), ``protected``
     when it is protected or its protection flag could not be read, ``not stoppable`` otherwise.
     Raises PlanLimitError when more than ``limit`` VMs would be stopped, PlanError when no term
-    is given or ``ids``/``include_protected`` name VMs the filter did not match.
+    is given, a term names a value no VM has (:func:`check_terms`: the error names the closest
+    value the fleet holds), or ``include_protected`` names VMs the filter did not match.
     """
     limit = _limit(limit)
     if hasattr(fleet, "vms") and hasattr(fleet, "base_url"):
@@ -399,6 +478,7 @@ def build_stop_plan(
         )
     allowed = tuple(dict.fromkeys(str(v) for v in include_protected))
     classes = vocab.current().classify_many("vm_status", list(vms["status"])) if len(vms) else []
+    check_terms(chosen, vms, classes)
     rows: list[dict[str, Any]] = []
     for record, cls in zip(vms.to_dict("records"), classes, strict=True):
         decided = decide(chosen, allowed, record, cls)
@@ -416,9 +496,6 @@ def build_stop_plan(
             }
         )
     matched = {r["vm_id"] for r in rows}
-    unknown = [v for v in chosen.ids if v not in set(vms["id"].astype(str))]
-    if unknown:
-        raise PlanError(f"VM id(s) not in the fleet: {', '.join(unknown)}; check the ids")
     stray = [v for v in allowed if v not in matched]
     if stray:
         raise PlanError(

@@ -23,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 
+from svcnb.reports._duration import duration, duration_text
 from svcnb.store._layout import add_store_option
 
 KINDS = ("bandwidth", "billing", "firewall", "webhooks", "whatif")
@@ -31,7 +32,7 @@ DEFAULT_WIDTH = 100
 EXAMPLE = """examples:
   svcnb report billing
   svcnb report billing --table runway
-  svcnb report billing --format csv --table renewals --within 90D --out renewals.csv
+  svcnb report billing --format csv --table renewals --within 90d --out renewals.csv
   svcnb report bandwidth --at 2026-11-15 --format json --table projection
   svcnb report firewall --format png --out firewall.png
   svcnb report billing --snapshot    # take a snapshot of the configured server first
@@ -83,15 +84,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--within",
-        default="30D",
+        default="30d",
         metavar="DURATION",
-        help="billing: renewals due within this long",
+        help="billing: renewals due within this long; a bare number is days (30), or a number "
+        "and a unit: 30d, 2w, 12h, '90 days' (months are refused: they differ in length)",
     )
     parser.add_argument(
         "--horizons",
         default="30,60,90",
         metavar="DAYS",
-        help="whatif: top-up horizons in days, comma-separated",
+        help="whatif: top-up horizons, comma-separated whole days (bare numbers are days; "
+        "4w and 90d read too)",
     )
     what = parser.add_mutually_exclusive_group()
     what.add_argument(
@@ -130,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.at is not None:
             to_utc(args.at)
-        pd.Timedelta(args.within)
+        duration(args.within, name="--within")
         _horizons(getattr(args, "horizons", "30,60,90"))
         if args.width < 40:
             raise ValueError(f"--width {args.width} is too narrow; give 40 or more")
@@ -343,14 +346,15 @@ def _billing(store: Any, at: pd.Timestamp, args: argparse.Namespace) -> Built:
     from svcnb.reports._classes import left_out_note
 
     # vms and wallet loaded once for the reports that read them
+    within = duration(args.within, name="--within")
     frames = bl.renewal_schedule.inputs(store, at=at)
-    due = bl.renewals(**frames, within=args.within)
+    due = bl.renewals(**frames, within=within)
     schedule = bl.renewal_schedule(**frames)
     runway = bl.runway(**frames)
     tables = [
         Table(
             "renewals",
-            f"Renewals within {args.within}",
+            f"Renewals within {duration_text(within)}",
             due,
             ["renewal_at", "days_until", "name", "vm_id", "plan_slug", "amount", "currency"],
         ),
@@ -435,12 +439,24 @@ def _webhooks(store: Any, at: pd.Timestamp, args: argparse.Namespace) -> Built:
 
 
 def _horizons(text: str) -> list[int]:
-    try:
-        days = [int(d) for d in text.split(",") if d.strip()]
-    except ValueError:
-        days = []
-    if not days or min(days) <= 0:
-        raise ValueError(f"--horizons {text!r}: give whole days above 0, e.g. 30,60,90")
+    """Whole days from ``--horizons`` (each read by :func:`duration`: bare numbers are days)."""
+    from svcnb.reports._duration import DurationError
+
+    example = "give whole days above 0, e.g. --horizons 30,60,90"
+    parts = [d.strip() for d in text.split(",") if d.strip()]
+    if not parts:
+        raise DurationError(f"--horizons {text!r}: {example}")
+    days = []
+    for part in parts:
+        try:
+            whole = duration(part) / pd.Timedelta(days=1)
+        except DurationError as exc:
+            raise DurationError(f"--horizons {text!r}: {exc}") from None
+        if whole != int(whole) or whole <= 0:
+            raise DurationError(
+                f"--horizons {text!r}: {part!r} is not a whole number of days; {example}"
+            )
+        days.append(int(whole))
     return days
 
 

@@ -289,12 +289,11 @@ def replay(
             names,
             lambda name: replay(report, store.for_account(name), every, since, until, **options),
         )
-    try:
-        step = pd.Timedelta(every)
-    except ValueError as exc:
-        raise ValueError(f"every={every!r} is not a duration such as '1D' or '6h'") from exc
+    from svcnb.reports._duration import DurationError, duration
+
+    step = duration(every, name="every")
     if step <= pd.Timedelta(0):
-        raise ValueError(f"every={every!r} must be a positive duration")
+        raise DurationError(f"every={every!r} must be more than 0, e.g. every='1d' or every='6h'")
     snaps = store.snapshots()
     if snaps.empty:
         raise ValueError("the store holds no snapshot; take one first (svcnb snapshot)")

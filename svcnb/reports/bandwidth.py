@@ -22,6 +22,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 
 from svcnb.reports._classes import UNKNOWN, vm_classes
+from svcnb.reports._duration import duration
 from svcnb.reports._replay import latest_per_time, report, resolve_now
 from svcnb.reports._timeaxis import STATUS_COLOURS, concise_dates, legend_outside, thousands
 
@@ -97,7 +98,7 @@ def growth(
     snapshots in the lookback), days_observed.
     """
     now = resolve_now(now)
-    since = now - pd.Timedelta(lookback)
+    since = now - duration(lookback, name="lookback")
     hist = latest_per_time(history, ["id"], now=now)
     hist = hist.sort_values(["id", "server_time"], kind="stable")
     times = pd.to_datetime(hist["server_time"], utc=True)

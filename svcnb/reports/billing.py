@@ -42,6 +42,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 
 from svcnb.reports._classes import LIVE, OWING, UNKNOWN, billing_classes, vm_classes
+from svcnb.reports._duration import DurationError, duration
 from svcnb.reports._money import MONEY_COLUMNS, currency_of, exact_sum, plain_text
 from svcnb.reports._replay import latest_per_time, report, resolve_now
 from svcnb.reports._timeaxis import concise_dates, legend_outside, money_axis
@@ -218,11 +219,11 @@ def renewal_step(cycle: str = DEFAULT_CYCLE) -> Callable[[pd.Timestamp, int], pd
 
         return nth
     try:
-        step = pd.Timedelta(cycle)
-    except ValueError as exc:
-        raise ValueError(f"cycle={cycle!r}: give 'month' or a duration such as '30D'") from exc
+        step = duration(cycle, name="cycle")
+    except DurationError as exc:
+        raise DurationError(f"{exc}; or cycle='month' for calendar months") from None
     if step <= pd.Timedelta(0):
-        raise ValueError(f"cycle={cycle!r} must be a positive duration")
+        raise DurationError(f"cycle={cycle!r} must be more than 0, e.g. cycle='30d' or 'month'")
 
     def nth_step(start: pd.Timestamp, k: int) -> pd.Timestamp:
         return start + k * step
@@ -300,7 +301,7 @@ def renewals(
             "currency": r.currency,
             "price_source": r.price_source,
         }
-        for when, r in _occurrences(priced, now, now + pd.Timedelta(within), cycle)
+        for when, r in _occurrences(priced, now, now + duration(within, name="within"), cycle)
     ]
     out = pd.DataFrame(rows, columns=RENEWAL_COLUMNS)
     out["renewal_at"] = pd.to_datetime(out["renewal_at"], utc=True)
@@ -530,7 +531,7 @@ def _schedule(
     """
     stopped: set[str] = set()
     rows = []
-    for when, r in _occurrences(priced, now, now + pd.Timedelta(horizon), cycle):
+    for when, r in _occurrences(priced, now, now + duration(horizon, name="horizon"), cycle):
         if r.vm_id in stopped:
             continue
         debitable = _debitable(r.amount, r.currency, wallet_currency)
@@ -622,7 +623,7 @@ def runway(
         "shortfall": pd.NA,
         "unpaid_then": [],
         "unscheduled": _unscheduled(priced),
-        "horizon_end": now + pd.Timedelta(horizon),
+        "horizon_end": now + duration(horizon, name="horizon"),
         "unknown_status": _unknown(priced),
         "complete": _unknown(priced) == 0,
     }
@@ -680,7 +681,7 @@ def low_balance_forecast(
     complete (as in :func:`runway`: when not complete, ``low_at`` may come sooner).
     """
     now = resolve_now(now)
-    span = pd.Timedelta(window)
+    span = duration(window, name="window")
     balance, currency = _wallet_balance(wallet, vms)
     priced = _priced(vms, currency)
     owed = _owed(priced, currency)

@@ -38,6 +38,7 @@ from matplotlib.axes import Axes
 from svcnb import vocab
 from svcnb.reports import billing
 from svcnb.reports._classes import billing_classes, vm_classes
+from svcnb.reports._duration import duration
 from svcnb.reports._money import exact_sum, money_text, to_decimal
 from svcnb.reports._replay import report, resolve_now
 from svcnb.reports._timeaxis import STATUS_COLOURS, concise_dates, legend_outside, money_axis
@@ -281,7 +282,7 @@ def suspensions(
     unknown_status, complete (all of those but already_suspended are 0).
     """
     now = resolve_now(now)
-    grace_td = pd.Timedelta(grace)
+    grace_td = duration(grace, name="grace")
     schedule = billing.renewal_schedule(vms, wallet, now=now, horizon=horizon, cycle=cycle)
     positions = billing.renewal_positions(vms, wallet).set_index("vm_id", drop=False)
     statuses = dict(zip(vms["id"].astype("string"), vms["status"].astype("string"), strict=True))
@@ -346,7 +347,7 @@ def suspensions(
     unknown = int(schedule.attrs.get("unknown_status", 0))
     out.attrs = {
         "now": now,
-        "horizon_end": now + pd.Timedelta(horizon),
+        "horizon_end": now + duration(horizon, name="horizon"),
         "already_suspended": int(already.sum()),
         "not_debitable": not_debitable,
         "unscheduled": unscheduled,

@@ -61,7 +61,7 @@ def test_stop_a_vm_by_clicking_stop_and_confirm(lab, lab_sandbox) -> None:
     )
     row.first.click()
 
-    lab.button("Stop 1 VM(s)…", panel).click()
+    lab.button("Stop 1 VM…", panel).click()
     confirmation = panel.locator(".widget-html-content").filter(has_text="will be stopped")
     confirmation.wait_for(timeout=30_000)
     assert vm["name"] in confirmation.inner_text()
@@ -69,7 +69,11 @@ def test_stop_a_vm_by_clicking_stop_and_confirm(lab, lab_sandbox) -> None:
         "the review step must not send anything"
     )
 
-    lab.button("Confirm stop of 1 VM(s)", panel).click()
+    # nobody is presumed to approve: Confirm waits for a name in the Approver box
+    confirm = lab.button("Confirm: stop 1 VM", panel)
+    assert confirm.is_disabled()
+    panel.locator(".svcnb-approver input").fill("omar")
+    confirm.click()
     assert _wait_for_status(lab_sandbox, vm["id"], "stopped") == "stopped"
 
     actions = [

@@ -83,3 +83,26 @@ def test_an_empty_store_says_what_to_do(panel_store, tmp_path):
     assert panel.date_slider.disabled
     assert "no snapshot" in panel.status.value
     assert panel.export() is None
+
+
+def test_panel_durations_are_read_as_the_cli_reads_them(history, tmp_path):
+    from svcnb.panels import BandwidthPanel
+    from svcnb.reports import DurationError
+
+    # a bare number is days, as in `svcnb report billing --within 30`
+    panel = BillingPanel(history, within="30", horizon="52w", export_dir=tmp_path)
+    assert panel.within == pd.Timedelta(days=30) and panel.horizon == pd.Timedelta(days=364)
+    at = panel.date_slider.value
+    assert panel.results["renewals"].equals(
+        billing.renewals.from_store(history, at=at, within="30d")
+    )
+    assert len(panel.results["renewals"]) > 0
+    with pytest.raises(DurationError, match=r"within='91d' for about 3 months"):
+        BillingPanel(history, within="3M", export_dir=tmp_path)
+    with pytest.raises(DurationError, match=r"horizon 'a year'.*horizon='90d'"):
+        BillingPanel(history, horizon="a year", export_dir=tmp_path)
+    assert BandwidthPanel(history, lookback="7", export_dir=tmp_path).lookback == pd.Timedelta(
+        days=7
+    )
+    with pytest.raises(DurationError, match="lookback='30d' for about 1 month"):
+        BandwidthPanel(history, lookback="1M", export_dir=tmp_path)

@@ -114,7 +114,9 @@ def _vm_client(records: list[dict]) -> SimpleNamespace:
 def test_stop_follows_the_running_class_whatever_the_word(tmp_path):
     client = _vm_client(FLEET)
     with pytest.warns(vocab.UnknownWordWarning):
-        panel = VmPanel(client, watch_interval=None, store=Store(tmp_path / "store"))
+        panel = VmPanel(
+            client, watch_interval=None, store=Store(tmp_path / "store"), approver="omar"
+        )
         panel.select(("vm-1", "vm-2", "vm-3"))
     assert panel.stoppable() == ["vm-1"]  # "active" is running; "halted" and "live" are not
     panel.stop_button.click()

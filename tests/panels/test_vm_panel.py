@@ -35,7 +35,7 @@ def _status_of(sandbox, vm_id: str) -> str:
 
 
 def test_stopping_two_vms_through_the_panel_leaves_them_stopped(sandbox, admin):
-    panel = VmPanel(admin, watch_interval=None)
+    panel = VmPanel(admin, watch_interval=None, approver="omar")
     before = _action_ids(sandbox)
     first, second = _running(panel, protected=False)[:2]
     panel.status_filter.value = "running"
@@ -84,7 +84,7 @@ def test_confirmation_lists_exactly_the_running_selection_and_skips_the_rest(san
 
 
 def test_a_protected_vm_is_stopped_only_after_an_explicit_tick(sandbox, admin):
-    panel = VmPanel(admin, watch_interval=None)
+    panel = VmPanel(admin, watch_interval=None, approver="omar")
     guarded = _running(panel, protected=True)[0]
     panel.select((guarded,))
     panel.stop_button.click()
@@ -127,23 +127,27 @@ def test_filters_narrow_the_table_and_the_choices(sandbox, admin):
 
 
 def test_a_vm_that_changed_behind_the_panels_back_is_refused_in_words(sandbox, admin):
-    panel = VmPanel(admin, watch_interval=None)
+    panel = VmPanel(admin, watch_interval=None, approver="omar")
     before = _action_ids(sandbox)
     vm_id = _running(panel, protected=False)[0]
     panel.select((vm_id,))
     panel.stop_button.click()
     sandbox.control.vm_action(vm_id, "suspend")  # changed behind the panel's back
     panel.confirm_button.click()
-    # the plan re-reads the VM before stopping it: refused with the field that moved, no 409
+    # the plan re-reads the VM before stopping it: refused by its rules as the VM is now (not
+    # running any more), no 409
     assert "Not sent for" in panel.status.value and vm_id in panel.status.value
-    assert "status was &#x27;running&#x27;, is &#x27;suspended&#x27; now" in panel.status.value
+    assert (
+        "status &#x27;suspended&#x27; (class suspended): only running VMs can be stopped"
+        in panel.status.value
+    )
     assert "Traceback" not in panel.status.value
     assert panel.actions_by_vm == {}
     assert _new_stops(sandbox, before) == []
 
 
 def test_a_token_without_vms_write_gives_a_403_in_words(sandbox, reader):
-    panel = VmPanel(reader, watch_interval=None)
+    panel = VmPanel(reader, watch_interval=None, approver="omar")
     vm_id = _running(panel, protected=False)[0]
     panel.select((vm_id,))
     panel.stop_button.click()
@@ -155,7 +159,7 @@ def test_a_token_without_vms_write_gives_a_403_in_words(sandbox, reader):
 
 
 def test_the_background_watcher_follows_the_stop_to_the_end(sandbox, admin):
-    panel = VmPanel(admin, watch_interval=0.05, watch_timeout=30)
+    panel = VmPanel(admin, watch_interval=0.05, watch_timeout=30, approver="omar")
     vm_id = _running(panel, protected=False)[0]
     panel.select((vm_id,))
     panel.stop_button.click()
@@ -171,12 +175,12 @@ def test_a_rate_limit_wait_is_reported_in_words(sandbox):
     sandbox.control.settings(rateWindowSeconds=1)
     token = sandbox.control.create_token("slow", ["vms:read", "vms:write"], rate_limit=2)
     with svcnb.Client(api_key=token["secret"], base_url=sandbox.base_url, progress=False) as slow:
-        panel = VmPanel(slow, watch_interval=None)
+        panel = VmPanel(slow, watch_interval=None, approver="omar")
         chosen = tuple(_running(panel, protected=False)[:3])
         panel.select(chosen)
         panel.stop_button.click()
         panel.confirm_button.click()
-        assert "Stop queued for 3 VM(s)" in panel.status.value
+        assert "Stop queued for 3 VMs" in panel.status.value
         assert "for the API rate limit" in panel.status.value
     assert token["secret"] not in panel.status.value
 
@@ -207,10 +211,10 @@ def test_changing_the_selection_voids_the_confirmation(sandbox, admin):
 
 
 def test_the_stop_button_turns_off_once_the_watch_sees_the_vm_stopped(sandbox, admin):
-    panel = VmPanel(admin, watch_interval=None)
+    panel = VmPanel(admin, watch_interval=None, approver="omar")
     vm_id = _running(panel, protected=False)[0]
     panel.select((vm_id,))
-    assert not panel.stop_button.disabled and panel.stop_button.description == "Stop 1 VM(s)…"
+    assert not panel.stop_button.disabled and panel.stop_button.description == "Stop 1 VM…"
     panel.stop_button.click()
     panel.confirm_button.click()
     assert panel.stop_button.disabled  # the poll at once reads it as stopping
@@ -221,7 +225,7 @@ def test_the_stop_button_turns_off_once_the_watch_sees_the_vm_stopped(sandbox, a
     assert row["Status"] == "stopped"
     assert panel.stop_button.disabled
     assert panel.stop_button.description == "Stop…"
-    assert "only running VMs can be stopped" in panel.stop_button.tooltip
+    assert "(stopped: only running VMs can be stopped)" in panel.stop_button.tooltip
 
 
 def test_the_stop_button_counts_only_the_running_vms_after_a_refresh(sandbox, admin):
@@ -229,12 +233,13 @@ def test_the_stop_button_counts_only_the_running_vms_after_a_refresh(sandbox, ad
     before = _action_ids(sandbox)
     first, second = _running(panel, protected=False)[:2]
     panel.select((first, second))
-    assert panel.stop_button.description == "Stop 2 VM(s)…"
+    assert panel.stop_button.description == "Stop 2 VMs…"
     sandbox.control.vm_action(first, "suspend")  # stopped elsewhere
     panel.refresh()
     assert set(panel.selected_ids) == {first, second}
-    assert not panel.stop_button.disabled and panel.stop_button.description == "Stop 1 VM(s)…"
-    assert "1 selected VM(s) not running" in panel.stop_button.tooltip
+    assert not panel.stop_button.disabled and panel.stop_button.description == "Stop 1 VM…"
+    name = panel._name(first)
+    assert f"{name} (suspended: only running VMs can be stopped)" in panel.stop_button.tooltip
     sandbox.control.vm_action(second, "suspend")
     panel.refresh_button.click()
     assert panel.stop_button.disabled
@@ -242,7 +247,7 @@ def test_the_stop_button_counts_only_the_running_vms_after_a_refresh(sandbox, ad
 
 
 def test_a_vm_seen_stopped_after_the_review_is_not_sent(sandbox, admin):
-    panel = VmPanel(admin, watch_interval=None)
+    panel = VmPanel(admin, watch_interval=None, approver="omar")
     before = _action_ids(sandbox)
     first, second = _running(panel, protected=False)[:2]
     panel.select((first, second))
@@ -254,7 +259,7 @@ def test_a_vm_seen_stopped_after_the_review_is_not_sent(sandbox, admin):
     assert [a["vmId"] for a in _new_stops(sandbox, before)] == [second]
     assert "409" not in panel.status.value
     assert "Not sent for" in panel.status.value and first in panel.status.value
-    assert "Stop queued for 1 VM(s)" in panel.status.value
+    assert "Stop queued for 1 VM," in panel.status.value
 
 
 def test_the_fleet_is_one_grid_whose_selection_stop_acts_on(sandbox, admin):
@@ -269,7 +274,7 @@ def test_the_fleet_is_one_grid_whose_selection_stop_acts_on(sandbox, admin):
     rows = list(grid.df["VM id"])
     grid.selected_rows = [rows.index(first), rows.index(second)]  # what a click in the grid sets
     assert set(panel.selected_ids) == {first, second}
-    assert panel.stop_button.description == "Stop 2 VM(s)…"
+    assert panel.stop_button.description == "Stop 2 VMs…"
     panel.stop_button.click()
     assert set(panel.pending) == {first, second}
     # a filter keeps the selected rows that it still shows
@@ -281,3 +286,71 @@ def _descendants(widget):
     yield widget
     for child in getattr(widget, "children", ()):
         yield from _descendants(child)
+
+
+def _one_of(panel: VmPanel, status: str) -> str:
+    return str(panel.vms.loc[panel.vms["status"] == status, "id"].iloc[0])
+
+
+def test_the_button_the_plan_and_confirm_count_the_same_vms(sandbox, admin):
+    panel = VmPanel(admin, watch_interval=None, approver="omar")
+    plain, guarded = _running(panel, protected=False)[0], _running(panel, protected=True)[0]
+    idle = _one_of(panel, "stopped")
+    panel.select((plain, guarded, idle))
+    # the count is the VMs the plan stops: the protected and the stopped one are named apart
+    assert panel.stop_button.description == "Stop 1 VM…"
+    hint = panel.selection_hint.value
+    assert "3 selected; 1 VM to stop; held back: " in hint
+    assert f"{panel._name(guarded)} (protected: tick the box in the review" in hint
+    assert f"{panel._name(idle)} (stopped: only running VMs can be stopped)" in hint
+    panel.stop_button.click()
+    shown = panel.confirmation.value
+    assert "<b>1 VM will be stopped:</b>" in shown and "VM(s)" not in shown
+    assert panel.confirm_button.description == "Confirm: stop 1 VM"
+    # the label is never cut at the count: the buttons grow with their text
+    for button in (panel.confirm_button, panel.stop_button):
+        assert button.layout.width == "auto" and button.layout.min_width == "max-content"
+    assert "Protected, not stopped unless you tick the box below" in shown
+    panel.allow_protected.value = True
+    shown = panel.confirmation.value
+    assert "<b>2 VMs will be stopped:</b>" in shown
+    assert "not stopped unless you tick" not in shown
+    assert "stopped because the box below is ticked: " + panel._name(guarded) in shown
+    assert panel.confirm_button.description == "Confirm: stop 2 VMs"
+    panel.allow_protected.value = False
+    assert "Protected, not stopped unless you tick the box below" in panel.confirmation.value
+    assert panel.confirm_button.description == "Confirm: stop 1 VM"
+
+
+def test_the_approver_is_empty_until_someone_types_a_name(sandbox, admin, monkeypatch):
+    import getpass
+
+    monkeypatch.setattr(getpass, "getuser", lambda: "jovyan")  # the notebook server's login
+    panel = VmPanel(admin, watch_interval=None)
+    assert panel.approver.value == "" and "required" in panel.approver.placeholder
+    before = _action_ids(sandbox)
+    vm_id = _running(panel, protected=False)[0]
+    panel.select((vm_id,))
+    panel.stop_button.click()
+    assert panel.confirm_button.disabled
+    assert "Type the approver&#x27;s name to enable Confirm" in panel.approver_note.value
+    assert panel.confirm_stop() == []  # clicked from code: still nothing without a name
+    assert "needs an approver" in panel.status.value
+    assert _new_stops(sandbox, before) == []
+    panel.approver.value = "omar"
+    assert not panel.confirm_button.disabled and panel.approver_note.value == ""
+    panel.confirm_button.click()
+    assert "approved by omar" in panel.status.value
+    assert list(panel.store.audit_log()["approver"]) == ["omar"]
+
+
+def test_a_hint_says_how_to_add_rows_to_the_selection(sandbox, admin):
+    panel = VmPanel(admin, watch_interval=None)
+    assert "svcnb-selection-hint" in panel.selection_hint._dom_classes
+    assert panel.selection_hint in list(_descendants(panel.widget))
+    for hint in (panel.selection_hint.value,):
+        assert "Ctrl-click" in hint and "Shift-click" in hint
+    first, second = _running(panel, protected=False)[:2]
+    panel.select((first, second))
+    hint = panel.selection_hint.value
+    assert "2 selected; 2 VMs to stop" in hint and "Ctrl-click" in hint

@@ -88,7 +88,7 @@ def test_panel_review_shows_the_plan_and_confirm_applies_and_audits(fleet, admin
     panel.stop_button.click()
     shown = panel.confirmation.value
     assert f"Stop plan {panel.plan.plan_id}" in shown
-    assert "These 2 VM(s) will be stopped" in shown and "listed by id" in shown
+    assert "2 VMs will be stopped" in shown and "listed by id" in shown
     assert "Protected, not stopped unless you tick the box below: web-nyc-001" in shown
     assert "batch-nyc-010" in shown and "only running VMs can be stopped" in shown
     assert sorted(panel.pending) == sorted([MAIL, LB])
@@ -153,7 +153,78 @@ def test_cli_apply_of_a_hand_edited_plan_leaves_the_protected_vm_running(
     printed = capsys.readouterr().out
     assert fleet.control.vm(WEB_NYC)["status"] == "running"
     assert fleet.control.vm(MAIL)["status"] == fleet.control.vm(LB)["status"] == "stopped"
-    line = next(x for x in printed.splitlines() if WEB_NYC in x and "refused" in x)
-    assert "is protected" in line
+    row = _outcome_row(printed, WEB_NYC)
+    assert "refused" in row and "is protected" in row
     entry = configured.audit_log().iloc[0]
     assert {v["vm_id"]: v["outcome"] for v in entry["vms"]}[WEB_NYC] == "refused"
+
+
+def _outcome_row(printed: str, vm_id: str) -> str:
+    """The row of ``vm_id`` in the outcome table of --apply, its wrapped lines joined."""
+    lines = printed.splitlines()
+    start = next(i for i, x in enumerate(lines) if x.startswith(vm_id))
+    rest = [x for x in lines[start + 1 :]]
+    end = next((i for i, x in enumerate(rest) if x[:1].strip()), len(rest))
+    return " ".join(" ".join([lines[start], *rest[:end]]).split())
+
+
+def test_cli_apply_prints_a_short_table_of_outcomes(
+    configured, fleet, tmp_path, capsys, once_stops_queued
+):
+    out = tmp_path / "plan.json"
+    assert main(["stop", "--region", "us-east-1", "--plan-out", str(out)]) == 0
+    capsys.readouterr()
+    with once_stops_queued(2, lambda control: control.advance(60)):
+        code = main(["stop", "--apply", str(out), "--approver", "sam", "--timeout", "30"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    table = printed[printed.index("VM id") :]
+    assert max(len(line) for line in table.splitlines()) <= 100
+    header = table.splitlines()[0].split()
+    assert header == ["VM", "id", "Name", "Decision", "Outcome", "Reason"]
+    assert "stopped" in _outcome_row(printed, MAIL) and "lb-nyc-009" in _outcome_row(printed, LB)
+    held = _outcome_row(printed, WEB_NYC)
+    assert "protected" in held and "skipped" in held and "is protected" in held
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["stop", "--status", "runing"], "no VM in the fleet has status 'runing': did you mean "
+         "'running'?"),
+        (["stop", "--region", "eu-centrl-1"], "no VM in the fleet has region 'eu-centrl-1': did "
+         "you mean 'eu-central-1'?"),
+        (["stop", "--plan-slug", "s-1vcpu-1g"], "did you mean 's-1vcpu-1gb'?"),
+        (["stop", "--name", "mial-nyc-008"], "no VM in the fleet has name 'mial-nyc-008': did "
+         "you mean 'mail-nyc-008'?"),
+        (["stop", "--name", "wbe-*"], "no VM name in the fleet matches 'wbe-*'"),
+        (["stop", "--id", "vm_fe994c9a28c74176"], "did you mean 'vm_fe994c9a28c74175'?"),
+    ],
+)  # fmt: skip
+def test_cli_a_filter_value_no_vm_has_is_an_error_naming_the_closest(
+    configured, capsys, argv, words
+):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_cli_terms_that_each_exist_but_match_nothing_together_give_an_empty_plan(
+    configured, capsys
+):
+    # ci-fra-006 is in eu-central-1, but stopped: "running" and the name both exist
+    assert main(["stop", "--status", "running", "--name", "ci-fra-006"]) == 0
+    assert "0 to stop" in capsys.readouterr().out
+
+
+def test_cli_apply_needs_a_named_approver(configured, capsys, tmp_path):
+    out = tmp_path / "plan.json"
+    assert main(["stop", "--region", "us-east-1", "--plan-out", str(out)]) == 0
+    capsys.readouterr()
+    for argv in (["--apply", str(out)], ["--apply", str(out), "--approver", "  "]):
+        assert main(["stop", *argv]) == 2
+        err = capsys.readouterr().err
+        assert "--apply needs --approver NAME" in err and err.count("\n") == 1
+    with pytest.raises(SystemExit):
+        main(["stop", "--help"])
+    assert "required with --apply" in " ".join(capsys.readouterr().out.split())
