@@ -68,6 +68,13 @@ MAX_RATE_LIMITED = 30  # consecutive 429s on one call before giving up
 # KB); it also bounds what a compressed body may inflate to.
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
 _SCOPE_RE = re.compile(r"\b([a-z]+:(?:read|write))\b")
+# A scope the text says is needed: after "needs", "requires", "missing", "lacks"... (a text may
+# list the scopes the token holds too, before or after it)
+_NEEDED_RE = re.compile(
+    r"\b(?:needs?|needed|requires?|required|missing|lacks?|lacking|without)\b[^.;:]{0,40}?"
+    r"\b([a-z]+:(?:read|write))\b",
+    re.IGNORECASE,
+)
 # The scope of each endpoint the spec's table states (GET /vms: "vms:read grants reading VMs");
 # every other endpoint's scope is "not shown", so only the server's text can say it.
 _SPEC_SCOPES = (
@@ -585,11 +592,14 @@ class Requester:
         if verdict.kind == "auth":
             return self._auth_error(status, where, said, args, kw)
         if verdict.kind == "scope":
-            # What the client knows first: the spec's table. The text second, and only when it
-            # names one scope: a text that lists the token's scopes too cannot say which.
+            # What the client knows first: the spec's table. The text second: the scope it says
+            # is needed, or the one scope it names; never the first of a list of held scopes.
             needed = spec_scope(method, path)
             named = list(dict.fromkeys(_SCOPE_RE.findall(server)))
-            if needed is None and len(named) == 1:
+            said_needed = _NEEDED_RE.search(server)
+            if needed is None and said_needed is not None:
+                needed = said_needed.group(1)
+            elif needed is None and len(named) == 1:
                 needed = named[0]
             needs = (
                 f"this endpoint needs {needed}: use a token created with it"

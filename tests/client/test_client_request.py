@@ -93,11 +93,16 @@ def test_403_on_an_endpoint_whose_scope_the_spec_does_not_show(fake, make_client
     with pytest.raises(ScopeError) as info:
         make_client(fake).wallet.get()
     assert info.value.scope is None and "does not know which scope" in str(info.value)
-    listing = "token holds vms:read, webhooks:read; needs account:read"
+    listing = "Forbidden (token scopes: vms:read, webhooks:read)"
     fake.extra[("GET", "/wallet")] = lambda r: envelope(listing, 403)
     with pytest.raises(ScopeError) as info:
         make_client(fake).wallet.get()
     assert info.value.scope is None and listing in str(info.value)
+    needing = "token holds vms:read, webhooks:read; needs account:read"
+    fake.extra[("GET", "/wallet")] = lambda r: envelope(needing, 403)
+    with pytest.raises(ScopeError) as info:
+        make_client(fake).wallet.get()
+    assert info.value.scope == "account:read"
     fake.extra[("GET", "/wallet")] = lambda r: envelope("missing scope billing:read", 403)
     with pytest.raises(ScopeError) as info:
         make_client(fake).wallet.get()

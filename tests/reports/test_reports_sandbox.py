@@ -192,7 +192,7 @@ def test_replay_grid_between_snapshots(played):
     assert (got["horizon_end"] - got["now"] == pd.Timedelta(days=60)).all()
     with pytest.raises(ValueError, match="from_store"):
         replay(lambda **kw: None, store)
-    with pytest.raises(ValueError, match="every='soon'"):
+    with pytest.raises(ValueError, match="every 'soon' is not a duration"):
         replay(billing.runway, store, every="soon")
 
 
