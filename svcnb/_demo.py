@@ -16,13 +16,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from svcnb import Client, frames, sandbox
-from svcnb._lab import kernel_environment, private_folder
-from svcnb.panels._display import STATIC_ENV
-from svcnb.reports import bandwidth, billing
-from svcnb.reports._money import money_text
-from svcnb.store import Store
+from svcnb._extras import lab_needed
+
+if TYPE_CHECKING:
+    from svcnb import Client
 
 # The notebooks rendered, in reading order. 02 stops VMs (through a plan, after rehearsing it on
 # a copy): it comes last, so what it stops on the demo's sandbox changes no other page.
@@ -89,6 +88,15 @@ def _say(text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if missing := lab_needed("svcnb demo"):
+        print(missing, file=sys.stderr)
+        return 2
+    # imported here: `svcnb demo --help` and the line above need none of them
+    from svcnb import Client, sandbox
+    from svcnb._lab import kernel_environment, private_folder
+    from svcnb.panels._display import STATIC_ENV
+    from svcnb.store import Store
+
     if args.days < 1:
         print("svcnb demo: --days must be at least 1", file=sys.stderr)
         return 2
@@ -171,6 +179,10 @@ def fleet_summary(client: Client) -> list[str]:
     ``bandwidth.fleet_now``), so they are the numbers the notebooks, panels and ``svcnb report``
     show for the same fleet.
     """
+    from svcnb import frames
+    from svcnb.reports import bandwidth, billing
+    from svcnb.reports._money import money_text
+
     vms = frames.vms(client.vms.list())
     wallet = frames.wallet([client.wallet.get()])
     now = client.server_time
@@ -227,16 +239,12 @@ def render_html(
     ``note`` (markdown) is put under the notebook's title. A cell that fails stops the run with
     the notebook's name and the error.
     """
-    try:  # the notebook runners ship with the dev extra, not with the library itself
-        import nbformat
-        from nbclient import NotebookClient
-        from nbclient.exceptions import CellExecutionError
-        from nbconvert import HTMLExporter
-    except ImportError as exc:
-        raise SystemExit(
-            f"svcnb demo needs nbclient and nbconvert ({exc.name} is missing): "
-            "pip install 'svcnb[dev]'"
-        ) from None
+    if missing := lab_needed("svcnb demo"):  # the notebook runners come with the lab extra
+        raise SystemExit(missing)
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+    from nbconvert import HTMLExporter
 
     nb = nbformat.read(notebook, as_version=4)
     client = NotebookClient(

@@ -24,6 +24,7 @@ from pathlib import Path
 import httpx
 
 from svcnb._connect import ENV_SANDBOX_FILE
+from svcnb._extras import lab_needed
 from svcnb.client._config import ENV_API_KEY, ENV_BASE_URL
 from svcnb.store._fs import is_remote
 from svcnb.store._layout import ENV_PATH, add_store_option, resolve_url
@@ -287,6 +288,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if missing := lab_needed("svcnb lab"):
+        print(missing, file=sys.stderr)
+        return 2
     root = Path(args.notebooks)
     if not root.is_dir():
         if args.notebooks != "notebooks":
