@@ -10,6 +10,7 @@ and ``svcnb lab`` must copy nothing over them and serve JupyterLab until it is s
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -87,9 +88,18 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_wheel_holds_the_notebooks_and_no_test_files(wheel: Path) -> None:
-    names = zipfile.ZipFile(wheel).namelist()
+    archive = zipfile.ZipFile(wheel)
+    names = archive.namelist()
     assert sorted(n.split("/")[-1] for n in names if n.startswith("svcnb/notebooks/")) == NOTEBOOKS
+    for name in NOTEBOOKS:
+        assert archive.read(f"svcnb/notebooks/{name}") == (REPO / "notebooks" / name).read_bytes()
     assert not [n for n in names if n.endswith("conftest.py") or n.startswith("tests/")]
+    (metadata,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+    text = archive.read(metadata).decode()
+    assert "Requires-Python: >=3.11" in text
+    for version in ("3.11", "3.12", "3.13"):
+        assert f"Classifier: Programming Language :: Python :: {version}" in text
+    assert {"lab", "redis", "dev"} <= set(re.findall(r"^Provides-Extra: (\S+)", text, re.M))
 
 
 def test_install_plain_then_lab_demo_and_lab(wheel: Path, tmp_path: Path) -> None:
