@@ -25,7 +25,7 @@ class BuildWithNotebooks(build_py):
             return
         notebooks = sorted(SOURCE.glob("*.ipynb"))
         if not notebooks:
-            raise SystemExit(f"no notebooks in {SOURCE}: a wheel without them cannot run svcnb demo")
+            raise SystemExit(f"no notebooks in {SOURCE}: a wheel without them cannot run the demo")
         target = Path(self.build_lib) / "svcnb" / "notebooks"
         shutil.rmtree(target, ignore_errors=True)  # no notebook left over from an earlier build
         target.mkdir(parents=True)
