@@ -29,14 +29,16 @@ test: $(STAMP) lint
 test-all: $(STAMP) lint
 	$(PY) -m pytest -m ""
 
+# In the repository the notebooks are worked on where they are (nbval checks them there):
+# --notebooks notebooks, instead of the copies `svcnb demo` and `svcnb lab` make for users.
 demo: $(STAMP)
-	$(PY) -m svcnb demo
+	$(PY) -m svcnb demo --notebooks notebooks
 
 bench: $(STAMP)
 	@for f in bench/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
 lab: $(STAMP)
-	$(PY) -m svcnb lab
+	$(PY) -m svcnb lab --notebooks notebooks
 
 clean:
 	rm -rf $(VENV) out .pytest_cache

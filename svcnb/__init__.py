@@ -3,18 +3,18 @@
 ``svcnb.connect()`` returns a :class:`Client` (on a local sandbox when no server is configured);
 ``svcnb.sandbox_control()`` returns that sandbox's control helper (None on the real service);
 ``svcnb.rehearse(store)`` starts a sandbox holding a copy of a stored snapshot;
-errors live in :mod:`svcnb.errors`. ``svcnb.reports`` and ``svcnb.panels`` (and the other
-subpackages) load on first use, so ``svcnb.<Tab>`` lists them without importing matplotlib or
-ipywidgets up front.
+errors live in :mod:`svcnb.errors`. Everything but the errors, ``svcnb.config`` and
+``svcnb.vocab`` loads on first use: ``svcnb.connect`` the client, ``svcnb.Store`` the Delta store,
+``svcnb.reports`` and ``svcnb.panels`` (and the other subpackages) matplotlib and ipywidgets; so
+``import svcnb`` is quick and ``svcnb.<Tab>`` still lists them all.
 """
 
 from __future__ import annotations
 
+import typing as _typing
+
 from svcnb import config as config  # noqa: PLC0414 - `svcnb.config` after `import svcnb`
 from svcnb import vocab as vocab  # noqa: PLC0414 - `svcnb.vocab.extend(...)` after `import svcnb`
-from svcnb._connect import connect, sandbox_control
-from svcnb._rehearse import Rehearsal, rehearse
-from svcnb.client import Client
 from svcnb.errors import (
     ApiError,
     AuthError,
@@ -36,10 +36,29 @@ from svcnb.errors import (
     ValidationError,
     WaitTimeout,
 )
-from svcnb.store import MissingResourceError, SnapshotWarning, Store, StoreError
 
+# Names imported from their module on first access: `import svcnb` (and so the `svcnb` command,
+# whose --help needs none of them) loads neither the client's HTTP stack nor pandas, pyarrow or
+# the Delta store. tests/install/test_startup_imports.py holds each entry point to that.
+_LAZY_NAMES = {
+    "Client": "svcnb.client",
+    "connect": "svcnb._connect",
+    "sandbox_control": "svcnb._connect",
+    "Rehearsal": "svcnb._rehearse",
+    "rehearse": "svcnb._rehearse",
+    "Store": "svcnb.store",
+    "StoreError": "svcnb.store",
+    "MissingResourceError": "svcnb.store",
+    "SnapshotWarning": "svcnb.store",
+}
 # Subpackages reached as attributes (``svcnb.reports.billing``), imported on first access.
 _LAZY = ("frames", "panels", "reports", "sandbox", "store", "webhooks")
+
+if _typing.TYPE_CHECKING:
+    from svcnb._connect import connect, sandbox_control
+    from svcnb._rehearse import Rehearsal, rehearse
+    from svcnb.client import Client
+    from svcnb.store import MissingResourceError, SnapshotWarning, Store, StoreError
 
 # Kept sorted; tests/test_exports.py checks it is sorted and names every public name.
 __all__ = [
@@ -75,13 +94,16 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    if name in _LAZY:
-        import importlib
+    import importlib
 
-        module = importlib.import_module(f"svcnb.{name}")
-        globals()[name] = module
-        return module
-    raise AttributeError(f"module 'svcnb' has no attribute {name!r}")
+    if name in _LAZY_NAMES:
+        value = getattr(importlib.import_module(_LAZY_NAMES[name]), name)
+    elif name in _LAZY:
+        value = importlib.import_module(f"svcnb.{name}")
+    else:
+        raise AttributeError(f"module 'svcnb' has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 
 def __dir__() -> list[str]:

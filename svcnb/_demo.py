@@ -1,10 +1,13 @@
 """``svcnb demo``: simulate an account on the sandbox, then render the report notebooks to HTML.
 
-Steps: start a sandbox (clock frozen, so only the simulation moves it), take a snapshot each
+Steps: copy the notebooks svcnb ships into a working folder (``--notebooks``, by default
+``./svcnb-notebooks``; one the user changed there is left as it is, see ``svcnb._notebooks``),
+start a sandbox (clock frozen, so only the simulation moves it), take a snapshot each
 simulated day into a fresh store under ``out/``, then run the report notebooks against that
 sandbox and store and write each as a self-contained HTML page (plots embedded as PNG, no input
-cells) beside it. The kernels reach the sandbox as ``svcnb._lab.kernel_environment`` describes;
-every page written is checked for the sandbox's tokens before the command reports success.
+cells) beside it. The notebooks rendered are those of the working folder. The kernels reach the
+sandbox as ``svcnb._lab.kernel_environment`` describes; every page written is checked for the
+sandbox's tokens before the command reports success.
 """
 
 from __future__ import annotations
@@ -16,13 +19,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from svcnb import Client, frames, sandbox
-from svcnb._lab import kernel_environment, private_folder
-from svcnb.panels._display import STATIC_ENV
-from svcnb.reports import bandwidth, billing
-from svcnb.reports._money import money_text
-from svcnb.store import Store
+from svcnb._extras import lab_needed
+from svcnb._notebooks import DEFAULT_FOLDER, NotebooksMissing, copy_into
+from svcnb._notebooks import names as shipped_names
+
+if TYPE_CHECKING:
+    from svcnb import Client
 
 # The notebooks rendered, in reading order. 02 stops VMs (through a plan, after rehearsing it on
 # a copy): it comes last, so what it stops on the demo's sandbox changes no other page.
@@ -64,8 +68,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="sandbox seed")
     parser.add_argument(
         "--notebooks",
-        default=None,
-        help="folder holding the report notebooks (default: the repository's notebooks/)",
+        default=DEFAULT_FOLDER,
+        metavar="DIR",
+        help="working folder the notebooks are copied into and rendered from; a notebook you "
+        "changed there is never overwritten",
     )
     parser.add_argument(
         "--only",
@@ -75,34 +81,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _notebook_folder(given: str | None) -> Path:
-    if given:
-        return Path(given)
-    for candidate in (Path.cwd() / "notebooks", Path(__file__).resolve().parents[1] / "notebooks"):
-        if candidate.is_dir():
-            return candidate
-    return Path.cwd() / "notebooks"
-
-
 def _say(text: str) -> None:
     print(f"svcnb demo: {text}", flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
+    if needed := lab_needed("svcnb demo"):
+        print(needed, file=sys.stderr)
+        return 2
+    # imported here: `svcnb demo --help` and the line above need none of them
+    from svcnb import Client, sandbox
+    from svcnb._lab import kernel_environment, private_folder
+    from svcnb.panels._display import STATIC_ENV
+    from svcnb.store import Store
+
     if args.days < 1:
         print("svcnb demo: --days must be at least 1", file=sys.stderr)
         return 2
     out = Path(args.out).resolve()
-    folder = _notebook_folder(args.notebooks)
     names = list(args.only or REPORT_NOTEBOOKS)
-    missing = [n for n in names if not (folder / f"{n}.ipynb").is_file()]
-    if missing:
+    try:
+        known = shipped_names()
+    except NotebooksMissing as exc:
+        print(f"svcnb demo: {exc}", file=sys.stderr)
+        return 2
+    unknown = [n for n in names if n not in known]
+    if unknown:
         print(
-            f"svcnb demo: no notebook {', '.join(missing)} in {folder}; "
-            "run it from the repository root or pass --notebooks DIR",
+            f"svcnb demo: no notebook {', '.join(unknown)}; the notebooks are {', '.join(known)}",
             file=sys.stderr,
         )
         return 2
+    copies = copy_into(args.notebooks)
+    for line in copies.lines():
+        _say(line)
+    folder = copies.folder
     out.mkdir(parents=True, exist_ok=True)
     store_path = out / "demo-store"
     # The store is the demo's own output: start it afresh so its history is exactly this run's.
@@ -171,6 +184,10 @@ def fleet_summary(client: Client) -> list[str]:
     ``bandwidth.fleet_now``), so they are the numbers the notebooks, panels and ``svcnb report``
     show for the same fleet.
     """
+    from svcnb import frames
+    from svcnb.reports import bandwidth, billing
+    from svcnb.reports._money import money_text
+
     vms = frames.vms(client.vms.list())
     wallet = frames.wallet([client.wallet.get()])
     now = client.server_time
@@ -227,16 +244,12 @@ def render_html(
     ``note`` (markdown) is put under the notebook's title. A cell that fails stops the run with
     the notebook's name and the error.
     """
-    try:  # the notebook runners ship with the dev extra, not with the library itself
-        import nbformat
-        from nbclient import NotebookClient
-        from nbclient.exceptions import CellExecutionError
-        from nbconvert import HTMLExporter
-    except ImportError as exc:
-        raise SystemExit(
-            f"svcnb demo needs nbclient and nbconvert ({exc.name} is missing): "
-            "pip install 'svcnb[dev]'"
-        ) from None
+    if missing := lab_needed("svcnb demo"):  # the notebook runners come with the lab extra
+        raise SystemExit(missing)
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+    from nbconvert import HTMLExporter
 
     nb = nbformat.read(notebook, as_version=4)
     client = NotebookClient(

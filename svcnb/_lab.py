@@ -1,5 +1,9 @@
 """``svcnb lab``: JupyterLab on the notebooks, with a sandbox running for their kernels.
 
+The notebooks svcnb ships are first copied into a working folder (``--notebooks``, by default
+``./svcnb-notebooks``), never over one the user changed there (``svcnb._notebooks``); JupyterLab
+opens that folder.
+
 The sandbox runs as a child ``svcnb sandbox`` process that writes its connection file into a
 private temporary folder. Kernels find it through :data:`SANDBOX_ENV` (the file's path); see
 :func:`kernel_environment` for what else they get. A real ``SVC_API_KEY`` of the caller never
@@ -24,6 +28,8 @@ from pathlib import Path
 import httpx
 
 from svcnb._connect import ENV_SANDBOX_FILE
+from svcnb._extras import lab_needed
+from svcnb._notebooks import DEFAULT_FOLDER, NotebooksMissing, copy_into
 from svcnb.client._config import ENV_API_KEY, ENV_BASE_URL
 from svcnb.store._fs import is_remote
 from svcnb.store._layout import ENV_PATH, add_store_option, resolve_url
@@ -267,8 +273,10 @@ def private_folder(prefix: str) -> Iterator[Path]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--notebooks",
-        default="notebooks",
-        help="folder JupyterLab opens (default: ./notebooks, or the current folder without it)",
+        default=DEFAULT_FOLDER,
+        metavar="DIR",
+        help="working folder the notebooks are copied into and JupyterLab opens; a notebook you "
+        "changed there is never overwritten",
     )
     parser.add_argument("--port", type=int, default=0, help="JupyterLab port (default: Jupyter's)")
     parser.add_argument("--vms", type=int, default=DEFAULT_LAB_VMS, help="sandbox fleet size")
@@ -287,12 +295,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    root = Path(args.notebooks)
-    if not root.is_dir():
-        if args.notebooks != "notebooks":
-            print(f"svcnb lab: no folder {root}; pass --notebooks DIR", file=sys.stderr)
-            return 2
-        root = Path.cwd()
+    if needed := lab_needed("svcnb lab"):
+        print(needed, file=sys.stderr)
+        return 2
+    try:
+        copies = copy_into(args.notebooks)
+    except NotebooksMissing as exc:
+        print(f"svcnb lab: {exc}", file=sys.stderr)
+        return 2
+    for line in copies.lines():
+        print(f"svcnb lab: {line}", flush=True)
+    root = copies.folder
     # Resolved here: the kernels run in the notebooks' folder, not where `svcnb lab` started.
     # Each lab session's sandbox is a new simulated account whose clock starts again, and a
     # store refuses a second server's history: so unless told, each session gets its own store.

@@ -758,7 +758,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "URLs by consistent pseudonyms (firewall rules still match the same VMs)",
     )
     parser.epilog = (
-        "examples:\n  svcnb sandbox --port 8080 --vms 40 --connection-file sandbox.json\n"
+        "examples:\n  svcnb sandbox --vms 40 --connection-file sandbox.json\n"
         "  svcnb sandbox --from-store data/store --anonymize --time-scale 0 "
         "--connection-file copy.json --save-state-on-exit copy-state.json"
     )

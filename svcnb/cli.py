@@ -26,13 +26,12 @@ _COMMANDS = {
         # the sandbox's own options plus --from-store (a copy of a stored snapshot)
         "svcnb._rehearse",
         "serve the local sandbox emulator of the API, or a copy of a stored snapshot",
-        "svcnb sandbox --port 8080 --vms 40 --connection-file sandbox.json",
+        "svcnb sandbox --vms 40 --connection-file sandbox.json",
     ),
     "snapshot": (
         "svcnb.store._cli",
         "take one snapshot of the account (or of every configured account) into the store",
-        "SVC_BASE_URL=https://api.example.com SVC_API_KEY=... svcnb snapshot --store data/store"
-        "; svcnb snapshot --all --store s3://team/history",
+        "svcnb snapshot --store data/store",
     ),
     "snapshots": (
         "svcnb.store._cli_list",
@@ -47,7 +46,7 @@ _COMMANDS = {
     "listen": (
         "svcnb.webhooks._cli",
         "run the verifying webhook receiver over HTTPS",
-        "svcnb listen --port 8443",
+        "svcnb listen --port 8443 --cert cert.pem --key key.pem --secret-file secret.txt",
     ),
     "check": (
         "svcnb.alerts._cli",
@@ -57,7 +56,7 @@ _COMMANDS = {
     "migrate-store": (
         "svcnb.store._cli_migrate",
         "convert a store of the first format to Delta tables, checked row for row",
-        "svcnb migrate-store data/store-old data/store",
+        "svcnb migrate-store data/store-old data/store-new",
     ),
     "stop": (
         "svcnb.plans._cli",
@@ -77,6 +76,13 @@ _COMMANDS = {
     "lab": ("svcnb._lab", "open JupyterLab with a sandbox running", "svcnb lab"),
 }
 
+# Every example of every help text runs as written (tests/install/test_cli_examples.py runs
+# each, in this order, in an empty folder with the sandbox of the first one named).
+EXAMPLES_HEADER = (
+    "examples, on the simulated account the first one starts (export SVCNB_SANDBOX=sandbox.json;\n"
+    "for your account set SVC_BASE_URL and SVC_API_KEY instead):\n"
+)
+
 # ``literal``, :func:`name` and similar reST roles read as noise in a terminal
 _REST = re.compile(r":[a-z]+:`~?([^`]+)`|``([^`]+)``")
 
@@ -89,20 +95,14 @@ def plain(text: str) -> str:
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     """Keeps examples' line breaks, shows defaults, and drops reST markup from help texts.
 
-    A default is added after the help of an option that has one, unless the help already says
-    what it is (``default:`` or ``(default ...``) or the default is None or False (nothing to say).
+    ``(default: VALUE)`` is added after the help of every option that has a default, unless the
+    help already states it (``default:`` or ``(default ...``). An option whose default is None,
+    False or empty (``""``, ``[]``) has nothing to show and gets nothing.
     """
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = plain(action.help or "")
-        default = action.default
-        if (
-            "default" in text
-            or default is None
-            or default is False
-            or default is argparse.SUPPRESS
-            or not action.option_strings
-        ):
+        if not action.option_strings or not shows_default(action) or states_default(text):
             return text
         return f"{text} (default: %(default)s)"
 
@@ -110,17 +110,55 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return super()._format_text(plain(text))
 
 
+def shows_default(action: argparse.Action) -> bool:
+    """Whether ``action`` has a default worth printing (not None, False, empty or suppressed)."""
+    default = action.default
+    if default is None or default is False or default is argparse.SUPPRESS:
+        return False
+    return not (isinstance(default, str | list | tuple | dict) and not default)
+
+
+def states_default(text: str) -> bool:
+    """Whether a help text already says what its option's default is."""
+    lowered = text.lower()
+    return "(default" in lowered or "default:" in lowered
+
+
+class _Version(argparse.Action):
+    """``--version``: the installed distribution's version (looked up only when asked)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kw: object):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:  # type: ignore[no-untyped-def]
+        print(f"svcnb {installed_version()}")
+        parser.exit()
+
+
+def installed_version() -> str:
+    """svcnb's version as installed (``pip show svcnb``)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("svcnb")
+    except PackageNotFoundError:
+        return "(not installed: running from a source folder)"
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser; only the module of ``command`` (when given) is imported to add its options."""
     parser = argparse.ArgumentParser(
         prog="svcnb",
-        description=plain(__doc__.splitlines()[0]),
+        description="The VM-hosting API from the command line: snapshots into a Delta store, "
+        "reports, alerts, stop plans, a webhook receiver, the sandbox emulator, and Jupyter "
+        "(svcnb lab, svcnb demo: pip install 'svcnb[lab]').",
         formatter_class=HelpFormatter,
-        epilog="examples:\n"
+        epilog=EXAMPLES_HEADER
         + "\n".join(f"  {example}" for _m, _h, example in _COMMANDS.values())
-        + "\n\nsvcnb COMMAND --help shows a command's options.",
+        + "\n\nsvcnb COMMAND --help shows a command's options and more examples.",
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.add_argument("--version", action=_Version, help="print svcnb's version and exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_text, example) in _COMMANDS.items():
         p = sub.add_parser(
             name,
@@ -142,7 +180,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = next((a for a in argv if not a.startswith("-")), None)
     name = command if command in _COMMANDS else None
     try:
-        args = build_parser(name).parse_args(argv)
+        parser = build_parser(name)
+        args = parser.parse_args(argv)
+        if args.command is None:  # `svcnb` alone: what it can do, rather than a usage error
+            parser.print_help()
+            return 0
         code = int(importlib.import_module(args._module).run(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, inside the handlers below
         return code

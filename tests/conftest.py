@@ -89,9 +89,15 @@ def _close_figures() -> Iterator[None]:
         pyplot.close("all")
 
 
-# Files that run whole notebooks, minutes each: started first, so that on several workers
-# (pytest-xdist hands out whole files in this order) no worker is left with one at the end.
-_LONG = ("tests/panels/test_notebook_stories.py", "tests/test_notebooks_dialects.py", "notebooks/")
+# Files that run whole notebooks, minutes each, or every CLI example in turn: started first, so
+# that on several workers (pytest-xdist hands out whole files in this order) no worker is left
+# with one at the end.
+_LONG = (
+    "tests/panels/test_notebook_stories.py",
+    "tests/test_notebooks_dialects.py",
+    "notebooks/",
+    "tests/install/test_cli_examples.py",
+)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

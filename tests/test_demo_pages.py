@@ -30,10 +30,15 @@ def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("demo")
     parser = argparse.ArgumentParser()
     _demo.add_arguments(parser)
+    # the shipped notebooks are copied into a working folder and rendered from there
+    work = out / "work"
     args = parser.parse_args(
-        ["--days", "3", "--vms", "20", "--out", str(out), "--notebooks", str(REPO / "notebooks")]
+        ["--days", "3", "--vms", "20", "--out", str(out), "--notebooks", str(work)]
     )
     assert _demo.run(args) == 0
+    assert sorted(p.name for p in work.glob("*.ipynb")) == sorted(
+        p.name for p in (REPO / "notebooks").glob("*.ipynb")
+    )
     return out
 
 

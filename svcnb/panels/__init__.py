@@ -1,11 +1,18 @@
 """ipywidgets panels over svcnb's client, store and reports (the only package importing widgets).
 
+They need the lab extra (``pip install 'svcnb[lab]'``); without it importing them says so.
+
 Each panel is a plain class whose methods its widgets call, so tests and notebooks drive it by
 setting ``.value`` and calling ``.click()``; ``panel.widget`` is what is displayed, and a panel
 displays itself when it is the last expression of a cell.
 """
 
 from __future__ import annotations
+
+from svcnb._extras import lab_needed
+
+if _missing := lab_needed("svcnb.panels"):  # a plain `pip install svcnb`: say which extra
+    raise ImportError(_missing)
 
 from svcnb.panels._accounts import AccountTabs
 from svcnb.panels._audit import FirewallAuditPanel

@@ -39,7 +39,8 @@ EXAMPLE = """examples:
   svcnb stop --status running --region eu-central-1 --plan-out stop.json
   svcnb stop --review stop.json
   svcnb stop --apply stop.json --approver sam --store data/store
-  svcnb stop --id vm_1 --id vm_2 --include-protected vm_2 --plan-out stop.json
+  svcnb stop --id vm_358c956bf1e3c6a7 --id vm_eca2d91cff2db54d \\
+             --include-protected vm_eca2d91cff2db54d --plan-out stop.json  # the sandbox's ids
   svcnb stop --region us-east-1 --limit 25 --plan-out big.json   # raise the limit explicitly"""
 
 

@@ -37,7 +37,7 @@ EXAMPLE = """examples:
   svcnb report firewall --format png --out firewall.png
   svcnb report billing --snapshot    # take a snapshot of the configured server first
   svcnb report whatif --format csv --table topup
-  svcnb report whatif --terminate vm_1,vm_2 --table what_if"""
+  svcnb report whatif --terminate vm_358c956bf1e3c6a7,vm_e20a98e85d204265 --table what_if"""
 
 # exit codes: 2 for a mistake in what was asked (arguments, configuration, store location),
 # 1 for a failure while doing it (the server refused, a file could not be written)

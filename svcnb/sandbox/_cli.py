@@ -8,13 +8,14 @@ import sys
 import threading
 
 from ._config import DEFAULT_SEED, DEFAULT_VMS, SandboxConfig
-from ._saved import StateError, export_state, read_state_file, write_state_file
-from ._serve import serve
+
+# The server (uvicorn, starlette, httpx for its control client) and the saved-state format are
+# imported by run(): `svcnb sandbox --help` needs only the options.
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    parser.add_argument("--port", type=int, default=0, help="port (0: any free port)")
+    parser.add_argument("--port", type=int, default=0, help="port; 0 picks a free one")
     parser.add_argument("--vms", type=int, default=DEFAULT_VMS, help="size of the seeded fleet")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of the fleet")
     parser.add_argument("--latency-ms", type=float, default=0.0, help="added to every request")
@@ -22,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--rate-limit",
         type=int,
         default=SandboxConfig.rate_limit,
-        help="default per-token limit per window",
+        help="requests each token may make per window, unless raised for that token",
     )
     parser.add_argument(
         "--ip-rate-limit",
@@ -100,6 +101,8 @@ def run(
 ) -> int:
     """Serve until Ctrl-C (or until ``stop`` is set, for tests). ``saved``: a state document
     to start from (a caller that built one; ``--state-file`` reads one)."""
+    from ._saved import StateError, read_state_file
+
     handler = _log_to_stderr(getattr(args, "quiet", False))
     try:
         if saved is None and getattr(args, "state_file", None):
@@ -116,6 +119,9 @@ def run(
 def _serve_until_stopped(
     args: argparse.Namespace, stop: threading.Event | None, saved: dict | None
 ) -> int:
+    from ._saved import export_state, write_state_file
+    from ._serve import serve
+
     try:
         context = serve(
             saved=saved,

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 
+from svcnb import _notebooks
 from svcnb._lab import SandboxProcess, kernel_environment, session_store, wait_for_http
 from svcnb.webhooks import free_port
 
@@ -48,6 +49,10 @@ def test_svcnb_lab_serves_the_sandbox_keeps_the_login_and_stops_both(tmp_path: P
         text = out.read_text(encoding="utf-8")
         assert "ignoring SVC_API_KEY and SVC_BASE_URL" in text
         assert "svc_xxxx" not in text
+        # the shipped notebooks were copied into the folder JupyterLab opened, and it said so
+        shipped = sorted(p.name for p in _notebooks.shipped().glob("*.ipynb"))
+        assert sorted(p.name for p in tmp_path.glob("*.ipynb")) == shipped
+        assert f"svcnb lab: copied {len(shipped)} notebooks into {tmp_path}" in text
     finally:
         proc.terminate()
         code = proc.wait(timeout=60)

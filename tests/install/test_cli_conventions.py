@@ -1,0 +1,69 @@
+"""The svcnb command's conventions: --version, a bare ``svcnb`` lists the commands, and every
+option's help shows its default (and nothing for an empty one)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from importlib.metadata import version
+
+import pytest
+
+from svcnb import cli
+
+
+def _subparser(name: str) -> argparse.ArgumentParser:
+    parser = cli.build_parser(name)
+    (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return sub.choices[name]
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["--version"])
+    assert stop.value.code == 0
+    assert capsys.readouterr().out == f"svcnb {version('svcnb')}\n"
+
+
+def test_svcnb_alone_lists_the_commands(capsys):
+    assert cli.main([]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert "arguments are required" not in out
+    for name, (_module, help_text, _example) in cli._COMMANDS.items():
+        assert re.search(rf"^\s+{re.escape(name)}\s", out, re.M), name
+        assert help_text.split()[0] in out
+    assert "--version" in out
+
+
+def test_an_unknown_command_is_still_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["nosuch"])
+    assert stop.value.code == 2
+    assert "invalid choice: 'nosuch'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", list(cli._COMMANDS))
+def test_every_option_shows_its_default(name):
+    parser = _subparser(name)
+    text = parser.format_help()
+    formatter = parser._get_formatter()
+    for action in parser._actions:
+        if not action.option_strings or action.help is argparse.SUPPRESS:
+            continue
+        shown = formatter._expand_help(action) if action.help else ""
+        if cli.shows_default(action):
+            assert cli.states_default(shown), f"{name} {action.option_strings[0]}: {shown!r}"
+            if not cli.states_default(cli.plain(action.help or "")):
+                assert f"(default: {action.default})" in shown
+    assert "(default: )" not in text and "(default: [])" not in text
+    assert "(default: None)" not in text and "(default: False)" not in text
+
+
+def test_the_options_the_issue_named():
+    sandbox = _subparser("sandbox").format_help()
+    flat = " ".join(sandbox.split())
+    assert "unless raised for that token (default: 600)" in flat
+    assert "random:SEED (default: default)" in flat
+    # an empty default says what it means instead of "(default: [])"
+    assert "(default: none, the socket peer counts)" in flat
