@@ -44,7 +44,6 @@ LEGACY_STORE = REPO / "tests" / "store" / "data" / "legacy_store"
 # doctor 3 when it saw words svcnb cannot classify
 ALSO_FINE = {"check": {1}, "doctor": {3}}
 SERVERS = {"sandbox", "listen", "lab"}
-SLOW = {"demo", "lab"}
 
 
 def _example_lines(epilog: str | None) -> list[str]:
