@@ -21,6 +21,7 @@ from typing import Any
 from svcnb import vocab
 from svcnb._connect import configured_client
 from svcnb.client import Client
+from svcnb.client._resources import segment
 from svcnb.config import config_path, write_section
 from svcnb.errors import ApiError, ScopeError, SvcnbError
 
@@ -294,22 +295,42 @@ class Doctor:
             ("GET /wallet", "/wallet", "billing:read"),
             ("GET /webhooks", "/webhooks", "webhooks:read"),
         ]
-        if self.vms:
-            probes.insert(1, ("GET /vms/{id}", f"/vms/{self.vms[0]['id']}", "vms:read"))
         parts, refused = [], []
+
+        def by_id(label: str, template: str, item: Any, scope: str) -> tuple[str, str, str] | None:
+            # an id the service gave that cannot be sent as one path segment is said, not sent
+            try:
+                path = template.format(
+                    segment("id", item.get("id") if isinstance(item, dict) else item)
+                )
+            except ValueError as exc:
+                parts.append(f"{label} not tried ({exc})")
+                return None
+            return label, path, scope
+
+        if self.vms:
+            probe = by_id("GET /vms/{id}", "/vms/{}", self.vms[0], "vms:read")
+            if probe:
+                probes.insert(1, probe)
         for label, path, scope in probes:
             try:
                 reply = self._get(path, None, scope)
                 parts.append(f"{label} ok")
                 items = _items(reply.data)
+                follow = None
                 if label == "GET /firewalls" and items:
-                    fw = items[0]["id"]
-                    probes.append(("GET /firewalls/{id}/rules", f"/firewalls/{fw}/rules", scope))
-                if label == "GET /networks" and items:
-                    net = items[0]["id"]
-                    probes.append(
-                        ("GET /networks/{id}/attachments", f"/networks/{net}/attachments", scope)
+                    follow = by_id(
+                        "GET /firewalls/{id}/rules", "/firewalls/{}/rules", items[0], scope
                     )
+                if label == "GET /networks" and items:
+                    follow = by_id(
+                        "GET /networks/{id}/attachments",
+                        "/networks/{}/attachments",
+                        items[0],
+                        scope,
+                    )
+                if follow:
+                    probes.append(follow)
             except ApiError as exc:
                 parts.append(f"{label} {exc.status}")
                 refused.append(label)
