@@ -77,6 +77,11 @@ _COMMANDS = {
     "lab": ("svcnb._lab", "open JupyterLab with a sandbox running", "svcnb lab"),
 }
 
+# Commands whose work reads the config file's vocabulary (frames, reports, plans, the doctor):
+# a file that cannot be used is said before anything is pulled or stored, not found half-way
+# through a snapshot, where it would cost one resource group at a time.
+_READ_CONFIG = frozenset({"snapshot", "check", "doctor", "stop", "report"})
+
 # ``literal``, :func:`name` and similar reST roles read as noise in a terminal
 _REST = re.compile(r":[a-z]+:`~?([^`]+)`|``([^`]+)``")
 
@@ -143,6 +148,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     name = command if command in _COMMANDS else None
     try:
         args = build_parser(name).parse_args(argv)
+        if name in _READ_CONFIG:
+            from svcnb import vocab
+
+            vocab.current()  # ConfigError naming the file, below
         code = int(importlib.import_module(args._module).run(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, inside the handlers below
         return code

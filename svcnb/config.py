@@ -97,6 +97,13 @@ def read_config(path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
         raise ConfigError(
             f"the svcnb config file {target} is not valid TOML ({exc}); fix or remove it"
         ) from None
+    except RecursionError:
+        # tomllib parses nested arrays and inline tables by recursion: a file nested deeper than
+        # the interpreter's stack is no config anyone wrote by hand
+        raise ConfigError(
+            f"the svcnb config file {target} nests arrays or tables too deeply to read; fix or "
+            "remove it"
+        ) from None
 
 
 def write_section(
