@@ -49,10 +49,13 @@ def endpoint_label(url: str) -> str:
 def _verify(ca_bundle: str | None) -> ssl.SSLContext | bool:
     if ca_bundle is None:
         return True
-    path = Path(ca_bundle).expanduser()
+    try:
+        path = Path(ca_bundle).expanduser()
+    except RuntimeError:  # ~user of a user this machine does not know
+        path = Path(ca_bundle)
     try:
         return ssl.create_default_context(cafile=str(path))
-    except (OSError, ssl.SSLError) as exc:
+    except (OSError, ssl.SSLError, ValueError) as exc:  # ValueError: a NUL in the name
         raise ConfigError(
             f"[alerts] ca_bundle {path} cannot be read as PEM certificates ({exc}); "
             "give the CA file the receiver's certificate is issued by"

@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from svcnb.client._window import MAX_COUNT, MAX_SERVER_SECONDS, Window
-from svcnb.config import ConfigError, budget_config
+from svcnb.config import ConfigError, budget_config, config_path
 
 ENV_BUDGET = "SVCNB_BUDGET"
 OFF_WORDS = frozenset({"off", "none", "0", "false", "no"})
@@ -133,7 +133,15 @@ def budget_path() -> Path | None:
     if env:
         if env.startswith(REDIS_SCHEMES):
             return None
-        return None if env.lower() in OFF_WORDS else Path(env).expanduser()
+        if env.lower() in OFF_WORDS:
+            return None
+        try:
+            return Path(env).expanduser()
+        except RuntimeError:  # ~user of a user this machine does not know
+            raise ConfigError(
+                f"{ENV_BUDGET}={env!r} starts with a home folder this machine does not know; give "
+                "the path in full, or set it to off"
+            ) from None
     cache = os.environ.get("XDG_CACHE_HOME")
     try:
         base = Path(cache) if cache else Path.home() / ".cache"
@@ -155,7 +163,11 @@ def check_budget_file(path: Path) -> None:
         return
     except OSError:
         return  # unreadable folder: the connection fails on it too, and warns
-    remedy = f"set {ENV_BUDGET} to a path of svcnb's own (a file that does not exist yet), or off"
+    own = "a path of svcnb's own (a file that does not exist yet), or off"
+    if os.environ.get(ENV_BUDGET, "").strip():
+        remedy = f"set {ENV_BUDGET} to {own}"
+    else:  # the config file named it: say which file to fix
+        remedy = f"set [budget] backend in {config_path()} to {own}"
     if stat.S_ISLNK(info.st_mode):
         raise ConfigError(
             f"the rate budget path {path} is a symbolic link; svcnb never writes where a link "

@@ -28,6 +28,7 @@ WHEN = pd.Timestamp("2026-12-01T00:00Z")
 # what fired from the same alert state, as two cron jobs started together do
 RACER = """
 import sys, time
+from pathlib import Path
 
 import svcnb.alerts
 from svcnb.cli import main

@@ -19,17 +19,13 @@ from urllib.parse import unquote
 import httpx
 import pytest
 from _fakeapi import TOKEN
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import svcnb
 from svcnb.errors import SvcnbError
 
-# The settings every property here runs under: no per-example deadline (a call's own deadline is
-# what is tested, and a shared CI box makes example times meaningless), big or slow draws fine.
-FUZZ = settings(
-    deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
-)
+FUZZ = settings.get_profile("svcnb")  # the suite's (tests/conftest.py)
 
 DEADLINE = 0.3
 # Time a call may run past its deadline: one chunk of a trickle, the scheduler, a slow CI box.
