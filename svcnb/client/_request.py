@@ -39,6 +39,7 @@ from svcnb.client._config import ENV_API_KEY, Settings, base_path_candidates
 from svcnb.client._failures import classify
 from svcnb.client._pacing import MAX_SERVER_SECONDS, Governor, governor_for, server_seconds
 from svcnb.client._redact import TOKEN_PREFIX, mask_token, redact, redact_bytes
+from svcnb.client._validate import unsendable
 from svcnb.client._wire import BadEncoding, Opened, WireError, wire_for
 from svcnb.errors import (
     ApiError,
@@ -266,6 +267,13 @@ class Requester:
         """
         ends = time.monotonic() + self.deadline
         method = method.upper()
+        bad = None if json is None else unsendable(json)
+        if bad is not None:
+            # said before anything is sent: the wire would fail on it half-way into the request
+            raise ValueError(
+                f"{method} {path}: {bad} of the request body cannot be sent as JSON (text with a "
+                "lone surrogate, a number that is not finite, or a value JSON has no form for)"
+            )
         headers = {}
         if method in WRITE_METHODS:
             # Made once per call: every retry of this call sends the same key.

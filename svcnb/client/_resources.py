@@ -11,7 +11,7 @@ from svcnb.client._paging import read_all
 from svcnb.client._records import RecordParser
 from svcnb.client._redact import redact
 from svcnb.client._request import Requester
-from svcnb.client._validate import rule_update
+from svcnb.client._validate import rule_update, text
 from svcnb.errors import ServerError, SvcnbError, UpstreamSyncError
 
 # What no id may hold, as written or once a server or proxy has percent-decoded it: a URL
@@ -150,6 +150,7 @@ class Networks(_Resource):
         if private_ip is not None:
             if not isinstance(private_ip, str) or not private_ip:
                 raise ValueError(f"private_ip must be an IP address string, got {private_ip!r}")
+            text("private_ip", private_ip)
             body["privateIp"] = private_ip
         path = f"/networks/{segment('net_id', net_id)}/attachments"
         return self._one("POST", path, "attachment", "networks:write", json=body)
@@ -171,12 +172,14 @@ class Webhooks(_Resource):
         """Subscribe ``url`` (HTTPS) to ``events``; the answer holds ``secret``, shown only once."""
         if not isinstance(url, str) or not url:
             raise ValueError(f"url must be an HTTPS URL string, got {url!r}")
+        text("url", url)
         if isinstance(events, str) or not all(isinstance(e, str) for e in events):
             raise ValueError(
                 f"events must be a list of event names such as ['vm.stopped'], got {events!r}"
             )
-        if not isinstance(description, str):
-            raise ValueError(f"description must be a string, got {description!r}")
+        for i, event in enumerate(events):
+            text(f"events[{i}]", event)
+        text("description", description)
         body = {"url": url, "events": list(events), "description": description}
         return self._one("POST", "/webhooks", "new webhook", "webhooks:write", json=body)
 

@@ -24,7 +24,8 @@ import json
 import os
 import time
 import urllib.request
-from collections.abc import Callable, Iterator, Mapping
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -46,6 +47,7 @@ from urllib3.exceptions import (
 )
 
 from svcnb.client._redact import Secret
+from svcnb.config import ConfigError
 
 _PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
 _CHUNK = 64 * 1024
@@ -116,6 +118,21 @@ def _proxy_for(base_url: str) -> str:
         if value:
             shown = httpx.URL(value).copy_with(username=None, password=None)
             return f"{shown} ({name.upper()})"
+    return ""
+
+
+def _socks_variable() -> str:
+    """``ALL_PROXY (socks5://host:1080)``: the variable naming a SOCKS proxy, and the proxy
+    without its credentials ("" for none)."""
+    for name in _PROXY_VARIABLES:
+        for spelled in (name, name.upper()):
+            value = os.environ.get(spelled, "")
+            if value.lower().startswith("socks"):
+                try:
+                    shown = str(httpx.URL(value).copy_with(username=None, password=None))
+                except (httpx.InvalidURL, ValueError, TypeError):
+                    shown = "a SOCKS URL"
+                return f"{spelled} ({shown})"
     return ""
 
 
@@ -246,14 +263,29 @@ class HttpxWire:
         proxy: str = "",
     ) -> None:
         self.proxy = proxy  # "" or the proxy requests go through, for messages
-        self._http = httpx.Client(
-            base_url=base_url,
-            headers=dict(headers),
-            auth=_ApiKeyAuth(token),
-            transport=transport,
-            limits=httpx.Limits(max_connections=pool_size, max_keepalive_connections=pool_size),
-            follow_redirects=False,
-        )
+        try:
+            self._http = httpx.Client(
+                base_url=base_url,
+                headers=dict(headers),
+                auth=_ApiKeyAuth(token),
+                transport=transport,
+                limits=httpx.Limits(max_connections=pool_size, max_keepalive_connections=pool_size),
+                follow_redirects=False,
+            )
+            socks = ""
+        except ImportError:
+            # httpx sets up every proxy the environment names, and a SOCKS one needs a package
+            # httpx does not install by itself
+            socks = _socks_variable()
+            if not socks:
+                raise
+        if socks:
+            raise ConfigError(
+                f"{socks} names a SOCKS proxy, which svcnb reaches only through httpx's SOCKS "
+                "support: pip install 'httpx[socks]', or unset "
+                f"{socks.partition(' ')[0]} (NO_PROXY does not help: httpx sets up every proxy "
+                "the environment names, whichever host it is for)"
+            )
 
     def close(self) -> None:
         self._http.close()
@@ -281,17 +313,73 @@ class HttpxWire:
         for key, value in response.headers.multi_items():
             pairs.add(key, value)
 
+        encoding = response.headers.get("content-encoding", "")
+
         def chunks() -> Iterator[bytes]:
+            # raw, and decoded here: httpx inflates each piece the network gives whole, so two
+            # gzip layers make one 6 KB piece a 512 MB one before any size check could stop it
             try:
-                yield from response.iter_bytes()
-            except httpx.DecodingError as exc:
-                raise BadEncoding(str(exc)) from None
+                if response.is_stream_consumed:
+                    # made whole in memory (a test's transport), and decoded by httpx then
+                    yield response.content
+                else:
+                    yield from decoded(response.iter_raw(), encoding)
             except _HTTPX_ERRORS as exc:
                 raise _httpx_error(exc) from None
 
         return Opened(
             response.status_code, pairs, str(response.request.url), chunks(), response.close
         )
+
+
+def decoded(raw: Iterable[bytes], content_encoding: str) -> Iterator[bytes]:
+    """``raw`` decoded as ``Content-Encoding`` says (``gzip, deflate``: deflate last applied, so
+    undone first), in pieces of at most ``_CHUNK`` bytes however far a piece inflates: memory
+    stays a few pieces per layer, and the reader can stop at its size cap. Encodings svcnb does
+    not ask for are left as they came, as urllib3 leaves them; BadEncoding for a body that does
+    not decode."""
+    stream: Iterable[bytes] = raw
+    for name in reversed([e.strip().lower() for e in content_encoding.split(",")]):
+        if name in ("gzip", "x-gzip", "deflate"):
+            stream = _inflated(stream, gzip=name != "deflate")
+    return iter(stream)
+
+
+def _inflated(chunks: Iterable[bytes], *, gzip: bool) -> Iterator[bytes]:
+    wbits = 16 + zlib.MAX_WBITS if gzip else zlib.MAX_WBITS
+    inflater = zlib.decompressobj(wbits)
+    members = 1
+    # "deflate" may come as a raw stream without its zlib header (servers send it, httpx and
+    # urllib3 accept it): until the first output, what was fed is kept to feed again raw
+    fed: bytearray | None = None if gzip else bytearray()
+    for data in chunks:
+        held = False  # output zlib keeps back for want of room in the last piece
+        while data or held:
+            if inflater.eof:
+                if not gzip:
+                    return  # what follows a deflate stream is not body
+                inflater, members = zlib.decompressobj(wbits), members + 1
+            if fed is not None:
+                fed += data
+            try:
+                piece = inflater.decompress(data, _CHUNK)
+            except zlib.error as exc:
+                if fed is not None:
+                    inflater, data, fed = zlib.decompressobj(-zlib.MAX_WBITS), bytes(fed), None
+                    continue
+                if members > 1:
+                    return  # bytes after the last gzip member, which urllib3 ignores too
+                raise BadEncoding(f"{'gzip' if gzip else 'deflate'}: {exc}") from None
+            if piece or (fed is not None and len(fed) > _CHUNK):
+                fed = None
+            if piece:
+                yield piece
+            data = inflater.unused_data if inflater.eof else inflater.unconsumed_tail
+            held = not inflater.eof and len(piece) == _CHUNK
+    if not inflater.eof:
+        rest = inflater.flush()
+        if rest:
+            yield rest
 
 
 def _httpx_error(exc: BaseException) -> WireError:

@@ -7,9 +7,12 @@ from __future__ import annotations
 import gzip
 import math
 import pickle
+import re
 import socket
 import threading
 import time
+import tracemalloc
+import zlib
 
 import httpx
 import pytest
@@ -449,3 +452,137 @@ def test_an_id_is_sent_as_one_percent_encoded_segment(fake, make_client):
         prefix + b"/vms/vm%201%3Fx%3D%23y%252"
         for prefix in (b"/api/public/v1", b"/api/v1/api/public/v1")
     }
+
+
+# -- the httpx wire (proxies) ------------------------------------------------------------------
+
+
+class _OneAnswer:
+    """A loopback server that answers every request with the same bytes (headers and body),
+    then closes; as an HTTP proxy it answers for any host asked through it."""
+
+    def __init__(self, answer: bytes) -> None:
+        self.answer = answer
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:  # closed
+                return
+            with conn:
+                try:
+                    conn.recv(65536)
+                    conn.sendall(self.answer)
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _gzip_bomb(inflated: int) -> bytes:
+    """``inflated`` zero bytes, gzipped, and the result gzipped again: a few KB on the wire."""
+    inner = zlib.compressobj(1, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    block = bytes(4 << 20)
+    layer = b"".join(inner.compress(block) for _ in range(inflated // len(block))) + inner.flush()
+    return gzip.compress(layer)
+
+
+BOMB_INFLATED = 512 << 20  # eight times the 64 MiB an answer may hold
+
+
+@pytest.mark.parametrize("wire", ["httpx (a proxy)", "urllib3"])
+def test_a_gzip_bomb_nested_twice_is_refused_without_inflating_it(monkeypatch, wire):
+    bomb = _gzip_bomb(BOMB_INFLATED)
+    head = (
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-encoding: gzip, gzip\r\n"
+        f"content-length: {len(bomb)}\r\nconnection: close\r\n\r\n"
+    ).encode()
+    server = _OneAnswer(head + bomb)
+    if wire == "urllib3":
+        base = server.url + "/api/public/v1"
+    else:
+        # every request goes to the proxy, which answers for the service
+        monkeypatch.setenv("HTTP_PROXY", server.url)
+        base = "http://api.behind-a-proxy.test/api/public/v1"
+    tracemalloc.start()
+    try:
+        client = svcnb.Client(TOKEN, base, progress=False, max_retries=0, deadline=30)
+        assert type(client._req._wire).__name__.lower().startswith(wire[:5])
+        tracemalloc.reset_peak()
+        with pytest.raises(ApiError, match="larger than") as info:
+            client.wallet.get()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        server.close()
+    assert TOKEN not in str(info.value)
+    # what the answer may hold (64 MiB) and a few pieces being decoded, never the bomb
+    assert peak < 100 << 20, (
+        f"peak {peak >> 20} MiB while refusing a {BOMB_INFLATED >> 20} MiB bomb"
+    )
+
+
+def test_a_socks_proxy_without_httpx_socks_is_one_config_error_saying_what_to_install(
+    monkeypatch, capsys
+):
+    try:
+        import socksio  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("httpx's SOCKS support is installed here")
+    from svcnb.cli import main
+    from svcnb.config import ConfigError
+
+    monkeypatch.setenv("ALL_PROXY", "socks5://someone:hunter2@127.0.0.1:1080")
+    with pytest.raises(ConfigError, match=r"pip install 'httpx\[socks\]'") as info:
+        svcnb.Client(TOKEN, "http://api.example.test")
+    text = str(info.value)
+    assert "ALL_PROXY" in text and "hunter2" not in text and TOKEN not in text
+    assert info.value.__cause__ is None and info.value.__context__ is None
+    # a command says it in one line
+    monkeypatch.setenv("SVC_BASE_URL", "http://api.example.test")
+    monkeypatch.setenv("SVC_API_KEY", TOKEN)
+    assert main(["doctor"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pip install 'httpx[socks]'" in err and "hunter2" not in err
+
+
+# -- text a request cannot carry ----------------------------------------------------------------
+
+LONE = "ssh from the office \ud83d"  # half of an emoji: a lone surrogate
+
+TEXT_CALLS = {
+    "description": lambda c: c.firewalls.update_rule("fw_1", "r_1", description=LONE),
+    "url": lambda c: c.webhooks.create("https://x.example/" + LONE, ["vm.stopped"]),
+    "events[1]": lambda c: c.webhooks.create("https://x.example/h", ["vm.stopped", LONE]),
+    "description ": lambda c: c.webhooks.create("https://x.example/h", ["vm.stopped"], LONE),
+    "private_ip": lambda c: c.networks.attach("net_1", "vm_1", private_ip="10.0.0.5" + LONE),
+}
+
+
+@pytest.mark.parametrize("field", sorted(TEXT_CALLS))
+def test_a_lone_surrogate_is_a_validation_error_naming_the_field_before_anything_is_sent(
+    fake, make_client, field
+):
+    client = make_client(fake)
+    with pytest.raises(ValueError, match=rf"^{re.escape(field.strip())} holds a lone surrogate"):
+        TEXT_CALLS[field](client)
+    assert fake.requests == []
+
+
+def test_a_body_json_cannot_send_is_refused_before_sending_naming_where(fake, make_client):
+    client = make_client(fake)
+    for body, where in [
+        ({"a": {"b": ["ok", LONE]}}, "a.b[1]"),
+        ({"n": float("nan")}, "n"),
+        ({"s": {1, 2}}, "s"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(f"PATCH /x: {where} of the request body")):
+            client._req.request("PATCH", "/x", json=body)
+    assert fake.requests == []
