@@ -389,7 +389,9 @@ class Requester:
                 min(self.timeout, left), ends,
             )  # fmt: skip
         except WireError as exc:
-            return NoAnswer(self._masked(exc.text), exc.retryable, hint=exc.hint)
+            # a step cut short by the deadline: said as the deadline, never retried
+            late = time.monotonic() >= ends
+            return NoAnswer(self._masked(exc.text), exc.retryable and not late, late, exc.hint)
         try:
             return self._read(opened, ends)
         finally:
@@ -417,7 +419,8 @@ class Requester:
             why = f"its body does not decode as its Content-Encoding ({encoding}): "
             return Answer(status, headers, None, url, unreadable=why + self._masked(str(exc)))
         except WireError as exc:
-            return NoAnswer(self._masked(exc.text), exc.retryable, hint=exc.hint)
+            late = time.monotonic() >= ends
+            return NoAnswer(self._masked(exc.text), exc.retryable and not late, late, exc.hint)
         return Answer(status, headers, redact_bytes(b"".join(chunks), self._token), url)
 
     def _masked(self, text: str) -> str:

@@ -20,8 +20,12 @@ token. The token is written into the request's headers as it goes, from the :cla
 
 from __future__ import annotations
 
+import http.client
+import io
 import json
 import os
+import socket
+import threading
 import time
 import urllib.request
 import zlib
@@ -32,6 +36,7 @@ from urllib.parse import quote
 
 import httpx
 import urllib3
+import urllib3.connection
 from urllib3 import HTTPHeaderDict
 from urllib3.exceptions import (
     DecodeError,
@@ -46,6 +51,7 @@ from urllib3.exceptions import (
     TimeoutError as Urllib3Timeout,
 )
 
+from svcnb._timebox import bound
 from svcnb.client._redact import Secret
 from svcnb.config import ConfigError
 
@@ -157,6 +163,8 @@ class Urllib3Wire:
             retries=False,
             ssl_context=httpx.create_ssl_context(),
         )
+        # connections whose answers are read against the call's deadline (_TimedAnswer)
+        self._pool.pool_classes_by_scheme = {"http": _TimedPool, "https": _TimedTlsPool}
 
     def close(self) -> None:
         self._pool.clear()
@@ -184,6 +192,7 @@ class Urllib3Wire:
             sent["content-type"] = "application/json"
         if self._token:
             sent["x-api-key"] = self._token.reveal()
+        _answer_ends.value = ends  # taken by the answer urlopen reads (_TimedAnswer)
         try:
             answer = self._pool.urlopen(
                 method,
@@ -199,19 +208,17 @@ class Urllib3Wire:
         except (HTTPError, OSError) as exc:
             raise _urllib3_error(exc) from None
         finally:
+            _answer_ends.value = None
             del sent
         read_whole = False
 
         def chunks() -> Iterator[bytes]:
             nonlocal read_whole
-            sock = getattr(answer.connection, "sock", None)
             try:
                 # read1: what one read of the socket gave, so a trickling body reaches the
-                # deadline check between reads instead of filling a whole chunk first; and no
-                # read waits past the deadline (a body that stalls late ends by it, not after)
+                # deadline check between reads instead of filling a whole chunk first (each
+                # read waits at most what is left of the deadline: _DeadlineReader)
                 while True:
-                    if sock is not None:
-                        sock.settimeout(max(0.001, min(timeout, ends - time.monotonic())))
                     chunk = answer.read1(_CHUNK)
                     if not chunk:
                         break
@@ -228,6 +235,91 @@ class Urllib3Wire:
             answer.release_conn()
 
         return Opened(answer.status, answer.headers, url, chunks(), close)
+
+
+# The deadline of the call this thread is opening, for the answer urlopen is about to read: the
+# answer is made inside urlopen (http.client's response_class), where no argument reaches.
+_answer_ends = threading.local()
+# Informational answers (102 Processing, 103 Early Hints) skipped before the answer, at most.
+MAX_INFORMATIONAL = 20
+
+
+class _DeadlineReader(io.RawIOBase):
+    """The socket as an answer is read from it: each read waits at most the step timeout and
+    what is left of the call's deadline. http.client reads the status line and headers line by
+    line with no bound of its own (and skips ``100 Continue`` answers for as long as they come),
+    so one header line every few seconds would otherwise hold a call for ever."""
+
+    def __init__(self, sock: socket.socket, ends: float) -> None:
+        super().__init__()
+        self._sock, self._ends = sock, ends
+        self._step = sock.gettimeout()  # the read timeout urllib3 set for this answer
+        # the socket's own reader: it keeps the socket open while the answer is read after
+        # the connection let go of it (an answer with "connection: close")
+        self._raw = sock.makefile("rb", buffering=0)
+
+    def readable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._raw.fileno()
+
+    def readinto(self, buffer: Any) -> int | None:
+        left = self._ends - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the call's deadline passed while its answer was being read")
+        self._sock.settimeout(left if self._step is None else min(self._step, left))
+        return self._raw.readinto(buffer)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+class _DeadlineSocket:
+    """What http.client's response is made from: ``makefile`` is all it asks of a socket."""
+
+    def __init__(self, sock: socket.socket, ends: float) -> None:
+        self._sock, self._ends = sock, ends
+
+    def makefile(self, mode: str = "rb", *args: Any, **kwargs: Any) -> io.BufferedReader:
+        return io.BufferedReader(_DeadlineReader(self._sock, self._ends))
+
+
+class _TimedAnswer(http.client.HTTPResponse):
+    """An answer read against the call's deadline, informational answers skipped."""
+
+    def __init__(self, sock: Any, *args: Any, **kwargs: Any) -> None:
+        ends = getattr(_answer_ends, "value", None)
+        super().__init__(sock if ends is None else _DeadlineSocket(sock, ends), *args, **kwargs)
+
+    def begin(self) -> None:
+        # http.client skips 100 Continue itself but takes 102 and 103 for the answer, whose
+        # body then never comes: the real answer follows them on the same connection
+        for _ in range(MAX_INFORMATIONAL + 1):
+            super().begin()
+            if not 100 <= self.status < 200 or self.status == 101:
+                return
+            self.headers = self.msg = None  # type: ignore[assignment]  # read the next one
+        raise http.client.HTTPException(
+            f"more than {MAX_INFORMATIONAL} informational (1xx) answers came before the answer"
+        )
+
+
+class _TimedConnection(urllib3.connection.HTTPConnection):
+    response_class = _TimedAnswer
+
+
+class _TimedTlsConnection(urllib3.connection.HTTPSConnection):
+    response_class = _TimedAnswer
+
+
+class _TimedPool(urllib3.HTTPConnectionPool):
+    ConnectionCls = _TimedConnection
+
+
+class _TimedTlsPool(urllib3.HTTPSConnectionPool):
+    ConnectionCls = _TimedTlsConnection
 
 
 def _said(exc: BaseException) -> tuple[str, str]:
@@ -286,6 +378,7 @@ class HttpxWire:
                 f"{socks.partition(' ')[0]} (NO_PROXY does not help: httpx sets up every proxy "
                 "the environment names, whichever host it is for)"
             )
+        self._deadline = bound(self._http)
 
     def close(self) -> None:
         self._http.close()
@@ -300,8 +393,8 @@ class HttpxWire:
         timeout: float,
         ends: float,
     ) -> Opened:
-        # httpx sets a read timeout per request, not per read: a body that stalls late may
-        # overrun ``ends`` by up to ``timeout`` (this wire serves tests and proxies only)
+        # every socket step of this request and its body waits at most what is left of ``ends``
+        self._deadline.until(ends)
         try:
             request = self._http.build_request(
                 method, path, params=params, json=body, headers=dict(headers), timeout=timeout

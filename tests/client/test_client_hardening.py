@@ -5,6 +5,7 @@ and whatever httpx or the body throws ends as an svcnb error."""
 from __future__ import annotations
 
 import gzip
+import itertools
 import math
 import pickle
 import re
@@ -586,3 +587,123 @@ def test_a_body_json_cannot_send_is_refused_before_sending_naming_where(fake, ma
         with pytest.raises(ValueError, match=re.escape(f"PATCH /x: {where} of the request body")):
             client._req.request("PATCH", "/x", json=body)
     assert fake.requests == []
+
+
+# -- every wait inside the deadline: the status line and headers too ---------------------------
+
+
+class _Scripted:
+    """A loopback server whose every connection reads the request and then runs ``script(conn,
+    stop)``; as an HTTP proxy it answers for any host asked through it."""
+
+    def __init__(self, script) -> None:
+        self.script = script
+        self.stop = threading.Event()
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:  # closed
+                return
+            threading.Thread(target=self._run, args=(conn,), daemon=True).start()
+
+    def _run(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                conn.recv(65536)
+                self.script(conn, self.stop)
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        self.stop.set()
+        self.sock.close()
+
+
+def _trickled_headers(conn, stop) -> None:
+    conn.sendall(b"HTTP/1.1 200 OK\r\n")
+    while not stop.wait(0.2):  # one header line every 0.2 s, never the blank line
+        conn.sendall(b"x-still-coming: yes\r\n")
+
+
+def _endless_continue(conn, stop) -> None:
+    while not stop.wait(0.2):
+        conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
+
+
+def _informational_first(conn, stop) -> None:
+    body = b'{"success": true, "data": {"id": "w_1", "balance": "1.00"}}'
+    conn.sendall(b"HTTP/1.1 102 Processing\r\n\r\n")
+    conn.sendall(b"HTTP/1.1 103 Early Hints\r\nlink: </style.css>; rel=preload\r\n\r\n")
+    conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
+    conn.sendall(
+        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+        + f"content-length: {len(body)}\r\nconnection: close\r\n\r\n".encode()
+        + body
+    )
+
+
+WIRES = ["urllib3", "httpx (a proxy)"]
+_proxied = itertools.count(1)
+HEADER_DEADLINE = 3.0
+MARGIN = 2.0  # generous: a loaded CI box, the scheduler; the bug ran 40-60 s past
+
+
+def _client_on(server: _Scripted, wire: str, monkeypatch, **options) -> svcnb.Client:
+    if wire == "urllib3":
+        base = server.url + "/api/public/v1"
+    else:
+        monkeypatch.setenv("HTTP_PROXY", server.url)
+        # a host of its own: a call an earlier test left running holds no slot of this one's
+        base = f"http://api-{next(_proxied)}.behind-a-proxy.test/api/public/v1"
+    client = svcnb.Client(TOKEN, base, progress=False, **options)
+    assert type(client._req._wire).__name__.lower().startswith(wire[:5])
+    return client
+
+
+@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("script", [_trickled_headers, _endless_continue], ids=["trickle", "100"])
+def test_headers_that_never_end_end_the_call_by_its_deadline(monkeypatch, wire, script):
+    server = _Scripted(script)
+    try:
+        client = _client_on(server, wire, monkeypatch, deadline=HEADER_DEADLINE, max_retries=2)
+        exc, took = _must_finish_within(
+            HEADER_DEADLINE + MARGIN + 5, lambda: _timed(client.wallet.get)
+        )
+    finally:
+        server.close()
+    assert took < HEADER_DEADLINE + MARGIN, f"ran {took:.1f} s with a deadline of 3 s"
+    assert isinstance(exc, TransportError), exc
+    assert "deadline of 3 s" in str(exc) and TOKEN not in str(exc)
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_informational_answers_before_the_answer_are_skipped(monkeypatch, wire):
+    server = _Scripted(_informational_first)
+    try:
+        client = _client_on(server, wire, monkeypatch, deadline=10, max_retries=0)
+        wallet = _must_finish_within(10, client.wallet.get)
+    finally:
+        server.close()
+    assert wallet["id"] == "w_1"
+
+
+def test_informational_answers_without_end_are_bounded(monkeypatch):
+    def flood(conn, stop):
+        while not stop.is_set():
+            conn.sendall(b"HTTP/1.1 103 Early Hints\r\n\r\n" * 50)
+
+    server = _Scripted(flood)
+    try:
+        client = _client_on(server, "urllib3", monkeypatch, deadline=HEADER_DEADLINE, max_retries=0)
+        exc, took = _must_finish_within(
+            HEADER_DEADLINE + MARGIN + 5, lambda: _timed(client.wallet.get)
+        )
+    finally:
+        server.close()
+    assert isinstance(exc, TransportError) and took < HEADER_DEADLINE + MARGIN
+    assert "informational" in str(exc)
