@@ -65,6 +65,8 @@ RETRY_CAP_SECONDS = 8.0
 RATE_LIMIT_BASE_SECONDS = 1.0  # the spec's guidance: back off from 1 s after Retry-After
 RATE_LIMIT_CAP_SECONDS = 60.0
 MAX_RATE_LIMITED = 30  # consecutive 429s on one call before giving up
+# how long past its deadline a call may take to give its shared rate-budget slot back
+RELEASE_GRACE_SECONDS = 0.25
 # An answer larger than this is refused rather than held in memory (a page of 100 VMs is ~100
 # KB); it also bounds what a compressed body may inflate to.
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
@@ -313,7 +315,9 @@ class Requester:
         while True:
             self.stats.wait_begins()
             try:
-                owed = self.governor.acquire(within=min(self.max_wait, ends - time.monotonic()))
+                owed = self.governor.acquire(
+                    within=min(self.max_wait, ends - time.monotonic()), ends=ends
+                )
             finally:
                 self.stats.wait_ends()
             if owed is not None:
@@ -324,7 +328,12 @@ class Requester:
                 outcome = self._exchange(call, prefix, ends)
             finally:
                 # Also on KeyboardInterrupt: a slot never given back stalls the token for good.
-                self.governor.release(outcome.headers if isinstance(outcome, Answer) else None)
+                # A shared slot is given back a moment past the deadline too: one left to run
+                # out holds other processes' requests for minutes.
+                self.governor.release(
+                    outcome.headers if isinstance(outcome, Answer) else None,
+                    ends=max(ends, time.monotonic() + RELEASE_GRACE_SECONDS),
+                )
             self.stats.add(requests=1)
             if isinstance(outcome, NoAnswer):
                 delay = self._backoff(failures + 1, RETRY_BASE_SECONDS, RETRY_CAP_SECONDS)
@@ -349,7 +358,7 @@ class Requester:
                     # other calls (a garbage header would stall the token); each call that
                     # meets it is told by the server itself.
                     raise self._too_long(call, asked, "Retry-After of a 429", ends)
-                self.governor.pause(asked)
+                self.governor.pause(asked, ends=ends)
                 if limited > MAX_RATE_LIMITED:
                     return outcome
                 delay = asked + self._backoff(
