@@ -335,7 +335,7 @@ class Doctor:
         except ApiError as exc:
             entry.failed = f"answered {exc.status}: {exc.server_message[:80] or exc}"
             self.endpoints.append(f"{label} {exc.status}")
-        except SvcnbError as exc:  # PagingError, a record without an id, ...
+        except (SvcnbError, ValueError) as exc:  # PagingError, an id that is no path segment
             entry.failed = str(exc)[:300]
             self.endpoints.append(f"{label} unread")
         self.lists.append(entry)
@@ -355,6 +355,8 @@ class Doctor:
                 self.endpoints.append("GET /vms/{id} ok")
             except ApiError as exc:
                 self.endpoints.append(f"GET /vms/{{id}} {exc.status}")
+            except ValueError:  # an id the service gave that is no path segment: not sent
+                self.endpoints.append("GET /vms/{id} not sent (the id is no path segment)")
         fws = self._list("GET /firewalls", c.firewalls.list, "firewalls:read")
         self.records["firewalls"] = list(fws.items or [])
         if fws.items:

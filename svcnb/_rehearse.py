@@ -701,16 +701,40 @@ class Rehearsal:
         self.close()
 
 
+def _one_account(store: Store, account: str | None, option: str = "account=") -> Store:
+    """``store`` bound to the one account a copy is made of: ``account``, or the store's only
+    one. StoreError naming the accounts the store holds when it holds several and ``account``
+    is None, or none of that name (``option`` is how the caller names it: ``--account``)."""
+    if account is None and store.account is not None:
+        return store
+    held = store.accounts()
+    if account is None:
+        if len(held) <= 1:
+            return store
+        raise _rehearsal_error(
+            f"the store {store.path} holds several accounts ({', '.join(held)}); a copy is of "
+            f"one: name it with {option}NAME"
+        )
+    if account not in held:
+        raise _rehearsal_error(
+            f"the store {store.path} holds no account {account!r}; its accounts: "
+            f"{', '.join(held) or 'none yet'}"
+        )
+    return store.for_account(account)
+
+
 def rehearse(
     store: Store | str | None = None,
     at: Any = None,
     *,
     anonymize: bool = False,
     key: bytes | str | None = None,
+    account: str | None = None,
     **sandbox_options: Any,
 ) -> Rehearsal:
     """Start a sandbox holding the account as of ``at`` in ``store`` (a Store or its path;
-    default ``$SVCNB_STORE``), optionally anonymized (module docstring).
+    default ``$SVCNB_STORE``), optionally anonymized (module docstring). ``account`` names the
+    account to copy in a store of several (StoreError naming them when it is missing).
 
     ``sandbox_options`` go to ``svcnb.sandbox.serve`` (``dialect``, ``time_scale``: 0, the
     default, freezes the copy's clock at the snapshot's server time; ``port``). The notes on
@@ -725,6 +749,7 @@ def rehearse(
 
     if not isinstance(store, Store):
         store = Store(store)
+    store = _one_account(store, account)
     copy = state_from_store(store, at, anonymize=anonymize, key=key)
     stack = ExitStack()
     sandbox = stack.enter_context(serve(saved=copy.doc, **sandbox_options))
@@ -752,6 +777,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(default: the latest)",
     )
     parser.add_argument(
+        "--account",
+        default=None,
+        metavar="NAME",
+        help="with --from-store: the account to copy, in a store of several (default: the "
+        "store's only one)",
+    )
+    parser.add_argument(
         "--anonymize",
         action="store_true",
         help="with --from-store: replace names, hostnames, addresses, descriptions and webhook "
@@ -760,7 +792,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = (
         "examples:\n  svcnb sandbox --vms 40 --connection-file sandbox.json\n"
         "  svcnb sandbox --from-store data/store --anonymize --time-scale 0 "
-        "--connection-file copy.json --save-state-on-exit copy-state.json"
+        "--connection-file copy.json --save-state-on-exit copy-state.json\n"
+        "  svcnb sandbox --from-store s3://team/history --account prod --anonymize"
     )
 
 
@@ -769,20 +802,22 @@ def run(args: argparse.Namespace, stop: Any = None) -> int:
     from svcnb.sandbox import _cli
 
     if args.from_store is None:
-        if args.at is not None or args.anonymize:
-            raise ConfigError("--at and --anonymize need --from-store PATH")
+        if args.at is not None or args.anonymize or args.account is not None:
+            raise ConfigError("--at, --account and --anonymize need --from-store PATH")
         return _cli.run(args, stop)
     if getattr(args, "state_file", None):
         raise ConfigError("--from-store and --state-file both name a starting state; give one")
     from svcnb.store import Store, StoreError
 
     try:
-        copy = state_from_store(Store(args.from_store), args.at, anonymize=args.anonymize)
+        store = _one_account(Store(args.from_store), args.account, option="--account ")
+        copy = state_from_store(store, args.at, anonymize=args.anonymize)
     except (StoreError, ValueError) as exc:  # no such snapshot, a time that does not parse
         print(f"svcnb sandbox: {exc}", file=sys.stderr)
         return 2
     print(
         f"svcnb sandbox: a copy of snapshot {copy.snapshot_id} ({copy.doc['now']})"
+        + (f" of account {store.account}" if store.account else "")
         + (", anonymized" if args.anonymize else ""),
         flush=True,
     )

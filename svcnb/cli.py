@@ -82,6 +82,10 @@ EXAMPLES_HEADER = (
     "examples, on the simulated account the first one starts (export SVCNB_SANDBOX=sandbox.json;\n"
     "for your account set SVC_BASE_URL and SVC_API_KEY instead):\n"
 )
+# Commands whose work reads the config file's vocabulary (frames, reports, plans, the doctor):
+# a file that cannot be used is said before anything is pulled or stored, not found half-way
+# through a snapshot, where it would cost one resource group at a time.
+_READ_CONFIG = frozenset({"snapshot", "check", "doctor", "stop", "report"})
 
 # ``literal``, :func:`name` and similar reST roles read as noise in a terminal
 _REST = re.compile(r":[a-z]+:`~?([^`]+)`|``([^`]+)``")
@@ -185,6 +189,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:  # `svcnb` alone: what it can do, rather than a usage error
             parser.print_help()
             return 0
+        if name in _READ_CONFIG:
+            from svcnb import vocab
+
+            vocab.current()  # ConfigError naming the file, below
         code = int(importlib.import_module(args._module).run(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, inside the handlers below
         return code

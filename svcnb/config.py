@@ -97,6 +97,13 @@ def read_config(path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
         raise ConfigError(
             f"the svcnb config file {target} is not valid TOML ({exc}); fix or remove it"
         ) from None
+    except RecursionError:
+        # tomllib parses nested arrays and inline tables by recursion: a file nested deeper than
+        # the interpreter's stack is no config anyone wrote by hand
+        raise ConfigError(
+            f"the svcnb config file {target} nests arrays or tables too deeply to read; fix or "
+            "remove it"
+        ) from None
 
 
 def write_section(
@@ -329,9 +336,17 @@ def budget_config(path: str | os.PathLike[str] | None = None) -> dict[str, str]:
             "password_env"
         )
     for key, value in table.items():
-        if not isinstance(value, str) or not value.strip():
+        if not isinstance(value, str) or not value.strip() or "\x00" in value:
             raise ConfigError(f"{target}: [budget] {key} must be a non-empty string")
     backend = table.get("backend", "")
+    if backend.startswith("~") and "://" not in backend:
+        try:
+            Path(backend).expanduser()
+        except RuntimeError:  # ~user of a user this machine does not know
+            raise ConfigError(
+                f"{target}: [budget] backend {backend!r} starts with a home folder this machine "
+                "does not know; give the path in full"
+            ) from None
     if "://" in backend and "@" in backend.partition("://")[2].partition("/")[0]:
         raise ConfigError(
             f"{target}: [budget] backend holds credentials (user:password@host); the config "

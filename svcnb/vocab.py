@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Literal
 
-from svcnb.config import config_path, read_config
+from svcnb.config import ConfigError, config_path, read_config
 from svcnb.errors import SvcnbError
 
 __all__ = [
@@ -242,13 +242,22 @@ _active_lock = threading.Lock()
 
 
 def _from_config() -> Vocabulary:
+    """The built-in vocabulary plus the config file's; what is wrong in the file is a
+    ConfigError naming it (every command reports those in one line)."""
     vocabulary = Vocabulary()
+    where = config_path()
     section = read_config().get("vocabulary", {})
     if not isinstance(section, dict):
-        raise VocabularyError(f"{config_path()}: [vocabulary] must be a table")
+        raise ConfigError(
+            f"{where}: 'vocabulary' must be a table of [vocabulary.vm_status] and "
+            '[vocabulary.billing_status] tables, e.g. [vocabulary.vm_status] halted = "stopped"'
+        )
     for kind in CLASSES:
         if kind in section:
-            vocabulary.add(kind, section[kind], source=str(config_path()))  # type: ignore[arg-type]
+            try:
+                vocabulary.add(kind, section[kind], source=f"[vocabulary.{kind}] of {where}")  # type: ignore[arg-type]
+            except VocabularyError as exc:
+                raise ConfigError(f"{exc}; fix it in {where}") from None
     return vocabulary
 
 

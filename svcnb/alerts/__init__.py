@@ -162,7 +162,8 @@ def check(
     hold = None
     if send is not None:
         longest = longest_delivery(rules.attempts, rules.backoff_seconds, rules.timeout_seconds)
-        hold = longest + CLAIM_MARGIN_SECONDS
+        # a delivery ends by the run's deadline (svcnb check passes it to deliver)
+        hold = min(longest, rules.deadline_seconds) + CLAIM_MARGIN_SECONDS
     for attempt in range(CLAIM_ATTEMPTS):
         state = ledger(store)
         result = _decide(seen, state)

@@ -5,12 +5,18 @@ mistake in what was asked (no store, no snapshot, a bad ``[alerts]`` section, ``
 without a URL). An alert fires once at its crossing; running the check again on the same
 snapshot fires nothing. When delivery fails after its retries the check says so on stderr,
 exits 1 and records nothing, so the next check sends the alerts again.
+
+A run ends by its deadline (``--deadline``, else ``[alerts] deadline_seconds``, 60 s by
+default): delivery, every attempt and every wait of it, gets what the run has left, so a
+receiver that trickles its answer cannot keep cron's check running into the next one.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
+import time
 
 from svcnb.store._layout import add_store_option
 
@@ -29,7 +35,9 @@ config file ([alerts] section; a rule set to false is off):
   url = "https://..."         # or $SVCNB_ALERT_URL (which wins)
   ca_bundle = "ca.pem"        # trust only this CA (a self-signed receiver)
   attempts = 4                # delivery attempts; waits backoff_seconds x 2^n between
-  backoff_seconds = 1.0"""
+  backoff_seconds = 1.0
+  timeout_seconds = 10.0      # each step of one attempt (connect, send, each read)
+  deadline_seconds = 60       # the whole run, delivery included (or --deadline)"""
 
 USAGE, FIRED = 2, 1
 
@@ -56,11 +64,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "$SVCNB_ALERT_URL is set)",
     )
     parser.add_argument(
+        "--deadline",
+        type=_seconds,
+        metavar="SECONDS",
+        help="end the run, delivery included, within this many seconds (default: [alerts] "
+        "deadline_seconds, else 60)",
+    )
+    parser.add_argument(
         "--ca-bundle",
         metavar="PEM",
         help="trust only the CAs in this file for delivery (default: [alerts] ca_bundle, else "
         "the system's)",
     )
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 1 <= value <= 86_400:  # also refuses nan and inf
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds from 1 to 86400")
+    return value
 
 
 def _fail(text: str, code: int = USAGE) -> int:
@@ -70,6 +95,8 @@ def _fail(text: str, code: int = USAGE) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
+
+    started = time.monotonic()  # the run's deadline counts from here
 
     from svcnb.alerts import DeliveryError, check, deliver, rules_from_config
     from svcnb.alerts._deliver import check_url
@@ -81,6 +108,8 @@ def run(args: argparse.Namespace) -> int:
         rules = rules_from_config(args.config)
         if args.ca_bundle:
             rules = replace(rules, ca_bundle=args.ca_bundle)
+        if args.deadline is not None:
+            rules = replace(rules, deadline_seconds=args.deadline)
         sending = bool(rules.url) if args.deliver is None else args.deliver
         if sending and not rules.url:
             raise ConfigError(
@@ -106,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
             attempts=rules.attempts,
             backoff_seconds=rules.backoff_seconds,
             timeout_seconds=rules.timeout_seconds,
+            deadline=started + rules.deadline_seconds,
         )
 
     try:

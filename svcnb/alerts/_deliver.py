@@ -11,6 +11,10 @@ errors name only its scheme and host.
 Retried: connection failures, timeouts, 408, 429 (after ``Retry-After`` when it says, capped)
 and 5xx; a retry waits ``backoff_seconds`` x 2^n. Any other 4xx is final: sending the same body
 again would get the same answer.
+
+All of it ends by a deadline when one is given (``svcnb check`` gives its run's): every socket
+step of every attempt (a receiver that trickles its answer one byte at a time never runs into a
+per-step timeout) and every wait between attempts is cut to it.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from svcnb._timebox import bound
 from svcnb.config import ConfigError
 from svcnb.errors import SvcnbError
 
@@ -49,10 +54,13 @@ def endpoint_label(url: str) -> str:
 def _verify(ca_bundle: str | None) -> ssl.SSLContext | bool:
     if ca_bundle is None:
         return True
-    path = Path(ca_bundle).expanduser()
+    try:
+        path = Path(ca_bundle).expanduser()
+    except RuntimeError:  # ~user of a user this machine does not know
+        path = Path(ca_bundle)
     try:
         return ssl.create_default_context(cafile=str(path))
-    except (OSError, ssl.SSLError) as exc:
+    except (OSError, ssl.SSLError, ValueError) as exc:  # ValueError: a NUL in the name
         raise ConfigError(
             f"[alerts] ca_bundle {path} cannot be read as PEM certificates ({exc}); "
             "give the CA file the receiver's certificate is issued by"
@@ -84,24 +92,29 @@ def deliver(
     attempts: int = 4,
     backoff_seconds: float = 1.0,
     timeout_seconds: float = 10.0,
+    deadline: float | None = None,
     sleep: Callable[[float], Any] = time.sleep,
     transport: httpx.BaseTransport | None = None,
 ) -> int:
     """POST ``payload`` as JSON to ``url``; returns the number of attempts it took.
 
-    Raises ConfigError for a URL that is not HTTPS or an unreadable CA bundle, DeliveryError
-    when every attempt failed or the receiver refused the message (a 4xx other than 408/429).
+    ``deadline`` (a ``time.monotonic()`` instant) ends it, whatever the receiver does. Raises
+    ConfigError for a URL that is not HTTPS, an unreadable CA bundle or a proxy it cannot use,
+    DeliveryError when every attempt failed, the deadline came first, or the receiver refused
+    the message (a 4xx other than 408/429).
     """
     check_url(url)
     where = endpoint_label(url)
     last = ""
-    with httpx.Client(
-        verify=_verify(ca_bundle),
-        timeout=timeout_seconds,
-        transport=transport,
-        follow_redirects=False,
-    ) as http:
+    late = False
+    tried = 0
+    with _client(ca_bundle, timeout_seconds, transport) as http:
+        bound(http).until(deadline)
         for attempt in range(1, attempts + 1):
+            if deadline is not None and time.monotonic() >= deadline:
+                late = True
+                break
+            tried = attempt
             wait = backoff_seconds * 2 ** (attempt - 1)
             try:
                 answer = http.post(url, json=payload)
@@ -126,8 +139,38 @@ def deliver(
                 if retry_after.isdigit():
                     wait = min(float(retry_after), MAX_RETRY_AFTER)
             if attempt < attempts:
+                if deadline is not None and time.monotonic() + wait >= deadline:
+                    late = True
+                    break
                 sleep(wait)
+    if late:
+        raise DeliveryError(
+            f"the alert was not delivered by the check's deadline ({tried} attempt(s)"
+            f"{': ' + last if last else ''}); the alerts stay unannounced and the next check "
+            "sends them again. A receiver this slow may need [alerts] deadline_seconds or "
+            "svcnb check --deadline raised"
+        )
     raise DeliveryError(
         f"the alert was not delivered after {attempts} attempt(s): {last}; the alerts stay "
         "unannounced and the next check sends them again"
+    )
+
+
+def _client(
+    ca_bundle: str | None, timeout_seconds: float, transport: httpx.BaseTransport | None
+) -> httpx.Client:
+    try:
+        return httpx.Client(
+            verify=_verify(ca_bundle),
+            timeout=timeout_seconds,
+            transport=transport,
+            follow_redirects=False,
+        )
+    except ImportError:
+        # httpx sets up every proxy the environment names; a SOCKS one needs a package of its
+        # own (the client says the same, svcnb.client._wire)
+        pass
+    raise ConfigError(
+        "the environment names a proxy httpx cannot use without more packages (a SOCKS proxy "
+        "in ALL_PROXY or HTTPS_PROXY?): pip install 'httpx[socks]', or unset it for svcnb check"
     )

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -52,6 +53,9 @@ DELIVERY: dict[str, Any] = {
     "attempts": 4,
     "backoff_seconds": 1.0,
     "timeout_seconds": 10.0,
+    # the whole `svcnb check` run, every delivery attempt and wait included: cron must not
+    # find the last run still going, whatever the receiver does
+    "deadline_seconds": 60.0,
 }
 
 CONDITION_COLUMNS = ["key", "rule", "subject", "value", "threshold", "due_at", "message"]
@@ -71,22 +75,57 @@ class AlertRules:
     attempts: int = DELIVERY["attempts"]
     backoff_seconds: float = DELIVERY["backoff_seconds"]
     timeout_seconds: float = DELIVERY["timeout_seconds"]
+    deadline_seconds: float = DELIVERY["deadline_seconds"]
+
+
+# the bounds of each delivery setting: a check must end (the delivery's longest time is computed
+# from them, and an alert claim is held that long), and a setting past these is a typo
+DELIVERY_BOUNDS: dict[str, tuple[float, float]] = {
+    "attempts": (1, 20),
+    "backoff_seconds": (0, 300),
+    "timeout_seconds": (0.1, 600),
+    "deadline_seconds": (1, 86_400),
+}
 
 
 def _number(table: dict[str, Any], key: str, where: str, *, whole: bool = False) -> Any:
     value = table[key]
-    if value is False:
-        return None
+    bounds = DELIVERY_BOUNDS.get(key)
+    if value is False and bounds is None:
+        return None  # a rule turned off
+    low, high = bounds or (0, math.inf)
     bad = isinstance(value, bool) or not isinstance(value, int | float)
-    if not bad and (value < 0 or not math.isfinite(value) or (whole and value != int(value))):
+    if not bad and (
+        not math.isfinite(value) or not low <= value <= high or (whole and value != int(value))
+    ):
         bad = True
     if bad:
         kind = "a whole number" if whole else "a number"
+        span = f"from {low:g} to {high:g}" if bounds else ">= 0, or false to turn the rule off"
         raise ConfigError(
-            f"{where}: [alerts] {key} = {value!r} must be {kind} >= 0, or false to turn the "
-            f"rule off; e.g. {key} = {DEFAULTS.get(key, (DELIVERY.get(key),))[0]}"
+            f"{where}: [alerts] {key} = {_shown(value)} must be {kind} {span}; e.g. {key} = "
+            f"{DEFAULTS.get(key, (DELIVERY.get(key),))[0]}"
         )
     return int(value) if whole else float(value)
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:60] + "…"
+
+
+def _path_setting(table: dict[str, Any], key: str, where: str) -> str:
+    """A file name the config gives (``ca_bundle``): text a path can be, ``~`` expanded."""
+    value = table[key]
+    if not isinstance(value, str) or not value.strip() or "\x00" in value:
+        raise ConfigError(f'{where}: [alerts] {key} must be the path of a file, e.g. "ca.pem"')
+    try:
+        return str(Path(value).expanduser())
+    except RuntimeError:  # ~user of a user this machine does not know
+        raise ConfigError(
+            f"{where}: [alerts] {key} = {_shown(value)} starts with a home folder this machine "
+            "does not know; give the path in full"
+        ) from None
 
 
 def rules_from_config(path: Any = None, config: dict[str, Any] | None = None) -> AlertRules:
@@ -94,7 +133,9 @@ def rules_from_config(path: Any = None, config: dict[str, Any] | None = None) ->
 
     Keys: ``runway_days``, ``low_balance_days``, ``bandwidth_days``, ``webhook_failures_left``
     (numbers, or false to turn a rule off), ``high_findings`` (true/false), and for delivery
-    ``url``, ``ca_bundle``, ``attempts``, ``backoff_seconds``, ``timeout_seconds``.
+    ``url``, ``ca_bundle``, ``attempts``, ``backoff_seconds``, ``timeout_seconds`` and
+    ``deadline_seconds`` (the whole check run's, delivery included; bounds in
+    ``DELIVERY_BOUNDS``).
     ``$SVCNB_ALERT_URL`` overrides ``url``. An unknown key or a bad value is a ConfigError.
     """
     where = str(config_path(path))
@@ -118,16 +159,15 @@ def rules_from_config(path: Any = None, config: dict[str, Any] | None = None) ->
         if not isinstance(table["high_findings"], bool):
             raise ConfigError(f"{where}: [alerts] high_findings must be true or false")
         values["high_findings"] = table["high_findings"]
-    for key in ("url", "ca_bundle"):
-        if key in table:
-            if not isinstance(table[key], str) or not table[key]:
-                raise ConfigError(f"{where}: [alerts] {key} must be a non-empty string")
-            values[key] = table[key]
+    if "url" in table:
+        if not isinstance(table["url"], str) or not table["url"]:
+            raise ConfigError(f"{where}: [alerts] url must be a non-empty string")
+        values["url"] = table["url"]
+    if "ca_bundle" in table:
+        values["ca_bundle"] = _path_setting(table, "ca_bundle", where)
     if "attempts" in table:
         values["attempts"] = _number(table, "attempts", where, whole=True)
-        if values["attempts"] < 1:
-            raise ConfigError(f"{where}: [alerts] attempts must be at least 1")
-    for key in ("backoff_seconds", "timeout_seconds"):
+    for key in ("backoff_seconds", "timeout_seconds", "deadline_seconds"):
         if key in table:
             values[key] = _number(table, key, where)
     env = os.environ.get(ENV_URL)

@@ -11,8 +11,9 @@ process's own view lets go also needs a grant from the budget they share
 flight. This process's view stays in front of it, so threads that cannot send wait here, on a
 condition, instead of polling the shared file; it learns the shared view with each answer.
 
-A caller says how long it may wait at most (``acquire(within=)``) and is told instead of held
-past that; a call interrupted while it holds a slot gives it back (the caller releases in a
+A caller says how long it may wait at most (``acquire(within=)``; ``ends=``, its deadline, bounds
+the shared budget's round trips in ``acquire``, ``release`` and ``pause``) and is told instead of
+held past that; a call interrupted while it holds a slot gives it back (the caller releases in a
 ``finally``), so other calls on the token never wait for an answer that will not come.
 """
 
@@ -86,7 +87,9 @@ class Governor:
     def headerless(self) -> bool:
         return self._state.headerless
 
-    def acquire(self, within: float = MAX_SERVER_SECONDS) -> float | None:
+    def acquire(
+        self, within: float = MAX_SERVER_SECONDS, ends: float | None = None
+    ) -> float | None:
         give_up = self._clock() + max(0.0, within)
         with self._cond:
             while True:
@@ -107,7 +110,7 @@ class Governor:
         grant: int | None = None
         owed: float | None = math.inf
         try:
-            grant, owed = self.shared.acquire(within=max(0.0, give_up - self._clock()))
+            grant, owed = self.shared.acquire(within=max(0.0, give_up - self._clock()), ends=ends)
         finally:
             if owed is not None:  # also when interrupted: the local slot is given back
                 self._give_back(None)
@@ -128,8 +131,9 @@ class Governor:
         margin = max(state.limit // 2, PLENTY_FLOOR)
         return state.remaining - self._inflight >= margin
 
-    def release(self, headers: Mapping[str, str] | None) -> None:
-        """Account for one answered (or failed) request; ``headers`` of the answer, if any."""
+    def release(self, headers: Mapping[str, str] | None, ends: float | None = None) -> None:
+        """Account for one answered (or failed) request; ``headers`` of the answer, if any.
+        ``ends`` (``time.monotonic()``) bounds the shared budget's round trips."""
         # Reset counts from when the answer came, not from when a lock let it in.
         received = self._clock()
         with self._cond:
@@ -138,7 +142,7 @@ class Governor:
         if grant is not None and self.shared is not None:
             # Given back before the local slot, so a thread woken by it finds the grant gone.
             wall = time.time()
-            view = self.shared.release(grant, headers, wall - (self._clock() - received))
+            view = self.shared.release(grant, headers, wall - (self._clock() - received), ends=ends)
             shared = view.as_headers(time.time()) if view is not None else None
         self._give_back(headers, shared, received)
 
@@ -158,13 +162,13 @@ class Governor:
                 self._state.learn(shared, now)
             self._cond.notify_all()
 
-    def pause(self, seconds: float) -> None:
+    def pause(self, seconds: float, ends: float | None = None) -> None:
         """A 429 came: nobody sends for ``seconds``; afterwards probe one request at a time."""
         with self._cond:
             self._state.pause(seconds, self._clock())
             self._cond.notify_all()
         if self.shared is not None:
-            self.shared.pause(seconds)
+            self.shared.pause(seconds, ends=ends)
 
     def estimate_seconds(self, requests: int, seconds_per_request: float, workers: int) -> float:
         """Least time ``requests`` take at the current limit, given a latency and ``workers``."""

@@ -78,21 +78,33 @@ class RedisBudget:
         self.broken: str | None = None
         self._warned = False
         self.contended = 0  # transactions given up for contention (local pacing those times)
+        self.late = 0  # transactions a request's deadline cut short (local pacing those times)
+        self._warned_late = False
 
     # -- the operations of a Governor --------------------------------------------------------
 
-    def acquire(self, key: str, within: float) -> tuple[int | None, float | None]:
+    def acquire(
+        self, key: str, within: float, ends: float | None = None
+    ) -> tuple[int | None, float | None]:
         """As :meth:`SharedBudget.acquire`: ``(grant, None)``, ``(None, seconds)`` when the
-        wait would be longer than ``within``, ``(None, None)`` when Redis cannot be used."""
+        wait would be longer than ``within``, ``(None, None)`` when Redis cannot be used, or did
+        not answer by ``ends`` (the request's deadline, a ``time.monotonic()`` instant: a Redis on
+        a slow link must not hold a request past it)."""
         return wait_for_grant(
-            lambda: self._atomic(key, lambda *state: self._try_grant(key, *state)), within
+            lambda: self._atomic(key, lambda *state: self._try_grant(key, *state), ends), within
         )
 
     def release(
-        self, key: str, grant: int, headers: Mapping[str, str] | None, received: float
+        self,
+        key: str,
+        grant: int,
+        headers: Mapping[str, str] | None,
+        received: float,
+        ends: float | None = None,
     ) -> Window | None:
         """Give ``grant`` back and take in its answer's ``headers`` (arrived at ``received``,
-        local wall clock); returns the shared view after that."""
+        local wall clock); returns the shared view after that. Round trips end by ``ends`` (a
+        ``time.monotonic()`` instant); a grant not given back then runs out by itself."""
         ago = max(0.0, time.time() - received)
 
         def work(pipe: Any, window: Window, grants: dict, now: float) -> Window:
@@ -104,9 +116,9 @@ class RedisBudget:
                 _save(pipe, key, window)
             return window
 
-        return self._atomic(key, work)
+        return self._atomic(key, work, ends)
 
-    def pause(self, key: str, seconds: float) -> None:
+    def pause(self, key: str, seconds: float, ends: float | None = None) -> None:
         """A 429: no process on any machine sends on this token for ``seconds``."""
 
         def work(pipe: Any, window: Window, grants: dict, now: float) -> None:
@@ -114,7 +126,7 @@ class RedisBudget:
             pipe.multi()
             _save(pipe, key, window)
 
-        self._atomic(key, work)
+        self._atomic(key, work, ends)
 
     def view(self, key: str) -> tuple[Window, int]:
         """The shared window of ``key`` and its grants outstanding (for tests and benches)."""
@@ -147,17 +159,26 @@ class RedisBudget:
 
     # -- the server ----------------------------------------------------------------------------
 
-    def _atomic(self, key: str, work: Callable[[Any, Window, dict, float], _T]) -> _T | None:
+    def _atomic(
+        self,
+        key: str,
+        work: Callable[[Any, Window, dict, float], _T],
+        ends: float | None = None,
+    ) -> _T | None:
         """``work(pipe, window, grants, now)`` with the two keys watched; what it queues after
         ``pipe.multi()`` is applied only if nobody changed them meanwhile (else tried again).
-        None when Redis cannot be used."""
+        None when Redis cannot be used, or did not answer by ``ends`` (a ``time.monotonic()``
+        instant: every connect, send and read on the way is cut to it)."""
         if self.broken is not None:
             return None
         import redis  # only a process that names a Redis budget needs the package
 
+        _op_ends.value = ends
         try:
             client = self._connection()
             give_up = time.monotonic() + CONTENDED_SECONDS
+            if ends is not None:
+                give_up = min(give_up, ends)
             pause = 0.0005
             while time.monotonic() < give_up:
                 with client.pipeline() as pipe:
@@ -181,24 +202,54 @@ class RedisBudget:
                 # another process changed the keys first: let it be, then look again
                 time.sleep(pause * (0.5 + random.random()))
                 pause = min(2 * pause, 0.004)
-            self.contended += 1
+            if ends is not None and time.monotonic() >= ends:
+                self._late()
+            else:
+                self.contended += 1
             return None
         except (redis.RedisError, OSError, ValueError) as exc:
-            self._give_up(exc)
+            if ends is not None and time.monotonic() >= ends - _LATE_SLACK:
+                self._late()  # the request's deadline cut it: Redis is slow, not gone
+            else:
+                self._give_up(exc)
             return None
+        finally:
+            _op_ends.value = None
 
     def _connection(self) -> Any:
         with self._lock:
             if self._client is not None and self._pid == os.getpid():
                 return self._client
             import redis
+            from redis.backoff import NoBackoff
+            from redis.retry import Retry
 
-            # a client inherited through fork() shares its parent's sockets: make a new one
+            # a client inherited through fork() shares its parent's sockets: make a new one.
+            # No retries of its own: redis-py's default waits seconds between them, unbounded
+            # by any deadline, and a failed transaction here already means local pacing.
             self._client = redis.Redis.from_url(
-                self.url, password=self._password, socket_timeout=5, socket_connect_timeout=5
+                self.url,
+                password=self._password,
+                socket_timeout=5,
+                socket_connect_timeout=5,
+                retry=Retry(NoBackoff(), 0),
+                connection_class=_bounded_connection(self.url),
             )
             self._pid = os.getpid()
             return self._client
+
+    def _late(self) -> None:
+        self.late += 1
+        if not self._warned_late:
+            self._warned_late = True
+            warnings.warn(
+                f"the shared rate budget on {self.path} did not answer within what was left of a "
+                "request's deadline; that request went by this process's own pacing, and so "
+                f"will any other it makes late. Check the server's latency, or set {ENV_BUDGET}"
+                "=off.",
+                RuntimeWarning,
+                stacklevel=5,
+            )
 
     def _give_up(self, exc: BaseException) -> None:
         self.broken = f"{type(exc).__name__}: {exc}"[:300]
@@ -211,6 +262,75 @@ class RedisBudget:
                 RuntimeWarning,
                 stacklevel=5,
             )
+
+
+# The deadline of the transaction this thread is running, for the connection to cut its socket
+# steps to (redis-py's commands take no deadline of their own).
+_op_ends = threading.local()
+# A failure this close to the deadline is the deadline's doing: the step was cut to it.
+_LATE_SLACK = 0.05
+
+
+def _left() -> float | None:
+    ends = getattr(_op_ends, "value", None)
+    return None if ends is None else ends - time.monotonic()
+
+
+_bounded_classes: dict[str, type] = {}
+
+
+def _bounded_connection(url: str) -> type:
+    """redis-py's connection class for ``url``'s scheme, each connect, send and read of it cut
+    to what is left of the running transaction's deadline."""
+    import redis
+    from redis.connection import SSLConnection, UnixDomainSocketConnection
+
+    base: type = {"rediss": SSLConnection, "unix": UnixDomainSocketConnection}.get(
+        urlsplit(url).scheme, redis.Connection
+    )
+    found = _bounded_classes.get(base.__name__)
+    if found is not None:
+        return found
+
+    def cut(seconds: float | None) -> float | None:
+        left = _left()
+        if left is None:
+            return seconds
+        if left <= 0:
+            raise redis.TimeoutError("the request's deadline passed")
+        return left if seconds is None else min(seconds, left)
+
+    class Bounded(base):  # type: ignore[misc, valid-type]
+        def connect_check_health(self, *args: Any, **kwargs: Any) -> Any:
+            if self._sock is not None or _left() is None:
+                return super().connect_check_health(*args, **kwargs)
+            saved = self.socket_connect_timeout
+            self.socket_connect_timeout = cut(saved)
+            try:
+                return super().connect_check_health(*args, **kwargs)
+            finally:
+                self.socket_connect_timeout = saved
+
+        def send_packed_command(self, command: Any, check_health: bool = True) -> Any:
+            if _left() is None:
+                return super().send_packed_command(command, check_health)
+            if self._sock is None:
+                self.connect_check_health(check_health=False)
+            self._sock.settimeout(cut(self.socket_timeout))
+            try:
+                return super().send_packed_command(command, check_health)
+            finally:
+                if self._sock is not None:
+                    self._sock.settimeout(self.socket_timeout)
+
+        def read_response(self, *args: Any, **kwargs: Any) -> Any:
+            if _left() is not None and "timeout" not in kwargs:
+                kwargs["timeout"] = cut(self.socket_timeout)
+            return super().read_response(*args, **kwargs)
+
+    Bounded.__name__ = Bounded.__qualname__ = f"Bounded{base.__name__}"
+    _bounded_classes[base.__name__] = Bounded
+    return Bounded
 
 
 def _window_key(key: str) -> str:

@@ -39,6 +39,7 @@ from svcnb.client._config import ENV_API_KEY, Settings, base_path_candidates
 from svcnb.client._failures import classify
 from svcnb.client._pacing import MAX_SERVER_SECONDS, Governor, governor_for, server_seconds
 from svcnb.client._redact import TOKEN_PREFIX, mask_token, redact, redact_bytes
+from svcnb.client._validate import unsendable
 from svcnb.client._wire import BadEncoding, Opened, WireError, wire_for
 from svcnb.errors import (
     ApiError,
@@ -64,6 +65,8 @@ RETRY_CAP_SECONDS = 8.0
 RATE_LIMIT_BASE_SECONDS = 1.0  # the spec's guidance: back off from 1 s after Retry-After
 RATE_LIMIT_CAP_SECONDS = 60.0
 MAX_RATE_LIMITED = 30  # consecutive 429s on one call before giving up
+# how long past its deadline a call may take to give its shared rate-budget slot back
+RELEASE_GRACE_SECONDS = 0.25
 # An answer larger than this is refused rather than held in memory (a page of 100 VMs is ~100
 # KB); it also bounds what a compressed body may inflate to.
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
@@ -273,6 +276,13 @@ class Requester:
         """
         ends = time.monotonic() + self.deadline
         method = method.upper()
+        bad = None if json is None else unsendable(json)
+        if bad is not None:
+            # said before anything is sent: the wire would fail on it half-way into the request
+            raise ValueError(
+                f"{method} {path}: {bad} of the request body cannot be sent as JSON (text with a "
+                "lone surrogate, a number that is not finite, or a value JSON has no form for)"
+            )
         headers = {}
         if method in WRITE_METHODS:
             # Made once per call: every retry of this call sends the same key.
@@ -312,7 +322,9 @@ class Requester:
         while True:
             self.stats.wait_begins()
             try:
-                owed = self.governor.acquire(within=min(self.max_wait, ends - time.monotonic()))
+                owed = self.governor.acquire(
+                    within=min(self.max_wait, ends - time.monotonic()), ends=ends
+                )
             finally:
                 self.stats.wait_ends()
             if owed is not None:
@@ -323,7 +335,12 @@ class Requester:
                 outcome = self._exchange(call, prefix, ends)
             finally:
                 # Also on KeyboardInterrupt: a slot never given back stalls the token for good.
-                self.governor.release(outcome.headers if isinstance(outcome, Answer) else None)
+                # A shared slot is given back a moment past the deadline too: one left to run
+                # out holds other processes' requests for minutes.
+                self.governor.release(
+                    outcome.headers if isinstance(outcome, Answer) else None,
+                    ends=max(ends, time.monotonic() + RELEASE_GRACE_SECONDS),
+                )
             self.stats.add(requests=1)
             if isinstance(outcome, NoAnswer):
                 delay = self._backoff(failures + 1, RETRY_BASE_SECONDS, RETRY_CAP_SECONDS)
@@ -348,7 +365,7 @@ class Requester:
                     # other calls (a garbage header would stall the token); each call that
                     # meets it is told by the server itself.
                     raise self._too_long(call, asked, "Retry-After of a 429", ends)
-                self.governor.pause(asked)
+                self.governor.pause(asked, ends=ends)
                 if limited > MAX_RATE_LIMITED:
                     return outcome
                 delay = asked + self._backoff(
@@ -388,7 +405,9 @@ class Requester:
                 min(self.timeout, left), ends,
             )  # fmt: skip
         except WireError as exc:
-            return NoAnswer(self._masked(exc.text), exc.retryable, hint=exc.hint)
+            # a step cut short by the deadline: said as the deadline, never retried
+            late = time.monotonic() >= ends
+            return NoAnswer(self._masked(exc.text), exc.retryable and not late, late, exc.hint)
         try:
             return self._read(opened, ends)
         finally:
@@ -416,7 +435,8 @@ class Requester:
             why = f"its body does not decode as its Content-Encoding ({encoding}): "
             return Answer(status, headers, None, url, unreadable=why + self._masked(str(exc)))
         except WireError as exc:
-            return NoAnswer(self._masked(exc.text), exc.retryable, hint=exc.hint)
+            late = time.monotonic() >= ends
+            return NoAnswer(self._masked(exc.text), exc.retryable and not late, late, exc.hint)
         return Answer(status, headers, redact_bytes(b"".join(chunks), self._token), url)
 
     def _masked(self, text: str) -> str:

@@ -4,21 +4,65 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from svcnb.client._config import DEFAULT_PER_PAGE
 from svcnb.client._paging import read_all
 from svcnb.client._records import RecordParser
+from svcnb.client._redact import redact
 from svcnb.client._request import Requester
-from svcnb.client._validate import rule_update
+from svcnb.client._validate import rule_update, text
 from svcnb.errors import ServerError, SvcnbError, UpstreamSyncError
+
+# What no id may hold, as written or once a server or proxy has percent-decoded it: a URL
+# normaliser (urllib3, httpx, nginx) resolves "." and ".." segments, so `vms.get("..")` would be
+# GET /api/public/v1/; many servers decode "%2F" before routing and stop at NUL.
+_DOT_SEGMENTS = frozenset({".", ".."})
+_SEPARATORS = ("/", "\\")
 
 
 def segment(name: str, value: Any) -> str:
-    """``value`` as one URL path segment; ValueError when it is not a usable id."""
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"{name} must be a non-empty string id, got {value!r}")
+    """``value`` percent-encoded as exactly one URL path segment, the one place ids enter a path.
+
+    ValueError naming ``name`` for a value no server could read back as that one id: not a
+    string, empty, ``.`` or ``..``, holding ``/``, ``\\``, NUL or another control character,
+    not encodable as UTF-8 (a lone surrogate), or percent-decoding to any of those (``%2e%2e``,
+    ``a%2Fb``): a server or proxy that decodes once more would read another path.
+    """
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be an id string, got {type(value).__name__}")
+    why = _unusable(value)
+    if why:
+        shown = redact(repr(value[:60]) + ("…" if len(value) > 60 else ""))
+        raise ValueError(
+            f"{name} {shown} is not an id svcnb can send as one URL path segment: {why}; pass "
+            "the id as the API listed it"
+        )
     return quote(value, safe="")
+
+
+def _unusable(value: str) -> str:
+    """Why ``value`` cannot be one path segment ("" when it can)."""
+    if not value:
+        return "it is empty"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "it holds a lone surrogate, which is not text UTF-8 can carry"
+    seen = value
+    # each round is what one more decoding server would read; a fixed point ends it, and every
+    # round shortens the text, so this stops
+    while True:
+        if seen in _DOT_SEGMENTS:
+            return "it is, or decodes to, a dot segment, which URLs resolve to another path"
+        if any(sep in seen for sep in _SEPARATORS):
+            return "it holds, or decodes to, a path separator (/ or \\)"
+        if any(ord(c) < 0x20 or ord(c) == 0x7F for c in seen):
+            return "it holds, or decodes to, a NUL or another control character"
+        decoded = unquote(seen, errors="surrogateescape")
+        if decoded == seen:
+            return ""
+        seen = decoded
 
 
 class _Resource:
@@ -106,6 +150,7 @@ class Networks(_Resource):
         if private_ip is not None:
             if not isinstance(private_ip, str) or not private_ip:
                 raise ValueError(f"private_ip must be an IP address string, got {private_ip!r}")
+            text("private_ip", private_ip)
             body["privateIp"] = private_ip
         path = f"/networks/{segment('net_id', net_id)}/attachments"
         return self._one("POST", path, "attachment", "networks:write", json=body)
@@ -127,12 +172,14 @@ class Webhooks(_Resource):
         """Subscribe ``url`` (HTTPS) to ``events``; the answer holds ``secret``, shown only once."""
         if not isinstance(url, str) or not url:
             raise ValueError(f"url must be an HTTPS URL string, got {url!r}")
+        text("url", url)
         if isinstance(events, str) or not all(isinstance(e, str) for e in events):
             raise ValueError(
                 f"events must be a list of event names such as ['vm.stopped'], got {events!r}"
             )
-        if not isinstance(description, str):
-            raise ValueError(f"description must be a string, got {description!r}")
+        for i, event in enumerate(events):
+            text(f"events[{i}]", event)
+        text("description", description)
         body = {"url": url, "events": list(events), "description": description}
         return self._one("POST", "/webhooks", "new webhook", "webhooks:write", json=body)
 

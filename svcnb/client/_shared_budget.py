@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from svcnb.client._window import MAX_COUNT, MAX_SERVER_SECONDS, Window
-from svcnb.config import ConfigError, budget_config
+from svcnb.config import ConfigError, budget_config, config_path
 
 ENV_BUDGET = "SVCNB_BUDGET"
 OFF_WORDS = frozenset({"off", "none", "0", "false", "no"})
@@ -133,7 +133,15 @@ def budget_path() -> Path | None:
     if env:
         if env.startswith(REDIS_SCHEMES):
             return None
-        return None if env.lower() in OFF_WORDS else Path(env).expanduser()
+        if env.lower() in OFF_WORDS:
+            return None
+        try:
+            return Path(env).expanduser()
+        except RuntimeError:  # ~user of a user this machine does not know
+            raise ConfigError(
+                f"{ENV_BUDGET}={env!r} starts with a home folder this machine does not know; give "
+                "the path in full, or set it to off"
+            ) from None
     cache = os.environ.get("XDG_CACHE_HOME")
     try:
         base = Path(cache) if cache else Path.home() / ".cache"
@@ -155,7 +163,11 @@ def check_budget_file(path: Path) -> None:
         return
     except OSError:
         return  # unreadable folder: the connection fails on it too, and warns
-    remedy = f"set {ENV_BUDGET} to a path of svcnb's own (a file that does not exist yet), or off"
+    own = "a path of svcnb's own (a file that does not exist yet), or off"
+    if os.environ.get(ENV_BUDGET, "").strip():
+        remedy = f"set {ENV_BUDGET} to {own}"
+    else:  # the config file named it: say which file to fix
+        remedy = f"set [budget] backend in {config_path()} to {own}"
     if stat.S_ISLNK(info.st_mode):
         raise ConfigError(
             f"the rate budget path {path} is a symbolic link; svcnb never writes where a link "
@@ -302,26 +314,37 @@ class SharedBudget:
 
     # -- the three operations of a Governor --------------------------------------------------
 
-    def acquire(self, key: str, within: float) -> tuple[int | None, float | None]:
+    def acquire(
+        self, key: str, within: float, ends: float | None = None
+    ) -> tuple[int | None, float | None]:
         """Wait until the shared window has room and take a grant: ``(grant, None)``. When the
         wait would be longer than ``within`` seconds: ``(None, seconds)`` (``math.inf``:
-        unknown). When the file cannot be used: ``(None, None)``, go by local pacing alone."""
+        unknown). When the file cannot be used, or is locked past ``ends`` (the request's
+        deadline, ``time.monotonic()``): ``(None, None)``, go by local pacing alone."""
 
         def attempt() -> tuple[int | None, float, float] | None:
             # A look that finds no room writes nothing, so waiting processes, which look
             # again and again, never queue for the lock that the sending ones need.
-            peek = self._guarded(lambda conn, now: self._peek(conn, key, now), None, write=False)
+            peek = self._guarded(
+                lambda conn, now: self._peek(conn, key, now), None, write=False, ends=ends
+            )
             if peek is None or peek[0] is not None:
                 return None if peek is None else (None, *peek)
-            return self._guarded(lambda conn, now: self._try_grant(conn, key, now), None)
+            return self._guarded(lambda conn, now: self._try_grant(conn, key, now), None, ends=ends)
 
         return wait_for_grant(attempt, within)
 
     def release(
-        self, key: str, grant: int, headers: Mapping[str, str] | None, received: float
+        self,
+        key: str,
+        grant: int,
+        headers: Mapping[str, str] | None,
+        received: float,
+        ends: float | None = None,
     ) -> Window | None:
         """Give ``grant`` back and take in its answer's ``headers``, which came at ``received``
-        (wall clock); returns the shared view after that (None when the file cannot be used)."""
+        (wall clock); returns the shared view after that (None when the file cannot be used, or
+        is locked past ``ends``, a ``time.monotonic()`` instant)."""
 
         def work(conn: sqlite3.Connection, now: float) -> Window:
             conn.execute("DELETE FROM grants WHERE id = ?", (grant,))
@@ -332,9 +355,9 @@ class SharedBudget:
                 self._save(conn, key, window, now)
             return window
 
-        return self._guarded(work, None)
+        return self._guarded(work, None, ends=ends)
 
-    def pause(self, key: str, seconds: float) -> None:
+    def pause(self, key: str, seconds: float, ends: float | None = None) -> None:
         """A 429: no process sends on this token for ``seconds``."""
 
         def work(conn: sqlite3.Connection, now: float) -> None:
@@ -342,7 +365,7 @@ class SharedBudget:
             window.pause(seconds, now)
             self._save(conn, key, window, now)
 
-        self._guarded(work, None)
+        self._guarded(work, None, ends=ends)
 
     def view(self, key: str) -> tuple[Window, int]:
         """The shared window of ``key`` and its grants outstanding (for tests and benches)."""
@@ -439,9 +462,11 @@ class SharedBudget:
         fallback: _T,
         *,
         write: bool = True,
+        ends: float | None = None,
     ) -> _T:
         """``work(conn, now)`` in one transaction (``write``: holding the file's write lock);
-        ``fallback`` when the file cannot be used.
+        ``fallback`` when the file cannot be used, or is still locked at ``ends`` (the calling
+        request's deadline, a ``time.monotonic()`` instant: that request goes by local pacing).
 
         A busy file is tried again every few milliseconds for up to ``LOCK_SECONDS``. SQLite's
         own busy handler backs off to 100 ms between tries, and a process whose threads write
@@ -457,6 +482,8 @@ class SharedBudget:
                 try:
                     return self._transaction(work, write)
                 except sqlite3.OperationalError as exc:
+                    if _is_locked(exc) and ends is not None and time.monotonic() >= ends:
+                        return fallback  # this request's deadline, not a stuck file
                     if not _is_locked(exc) or time.monotonic() >= give_up:
                         return self._give_up(exc, fallback)
                 except (sqlite3.Error, OSError, ConfigError) as exc:
@@ -552,16 +579,20 @@ class TokenBudget:
         self.budget = budget
         self.key = key
 
-    def acquire(self, within: float) -> tuple[int | None, float | None]:
-        return self.budget.acquire(self.key, within)
+    def acquire(self, within: float, ends: float | None = None) -> tuple[int | None, float | None]:
+        return self.budget.acquire(self.key, within, ends=ends)
 
     def release(
-        self, grant: int, headers: Mapping[str, str] | None, received: float
+        self,
+        grant: int,
+        headers: Mapping[str, str] | None,
+        received: float,
+        ends: float | None = None,
     ) -> Window | None:
-        return self.budget.release(self.key, grant, headers, received)
+        return self.budget.release(self.key, grant, headers, received, ends=ends)
 
-    def pause(self, seconds: float) -> None:
-        self.budget.pause(self.key, seconds)
+    def pause(self, seconds: float, ends: float | None = None) -> None:
+        self.budget.pause(self.key, seconds, ends=ends)
 
     def view(self) -> tuple[Window, int]:
         return self.budget.view(self.key)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import math
 from typing import Any
 
 POSITION_MIN, POSITION_MAX = 0, 1000
@@ -98,11 +99,59 @@ def _ips(name: str, value: Any) -> list[str]:
 
 
 def _description(name: str, value: Any) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"{name} must be a string, got {value!r}")
+    text(name, value)
     if len(value) > DESCRIPTION_MAX_LEN:
         raise ValueError(f"{name} is at most {DESCRIPTION_MAX_LEN} characters, got {len(value)}")
     return value
+
+
+def text(name: str, value: Any) -> str:
+    """``value`` when it is a string a request body can carry; ValueError naming ``name`` for
+    one that is not a string, or holds a lone surrogate (which UTF-8 cannot encode: it would
+    fail only as the body is written, half-way into sending)."""
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a string, got {type(value).__name__}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"{name} holds a lone surrogate ({value[exc.start]!r} at position {exc.start}), "
+            "which is not text a request can carry; remove it or use the character it was "
+            "meant to be"
+        ) from None
+    return value
+
+
+def unsendable(body: Any, where: str = "") -> str | None:
+    """Where in ``body`` (``description``, ``events[1]``) a value JSON cannot send lies: text with
+    a lone surrogate, a float that is not finite, a type JSON has no form for; None when the whole
+    body can be sent."""
+    if isinstance(body, str):
+        try:
+            body.encode("utf-8")
+        except UnicodeEncodeError:
+            return where or "the body"
+        return None
+    if isinstance(body, bool) or body is None or isinstance(body, int):
+        return None
+    if isinstance(body, float):
+        return None if math.isfinite(body) else where or "the body"
+    if isinstance(body, dict):
+        for key, value in body.items():
+            if not isinstance(key, str):
+                return f"{where}.{key!r}" if where else repr(key)
+            inner = f"{where}.{key}" if where else key
+            found = unsendable(key, inner) or unsendable(value, inner)
+            if found:
+                return found
+        return None
+    if isinstance(body, list | tuple):
+        for i, value in enumerate(body):
+            found = unsendable(value, f"{where}[{i}]")
+            if found:
+                return found
+        return None
+    return where or "the body"
 
 
 _CHECKS = {

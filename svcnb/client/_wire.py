@@ -20,17 +20,23 @@ token. The token is written into the request's headers as it goes, from the :cla
 
 from __future__ import annotations
 
+import http.client
+import io
 import json
 import os
+import socket
+import threading
 import time
 import urllib.request
-from collections.abc import Callable, Iterator, Mapping
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 import urllib3
+import urllib3.connection
 from urllib3 import HTTPHeaderDict
 from urllib3.exceptions import (
     DecodeError,
@@ -45,7 +51,9 @@ from urllib3.exceptions import (
     TimeoutError as Urllib3Timeout,
 )
 
+from svcnb._timebox import bound
 from svcnb.client._redact import Secret
+from svcnb.config import ConfigError
 
 _PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
 _CHUNK = 64 * 1024
@@ -119,6 +127,21 @@ def _proxy_for(base_url: str) -> str:
     return ""
 
 
+def _socks_variable() -> str:
+    """``ALL_PROXY (socks5://host:1080)``: the variable naming a SOCKS proxy, and the proxy
+    without its credentials ("" for none)."""
+    for name in _PROXY_VARIABLES:
+        for spelled in (name, name.upper()):
+            value = os.environ.get(spelled, "")
+            if value.lower().startswith("socks"):
+                try:
+                    shown = str(httpx.URL(value).copy_with(username=None, password=None))
+                except (httpx.InvalidURL, ValueError, TypeError):
+                    shown = "a SOCKS URL"
+                return f"{spelled} ({shown})"
+    return ""
+
+
 def _json_body(body: Any) -> bytes:
     # httpx's encoding of json=..., so both wires send the same bytes
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
@@ -140,6 +163,8 @@ class Urllib3Wire:
             retries=False,
             ssl_context=httpx.create_ssl_context(),
         )
+        # connections whose answers are read against the call's deadline (_TimedAnswer)
+        self._pool.pool_classes_by_scheme = {"http": _TimedPool, "https": _TimedTlsPool}
 
     def close(self) -> None:
         self._pool.clear()
@@ -167,6 +192,7 @@ class Urllib3Wire:
             sent["content-type"] = "application/json"
         if self._token:
             sent["x-api-key"] = self._token.reveal()
+        _answer_ends.value = ends  # taken by the answer urlopen reads (_TimedAnswer)
         try:
             answer = self._pool.urlopen(
                 method,
@@ -182,19 +208,17 @@ class Urllib3Wire:
         except (HTTPError, OSError) as exc:
             raise _urllib3_error(exc) from None
         finally:
+            _answer_ends.value = None
             del sent
         read_whole = False
 
         def chunks() -> Iterator[bytes]:
             nonlocal read_whole
-            sock = getattr(answer.connection, "sock", None)
             try:
                 # read1: what one read of the socket gave, so a trickling body reaches the
-                # deadline check between reads instead of filling a whole chunk first; and no
-                # read waits past the deadline (a body that stalls late ends by it, not after)
+                # deadline check between reads instead of filling a whole chunk first (each
+                # read waits at most what is left of the deadline: _DeadlineReader)
                 while True:
-                    if sock is not None:
-                        sock.settimeout(max(0.001, min(timeout, ends - time.monotonic())))
                     chunk = answer.read1(_CHUNK)
                     if not chunk:
                         break
@@ -211,6 +235,91 @@ class Urllib3Wire:
             answer.release_conn()
 
         return Opened(answer.status, answer.headers, url, chunks(), close)
+
+
+# The deadline of the call this thread is opening, for the answer urlopen is about to read: the
+# answer is made inside urlopen (http.client's response_class), where no argument reaches.
+_answer_ends = threading.local()
+# Informational answers (102 Processing, 103 Early Hints) skipped before the answer, at most.
+MAX_INFORMATIONAL = 20
+
+
+class _DeadlineReader(io.RawIOBase):
+    """The socket as an answer is read from it: each read waits at most the step timeout and
+    what is left of the call's deadline. http.client reads the status line and headers line by
+    line with no bound of its own (and skips ``100 Continue`` answers for as long as they come),
+    so one header line every few seconds would otherwise hold a call for ever."""
+
+    def __init__(self, sock: socket.socket, ends: float) -> None:
+        super().__init__()
+        self._sock, self._ends = sock, ends
+        self._step = sock.gettimeout()  # the read timeout urllib3 set for this answer
+        # the socket's own reader: it keeps the socket open while the answer is read after
+        # the connection let go of it (an answer with "connection: close")
+        self._raw = sock.makefile("rb", buffering=0)
+
+    def readable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._raw.fileno()
+
+    def readinto(self, buffer: Any) -> int | None:
+        left = self._ends - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the call's deadline passed while its answer was being read")
+        self._sock.settimeout(left if self._step is None else min(self._step, left))
+        return self._raw.readinto(buffer)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+class _DeadlineSocket:
+    """What http.client's response is made from: ``makefile`` is all it asks of a socket."""
+
+    def __init__(self, sock: socket.socket, ends: float) -> None:
+        self._sock, self._ends = sock, ends
+
+    def makefile(self, mode: str = "rb", *args: Any, **kwargs: Any) -> io.BufferedReader:
+        return io.BufferedReader(_DeadlineReader(self._sock, self._ends))
+
+
+class _TimedAnswer(http.client.HTTPResponse):
+    """An answer read against the call's deadline, informational answers skipped."""
+
+    def __init__(self, sock: Any, *args: Any, **kwargs: Any) -> None:
+        ends = getattr(_answer_ends, "value", None)
+        super().__init__(sock if ends is None else _DeadlineSocket(sock, ends), *args, **kwargs)
+
+    def begin(self) -> None:
+        # http.client skips 100 Continue itself but takes 102 and 103 for the answer, whose
+        # body then never comes: the real answer follows them on the same connection
+        for _ in range(MAX_INFORMATIONAL + 1):
+            super().begin()
+            if not 100 <= self.status < 200 or self.status == 101:
+                return
+            self.headers = self.msg = None  # type: ignore[assignment]  # read the next one
+        raise http.client.HTTPException(
+            f"more than {MAX_INFORMATIONAL} informational (1xx) answers came before the answer"
+        )
+
+
+class _TimedConnection(urllib3.connection.HTTPConnection):
+    response_class = _TimedAnswer
+
+
+class _TimedTlsConnection(urllib3.connection.HTTPSConnection):
+    response_class = _TimedAnswer
+
+
+class _TimedPool(urllib3.HTTPConnectionPool):
+    ConnectionCls = _TimedConnection
+
+
+class _TimedTlsPool(urllib3.HTTPSConnectionPool):
+    ConnectionCls = _TimedTlsConnection
 
 
 def _said(exc: BaseException) -> tuple[str, str]:
@@ -246,14 +355,30 @@ class HttpxWire:
         proxy: str = "",
     ) -> None:
         self.proxy = proxy  # "" or the proxy requests go through, for messages
-        self._http = httpx.Client(
-            base_url=base_url,
-            headers=dict(headers),
-            auth=_ApiKeyAuth(token),
-            transport=transport,
-            limits=httpx.Limits(max_connections=pool_size, max_keepalive_connections=pool_size),
-            follow_redirects=False,
-        )
+        try:
+            self._http = httpx.Client(
+                base_url=base_url,
+                headers=dict(headers),
+                auth=_ApiKeyAuth(token),
+                transport=transport,
+                limits=httpx.Limits(max_connections=pool_size, max_keepalive_connections=pool_size),
+                follow_redirects=False,
+            )
+            socks = ""
+        except ImportError:
+            # httpx sets up every proxy the environment names, and a SOCKS one needs a package
+            # httpx does not install by itself
+            socks = _socks_variable()
+            if not socks:
+                raise
+        if socks:
+            raise ConfigError(
+                f"{socks} names a SOCKS proxy, which svcnb reaches only through httpx's SOCKS "
+                "support: pip install 'httpx[socks]', or unset "
+                f"{socks.partition(' ')[0]} (NO_PROXY does not help: httpx sets up every proxy "
+                "the environment names, whichever host it is for)"
+            )
+        self._deadline = bound(self._http)
 
     def close(self) -> None:
         self._http.close()
@@ -268,8 +393,8 @@ class HttpxWire:
         timeout: float,
         ends: float,
     ) -> Opened:
-        # httpx sets a read timeout per request, not per read: a body that stalls late may
-        # overrun ``ends`` by up to ``timeout`` (this wire serves tests and proxies only)
+        # every socket step of this request and its body waits at most what is left of ``ends``
+        self._deadline.until(ends)
         try:
             request = self._http.build_request(
                 method, path, params=params, json=body, headers=dict(headers), timeout=timeout
@@ -281,17 +406,73 @@ class HttpxWire:
         for key, value in response.headers.multi_items():
             pairs.add(key, value)
 
+        encoding = response.headers.get("content-encoding", "")
+
         def chunks() -> Iterator[bytes]:
+            # raw, and decoded here: httpx inflates each piece the network gives whole, so two
+            # gzip layers make one 6 KB piece a 512 MB one before any size check could stop it
             try:
-                yield from response.iter_bytes()
-            except httpx.DecodingError as exc:
-                raise BadEncoding(str(exc)) from None
+                if response.is_stream_consumed:
+                    # made whole in memory (a test's transport), and decoded by httpx then
+                    yield response.content
+                else:
+                    yield from decoded(response.iter_raw(), encoding)
             except _HTTPX_ERRORS as exc:
                 raise _httpx_error(exc) from None
 
         return Opened(
             response.status_code, pairs, str(response.request.url), chunks(), response.close
         )
+
+
+def decoded(raw: Iterable[bytes], content_encoding: str) -> Iterator[bytes]:
+    """``raw`` decoded as ``Content-Encoding`` says (``gzip, deflate``: deflate last applied, so
+    undone first), in pieces of at most ``_CHUNK`` bytes however far a piece inflates: memory
+    stays a few pieces per layer, and the reader can stop at its size cap. Encodings svcnb does
+    not ask for are left as they came, as urllib3 leaves them; BadEncoding for a body that does
+    not decode."""
+    stream: Iterable[bytes] = raw
+    for name in reversed([e.strip().lower() for e in content_encoding.split(",")]):
+        if name in ("gzip", "x-gzip", "deflate"):
+            stream = _inflated(stream, gzip=name != "deflate")
+    return iter(stream)
+
+
+def _inflated(chunks: Iterable[bytes], *, gzip: bool) -> Iterator[bytes]:
+    wbits = 16 + zlib.MAX_WBITS if gzip else zlib.MAX_WBITS
+    inflater = zlib.decompressobj(wbits)
+    members = 1
+    # "deflate" may come as a raw stream without its zlib header (servers send it, httpx and
+    # urllib3 accept it): until the first output, what was fed is kept to feed again raw
+    fed: bytearray | None = None if gzip else bytearray()
+    for data in chunks:
+        held = False  # output zlib keeps back for want of room in the last piece
+        while data or held:
+            if inflater.eof:
+                if not gzip:
+                    return  # what follows a deflate stream is not body
+                inflater, members = zlib.decompressobj(wbits), members + 1
+            if fed is not None:
+                fed += data
+            try:
+                piece = inflater.decompress(data, _CHUNK)
+            except zlib.error as exc:
+                if fed is not None:
+                    inflater, data, fed = zlib.decompressobj(-zlib.MAX_WBITS), bytes(fed), None
+                    continue
+                if members > 1:
+                    return  # bytes after the last gzip member, which urllib3 ignores too
+                raise BadEncoding(f"{'gzip' if gzip else 'deflate'}: {exc}") from None
+            if piece or (fed is not None and len(fed) > _CHUNK):
+                fed = None
+            if piece:
+                yield piece
+            data = inflater.unused_data if inflater.eof else inflater.unconsumed_tail
+            held = not inflater.eof and len(piece) == _CHUNK
+    if not inflater.eof:
+        rest = inflater.flush()
+        if rest:
+            yield rest
 
 
 def _httpx_error(exc: BaseException) -> WireError:

@@ -26,6 +26,7 @@ from svcnb.config import ConfigError
 from svcnb.errors import SvcnbError
 
 from ._layout import add_store_option
+from ._pull import reason_of
 from ._store import Store
 
 
@@ -96,9 +97,7 @@ def _run_all(where: str | None, allow_older: bool) -> int:
     # threads, not processes: the time goes in waiting on the servers; progress bars of several
     # threads would interleave, so none
     with ThreadPoolExecutor(len(names), thread_name_prefix="svcnb-snapshot") as pool:
-        outcomes = list(
-            pool.map(lambda n: _one(where, n, False, allow_older, prefix=f"{n}: "), names)
-        )
+        outcomes = list(pool.map(lambda n: _contained(where, n, allow_older), names))
     for outcome in outcomes:
         for line in outcome.out:
             print(line)
@@ -114,6 +113,21 @@ def _run_all(where: str | None, allow_older: bool) -> int:
         )
         return FAILED
     return INCOMPLETE if incomplete else 0
+
+
+def _contained(where: str | None, name: str, allow_older: bool) -> Outcome:
+    """One account's snapshot among several: whatever it raises is that account's line, so the
+    others still land and print theirs (pool.map would re-raise it and drop every line)."""
+    try:
+        return _one(where, name, False, allow_older, prefix=f"{name}: ")
+    except Exception as exc:
+        outcome = Outcome(name, FAILED)
+        outcome.err.append(
+            f"svcnb snapshot: {name}: failed on what its service answered "
+            f"({reason_of(exc)[:300]}); no snapshot of it was published. svcnb could not read "
+            f"that answer: run `svcnb snapshot --account {name}` for the details, and report it"
+        )
+        return outcome
 
 
 def _one(

@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from svcnb import frames
+from svcnb.config import ConfigError
 from svcnb.errors import AuthError, SvcnbError, TransportError
 
 from ._audit import scrub
@@ -138,6 +139,9 @@ def pull(client: Any, previous_vms: list[dict[str, Any]] | None) -> Pulled:
         try:
             out.frames.update(read())
         except (SvcnbError, ValueError) as exc:
+            if isinstance(exc, ConfigError):
+                # the config file's fault, not the group's: one fix for every group, said once
+                raise
             if isinstance(exc, _WHOLE_SESSION) and not out.frames:
                 raise
             first = first or exc

@@ -48,3 +48,42 @@ def https_receiver(cert_pem: str, key_pem: str) -> Iterator[Receiver]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextmanager
+def trickling_receiver(cert_pem: str, key_pem: str, gap: float = 0.3) -> Iterator[Receiver]:
+    """An HTTPS receiver that reads the request, then sends its answer's status line and one
+    header line every ``gap`` seconds, never the end: each read comes well within any timeout."""
+    import socket
+
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert_pem, key_pem)
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+    receiver = Receiver(f"https://127.0.0.1:{listener.getsockname()[1]}/alerts/T000/secret-part")
+
+    def answer(conn: socket.socket) -> None:
+        try:
+            with context.wrap_socket(conn, server_side=True) as tls:
+                tls.recv(65536)
+                receiver.bodies.append(None)  # a request came; its body is not read whole
+                tls.sendall(b"HTTP/1.1 200 OK\r\n")
+                while not stop.wait(gap):
+                    tls.sendall(b"x-still-coming: yes\r\n")
+        except OSError:
+            pass
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=answer, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield receiver
+    finally:
+        stop.set()
+        listener.close()

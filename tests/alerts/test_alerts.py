@@ -4,6 +4,7 @@ condition goes, delivered over HTTPS on loopback with retries, exit codes, sever
 from __future__ import annotations
 
 import json
+import time
 import warnings
 from dataclasses import replace
 
@@ -362,3 +363,63 @@ def test_the_same_alerts_fire_whatever_the_dialect(dialect, default_keys, tmp_pa
         "finding",
     }
     assert _fired_keys_on(dialect, tmp_path / "s") == default_keys
+
+
+# -- a receiver that never finishes answering ---------------------------------------------------
+
+MARGIN = 2.0  # generous: a loaded CI box; the bug ran past 180 s
+
+
+def test_a_delivery_to_a_trickling_receiver_ends_by_its_deadline(tls):
+    from _receiver import trickling_receiver
+
+    with trickling_receiver(str(tls.cert_pem), str(tls.key_pem)) as slow:
+        started = time.monotonic()
+        with pytest.raises(DeliveryError, match="deadline") as info:
+            deliver(
+                slow.url,
+                {"text": "x"},
+                ca_bundle=str(tls.ca_pem),
+                timeout_seconds=10,  # each trickled line comes well within it
+                deadline=started + 2,
+            )
+        took = time.monotonic() - started
+    assert took < 2 + MARGIN, f"delivery ran {took:.1f} s with a 2 s deadline"
+    assert "secret-part" not in str(info.value)
+
+
+@pytest.mark.parametrize("how", ["--deadline", "deadline_seconds"])
+def test_svcnb_check_ends_by_its_deadline_and_records_nothing(tls, tmp_path, capsys, how):
+    from _receiver import trickling_receiver
+
+    store_path = tmp_path / "s"
+    write(Store(store_path), "2026-12-01T12:00Z")
+    with trickling_receiver(str(tls.cert_pem), str(tls.key_pem)) as slow:
+        config = tmp_path / "c.toml"
+        config.write_text(
+            "[alerts]\nrunway_days = 30\nhigh_findings = false\n"
+            f'url = "{slow.url}"\nca_bundle = "{tls.ca_pem}"\nbackoff_seconds = 0.01\n'
+            + ("deadline_seconds = 3\n" if how == "deadline_seconds" else "")
+        )
+        argv = ["check", "--store", str(store_path), "--config", str(config)]
+        if how == "--deadline":
+            argv += ["--deadline", "3"]
+        started = time.monotonic()
+        code = main(argv)
+        took = time.monotonic() - started
+    err = capsys.readouterr().err
+    assert took < 3 + MARGIN, f"svcnb check ran {took:.1f} s with a 3 s deadline"
+    assert code == 1 and "deadline" in err and "secret-part" not in err
+    assert slow.bodies  # it was tried
+    assert "fired" not in set(history(Store(store_path))["outcome"])  # sent again next time
+
+
+def test_the_check_deadline_is_a_bounded_number(tmp_path, capsys):
+    path = tmp_path / "c.toml"
+    for bad in ("deadline_seconds = 0", "deadline_seconds = false", "deadline_seconds = 1e9"):
+        path.write_text(f"[alerts]\n{bad}\n")
+        with pytest.raises(ConfigError, match="deadline_seconds"):
+            rules_from_config(path)
+    with pytest.raises(SystemExit):
+        main(["check", "--deadline", "nan"])
+    assert "not a number of seconds" in capsys.readouterr().err

@@ -1,23 +1,31 @@
-"""Property: whatever a server answers (any status, any headers, any body, a body that never
+"""Properties: whatever a server answers (any status, any headers, any body, a body that never
 ends, a dropped connection), every call ends within its deadline with a result or an svcnb
-error; never a raw httpx, json, decoding or arithmetic error, never a hang."""
+error; never a raw httpx, json, decoding or arithmetic error, never a hang. And whatever id a
+caller passes, it is refused naming the argument or sent as exactly one path segment that
+decodes back to it, on either wire."""
 
 from __future__ import annotations
 
 import gzip
 import itertools
 import json
+import threading
 import time
 import warnings
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import unquote
 
 import httpx
+import pytest
 from _fakeapi import TOKEN
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import svcnb
 from svcnb.errors import SvcnbError
+
+FUZZ = settings.get_profile("svcnb")  # the suite's (tests/conftest.py)
 
 DEADLINE = 0.3
 # Time a call may run past its deadline: one chunk of a trickle, the scheduler, a slow CI box.
@@ -174,11 +182,7 @@ def _server(answers: list[Any]):
     return handle
 
 
-@settings(
-    max_examples=150,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@settings(FUZZ, max_examples=150)
 @given(answers=st.lists(answer, min_size=1, max_size=4), call=st.sampled_from(sorted(CALLS)))
 def test_every_call_ends_in_time_with_a_result_or_an_svcnb_error(answers, call):
     client = svcnb.Client(
@@ -205,3 +209,142 @@ def test_every_call_ends_in_time_with_a_result_or_an_svcnb_error(answers, call):
         client.close()
     # One deadline for the whole call, the search for the base path included.
     assert took <= DEADLINE + SLACK, f"{call} took {took:.2f}s"
+
+
+# -- ids -------------------------------------------------------------------------------------
+
+# call -> (the argument named in a refusal, how to call it, the path under the prefix; {} is the id)
+ID_CALLS = {
+    "vms.get": ("vm_id", lambda c, x: c.vms.get(x), "/vms/{}"),
+    "vms.stop": ("vm_id", lambda c, x: c.vms.stop(x), "/vms/{}/stop"),
+    "firewalls.rules": ("fw_id", lambda c, x: c.firewalls.rules(x), "/firewalls/{}/rules"),
+    "update_rule fw": (
+        "fw_id",
+        lambda c, x: c.firewalls.update_rule(x, "r_1", port="22"),
+        "/firewalls/{}/rules/r_1",
+    ),
+    "update_rule rule": (
+        "rule_id",
+        lambda c, x: c.firewalls.update_rule("fw_1", x, port="22"),
+        "/firewalls/fw_1/rules/{}",
+    ),
+    "attachments": ("net_id", lambda c, x: c.networks.attachments(x), "/networks/{}/attachments"),
+    "attach": ("net_id", lambda c, x: c.networks.attach(x, "vm_1"), "/networks/{}/attachments"),
+    "detach net": (
+        "net_id",
+        lambda c, x: c.networks.detach(x, "vm_1"),
+        "/networks/{}/attachments/vm_1",
+    ),
+    "detach vm": (
+        "vm_id",
+        lambda c, x: c.networks.detach("net_1", x),
+        "/networks/net_1/attachments/{}",
+    ),
+    "set_active": ("wh_id", lambda c, x: c.webhooks.set_active(x, True), "/webhooks/{}"),
+    "deliveries": ("wh_id", lambda c, x: c.webhooks.deliveries(x), "/webhooks/{}/deliveries"),
+}
+PREFIX = "/api/public/v1"
+# pieces that make dot segments, separators and escapes likelier than random text does
+PIECES = list(".%2eEfF5cC0/\\a~ ?#;é+&=\x00\ud800") + [
+    "..",
+    "%2e",
+    "%2E",
+    "%2f",
+    "%25",
+    "%5c",
+    "%00",
+]
+ids = st.one_of(
+    st.text(st.characters(exclude_categories=()), max_size=8),  # any code point, surrogates too
+    st.lists(st.sampled_from(PIECES), max_size=6).map("".join),
+)
+
+
+class _Paths(BaseHTTPRequestHandler):
+    """Answers 404 to everything, and keeps the request target exactly as it came."""
+
+    seen: list[str] = []
+
+    def _answer(self) -> None:
+        self.seen.append(self.path)
+        length = int(self.headers.get("content-length") or 0)
+        self.rfile.read(length)
+        body = b'{"success": false, "error": "not found"}'
+        self.send_response(404)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = do_PATCH = do_DELETE = _answer
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def id_clients():
+    """One client per wire: urllib3's pool on a loopback server, httpx on a mock transport;
+    each keeps the paths its server saw."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Paths)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    mocked: list[str] = []
+
+    def mock(request: httpx.Request) -> httpx.Response:
+        mocked.append(request.url.raw_path.decode("ascii"))
+        return httpx.Response(404, json={"success": False, "error": "not found"})
+
+    port = server.server_address[1]
+    clients = {
+        "urllib3": (
+            svcnb.Client(TOKEN, f"http://127.0.0.1:{port}{PREFIX}", progress=False, max_retries=0),
+            _Paths.seen,
+        ),
+        "httpx": (
+            svcnb.Client(
+                TOKEN, f"http://ids.test{PREFIX}", transport=httpx.MockTransport(mock),
+                progress=False, max_retries=0,
+            ),
+            mocked,
+        ),
+    }  # fmt: skip
+    yield clients
+    for client, _ in clients.values():
+        client.close()
+    server.shutdown()
+    server.server_close()
+
+
+ID_EXAMPLES = 400
+
+
+@settings(FUZZ, max_examples=ID_EXAMPLES)
+@given(
+    vm_id=ids, call=st.sampled_from(sorted(ID_CALLS)), wire=st.sampled_from(["urllib3", "httpx"])
+)
+def test_any_id_is_refused_naming_its_argument_or_sent_as_one_segment(
+    id_clients, vm_id, call, wire
+):
+    argument, invoke, template = ID_CALLS[call]
+    client, seen = id_clients[wire]
+    seen.clear()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            invoke(client, vm_id)
+    except ValueError as exc:
+        assert not isinstance(exc, SvcnbError), exc
+        assert str(exc).startswith(f"{argument} "), exc
+        assert seen == []  # refused before anything was sent
+        return
+    except SvcnbError:
+        pass  # the 404
+    assert len(seen) == 1, seen
+    sent = seen[0].partition("?")[0].split("/")
+    wanted = (PREFIX + template).split("/")
+    assert len(sent) == len(wanted), (vm_id, seen[0])
+    for got, part in zip(sent, wanted, strict=True):
+        if part == "{}":
+            assert unquote(got, errors="strict") == vm_id, (vm_id, seen[0])
+        else:
+            assert got == part, (vm_id, seen[0])

@@ -5,11 +5,15 @@ and whatever httpx or the body throws ends as an svcnb error."""
 from __future__ import annotations
 
 import gzip
+import itertools
 import math
 import pickle
+import re
 import socket
 import threading
 import time
+import tracemalloc
+import zlib
 
 import httpx
 import pytest
@@ -400,3 +404,306 @@ def test_one_pattern_masks_tokens_everywhere():
     odd = "svc_has spaces?!"  # outside the alphabet: masked because it is the known secret
     assert redact(f"echo {odd}", odd) == "echo svc_…es?!"
     assert redact(f"echo {odd}", Secret(odd)) == "echo svc_…es?!"
+
+
+# -- ids are path segments -------------------------------------------------------------------
+
+# every call that puts an id into a URL path (or a body that names one), and the argument named
+ID_CALLS = {
+    "vms.get": ("vm_id", lambda c, x: c.vms.get(x)),
+    "vms.stop": ("vm_id", lambda c, x: c.vms.stop(x)),
+    "vms.wait_stopped": ("vm_id", lambda c, x: c.vms.wait_stopped(x, timeout=1)),
+    "firewalls.rules": ("fw_id", lambda c, x: c.firewalls.rules(x)),
+    "update_rule fw": ("fw_id", lambda c, x: c.firewalls.update_rule(x, "r_1", port="22")),
+    "update_rule rule": ("rule_id", lambda c, x: c.firewalls.update_rule("fw_1", x, port="22")),
+    "networks.attachments": ("net_id", lambda c, x: c.networks.attachments(x)),
+    "attach net": ("net_id", lambda c, x: c.networks.attach(x, "vm_1")),
+    "attach vm": ("vm_id", lambda c, x: c.networks.attach("net_1", x)),
+    "detach net": ("net_id", lambda c, x: c.networks.detach(x, "vm_1")),
+    "detach vm": ("vm_id", lambda c, x: c.networks.detach("net_1", x)),
+    "webhooks.set_active": ("wh_id", lambda c, x: c.webhooks.set_active(x, True)),
+    "webhooks.deliveries": ("wh_id", lambda c, x: c.webhooks.deliveries(x)),
+}
+# each would be another path once a URL normaliser or a decoding server has read it
+HOSTILE_IDS = [
+    "..", ".", "", "a/b", "/", "vm\x00", "%2e%2e", "%2E.", "%252e%252e", "a%2Fb", "..\\x",
+    "vm\n1", "\ud800", None, 5,
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("call", sorted(ID_CALLS))
+@pytest.mark.parametrize("vm_id", HOSTILE_IDS, ids=repr)
+def test_an_id_that_is_not_one_path_segment_is_refused_naming_the_argument(
+    fake, make_client, call, vm_id
+):
+    argument, invoke = ID_CALLS[call]
+    client = make_client(fake)
+    with pytest.raises(ValueError, match=rf"^{argument} ") as info:
+        invoke(client, vm_id)
+    assert not isinstance(info.value, SvcnbError)  # a bad argument, as Python code raises
+    assert fake.requests == []  # nothing was sent
+
+
+def test_an_id_is_sent_as_one_percent_encoded_segment(fake, make_client):
+    client = make_client(fake)
+    with pytest.raises(SvcnbError):
+        client.vms.get("vm 1?x=#y%2")
+    sent = {r.url.raw_path for r in fake.requests}  # under each base path it tried
+    assert sent == {
+        prefix + b"/vms/vm%201%3Fx%3D%23y%252"
+        for prefix in (b"/api/public/v1", b"/api/v1/api/public/v1")
+    }
+
+
+# -- the httpx wire (proxies) ------------------------------------------------------------------
+
+
+class _OneAnswer:
+    """A loopback server that answers every request with the same bytes (headers and body),
+    then closes; as an HTTP proxy it answers for any host asked through it."""
+
+    def __init__(self, answer: bytes) -> None:
+        self.answer = answer
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:  # closed
+                return
+            with conn:
+                try:
+                    conn.recv(65536)
+                    conn.sendall(self.answer)
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _gzip_bomb(inflated: int) -> bytes:
+    """``inflated`` zero bytes, gzipped, and the result gzipped again: a few KB on the wire."""
+    inner = zlib.compressobj(1, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    block = bytes(4 << 20)
+    layer = b"".join(inner.compress(block) for _ in range(inflated // len(block))) + inner.flush()
+    return gzip.compress(layer)
+
+
+BOMB_INFLATED = 512 << 20  # eight times the 64 MiB an answer may hold
+
+
+@pytest.mark.parametrize("wire", ["httpx (a proxy)", "urllib3"])
+def test_a_gzip_bomb_nested_twice_is_refused_without_inflating_it(monkeypatch, wire):
+    bomb = _gzip_bomb(BOMB_INFLATED)
+    head = (
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-encoding: gzip, gzip\r\n"
+        f"content-length: {len(bomb)}\r\nconnection: close\r\n\r\n"
+    ).encode()
+    server = _OneAnswer(head + bomb)
+    if wire == "urllib3":
+        base = server.url + "/api/public/v1"
+    else:
+        # every request goes to the proxy, which answers for the service
+        monkeypatch.setenv("HTTP_PROXY", server.url)
+        base = "http://api.behind-a-proxy.test/api/public/v1"
+    tracemalloc.start()
+    try:
+        client = svcnb.Client(TOKEN, base, progress=False, max_retries=0, deadline=30)
+        assert type(client._req._wire).__name__.lower().startswith(wire[:5])
+        tracemalloc.reset_peak()
+        with pytest.raises(ApiError, match="larger than") as info:
+            client.wallet.get()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        server.close()
+    assert TOKEN not in str(info.value)
+    # what the answer may hold (64 MiB) and a few pieces being decoded, never the bomb
+    assert peak < 100 << 20, (
+        f"peak {peak >> 20} MiB while refusing a {BOMB_INFLATED >> 20} MiB bomb"
+    )
+
+
+def test_a_socks_proxy_without_httpx_socks_is_one_config_error_saying_what_to_install(
+    monkeypatch, capsys
+):
+    try:
+        import socksio  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("httpx's SOCKS support is installed here")
+    from svcnb.cli import main
+    from svcnb.config import ConfigError
+
+    monkeypatch.setenv("ALL_PROXY", "socks5://someone:hunter2@127.0.0.1:1080")
+    with pytest.raises(ConfigError, match=r"pip install 'httpx\[socks\]'") as info:
+        svcnb.Client(TOKEN, "http://api.example.test")
+    text = str(info.value)
+    assert "ALL_PROXY" in text and "hunter2" not in text and TOKEN not in text
+    assert info.value.__cause__ is None and info.value.__context__ is None
+    # a command says it in one line
+    monkeypatch.setenv("SVC_BASE_URL", "http://api.example.test")
+    monkeypatch.setenv("SVC_API_KEY", TOKEN)
+    assert main(["doctor"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pip install 'httpx[socks]'" in err and "hunter2" not in err
+
+
+# -- text a request cannot carry ----------------------------------------------------------------
+
+LONE = "ssh from the office \ud83d"  # half of an emoji: a lone surrogate
+
+TEXT_CALLS = {
+    "description": lambda c: c.firewalls.update_rule("fw_1", "r_1", description=LONE),
+    "url": lambda c: c.webhooks.create("https://x.example/" + LONE, ["vm.stopped"]),
+    "events[1]": lambda c: c.webhooks.create("https://x.example/h", ["vm.stopped", LONE]),
+    "description ": lambda c: c.webhooks.create("https://x.example/h", ["vm.stopped"], LONE),
+    "private_ip": lambda c: c.networks.attach("net_1", "vm_1", private_ip="10.0.0.5" + LONE),
+}
+
+
+@pytest.mark.parametrize("field", sorted(TEXT_CALLS))
+def test_a_lone_surrogate_is_a_validation_error_naming_the_field_before_anything_is_sent(
+    fake, make_client, field
+):
+    client = make_client(fake)
+    with pytest.raises(ValueError, match=rf"^{re.escape(field.strip())} holds a lone surrogate"):
+        TEXT_CALLS[field](client)
+    assert fake.requests == []
+
+
+def test_a_body_json_cannot_send_is_refused_before_sending_naming_where(fake, make_client):
+    client = make_client(fake)
+    for body, where in [
+        ({"a": {"b": ["ok", LONE]}}, "a.b[1]"),
+        ({"n": float("nan")}, "n"),
+        ({"s": {1, 2}}, "s"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(f"PATCH /x: {where} of the request body")):
+            client._req.request("PATCH", "/x", json=body)
+    assert fake.requests == []
+
+
+# -- every wait inside the deadline: the status line and headers too ---------------------------
+
+
+class _Scripted:
+    """A loopback server whose every connection reads the request and then runs ``script(conn,
+    stop)``; as an HTTP proxy it answers for any host asked through it."""
+
+    def __init__(self, script) -> None:
+        self.script = script
+        self.stop = threading.Event()
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:  # closed
+                return
+            threading.Thread(target=self._run, args=(conn,), daemon=True).start()
+
+    def _run(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                conn.recv(65536)
+                self.script(conn, self.stop)
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        self.stop.set()
+        self.sock.close()
+
+
+def _trickled_headers(conn, stop) -> None:
+    conn.sendall(b"HTTP/1.1 200 OK\r\n")
+    while not stop.wait(0.2):  # one header line every 0.2 s, never the blank line
+        conn.sendall(b"x-still-coming: yes\r\n")
+
+
+def _endless_continue(conn, stop) -> None:
+    while not stop.wait(0.2):
+        conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
+
+
+def _informational_first(conn, stop) -> None:
+    body = b'{"success": true, "data": {"id": "w_1", "balance": "1.00"}}'
+    conn.sendall(b"HTTP/1.1 102 Processing\r\n\r\n")
+    conn.sendall(b"HTTP/1.1 103 Early Hints\r\nlink: </style.css>; rel=preload\r\n\r\n")
+    conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
+    conn.sendall(
+        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+        + f"content-length: {len(body)}\r\nconnection: close\r\n\r\n".encode()
+        + body
+    )
+
+
+WIRES = ["urllib3", "httpx (a proxy)"]
+_proxied = itertools.count(1)
+HEADER_DEADLINE = 3.0
+MARGIN = 2.0  # generous: a loaded CI box, the scheduler; the bug ran 40-60 s past
+
+
+def _client_on(server: _Scripted, wire: str, monkeypatch, **options) -> svcnb.Client:
+    if wire == "urllib3":
+        base = server.url + "/api/public/v1"
+    else:
+        monkeypatch.setenv("HTTP_PROXY", server.url)
+        # a host of its own: a call an earlier test left running holds no slot of this one's
+        base = f"http://api-{next(_proxied)}.behind-a-proxy.test/api/public/v1"
+    client = svcnb.Client(TOKEN, base, progress=False, **options)
+    assert type(client._req._wire).__name__.lower().startswith(wire[:5])
+    return client
+
+
+@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("script", [_trickled_headers, _endless_continue], ids=["trickle", "100"])
+def test_headers_that_never_end_end_the_call_by_its_deadline(monkeypatch, wire, script):
+    server = _Scripted(script)
+    try:
+        client = _client_on(server, wire, monkeypatch, deadline=HEADER_DEADLINE, max_retries=2)
+        exc, took = _must_finish_within(
+            HEADER_DEADLINE + MARGIN + 5, lambda: _timed(client.wallet.get)
+        )
+    finally:
+        server.close()
+    assert took < HEADER_DEADLINE + MARGIN, f"ran {took:.1f} s with a deadline of 3 s"
+    assert isinstance(exc, TransportError), exc
+    assert "deadline of 3 s" in str(exc) and TOKEN not in str(exc)
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_informational_answers_before_the_answer_are_skipped(monkeypatch, wire):
+    server = _Scripted(_informational_first)
+    try:
+        client = _client_on(server, wire, monkeypatch, deadline=10, max_retries=0)
+        wallet = _must_finish_within(10, client.wallet.get)
+    finally:
+        server.close()
+    assert wallet["id"] == "w_1"
+
+
+def test_informational_answers_without_end_are_bounded(monkeypatch):
+    def flood(conn, stop):
+        while not stop.is_set():
+            conn.sendall(b"HTTP/1.1 103 Early Hints\r\n\r\n" * 50)
+
+    server = _Scripted(flood)
+    try:
+        client = _client_on(server, "urllib3", monkeypatch, deadline=HEADER_DEADLINE, max_retries=0)
+        exc, took = _must_finish_within(
+            HEADER_DEADLINE + MARGIN + 5, lambda: _timed(client.wallet.get)
+        )
+    finally:
+        server.close()
+    assert isinstance(exc, TransportError) and took < HEADER_DEADLINE + MARGIN
+    assert "informational" in str(exc)

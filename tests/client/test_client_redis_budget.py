@@ -5,12 +5,14 @@ pacing with one warning."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import warnings
 from collections.abc import Iterator
@@ -18,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+import svcnb
 from svcnb.client._pacing import Governor
 from svcnb.client._redis_budget import RedisBudget
 from svcnb.client._shared_budget import ENV_BUDGET, TokenBudget, budget_backend, budget_key
@@ -202,3 +205,71 @@ def test_an_unreachable_server_means_local_pacing_with_one_warning():
         assert budget.acquire(KEY, within=1) == (None, None)
     assert len([w for w in caught if "paces its own requests" in str(w.message)]) == 1
     assert budget.broken is not None and governor.shared is not None
+
+
+class _SlowProxy:
+    """A TCP proxy in front of the Redis server that holds every answer ``delay`` seconds: a
+    Redis on a slow link, or one busy elsewhere."""
+
+    def __init__(self, target: str, delay: float) -> None:
+        host, port = target.removeprefix("redis://").split("/")[0].split(":")
+        self.target, self.delay = (host, int(port)), delay
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"redis://127.0.0.1:{self.sock.getsockname()[1]}/0"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                client, _ = self.sock.accept()
+            except OSError:
+                return
+            server = socket.create_connection(self.target)
+            threading.Thread(target=self._pipe, args=(client, server, 0.0), daemon=True).start()
+            threading.Thread(
+                target=self._pipe, args=(server, client, self.delay), daemon=True
+            ).start()
+
+    @staticmethod
+    def _pipe(source: socket.socket, sink: socket.socket, delay: float) -> None:
+        try:
+            while data := source.recv(65536):
+                time.sleep(delay)
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (source, sink):
+                with contextlib.suppress(OSError):
+                    s.close()
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def test_a_slow_redis_counts_against_the_call_deadline(redis_url, monkeypatch):
+    from _fakeapi import FakeApi
+
+    proxy = _SlowProxy(redis_url, delay=1.0)
+    monkeypatch.setenv(ENV_BUDGET, proxy.url)
+    api = FakeApi(vms=2)
+    try:
+        client = svcnb.Client(
+            api.token, api.base, transport=api.transport(), progress=False, deadline=3
+        )
+        started = time.monotonic()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                client.vms.get("vm_0001")
+            except svcnb.SvcnbError as exc:
+                assert api.token not in str(exc)
+        took = time.monotonic() - started
+    finally:
+        proxy.close()
+    # each budget transaction is a few round trips of 1 s; before, they ran on past the deadline
+    assert took < 3 + 2, f"the call ran {took:.1f} s with deadline=3"
+    said = [str(w.message) for w in caught if "shared rate budget" in str(w.message)]
+    assert said and "deadline" in said[0], said
+    budget = client._req.governor.shared.budget
+    assert budget.broken is None and budget.late >= 1  # slow, not gone: tried again next time

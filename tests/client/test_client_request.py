@@ -224,7 +224,8 @@ def test_429_waits_retry_after_then_backs_off_with_jitter(fake, make_client):
     answers = iter([envelope("Rate limit", 429, headers={"retry-after": "3"})] * 3)
     fake.fault = lambda r: next(answers, None)
     client = make_client(fake, sleep=False)
-    client._req.governor.pause = lambda seconds: None  # this test looks at the call's own waits
+    # this test looks at the call's own waits
+    client._req.governor.pause = lambda seconds, ends=None: None
     assert client.vms.get("vm_0001")["id"] == "vm_0001"
     assert client.stats["rate_limited"] == 3
     first, second, third = client.slept

@@ -386,3 +386,45 @@ def test_a_balance_in_another_currency_is_not_labelled_eur_on_the_copy():
     assert Decimal(doc["wallet"]["_balance"]) == Decimal("1234.50")
     assert doc["wallet"]["_balance_form"] == "string"
     assert any("USD" in n and "without a currency" in n for n in notes.lines)
+
+
+def test_a_store_of_several_accounts_is_copied_one_named_account_at_a_time(
+    sandbox, make_sandbox, tmp_path, capsys
+):
+    sandbox.control.reset(seed=SEED, vms=VMS)
+    south = make_sandbox(vms=6, seed=12, time_scale=0.0)
+    store = Store(tmp_path / "store")
+    for name, sb in (("north", sandbox), ("south", south)):
+        with _client(sb.base_url, sb.tokens["admin"]) as client:
+            store.take(client, account=name)
+    # not told which: one line naming the accounts and the option
+    for extra in ([], ["--account", "west"]):
+        args = build_parser("sandbox").parse_args(
+            ["sandbox", "--from-store", str(store.path), *extra]
+        )
+        assert sandbox_command(args) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("svcnb sandbox: "), err
+        assert "north, south" in err[0], err
+        assert ("--account NAME" in err[0]) == (not extra), err
+    # told which: the copy holds that account
+    connection = tmp_path / "copy.json"
+    argv = ["--from-store", str(store.path), "--account", "south", "--time-scale", "0"]
+    stop, thread = _run_command(
+        [*argv, "--quiet", "--connection-file", str(connection)], connection
+    )
+    control = Control(json.loads(connection.read_text())["control_url"])
+    try:
+        state = control.state()
+    finally:
+        control.close()
+        stop.set()
+        thread.join(30)
+    assert thread.result["code"] == 0  # type: ignore[attr-defined]
+    assert len(state["vms"]) == 6
+    assert "of account south" in capsys.readouterr().out
+    # and in Python
+    with svcnb.rehearse(store, account="north") as copy:
+        assert len(copy.control.state()["vms"]) == VMS
+    with pytest.raises(svcnb.SvcnbError, match="several accounts.*account=NAME"):
+        svcnb.rehearse(store)

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pandas as pd
 import polars as pl
@@ -463,3 +465,52 @@ def test_report_and_check_name_the_account_in_a_store_of_several(
     _state.record(store.for_account("north"), _state.FIRED, rows, snapshot_id="s", server_time=when)
     assert "runway" in set(_state.active(store.for_account("north"))["alert_key"])
     assert "runway" not in set(_state.active(store.for_account("south"))["alert_key"])
+
+
+class _Garbage(BaseHTTPRequestHandler):
+    """A service whose every list holds records whose id is an object."""
+
+    def do_GET(self) -> None:
+        meta = {"page": 1, "perPage": 20, "total": 1, "totalPages": 1}
+        body = json.dumps(
+            {"success": True, "data": [{"id": {"x": 1}, "status": {"y": 2}}], "meta": meta}
+        ).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def test_an_account_answering_garbage_costs_only_its_own_line(
+    make_sandbox, monkeypatch, tmp_path, capsys
+):
+    north, south, config = _two_accounts(make_sandbox, monkeypatch, tmp_path, ("default", "acme"))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Garbage)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        config.write_text(
+            config.read_text() + f'[accounts.odd]\nbase_url = "http://127.0.0.1:'
+            f'{server.server_address[1]}"\ntoken_env = "SVC_TOKEN_ODD"\n'
+        )
+        monkeypatch.setenv("SVC_TOKEN_ODD", "svc_odd_account_token_5678")
+        monkeypatch.setenv("SVCNB_BUDGET", "off")
+        path = tmp_path / "store"
+        code = main(["snapshot", "--all", "--store", str(path)])
+    finally:
+        server.shutdown()
+        server.server_close()
+    captured = capsys.readouterr()
+    assert code == 1, captured.err
+    assert "Traceback" not in captured.err
+    assert (
+        captured.out.count("north: snapshot ") == 1 and captured.out.count("south: snapshot ") == 1
+    )
+    odd = [line for line in captured.err.splitlines() if line.startswith("svcnb snapshot: odd: ")]
+    assert len(odd) == 1, captured.err
+    assert "svcnb snapshot --account odd" in odd[0]
+    assert "svc_odd_account_token_5678" not in captured.err + captured.out
+    assert sorted(Store(path).accounts()) == ["north", "south"]
