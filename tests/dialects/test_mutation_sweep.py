@@ -22,8 +22,8 @@ from copy import deepcopy
 import pandas as pd
 import pytest
 
-from svcnb import frames
-from svcnb.reports import billing, webhooks
+from svcnb import frames, vocab
+from svcnb.reports import billing, firewall, webhooks
 from svcnb.sandbox import Sandbox, serve
 
 from .mutations import (
@@ -32,12 +32,14 @@ from .mutations import (
     VMS,
     MutatingProxy,
     Result,
+    _doubts,
     check_variant,
     draw,
     identity,
     proxy_to,
     unexplained,
 )
+from .sweep import same_frame, truth_frames
 
 SWEPT = 50
 SLOW_SWEPT = 500
@@ -222,3 +224,27 @@ def test_finding_runway_unpriced_renewals_left_out_of_a_complete_runway(lab) -> 
     runway = billing.runway(read, wallet, now=now).iloc[0]
     # the same runway as the truth's, or one that says it is not complete
     assert runway["runway_at"] == base["runway_at"] or not bool(runway["complete"])
+
+
+@pytest.mark.xfail(strict=True, reason=FINDINGS["audit-unknown-status"].reason)
+def test_finding_audit_unknown_status_a_terminated_vm_said_in_an_unknown_word(lab) -> None:
+    sandbox = lab[0]
+    sandbox.control.reset(seed=6, vms=VMS)  # the account of seed 502
+    truth = sandbox.control.truth()
+    now = pd.Timestamp(sandbox.control.now())
+    vms = deepcopy(truth["vms"])
+    gone = next(vm for vm in vms if vm["status"] == "terminated" and vm.get("firewalls"))
+    gone["status"] = "zombie"  # a word no vocabulary knows: its class is unknown, warned
+
+    def audit(records: list[dict]) -> pd.DataFrame:
+        f = truth_frames({**truth, "vms": records})
+        rules, links, walls = f["firewall_rules"], f["vm_firewalls"], f["firewalls"]
+        return firewall.audit(rules, links, walls, f["vms"], now=now)
+
+    assert vocab.current().classify("vm_status", "zombie", warn=False) == vocab.UNKNOWN
+    with pytest.warns(vocab.UnknownWordWarning, match="zombie"):  # warned, at least
+        said = audit(vms)
+    base = audit(truth["vms"])
+    assert gone["id"] in {vm for row in said["affected_vms"] for vm in row}
+    # the truth's audit, or one that says it kept VMs of unknown status
+    assert same_frame(said, base) is None or _doubts(said)
