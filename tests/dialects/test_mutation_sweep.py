@@ -94,9 +94,11 @@ def tally(request: pytest.FixtureRequest) -> Iterator[list[Result]]:
         f"silent wrong, {verdicts.count('loud')} loud, {verdicts.count('passed')} passed "
         f"({time.monotonic() - started:.0f} s)"
     )
-    reporter = request.config.pluginmanager.getplugin("terminalreporter")
-    if reporter is not None:
-        reporter.write_line(line)
+    plugins = request.config.pluginmanager
+    reporter, capture = plugins.getplugin("terminalreporter"), plugins.getplugin("capturemanager")
+    if reporter is not None and capture is not None:  # none on an xdist worker
+        with capture.global_and_fixture_disabled():
+            reporter.write_line("\n" + line)
 
 
 def _params(seeds: range) -> list:
