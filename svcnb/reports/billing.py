@@ -625,7 +625,7 @@ def runway(
         "unscheduled": _unscheduled(priced),
         "horizon_end": now + duration(horizon, name="horizon"),
         "unknown_status": _unknown(priced),
-        "complete": _unknown(priced) == 0,
+        "complete": _unknown(priced) == 0 and _unread_price(vms, priced) == 0,
     }
     if not unpaid.empty:
         first = unpaid.iloc[0]
@@ -660,6 +660,14 @@ def runway(
 
 def _unscheduled(priced: pd.DataFrame) -> int:
     return int((priced["renews"] & priced["next_renewal_at"].isna()).sum())
+
+
+def _unread_price(vms: pd.DataFrame, priced: pd.DataFrame) -> int:
+    """VMs that renew whose price was stated but could not be read: a walk without them may
+    pay renewals it could not, so it is not complete."""
+    stated = vms["price_monthly_raw"].notna().to_numpy(dtype=bool)
+    missing = priced["amount"].isna().to_numpy(dtype=bool)
+    return int((priced["renews"].to_numpy(dtype=bool) & stated & missing).sum())
 
 
 @report(frames={"vms": "vms", "wallet": "wallet"})
@@ -710,7 +718,7 @@ def low_balance_forecast(
         "currency": currency,
         "unscheduled": _unscheduled(priced),
         "unknown_status": _unknown(priced),
-        "complete": _unknown(priced) == 0,
+        "complete": _unknown(priced) == 0 and _unread_price(vms, priced) == 0,
     }
     out = pd.DataFrame([row])
     for col in ("now", "low_at"):

@@ -346,6 +346,13 @@ def health(webhooks: pd.DataFrame, deliveries: pd.DataFrame, now: Any = None) ->
                 f"{unnumbered} delivery record(s) of known outcome carry no readable attempt "
                 "number: attempt_success_rate unknown"
             )
+        untimed = int(mine["last_attempt_at"].isna().sum())
+        if untimed:
+            # the latest success or failure could be any of them: unknown, never a guess
+            why.append(
+                f"{untimed} delivery record(s) carry no readable attempt time: "
+                "last_success_at and last_failure_at unknown"
+            )
         if on_unknown:
             why.append(
                 f"{on_unknown} delivered event(s) got through on an attempt of unknown number "
@@ -372,8 +379,10 @@ def health(webhooks: pd.DataFrame, deliveries: pd.DataFrame, now: Any = None) ->
                 "consecutive_failures_source": source,
                 "failures_to_disable": left,
                 "failures_to_disable_bound": left_bound,
-                "last_success_at": mine.loc[ok, "last_attempt_at"].max(),
-                "last_failure_at": mine.loc[failed, "last_attempt_at"].max(),
+                "last_success_at": pd.NaT if untimed else mine.loc[ok, "last_attempt_at"].max(),
+                "last_failure_at": (
+                    pd.NaT if untimed else mine.loc[failed, "last_attempt_at"].max()
+                ),
                 "complete": not why,
                 "reason": "; ".join(why) if why else pd.NA,
             }

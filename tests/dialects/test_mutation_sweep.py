@@ -49,18 +49,6 @@ SLOW_SWEPT = 500
 # fmt: off
 KNOWN: dict[int, tuple[str, ...]] = {
     **dict.fromkeys((
-        8, 11, 12, 19, 26, 31, 35, 41, 47, 51, 68, 73, 77, 81, 90, 91, 106, 152, 168, 176, 185,
-        188, 202, 221, 226, 227, 239, 266, 279, 280, 292, 293, 302, 303, 317, 323, 327, 345,
-        370, 372, 398, 406, 410, 412, 413, 416, 429, 444, 469, 473, 479, 488, 493, 504, 506,
-        521, 526, 533
-    ), ("health-times",)),
-    **dict.fromkeys((
-        32, 544
-    ), ("runway-unpriced",)),
-    **dict.fromkeys((
-        272,
-    ), ("health-times", "runway-unpriced")),
-    **dict.fromkeys((
         502,
     ), ("audit-unknown-status",)),
 }
@@ -163,7 +151,6 @@ def test_variants_are_reproducible_and_cover_the_grammar() -> None:
 # -- the findings, each reduced to a few records (strict xfails until svcnb reads them right) --
 
 
-@pytest.mark.xfail(strict=True, reason=FINDINGS["health-times"].reason)
 def test_finding_health_times_a_delivery_time_key_svcnb_cannot_place() -> None:
     hooks = frames.webhooks(
         [
@@ -203,7 +190,6 @@ def test_finding_health_times_a_delivery_time_key_svcnb_cannot_place() -> None:
     assert not (pd.isna(row["last_success_at"]) and bool(row["complete"]))
 
 
-@pytest.mark.xfail(strict=True, reason=FINDINGS["runway-unpriced"].reason)
 def test_finding_runway_unpriced_renewals_left_out_of_a_complete_runway(lab) -> None:
     sandbox = lab[0]
     sandbox.control.reset(seed=0, vms=VMS)
