@@ -48,9 +48,6 @@ SLOW_SWEPT = 500
 # what each is): strict xfails, so a seed svcnb reads right must leave this list
 # fmt: off
 KNOWN: dict[int, tuple[str, ...]] = {
-    **dict.fromkeys((
-        502,
-    ), ("audit-unknown-status",)),
 }
 # fmt: on
 
@@ -214,7 +211,6 @@ def test_finding_runway_unpriced_renewals_left_out_of_a_complete_runway(lab) -> 
     assert runway["runway_at"] == base["runway_at"] or not bool(runway["complete"])
 
 
-@pytest.mark.xfail(strict=True, reason=FINDINGS["audit-unknown-status"].reason)
 def test_finding_audit_unknown_status_a_terminated_vm_said_in_an_unknown_word(lab) -> None:
     sandbox = lab[0]
     sandbox.control.reset(seed=6, vms=VMS)  # the account of seed 502
