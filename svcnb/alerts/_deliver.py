@@ -143,6 +143,8 @@ def deliver(
                     late = True
                     break
                 sleep(wait)
+    if deadline is not None and time.monotonic() >= deadline:
+        late = True  # the last attempt ran into it
     if late:
         raise DeliveryError(
             f"the alert was not delivered by the check's deadline ({tried} attempt(s)"

@@ -244,9 +244,9 @@ class RedisBudget:
             self._warned_late = True
             warnings.warn(
                 f"the shared rate budget on {self.path} did not answer within what was left of a "
-                "request's deadline; that request went by this process's own pacing, and so "
-                f"will any other it makes late. Check the server's latency, or set {ENV_BUDGET}"
-                "=off.",
+                "request's deadline; such requests go by this process's own pacing (said once), "
+                "so others on the same token may meet 429 answers. Check the server's latency, "
+                f"or set {ENV_BUDGET}=off.",
                 RuntimeWarning,
                 stacklevel=5,
             )
