@@ -304,7 +304,10 @@ def _next_link(link: str, reply: Reply, requester: Requester) -> tuple[str, dict
 
 
 def _item_id(item: Any) -> Any:
-    return item.get("id") if isinstance(item, dict) else repr(item)
+    """What tells one item from another: its id, or its text where the id is no plain value
+    (a service answering garbage must cost its list, not a TypeError)."""
+    key = item.get("id") if isinstance(item, dict) else repr(item)
+    return key if isinstance(key, str | int | float | bool | None) else repr(key)
 
 
 class Listing(list):  # type: ignore[type-arg]
