@@ -69,10 +69,15 @@ def test_stop_a_vm_by_clicking_stop_and_confirm(lab, lab_sandbox) -> None:
         "the review step must not send anything"
     )
 
-    # nobody is presumed to approve: Confirm waits for a name in the Approver box
+    # nobody is presumed to approve: Confirm waits for a name in the Approver box (the
+    # notebook's own cell typed one into this panel: it is cleared first)
     confirm = lab.button("Confirm: stop 1 VM", panel)
+    approver = panel.locator(".svcnb-approver input")
+    approver.fill("")
+    approver.press("Enter")
+    lab.page.wait_for_function("(el) => el.disabled", arg=confirm.element_handle(), timeout=30_000)
     assert confirm.is_disabled()
-    panel.locator(".svcnb-approver input").fill("omar")
+    approver.fill("omar")
     confirm.click()
     assert _wait_for_status(lab_sandbox, vm["id"], "stopped") == "stopped"
 
