@@ -43,8 +43,8 @@ import pandas as pd
 
 from svcnb import frames, vocab
 from svcnb._connect import configured_client
-from svcnb.client import Client
-from svcnb.client._paging import Listing, Page, parse_page
+from svcnb.client import Client, Listing
+from svcnb.client._paging import Page, parse_page
 from svcnb.config import config_path, write_section
 from svcnb.errors import (
     ApiError,

@@ -12,6 +12,8 @@ here too (``Forbidden``, ``LimitExceeded``, ``WaitTimeout``); all live in :mod:`
 from __future__ import annotations
 
 from svcnb.client._client import Client
+from svcnb.client._config import RefusedBaseUrl, screened_url
+from svcnb.client._paging import Listing
 from svcnb.client._redact import Secret, redact
 from svcnb.client._validate import rule_update as validate_rule_update
 from svcnb.errors import Forbidden, LimitExceeded, WaitTimeout
@@ -20,8 +22,11 @@ __all__ = [
     "Client",
     "Forbidden",
     "LimitExceeded",
+    "Listing",
+    "RefusedBaseUrl",
     "Secret",
     "WaitTimeout",
     "redact",
+    "screened_url",
     "validate_rule_update",
 ]

@@ -19,8 +19,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from svcnb.client import Client  # the type of take()'s argument: the one use DESIGN allows
-from svcnb.client._config import RefusedBaseUrl, screened_url
+from svcnb.client import (  # Client: the type of take()'s argument
+    Client,
+    RefusedBaseUrl,
+    screened_url,
+)
 from svcnb.config import service_url
 from svcnb.errors import IncompleteWarning
 from svcnb.frames import KEYS, SCHEMAS, ResourceName, vm_records
