@@ -33,6 +33,7 @@ from typing import Any, Protocol
 
 import pandas as pd
 
+from svcnb.reports import _reuse
 from svcnb.store import MissingResourceError
 
 UTC = "UTC"
@@ -69,7 +70,12 @@ class Report:
         self.histories = dict(histories)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.fn(*args, **kwargs)
+        reuse = _reuse.active()
+        if reuse is not None:
+            return reuse.call(self.fn, args, kwargs)  # the answer kept for this call, if any
+        # the reports and helpers it calls share their answers for the length of this call
+        with _reuse.Reuse():
+            return self.fn(*args, **kwargs)
 
     def __repr__(self) -> str:
         return f"<report {self.fn.__module__}.{self.fn.__qualname__}>"
@@ -93,20 +99,20 @@ class Report:
         """The keyword arguments ``from_store`` would pass: frames, histories and ``now``
         (of one account: ``account``, else the store as bound)."""
         store = store if account is None else store.for_account(account)
-        return self._inputs(store, snapshot_at(store, at))
+        return self._inputs(store, snapshot_at(store, at, _snapshots(store)))
 
     def _inputs(self, store: StoreLike, snap: pd.Series) -> dict[str, Any]:
         when = snap["server_time"]
         kwargs: dict[str, Any] = {}
         for name, resource in self.frames.items():
             try:
-                kwargs[name] = store.load(resource, at=when)
+                kwargs[name] = _read(store, "load", resource, when)
             except MissingResourceError as exc:
                 raise MissingResourceError(
                     exc.resource, exc.snapshot_id, exc.reason, exc.latest, needed_by=self.name
                 ) from None
         for name, (resource, columns) in self.histories.items():
-            kwargs[name] = store.history(resource, list(columns), until=when)
+            kwargs[name] = _read(store, "history", resource, when, tuple(columns))
         kwargs["now"] = when
         return kwargs
 
@@ -128,7 +134,7 @@ class Report:
     def _run(self, inputs: dict[str, Any], options: Mapping[str, Any]) -> Any:
         """The report on ``inputs``; an answer from a frame the store holds as incomplete
         (a list nothing proved whole) says so: ``complete`` False, ``attrs["incomplete"]``."""
-        result = self.fn(**inputs, **options)
+        result = self(**inputs, **options)
         doubts = {
             self.frames.get(name, name): frame.attrs["incomplete"]
             for name, frame in inputs.items()
@@ -143,6 +149,31 @@ class Report:
             note = result.attrs.get("note")
             result.attrs["note"] = f"{note} {said}" if note else said
         return result
+
+
+def _snapshots(store: StoreLike) -> pd.DataFrame:
+    """``store.snapshots()``; read once per ``Reuse`` block (see ``svcnb.reports._reuse``)."""
+    reuse = _reuse.active()
+    if reuse is None:
+        return store.snapshots()
+    return reuse.shared(("snapshots",), (store,), store.snapshots)
+
+
+def _read(
+    store: StoreLike, how: str, resource: str, when: Any, columns: tuple[str, ...] = ()
+) -> pd.DataFrame:
+    """``store.load(resource, at=when)`` or ``store.history(resource, columns, until=when)``;
+    inside a ``Reuse`` block each is read once, and every report given the very same frame."""
+
+    def read() -> pd.DataFrame:
+        if how == "load":
+            return store.load(resource, at=when)
+        return store.history(resource, list(columns), until=when)
+
+    reuse = _reuse.active()
+    if reuse is None:
+        return read()
+    return reuse.shared((how, resource, repr(when), columns), (store,), read)
 
 
 def report(
