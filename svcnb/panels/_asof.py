@@ -29,6 +29,7 @@ from svcnb.panels._display import Displayed
 from svcnb.panels._messages import banner, show, shown_in
 from svcnb.panels._quiet import quietly
 from svcnb.panels._render import THEME_STYLE, PlotView, grid, shown
+from svcnb.reports._replay import Histories
 from svcnb.reports._reuse import Reuse
 from svcnb.reports.billing import export_csv
 from svcnb.store import Store
@@ -65,6 +66,7 @@ class AsOfPanel(PerAccount, Displayed):
         self.at: pd.Timestamp | None = None
         self.results: dict[str, pd.DataFrame] = {}
         self._reuses: dict[pd.Timestamp, Reuse] = {}
+        self._histories = Histories()  # each history read once, sliced per as-of time
         self._shown: dict[str, Hashable] = {}  # table or plot name -> view_key it shows
 
         self.date_slider = widgets.SelectionSlider(
@@ -193,7 +195,7 @@ class AsOfPanel(PerAccount, Displayed):
 
     def reuse(self, at: pd.Timestamp) -> Reuse:
         """The frames and answers kept for as-of time ``at`` (a ``Reuse`` to compute inside)."""
-        kept = self._reuses.pop(at, None) or Reuse()
+        kept = self._reuses.pop(at, None) or Reuse(histories=self._histories)
         self._reuses[at] = kept
         while len(self._reuses) > KEEP_AS_OF:
             self._reuses.pop(next(iter(self._reuses)))
@@ -202,6 +204,7 @@ class AsOfPanel(PerAccount, Displayed):
     def forget(self) -> None:
         """Drop every frame and answer kept, and draw every table and plot again next time."""
         self._reuses.clear()
+        self._histories = Histories()
         self._shown.clear()
 
     def _redraw(self, view: str, draw: Callable[[], Any]) -> None:

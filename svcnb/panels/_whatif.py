@@ -171,11 +171,12 @@ class WhatIfPanel(AsOfPanel):
         listed = set(self._vm_ids)
         chosen = [v for v in self._chosen if v in listed]
         self._what_if_key = (tuple(chosen), self.how.value)
-        top = whatif.topup_needed(vms, wallet, now=now, horizons=self.horizons)
-        sus = whatif.suspensions(vms, wallet, now=now, horizon=f"{days}D")
+        # the what-if first: it walks the longest (its runway's year), the others reuse it
         wif = whatif.what_if_stop(
             vms, wallet, chosen, now=now, how=self.how.value, horizons=self.horizons
         )
+        top = whatif.topup_needed(vms, wallet, now=now, horizons=self.horizons)
+        sus = whatif.suspensions(vms, wallet, now=now, horizon=f"{days}D")
         row = top[top["horizon_days"] == days].iloc[0]
         change = wif[wif["horizon_days"] == days].iloc[0]
         within = sus[sus["suspended_by"] <= row["horizon_end"]]

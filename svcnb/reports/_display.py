@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import textwrap
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -150,7 +151,15 @@ def _column_text(column: str, values: pd.Series, currencies: pd.Series) -> list[
     """:func:`cell_text` of every cell of a column; each distinct (value, currency) formatted
     once (ids and names are text shown as they are; statuses, plans, prices and dates repeat)."""
     if isinstance(values.dtype, pd.StringDtype) and _plain(column):
-        return ["" if v is pd.NA else v for v in values.tolist()]
+        return [v if isinstance(v, str) else "" for v in values.tolist()]
+    if (
+        pd.api.types.is_datetime64_any_dtype(values.dtype)
+        and column not in MONEY_COLUMNS
+        and column not in ("day", "date", "month")
+    ):
+        # times as cell_text writes a Timestamp: UTC, to the minute; NaT blank
+        utc = values.dt.tz_convert("UTC") if values.dt.tz is not None else values
+        return utc.dt.strftime("%Y-%m-%d %H:%M").fillna("").tolist()
     done: dict[tuple[Any, ...], str] = {}
     out = []
     for v, c in zip(values.tolist(), currencies.tolist(), strict=True):
@@ -170,11 +179,13 @@ _KEYED = (str, int, float, bool, np.bool_, np.integer, np.floating, pd.Timestamp
 
 def _cell_key(value: Any, currency: Any) -> tuple[Any, ...] | None:
     """A key equal only for cells :func:`cell_text` shows alike, or None (format it alone)."""
+    if not (isinstance(currency, str) or currency is None or currency is pd.NA):
+        return None
+    if isinstance(value, Decimal):
+        return (Decimal, str(value), type(currency), currency)  # 1.0 and 1.00 print apart
     if not isinstance(value, _KEYED) or (isinstance(value, float | np.floating) and value == 0):
-        return None  # lists, decimals (1.0 and 1.00 are equal), signed zeros, NA
-    if isinstance(currency, str) or currency is None or currency is pd.NA:
-        return (type(value), value, type(currency), currency)
-    return None
+        return None  # lists, signed zeros, NA
+    return (type(value), value, type(currency), currency)
 
 
 _BOUND_SIGNS = {"at least": "≥ ", "at most": "≤ "}

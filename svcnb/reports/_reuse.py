@@ -49,7 +49,10 @@ class _Unkeyable(Exception):
 class Reuse:
     """A store of answers, active inside ``with`` blocks (any number, one after another)."""
 
-    def __init__(self) -> None:
+    def __init__(self, histories: Any = None) -> None:
+        # histories read whole and sliced per as-of time (``svcnb.reports._replay.Histories``),
+        # shared by the blocks of one panel; None: each read up to its time
+        self.histories = histories
         self._answers: dict[Hashable, Any] = {}
         self._held: dict[int, Any] = {}  # id -> object: ids in keys stay taken
         self._tokens: list[contextvars.Token[Reuse | None]] = []

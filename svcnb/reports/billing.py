@@ -45,6 +45,7 @@ from matplotlib.axes import Axes
 from svcnb.reports._classes import LIVE, OWING, UNKNOWN, billing_classes, vm_classes
 from svcnb.reports._money import MONEY_COLUMNS, currency_of, exact_sum, plain_text
 from svcnb.reports._replay import latest_per_time, report, resolve_now
+from svcnb.reports._reuse import active as reuse_active
 from svcnb.reports._reuse import reusable
 from svcnb.reports._timeaxis import concise_dates, legend_outside, money_axis
 
@@ -65,6 +66,7 @@ __all__ = [
     "renewal_positions",
     "renewal_schedule",
     "renewal_step",
+    "renewal_steps",
     "renewals",
     "renewals_due",
     "run_rate",
@@ -243,8 +245,9 @@ def renewal_step(cycle: str = DEFAULT_CYCLE) -> Callable[[pd.Timestamp, int], pd
     return nth_step
 
 
-def _nth_all(starts: pd.DatetimeIndex, k: int, cycle: str) -> pd.DatetimeIndex:
-    """:func:`renewal_step` for every date of ``starts`` at once (the same dates)."""
+def renewal_steps(starts: pd.DatetimeIndex, k: int, cycle: str = DEFAULT_CYCLE) -> pd.DatetimeIndex:
+    """:func:`renewal_step`'s ``nth(start, k)`` for every date of ``starts`` at once (the same
+    dates, in the same unit)."""
     if cycle == "month":
         return starts + pd.DateOffset(months=k)
     renewal_step(cycle)  # the same errors for a cycle that is not a duration
@@ -276,7 +279,7 @@ def _occurrences(
     # every VM's k-th renewal at once, for k = 0, 1, ... until none is within the horizon
     # (the k-th date grows with k, so a VM past ``end`` stays past it)
     while len(alive):
-        when = _nth_all(starts[alive], k, cycle)
+        when = renewal_steps(starts[alive], k, cycle)
         inside = np.asarray(when <= end, dtype=bool)
         alive, when = alive[inside], when[inside]
         rows.append(alive)
@@ -557,28 +560,57 @@ def renewal_schedule(
     ``attrs["unknown_status"]`` counts the VMs left out (status or billing word unknown).
     """
     now = resolve_now(now)
-    balance, wallet_currency = _wallet_balance(wallet, vms)
-    priced = _priced(vms, wallet_currency)
-    owed = _owed(priced, wallet_currency)
-    out = _schedule(priced, balance, owed, wallet_currency, now, horizon, cycle)
+    priced, _balance, _owed_now, _currency, out = _walk(vms, wallet, now, horizon, cycle)
     out.attrs["unknown_status"] = _unknown(priced)
     return out
 
 
-def _schedule(
+def _walk(
+    vms: pd.DataFrame, wallet: pd.DataFrame, now: pd.Timestamp, horizon: str, cycle: str
+) -> tuple[pd.DataFrame, float, float, Any, pd.DataFrame]:
+    """(priced VMs, balance, owed, wallet currency, the :func:`renewal_schedule` frame) of the
+    walk over the next ``horizon``: what :func:`renewal_schedule`, :func:`runway` and
+    :func:`low_balance_forecast` share.
+
+    Inside a ``Reuse`` block (``svcnb.reports._reuse``; every report call opens one) one fleet
+    and time is walked once: a walk to an earlier end is the first rows of the longer one, since
+    the walk never looks ahead (a renewal is paid or not from the ones before it).
+    """
+    balance, currency = _wallet_balance(wallet, vms)
+    priced = _priced(vms, currency)
+    owed = _owed(priced, currency)
+    end = now + pd.Timedelta(horizon)
+    reuse = reuse_active()
+    if reuse is None or end < now:
+        walked = _walk_rows(priced, balance, owed, currency, now, end, cycle)
+        return priced, balance, owed, currency, _schedule_frame(walked)
+    # end -> the walk's rows to it; ("frame", end) -> its renewal_schedule frame
+    walks = reuse.shared(("renewal walks", repr(now), cycle), (vms, wallet), dict)
+    if ("frame", end) not in walks:
+        ends = [e for e in walks if isinstance(e, pd.Timestamp)]
+        longest = max(ends, default=None)
+        if longest is not None and longest >= end:
+            whole = walks[longest]
+            walked = whole[(whole["renewal_at"] <= end).to_numpy(dtype=bool)]
+        else:
+            walked = walks[end] = _walk_rows(priced, balance, owed, currency, now, end, cycle)
+        walks[("frame", end)] = _schedule_frame(walked)
+    return priced, balance, owed, currency, walks[("frame", end)].copy()
+
+
+def _walk_rows(
     priced: pd.DataFrame,
     balance: float,
     owed: float,
     wallet_currency: Any,
     now: pd.Timestamp,
-    horizon: str,
+    end: pd.Timestamp,
     cycle: str,
 ) -> pd.DataFrame:
-    """The :func:`renewal_schedule` frame from priced VMs, starting from ``balance`` and ``owed``.
-
-    Split out so that :func:`runway` and :func:`low_balance_forecast` price the VMs once.
-    """
-    due = _occurrences(priced, now, now + pd.Timedelta(horizon), cycle)
+    """The renewals of ``(now, end]`` as the walk takes them, starting from ``balance`` and
+    ``owed``: the rows of :func:`_occurrences` it reaches, with debitable, paid, balance_before,
+    balance_after and owed_after (see :func:`_schedule_frame`)."""
+    due = _occurrences(priced, now, end, cycle)
     debitable = _debitable_all(due["amount"], due["currency"], wallet_currency)
     amounts = due["amount"].to_numpy(dtype=float, na_value=np.nan).tolist()
     ids = due["vm_id"].tolist()
@@ -600,24 +632,27 @@ def _schedule(
         before_col.append(before)
         after_col.append(balance)
         owed_col.append(owed)
-    if not kept:
+    columns = ["renewal_at", "_at_now", "vm_id", "name", "amount", "currency"]
+    walked = due.iloc[kept][columns].reset_index(drop=True)
+    walked["debitable"] = debitable[kept]
+    walked["paid"] = paid_col
+    walked["balance_before"] = before_col
+    walked["balance_after"] = after_col
+    walked["owed_after"] = owed_col
+    walked.attrs = dict(due.attrs)
+    return walked
+
+
+def _schedule_frame(walked: pd.DataFrame) -> pd.DataFrame:
+    """The :func:`renewal_schedule` frame of the rows of :func:`_walk_rows`."""
+    if walked.empty:
         out = pd.DataFrame([], columns=SCHEDULE_COLUMNS)
         out["renewal_at"] = pd.to_datetime(out["renewal_at"], utc=True)
     else:
-        walked = due.iloc[kept]
-        walked.attrs = due.attrs
         out = pd.DataFrame(
             {
                 "renewal_at": _times(walked).to_numpy(),
-                "vm_id": walked["vm_id"].to_numpy(),
-                "name": walked["name"].to_numpy(),
-                "amount": walked["amount"].to_numpy(),
-                "currency": walked["currency"].to_numpy(),
-                "debitable": debitable[kept],
-                "paid": paid_col,
-                "balance_before": before_col,
-                "balance_after": after_col,
-                "owed_after": owed_col,
+                **{c: walked[c].to_numpy() for c in SCHEDULE_COLUMNS[1:]},
             },
             columns=SCHEDULE_COLUMNS,
         )
@@ -664,10 +699,7 @@ def runway(
     those VMs, so the runway may come sooner than runway_at says).
     """
     now = resolve_now(now)
-    balance, currency = _wallet_balance(wallet, vms)
-    priced = _priced(vms, currency)
-    owed = _owed(priced, currency)
-    schedule = _schedule(priced, balance, owed, currency, now, horizon, cycle)
+    priced, balance, owed, currency, schedule = _walk(vms, wallet, now, horizon, cycle)
     unpaid = schedule[schedule["debitable"] & ~schedule["paid"]]
     row: dict[str, Any] = {
         "now": now,
@@ -741,10 +773,7 @@ def low_balance_forecast(
     """
     now = resolve_now(now)
     span = pd.Timedelta(window)
-    balance, currency = _wallet_balance(wallet, vms)
-    priced = _priced(vms, currency)
-    owed = _owed(priced, currency)
-    schedule = _schedule(priced, balance, owed, currency, now, horizon, cycle)
+    priced, balance, owed, currency, schedule = _walk(vms, wallet, now, horizon, cycle)
     dues = schedule[schedule["debitable"].to_numpy(dtype=bool)]
     found = _first_low(dues, now, span, balance, owed)
     row = {

@@ -145,22 +145,26 @@ def _paid_up(vms: pd.DataFrame, now: pd.Timestamp, cycle: str) -> pd.DataFrame:
     vm = vm_classes(vms).to_numpy()
     owes = positions["owes"].to_numpy(dtype=bool)
     nth = billing.renewal_step(cycle)
-    renew = pd.to_datetime(out["next_renewal_at"], utc=True).to_numpy(dtype=object).copy()
+    when = pd.to_datetime(out["next_renewal_at"], utc=True)
+    renew = when.to_numpy(dtype=object).copy()
     status = out["status"].astype(object).to_numpy().copy()
     billing_status = out["billing_status"].astype(object).to_numpy().copy()
-    for i in range(len(out)):
-        if not owes[i]:
-            continue
-        when = renew[i]
-        if bill[i] == "suspended" or vm[i] == "suspended" or pd.isna(when):
-            renew[i] = nth(now, 1)  # a fresh cycle starts at the payment
-            if vm[i] == "suspended":
-                # it returns to the status it had, which the data no longer shows: any live
-                # class renews alike
-                status[i] = _word("vm_status", "running")
-        elif when <= now:
-            renew[i] = nth(pd.Timestamp(when), 1)  # the missed renewal's cycle runs on
-        billing_status[i] = _word("billing_status", "paid")
+    unknown_when = when.isna().to_numpy(dtype=bool)
+    # a fresh cycle starts at the payment for a VM suspended, or owing since when not shown
+    fresh = owes & ((bill == "suspended") | (vm == "suspended") | unknown_when)
+    # one owing since a renewal it missed: that renewal's cycle runs on
+    missed = owes & ~fresh & ~unknown_when & (when <= now).to_numpy(dtype=bool)
+    if fresh.any():
+        renew[fresh] = nth(now, 1)
+    if missed.any():
+        renew[missed] = list(billing.renewal_steps(pd.DatetimeIndex(when[missed]), 1, cycle))
+    back = owes & (vm == "suspended")
+    if back.any():
+        # it returns to the status it had, which the data no longer shows: any live class
+        # renews alike
+        status[back] = _word("vm_status", "running")
+    if owes.any():
+        billing_status[owes] = _word("billing_status", "paid")
     out["next_renewal_at"] = pd.to_datetime(pd.Series(renew, index=out.index), utc=True)
     out["status"] = pd.array(status, dtype="string")
     out["billing_status"] = pd.array(billing_status, dtype="string")
@@ -440,12 +444,13 @@ def what_if_stop(
     widest = f"{days[-1]}D"
     # a scenario that changes no VM is today's fleet: its figures are today's, computed once
     after = changed if changed.attrs["changed"] else vms
+    # the runway's walk (a year) first: the top-up's and the suspensions' are its first rows
+    runs = [billing.runway(f, wallet, now=now, cycle=cycle).iloc[0] for f in (vms, after)]
     top = [topup_needed(f, wallet, now=now, horizons=days, cycle=cycle) for f in (vms, after)]
     sus = [
         suspensions(f, wallet, now=now, horizon=widest, cycle=cycle, grace=grace)
         for f in (vms, after)
     ]
-    runs = [billing.runway(f, wallet, now=now, cycle=cycle).iloc[0] for f in (vms, after)]
     not_found = len(changed.attrs["not_found"])
     whole = not_found == 0 and all(s.attrs["complete"] for s in sus)
     rows = []
