@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import textwrap
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -132,11 +133,59 @@ def display_frame(frame: pd.DataFrame, columns: list[str] | None = None) -> pd.D
             ]
             continue
         currencies = money.get(column, pd.Series(None, index=frame.index))
-        out[label(str(column))] = [
-            cell_text(str(column), v, c)
-            for v, c in zip(frame[column].tolist(), currencies.tolist(), strict=True)
-        ]
+        out[label(str(column))] = _column_text(str(column), frame[column], currencies)
     return pd.DataFrame(out, index=range(len(frame)), columns=list(out) or None)
+
+
+def _plain(column: str) -> bool:
+    """Whether :func:`cell_text` shows a text value of ``column`` as it is."""
+    return not (
+        column in MONEY_COLUMNS
+        or column in _SHARE
+        or column.endswith(("_bytes", "_bytes_per_day", "_rate", "_days"))
+        or column in ("days_until", "days_overdue")
+    )
+
+
+def _column_text(column: str, values: pd.Series, currencies: pd.Series) -> list[str]:
+    """:func:`cell_text` of every cell of a column; each distinct (value, currency) formatted
+    once (ids and names are text shown as they are; statuses, plans, prices and dates repeat)."""
+    if isinstance(values.dtype, pd.StringDtype) and _plain(column):
+        return [v if isinstance(v, str) else "" for v in values.tolist()]
+    if (
+        pd.api.types.is_datetime64_any_dtype(values.dtype)
+        and column not in MONEY_COLUMNS
+        and column not in ("day", "date", "month")
+    ):
+        # times as cell_text writes a Timestamp: UTC, to the minute; NaT blank
+        utc = values.dt.tz_convert("UTC") if values.dt.tz is not None else values
+        return utc.dt.strftime("%Y-%m-%d %H:%M").fillna("").tolist()
+    done: dict[tuple[Any, ...], str] = {}
+    out = []
+    for v, c in zip(values.tolist(), currencies.tolist(), strict=True):
+        key = _cell_key(v, c)
+        if key is None:
+            out.append(cell_text(column, v, c))
+            continue
+        text = done.get(key)
+        if text is None:
+            text = done[key] = cell_text(column, v, c)
+        out.append(text)
+    return out
+
+
+_KEYED = (str, int, float, bool, np.bool_, np.integer, np.floating, pd.Timestamp, pd.Timedelta)
+
+
+def _cell_key(value: Any, currency: Any) -> tuple[Any, ...] | None:
+    """A key equal only for cells :func:`cell_text` shows alike, or None (format it alone)."""
+    if not (isinstance(currency, str) or currency is None or currency is pd.NA):
+        return None
+    if isinstance(value, Decimal):
+        return (Decimal, str(value), type(currency), currency)  # 1.0 and 1.00 print apart
+    if not isinstance(value, _KEYED) or (isinstance(value, float | np.floating) and value == 0):
+        return None  # lists, signed zeros, NA
+    return (type(value), value, type(currency), currency)
 
 
 _BOUND_SIGNS = {"at least": "≥ ", "at most": "≤ "}

@@ -10,6 +10,7 @@ only that noise. Genuine extra precision (a price of ``0.125``) is kept as it is
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -84,7 +85,10 @@ def to_decimal(value: Any, currency: Any = None) -> Decimal | None:
 
 def exact_sum(values: Iterable[Any], currency: Any = None) -> Decimal:
     """The decimal sum of ``values`` (missing ones skipped), in the currency's minor units."""
-    total = sum((d for d in (to_decimal(v, currency) for v in values) if d is not None), Decimal(0))
+    # each distinct value read once: a fleet's prices are a handful of amounts, repeated
+    counts = Counter(values.tolist() if hasattr(values, "tolist") else values)
+    read = ((to_decimal(v, currency), n) for v, n in counts.items())
+    total = sum((d * n for d, n in read if d is not None), Decimal(0))
     return to_decimal(total, currency) or Decimal(0)
 
 

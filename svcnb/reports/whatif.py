@@ -41,6 +41,7 @@ from svcnb.reports._classes import billing_classes, vm_classes
 from svcnb.reports._duration import duration
 from svcnb.reports._money import exact_sum, money_text, to_decimal
 from svcnb.reports._replay import report, resolve_now
+from svcnb.reports._reuse import reusable
 from svcnb.reports._timeaxis import STATUS_COLOURS, concise_dates, legend_outside, money_axis
 
 __all__ = [
@@ -135,6 +136,7 @@ def _word(kind: vocab.Kind, cls: str) -> str:
     raise ValueError(f"the vocabulary maps no {kind} word to {cls!r}; map one (svcnb.vocab)")
 
 
+@reusable
 def _paid_up(vms: pd.DataFrame, now: pd.Timestamp, cycle: str) -> pd.DataFrame:
     """``vms`` as they stand once a top-up has paid every debt (module docstring): owing and
     suspended-for-non-payment VMs back in good standing, with the renewal date they then get."""
@@ -144,22 +146,26 @@ def _paid_up(vms: pd.DataFrame, now: pd.Timestamp, cycle: str) -> pd.DataFrame:
     vm = vm_classes(vms).to_numpy()
     owes = positions["owes"].to_numpy(dtype=bool)
     nth = billing.renewal_step(cycle)
-    renew = pd.to_datetime(out["next_renewal_at"], utc=True).to_numpy(dtype=object).copy()
+    when = pd.to_datetime(out["next_renewal_at"], utc=True)
+    renew = when.to_numpy(dtype=object).copy()
     status = out["status"].astype(object).to_numpy().copy()
     billing_status = out["billing_status"].astype(object).to_numpy().copy()
-    for i in range(len(out)):
-        if not owes[i]:
-            continue
-        when = renew[i]
-        if bill[i] == "suspended" or vm[i] == "suspended" or pd.isna(when):
-            renew[i] = nth(now, 1)  # a fresh cycle starts at the payment
-            if vm[i] == "suspended":
-                # it returns to the status it had, which the data no longer shows: any live
-                # class renews alike
-                status[i] = _word("vm_status", "running")
-        elif when <= now:
-            renew[i] = nth(pd.Timestamp(when), 1)  # the missed renewal's cycle runs on
-        billing_status[i] = _word("billing_status", "paid")
+    unknown_when = when.isna().to_numpy(dtype=bool)
+    # a fresh cycle starts at the payment for a VM suspended, or owing since when not shown
+    fresh = owes & ((bill == "suspended") | (vm == "suspended") | unknown_when)
+    # one owing since a renewal it missed: that renewal's cycle runs on
+    missed = owes & ~fresh & ~unknown_when & (when <= now).to_numpy(dtype=bool)
+    if fresh.any():
+        renew[fresh] = nth(now, 1)
+    if missed.any():
+        renew[missed] = list(billing.renewal_steps(pd.DatetimeIndex(when[missed]), 1, cycle))
+    back = owes & (vm == "suspended")
+    if back.any():
+        # it returns to the status it had, which the data no longer shows: any live class
+        # renews alike
+        status[back] = _word("vm_status", "running")
+    if owes.any():
+        billing_status[owes] = _word("billing_status", "paid")
     out["next_renewal_at"] = pd.to_datetime(pd.Series(renew, index=out.index), utc=True)
     out["status"] = pd.array(status, dtype="string")
     out["billing_status"] = pd.array(billing_status, dtype="string")
@@ -168,6 +174,22 @@ def _paid_up(vms: pd.DataFrame, now: pd.Timestamp, cycle: str) -> pd.DataFrame:
 
 def _money(value: Any, currency: Any) -> Decimal | None:
     return to_decimal(value, currency)
+
+
+class _Money:
+    """:func:`_money`, each distinct (amount, currency) read once: a walk repeats a handful of
+    prices, and the balance stands still once it cannot pay."""
+
+    def __init__(self) -> None:
+        self._read: dict[tuple[Any, ...], Decimal | None] = {}
+
+    def __call__(self, value: Any, currency: Any) -> Decimal | None:
+        if type(value) is not float or value == 0:  # -0.0 reads apart from 0.0: not kept
+            return to_decimal(value, currency)
+        key = (value, currency)
+        if key not in self._read:
+            self._read[key] = to_decimal(value, currency)
+        return self._read[key]
 
 
 @report(frames={"vms": "vms", "wallet": "wallet"})
@@ -284,26 +306,31 @@ def suspensions(
     now = resolve_now(now)
     grace_td = duration(grace, name="grace")
     schedule = billing.renewal_schedule(vms, wallet, now=now, horizon=horizon, cycle=cycle)
-    positions = billing.renewal_positions(vms, wallet).set_index("vm_id", drop=False)
+    placed = billing.renewal_positions(vms, wallet)
+    positions = placed.set_index("vm_id", drop=False)
     statuses = dict(zip(vms["id"].astype("string"), vms["status"].astype("string"), strict=True))
     currency = billing.account_currency(vms, wallet)
     rows = []
+    money = _Money()
     unpaid = schedule[(schedule["debitable"] & ~schedule["paid"]).fillna(False).to_numpy(bool)]
-    for r in unpaid.itertuples(index=False):
+    columns = ["vm_id", "name", "renewal_at", "amount", "currency", "balance_before"]
+    for vm_id, name, at, amount, cur, before in zip(
+        *(unpaid[c].tolist() for c in columns), strict=True
+    ):
         rows.append(
             {
-                "vm_id": r.vm_id,
-                "name": r.name,
+                "vm_id": vm_id,
+                "name": name,
                 "basis": "renewal unpaid",
-                "failed_at": r.renewal_at,
-                "suspended_at": r.renewal_at + grace_td,
-                "amount": _money(r.amount, r.currency),
-                "currency": r.currency,
-                "balance_then": _money(r.balance_before, currency),
+                "failed_at": at,
+                "suspended_at": at + grace_td,
+                "amount": money(amount, cur),
+                "currency": cur,
+                "balance_then": money(before, currency),
             }
         )
     bill, vm = billing_classes(vms).to_numpy(), vm_classes(vms).to_numpy()
-    owes = billing.renewal_positions(vms, wallet)["owes"].to_numpy(dtype=bool)
+    owes = placed["owes"].to_numpy(dtype=bool)
     owing_now = owes & (bill == "owing") & (vm != "suspended")
     already = ((vm == "suspended") | (owes & (bill == "suspended"))) & (vm != "terminated")
     for vm_id in vms["id"].astype("string")[owing_now]:
@@ -416,12 +443,15 @@ def what_if_stop(
     days = _days(horizons)
     changed = scenario(vms, vm_ids, how)
     widest = f"{days[-1]}D"
-    top = [topup_needed(f, wallet, now=now, horizons=days, cycle=cycle) for f in (vms, changed)]
+    # a scenario that changes no VM is today's fleet: its figures are today's, computed once
+    after = changed if changed.attrs["changed"] else vms
+    # the runway's walk (a year) first: the top-up's and the suspensions' are its first rows
+    runs = [billing.runway(f, wallet, now=now, cycle=cycle).iloc[0] for f in (vms, after)]
+    top = [topup_needed(f, wallet, now=now, horizons=days, cycle=cycle) for f in (vms, after)]
     sus = [
         suspensions(f, wallet, now=now, horizon=widest, cycle=cycle, grace=grace)
-        for f in (vms, changed)
+        for f in (vms, after)
     ]
-    runs = [billing.runway(f, wallet, now=now, cycle=cycle).iloc[0] for f in (vms, changed)]
     not_found = len(changed.attrs["not_found"])
     whole = not_found == 0 and all(s.attrs["complete"] for s in sus)
     rows = []
