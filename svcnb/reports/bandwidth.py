@@ -614,9 +614,8 @@ def view(
         "monthly_usage": months,
     }
     unknown = int(proj.attrs.get("unknown_status", 0))
-    if unknown:
-        left = proj[(proj["status_class"] == UNKNOWN).to_numpy(dtype=bool)]
-        tables["unknown_status"] = left.drop(columns=["status_class"]).reset_index(drop=True)
+    left = proj[(proj["status_class"] == UNKNOWN).to_numpy(dtype=bool)]
+    tables["unknown_status"] = left.drop(columns=["status_class"]).reset_index(drop=True)
     outlook = proj["outlook"].fillna("")
     ahead = proj[(outlook == "will exceed").to_numpy(dtype=bool)].dropna(subset=["exceeds_at"])
     ahead = ahead[ahead["exceeds_at"] > now].sort_values("exceeds_at").head(1)

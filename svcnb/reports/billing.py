@@ -1264,10 +1264,8 @@ def view(
         "run_rate_region": run_rate(vms, wallet, now=now, by="region_slug"),
         "prices": prices(vms, wallet, now=now),
         "balance_history": history,
+        "unknown_status": unknown_status(vms, now=now),
     }
-    left = unknown_status(vms, now=now)
-    if len(left):
-        tables["unknown_status"] = left
     schedule = renewal_schedule(vms, wallet, now=now, horizon="90D")
     row = walk.iloc[0]
     currency = None if pd.isna(row["currency"]) else str(row["currency"])
