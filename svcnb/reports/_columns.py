@@ -60,6 +60,8 @@ COLUMNS: dict[str, Column] = {
     "status": _c("text", "Status"),
     "billing_status": _c("text", "Billing"),
     "status_class": _c("text", "Status class"),
+    "vm_class": _c("text", "Status class"),
+    "billing_class": _c("text", "Billing class"),
     "plan_slug": _c("text", "Plan"),
     "region_slug": _c("text", "Region"),
     "ip_address": _c("text", "IP address"),

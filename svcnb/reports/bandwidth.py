@@ -26,6 +26,7 @@ from svcnb.reports._duration import duration, duration_text
 from svcnb.reports._replay import latest_per_time, report, resolve_now
 from svcnb.reports._timeaxis import STATUS_COLOURS, concise_dates, legend_outside, thousands
 from svcnb.reports._view import (
+    UNKNOWN_STATUS_MEANS,
     FigureSpec,
     PlotSpec,
     TableSpec,
@@ -530,7 +531,7 @@ VIEW = ViewSpec(
             "unknown_status",
             "VMs left out (status word unknown)",
             "count",
-            "VMs whose status word svcnb does not know: their projection is unknown.",
+            UNKNOWN_STATUS_MEANS,
         ),
     ),
     tables=(

@@ -58,6 +58,7 @@ from svcnb.reports._reuse import active as reuse_active
 from svcnb.reports._reuse import reusable
 from svcnb.reports._timeaxis import concise_dates, legend_outside, money_axis
 from svcnb.reports._view import (
+    UNKNOWN_STATUS_MEANS,
     FigureSpec,
     PlotSpec,
     TableSpec,
@@ -1149,8 +1150,7 @@ VIEW = ViewSpec(
             "unknown_status",
             "VMs left out (status word unknown)",
             "count",
-            "VMs whose status or billing word svcnb does not know: left out of every sum and "
-            "forecast (map their words with svcnb.vocab.extend).",
+            UNKNOWN_STATUS_MEANS,
         ),
     ),
     tables=(
