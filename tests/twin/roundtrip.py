@@ -1,0 +1,189 @@
+"""One round trip: ``svcnb doctor --record`` on an original service, a twin from the file holding
+the same account, then the doctor and svcnb's frames and reports on both, compared.
+
+The original is a sandbox in some dialect (its saved state gives the twin the same account) or a
+blind peer (a store snapshot of it gives the twin its account, through ``--from-store``). The
+doctor's findings are compared line by line (the base URL, and the seconds to the rate-limit
+window's end, which are when the doctor ran rather than how the service speaks, left out);
+frames and reports value by value.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+import tomllib
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from svcnb import vocab
+from svcnb._doctor import Doctor, Finding, Recorder, write_dialect_file
+from svcnb.client import Client
+from svcnb.sandbox import Sandbox, serve
+from svcnb.sandbox._twin import DialectFile, read_dialect_file
+from svcnb.store import Store
+
+from ..dialects.sweep import FRAME_BUILDERS, reports, same_frame
+
+# a finding -> the points of a dialect file its line depends on
+LIST_POINTS = ("paging", "webhooks_paged", "page_default", "page_max", "token_names", "link_form")
+DEPENDS: dict[str, tuple[str, ...]] = {
+    "base path": ("base_paths",),
+    "paging": ("paging", "token_names", "page_default"),
+    "page sizes": (
+        "paging",
+        "page_default",
+        "page_max",
+        "over_max",
+        "validation_status",
+        "wording",
+    ),
+    "GET /vms items": ("list_keys",),
+    "VM status": ("vm_words",),
+    "billing status": ("billing_words",),
+    "money: billing.priceMonthly": ("money", "currency"),
+    "money: plan.priceMonthly": ("money", "currency"),
+    "money: wallet balance": ("money", "currency"),
+    "times": ("timestamps",),
+    "units: ram": ("ram_unit", "disk_unit"),
+    "units: disk": ("ram_unit", "disk_unit"),
+    "delivery records": ("delivery_fields",),
+    "rate limit": ("rate_limit", "rate_window", "rate_window_seconds"),
+}
+
+
+def depends(point: str) -> tuple[str, ...]:
+    if point.startswith("GET /") and point != "GET /vms items":
+        return LIST_POINTS
+    return DEPENDS.get(point, ())
+
+
+def vocabulary_for(choices: dict) -> vocab.Vocabulary:
+    """The vocabulary a user gives with ``--map`` for the words of a sandbox dialect that
+    svcnb does not know (the doctor names them and asks for it): each its status's class."""
+    builtin = vocab.Vocabulary()
+    vm_class = {
+        "provisioning": "transitional",
+        "running": "running",
+        "stopping": "transitional",
+        "stopped": "stopped",
+        "suspended": "suspended",
+        "terminated": "terminated",
+    }
+    billing_class = {"active": "paid", "overdue": "owing", "suspended": "suspended"}
+    vm = {
+        word: vm_class[status]
+        for status, word in choices["vm_words"].items()
+        if builtin.classify("vm_status", word, warn=False) == vocab.UNKNOWN
+    }
+    billing = {
+        word: billing_class[status]
+        for status, word in choices["billing_words"].items()
+        if builtin.classify("billing_status", word, warn=False) == vocab.UNKNOWN
+    }
+    return vocab.Vocabulary(vm_status=vm, billing_status=billing)
+
+
+def comparable(findings: list[Finding], base_url: str) -> dict[str, tuple[str, bool]]:
+    """Each line as ``point -> (what was seen, ok)``, without the base URL and the seconds to
+    the window's end."""
+    out = {}
+    for f in findings:
+        seen = f.seen.replace(base_url, "BASE")
+        seen = re.sub(r"reset in \d+ s", "reset in N s", seen)
+        out[f.point] = (seen, f.ok)
+    return out
+
+
+def doctor(base_url: str, token: str, record_to: Path | None = None) -> list[Finding]:
+    """The doctor's findings on a service; with ``record_to``, the dialect file written too."""
+    with Client(token, base_url, progress=False) as client:
+        run = Doctor(client, record=record_to is not None)
+        findings = run.run()
+        if record_to is not None:
+            write_dialect_file(Recorder(run).record(), record_to)
+    return findings
+
+
+def pulled(base_url: str, token: str) -> tuple[dict[str, pd.DataFrame], dict[str, pd.DataFrame]]:
+    """(frames, reports) as svcnb gives them from one snapshot of the service."""
+    with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # what cannot be read is NA alike on both sides
+        store = Store(tmp)
+        with Client(token, base_url, progress=False) as client:
+            store.take(client)
+        got = {name: store.load(name) for name in (*FRAME_BUILDERS, "vm_firewalls", "firewalls")}
+        now = pd.Timestamp(store.snapshots()["server_time"].iloc[-1])
+        return got, reports(got, now)
+
+
+@dataclass
+class Trip:
+    """What one round trip found."""
+
+    name: str
+    file: dict
+    listed: list[str]
+    findings: dict[str, tuple[str, bool]]  # the original's
+    twin_findings: dict[str, tuple[str, bool]]
+    frame_diffs: dict[str, str] = field(default_factory=dict)  # frame or report -> difference
+    twin_file: dict | None = None  # the file recorded again, on the twin
+
+    @property
+    def differing(self) -> list[str]:
+        points = list(dict.fromkeys([*self.findings, *self.twin_findings]))
+        return [p for p in points if self.findings.get(p) != self.twin_findings.get(p)]
+
+    def unexplained(self) -> list[str]:
+        """Differing lines none of whose points the twin listed as not spoken as proven."""
+        said = {line.split(": ", 2)[1].split(".")[0] for line in self.listed}
+        return [p for p in self.differing if not set(depends(p)) & said]
+
+
+@contextmanager
+def twin(file: Path, saved: dict, **settings: Any) -> Iterator[tuple[Sandbox, DialectFile]]:
+    """A sandbox speaking ``file`` and holding the account ``saved``."""
+    spoken = read_dialect_file(file)
+    options = {"time_scale": 0.0, **spoken.settings, **settings}
+    with serve(saved=saved, dialect=spoken.name, **options) as sb:
+        yield sb, spoken
+
+
+def sandbox_round_trip(
+    original: Sandbox, dialect: str, vms: int, seed: int, folder: Path
+) -> Trip:
+    """Reset ``original`` to ``dialect``, record it, start its twin from its saved state, and
+    compare (module docstring)."""
+    original.control.reset(seed=seed, vms=vms, dialect=dialect)
+    choices = original.control.dialect()["choices"]
+    saved = original.control.state()
+    path = folder / f"{dialect.replace(':', '-')}.toml"
+    token = original.tokens["admin"]
+    with vocab.using(vocabulary_for(choices)):
+        findings = doctor(original.base_url, token, record_to=path)
+        frames, shown = pulled(original.base_url, token)
+        with twin(path, saved) as (sb, spoken):
+            twin_findings = doctor(sb.base_url, sb.tokens["admin"])
+            twin_frames, twin_shown = pulled(sb.base_url, sb.tokens["admin"])
+            again = folder / "again.toml"
+            doctor(sb.base_url, sb.tokens["admin"], record_to=again)
+    trip = Trip(
+        dialect,
+        tomllib.loads(path.read_text()),
+        spoken.listed,
+        comparable(findings, original.base_url),
+        comparable(twin_findings, sb.base_url),
+        twin_file=tomllib.loads(again.read_text()),
+    )
+    for name, frame in {**frames, **shown}.items():
+        other = {**twin_frames, **twin_shown}[name]
+        diff = same_frame(frame, other)
+        if diff is not None:
+            trip.frame_diffs[name] = diff
+    return trip
