@@ -66,6 +66,7 @@ from svcnb.errors import (
     PagingWarning,
     SvcnbError,
     TransportError,
+    ValidationError,
 )
 from svcnb.frames import SCHEMAS, UnknownMoneyKeyError, parse_money
 from svcnb.frames._deliveries import MEANINGS, PLACED, unplaced_keys
@@ -648,7 +649,10 @@ class Doctor:
         self.add("delivery records", text, ok=not unplaced, unplaced=sorted(map(str, unplaced)))
 
     def _rate_limit(self) -> None:
-        reply = self._get("/vms", {"perPage": 1}, "vms:read")
+        try:
+            reply = self._get("/vms", {"perPage": 1}, "vms:read")
+        except ValidationError:  # a service that refuses perPage: a plain GET has the headers too
+            reply = self._get("/vms", None, "vms:read")
         h = self.rate_headers = reply.headers
         names = ("x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset")
         if not any(n in h for n in names):
@@ -712,6 +716,7 @@ _TIME_FORMS = (
     ("offset", re.compile(_WHOLE + r"\+00:00")),
     ("local", re.compile(_WHOLE + r"\+02:00")),
 )
+_TIME_LAYOUT = "not in the sandbox's layouts"
 _CENTS = re.compile(r"-?\d+\.\d{2}")
 _DECIMAL = re.compile(r"-?\d+(\.\d+)?")
 # the money forms a sandbox that says money "mixed" gives (as each record holds it)
@@ -1090,8 +1095,15 @@ class Recorder:
         sizes 1000 and below, ``validation_status`` and ``wording`` from a size refused."""
         style = self.style
         if style is None:
-            for point in ("page_default", "page_max", "over_max", "validation_status", "wording"):
-                self.unseen(point, "how the service pages was not seen")
+            for point in (
+                "page_default",
+                "page_max",
+                "over_max",
+                "validation_status",
+                "wording",
+                "webhooks_paged",
+            ):
+                self.unseen(point, "how the service pages was not seen as a sandbox style")
             return
         self._page_default(style)
         param = _SIZE_PARAM.get(style, "perPage")
@@ -1263,6 +1275,8 @@ class Recorder:
             self.said("currency", CURRENCY, "service")
         elif names:
             self.unseen("currency", "no money value states a currency")
+        else:
+            self.unseen("currency", "no money value was read")
         if unread:
             self.cannot("money", f"written as {_counted(unread)}: no form the sandbox writes")
         elif not names:
@@ -1292,7 +1306,7 @@ class Recorder:
                         continue
                     text = value if isinstance(value, str) else ""
                     name = next((n for n, form in _TIME_FORMS if form.fullmatch(text)), None)
-                    forms[name or time_form(value)] += 1
+                    forms[name or f"{time_form(value)} ({_TIME_LAYOUT})"] += 1
         known = {n for n, _ in _TIME_FORMS}
         if not forms:
             self.unseen("timestamps", "no time was read")

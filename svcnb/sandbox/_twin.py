@@ -404,7 +404,9 @@ def _said(dialect: Dialect, settings: dict, point: str) -> str | None:
                 return None
             value = value[BILLING_CLASSES[sub]]
         elif sub and head == "delivery_fields":
-            value = value.get(sub)
+            if sub not in DELIVERY_POOLS:
+                return None
+            value = value[sub]
         elif sub:
             return None
         return _shown(value)

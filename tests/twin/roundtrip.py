@@ -54,7 +54,8 @@ DEPENDS: dict[str, tuple[str, ...]] = {
     "units: ram": ("ram_unit", "disk_unit"),
     "units: disk": ("ram_unit", "disk_unit"),
     "delivery records": ("delivery_fields",),
-    "rate limit": ("rate_limit", "rate_window", "rate_window_seconds"),
+    # what remains of the limit counts the requests the lists took
+    "rate limit": ("rate_limit", "rate_window", "rate_window_seconds", *LIST_POINTS),
 }
 
 
@@ -120,7 +121,23 @@ def pulled(base_url: str, token: str) -> tuple[dict[str, pd.DataFrame], dict[str
             store.take(client)
         got = {name: store.load(name) for name in (*FRAME_BUILDERS, "vm_firewalls", "firewalls")}
         now = pd.Timestamp(store.snapshots()["server_time"].iloc[-1])
-        return got, reports(got, now)
+        try:
+            return got, reports(got, now)
+        except ValueError as exc:  # a report that refuses what it was given says so alike
+            return got, {"reports": pd.DataFrame({"refused": [str(exc)]})}
+
+
+def differences(ours: dict[str, pd.DataFrame], twins: dict[str, pd.DataFrame]) -> dict[str, str]:
+    """Frame or report name -> its first difference (one side only: said so)."""
+    out = {}
+    for name in dict.fromkeys([*ours, *twins]):
+        if name not in ours or name not in twins:
+            out[name] = "given on the " + ("original" if name in ours else "twin") + " only"
+            continue
+        diff = same_frame(ours[name], twins[name])
+        if diff is not None:
+            out[name] = diff
+    return out
 
 
 @dataclass
@@ -155,9 +172,7 @@ def twin(file: Path, saved: dict, **settings: Any) -> Iterator[tuple[Sandbox, Di
         yield sb, spoken
 
 
-def sandbox_round_trip(
-    original: Sandbox, dialect: str, vms: int, seed: int, folder: Path
-) -> Trip:
+def sandbox_round_trip(original: Sandbox, dialect: str, vms: int, seed: int, folder: Path) -> Trip:
     """Reset ``original`` to ``dialect``, record it, start its twin from its saved state, and
     compare (module docstring)."""
     original.control.reset(seed=seed, vms=vms, dialect=dialect)
@@ -181,9 +196,35 @@ def sandbox_round_trip(
         comparable(twin_findings, sb.base_url),
         twin_file=tomllib.loads(again.read_text()),
     )
-    for name, frame in {**frames, **shown}.items():
-        other = {**twin_frames, **twin_shown}[name]
-        diff = same_frame(frame, other)
-        if diff is not None:
-            trip.frame_diffs[name] = diff
+    trip.frame_diffs = differences({**frames, **shown}, {**twin_frames, **twin_shown})
+    return trip
+
+
+def peer_round_trip(peer: Any, folder: Path) -> Trip:
+    """Record a blind peer, snapshot it, start its twin on the snapshot (``--from-store``) with
+    the file, and compare (module docstring)."""
+    import svcnb
+
+    path = folder / "peer.toml"
+    findings = doctor(peer.base_url, peer.token, record_to=path)
+    store = Store(folder / "store")
+    with Client(peer.token, peer.base_url, progress=False) as client, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        store.take(client)
+    frames, shown = pulled(peer.base_url, peer.token)
+    spoken = read_dialect_file(path)
+    with svcnb.rehearse(store, dialect=spoken.name, time_scale=0.0, **spoken.settings) as copy:
+        token = copy.sandbox.tokens["admin"]
+        twin_findings = doctor(copy.base_url, token)
+        twin_frames, twin_shown = pulled(copy.base_url, token)
+        notes = copy.notes
+    trip = Trip(
+        "peer",
+        tomllib.loads(path.read_text()),
+        spoken.listed,
+        comparable(findings, peer.base_url),
+        comparable(twin_findings, copy.base_url),
+    )
+    trip.notes = notes  # type: ignore[attr-defined]
+    trip.frame_diffs = differences({**frames, **shown}, {**twin_frames, **twin_shown})
     return trip
