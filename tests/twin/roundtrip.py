@@ -11,7 +11,6 @@ frames and reports value by value.
 from __future__ import annotations
 
 import re
-import tempfile
 import tomllib
 import warnings
 from collections.abc import Iterator
@@ -21,15 +20,16 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from dialects.sweep import reports, same_frame  # tests/ is on sys.path (pytest rootdir insertion)
 
 from svcnb import vocab
 from svcnb._doctor import Doctor, Finding, Recorder, write_dialect_file
 from svcnb.client import Client
+from svcnb.errors import SchemaDriftWarning
 from svcnb.sandbox import Sandbox, serve
 from svcnb.sandbox._twin import DialectFile, read_dialect_file
 from svcnb.store import Store
-
-from ..dialects.sweep import FRAME_BUILDERS, reports, same_frame
+from svcnb.store._pull import pull
 
 # a finding -> the points of a dialect file its line depends on
 LIST_POINTS = ("paging", "webhooks_paged", "page_default", "page_max", "token_names", "link_form")
@@ -104,7 +104,9 @@ def comparable(findings: list[Finding], base_url: str) -> dict[str, tuple[str, b
 
 def doctor(base_url: str, token: str, record_to: Path | None = None) -> list[Finding]:
     """The doctor's findings on a service; with ``record_to``, the dialect file written too."""
-    with Client(token, base_url, progress=False) as client:
+    with Client(token, base_url, progress=False) as client, warnings.catch_warnings():
+        # a delivery key no spec names warns as the records are read; the findings say it
+        warnings.simplefilter("ignore", SchemaDriftWarning)
         run = Doctor(client, record=record_to is not None)
         findings = run.run()
         if record_to is not None:
@@ -113,14 +115,12 @@ def doctor(base_url: str, token: str, record_to: Path | None = None) -> list[Fin
 
 
 def pulled(base_url: str, token: str) -> tuple[dict[str, pd.DataFrame], dict[str, pd.DataFrame]]:
-    """(frames, reports) as svcnb gives them from one snapshot of the service."""
-    with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
+    """(frames, reports) as svcnb gives them from one pull of the service (what a snapshot
+    stores), the reports as of the service's own clock."""
+    with Client(token, base_url, progress=False) as client, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # what cannot be read is NA alike on both sides
-        store = Store(tmp)
-        with Client(token, base_url, progress=False) as client:
-            store.take(client)
-        got = {name: store.load(name) for name in (*FRAME_BUILDERS, "vm_firewalls", "firewalls")}
-        now = pd.Timestamp(store.snapshots()["server_time"].iloc[-1])
+        got = pull(client, None).frames
+        now = pd.Timestamp(client.server_time)
         try:
             return got, reports(got, now)
         except ValueError as exc:  # a report that refuses what it was given says so alike
@@ -157,9 +157,17 @@ class Trip:
         points = list(dict.fromkeys([*self.findings, *self.twin_findings]))
         return [p for p in points if self.findings.get(p) != self.twin_findings.get(p)]
 
-    def unexplained(self) -> list[str]:
-        """Differing lines none of whose points the twin listed as not spoken as proven."""
-        said = {line.split(": ", 2)[1].split(".")[0] for line in self.listed}
+    def listed_points(self, *labels: str) -> set[str]:
+        """The points the twin listed at start (under ``labels``: ``not expressible``, ...)."""
+        return {
+            line.split(": ", 2)[1].split(".")[0]
+            for line in self.listed
+            if not labels or line.startswith(labels)
+        }
+
+    def unexplained(self, *labels: str) -> list[str]:
+        """Differing lines none of whose points the twin listed (under ``labels``)."""
+        said = self.listed_points(*labels)
         return [p for p in self.differing if not set(depends(p)) & said]
 
 
@@ -228,3 +236,57 @@ def peer_round_trip(peer: Any, folder: Path) -> Trip:
     trip.notes = notes  # type: ignore[attr-defined]
     trip.frame_diffs = differences({**frames, **shown}, {**twin_frames, **twin_shown})
     return trip
+
+
+def wrong_points(file: dict, choices: dict) -> list[str]:
+    """The points ``file`` states otherwise than the sandbox dialect it was recorded from
+    speaks (``choices``: ``GET /_sandbox/dialect``): empty when the doctor stated only truths.
+    Money said per record (``mixed``) may be stated as the one form every record happened to
+    be in."""
+    from svcnb.sandbox._twin import BILLING_CLASSES, VM_CLASSES
+
+    wrong = []
+    for point, value in file.get("dialect", {}).items():
+        truth = choices[point]
+        if point == "vm_words":
+            for cls, word in value.items():
+                if cls == "transitional":
+                    ok = set(word) <= {truth["provisioning"], truth["stopping"]}
+                else:
+                    ok = truth[VM_CLASSES[cls]] == word
+                if not ok:
+                    wrong.append(f"vm_words.{cls}: {word!r}")
+        elif point == "billing_words":
+            wrong += [
+                f"billing_words.{c}: {w!r}"
+                for c, w in value.items()
+                if truth[BILLING_CLASSES[c]] != w
+            ]
+        elif point == "delivery_fields":
+            wrong += [f"delivery_fields.{k}: {v!r}" for k, v in value.items() if truth[k] != v]
+        elif point == "money" and truth == "mixed":
+            if value not in ("mixed", "number", "string", "object"):
+                wrong.append(f"money: {value!r}")
+        elif value != truth:
+            wrong.append(f"{point}: {value!r}, the dialect says {truth!r}")
+    for point, bound in file.get("at_least", {}).items():
+        if point in choices and bound > choices[point]:
+            wrong.append(f"at_least.{point}: {bound}, the dialect says {choices[point]}")
+    return wrong
+
+
+def accounted(file: dict) -> list[str]:
+    """Points a recorded file neither states nor explains (empty when every point is either
+    stated, not observed or not expressible; ``link_form`` and ``token_names`` only where the
+    paging stated uses them)."""
+    from svcnb.sandbox._twin import POINTS
+
+    said = {*file.get("dialect", {}), *file.get("service", {})}
+    said |= {
+        key.split(".")[0]
+        for table in ("not_observed", "not_expressible", "inferred")
+        for key in file.get(table, {})
+    }
+    paging = file.get("dialect", {}).get("paging")
+    optional = {"link_form": "offset", "token_names": "token"}
+    return [p for p in POINTS if p not in said and not (p in optional and paging != optional[p])]
