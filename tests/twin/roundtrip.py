@@ -59,9 +59,16 @@ DEPENDS: dict[str, tuple[str, ...]] = {
 }
 
 
-def depends(point: str) -> tuple[str, ...]:
+# the lists read under the first item of another list: which item is first is the list's order,
+# which a twin from a store does not keep (it lists by id); from a saved state it does
+FIRST_OF = ("GET /firewalls/{id}/rules", "GET /networks/{id}/attachments")
+
+
+def depends(point: str, copied: bool = False) -> tuple[str, ...]:
+    """The points of a dialect file the finding ``point`` depends on; ``copied``: on a twin
+    from a store, also the order of its lists (``order``, never a dialect point)."""
     if point.startswith("GET /") and point != "GET /vms items":
-        return LIST_POINTS
+        return (*LIST_POINTS, "order") if copied and point in FIRST_OF else LIST_POINTS
     return DEPENDS.get(point, ())
 
 
@@ -151,6 +158,8 @@ class Trip:
     twin_findings: dict[str, tuple[str, bool]]
     frame_diffs: dict[str, str] = field(default_factory=dict)  # frame or report -> difference
     twin_file: dict | None = None  # the file recorded again, on the twin
+    copied: bool = False  # the twin holds a store's copy of the account (not a saved state)
+    notes: list[str] = field(default_factory=list)  # what the copy said the store did not hold
 
     @property
     def differing(self) -> list[str]:
@@ -166,9 +175,10 @@ class Trip:
         }
 
     def unexplained(self, *labels: str) -> list[str]:
-        """Differing lines none of whose points the twin listed (under ``labels``)."""
-        said = self.listed_points(*labels)
-        return [p for p in self.differing if not set(depends(p)) & said]
+        """Differing lines none of whose points the twin listed (under ``labels``); on a twin
+        from a store, the lists' order counts as said (docs/twin.md says it is not kept)."""
+        said = self.listed_points(*labels) | ({"order"} if self.copied else set())
+        return [p for p in self.differing if not set(depends(p, self.copied)) & said]
 
 
 @contextmanager
@@ -232,8 +242,9 @@ def peer_round_trip(peer: Any, folder: Path) -> Trip:
         spoken.listed,
         comparable(findings, peer.base_url),
         comparable(twin_findings, copy.base_url),
+        copied=True,
+        notes=notes,
     )
-    trip.notes = notes  # type: ignore[attr-defined]
     trip.frame_diffs = differences({**frames, **shown}, {**twin_frames, **twin_shown})
     return trip
 
