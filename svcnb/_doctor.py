@@ -70,7 +70,8 @@ from svcnb.errors import (
 )
 from svcnb.frames import SCHEMAS, UnknownMoneyKeyError, parse_money
 from svcnb.frames._deliveries import MEANINGS, PLACED, unplaced_keys
-from svcnb.sandbox._dialect import TOKEN_NAMES, Dialect
+from svcnb.sandbox._catalog import CURRENCY
+from svcnb.sandbox._dialect import MONEY, TIMESTAMPS, TOKEN_NAMES, Dialect
 
 ASKED_PAGE = 100  # the page size asked of GET /vms, to see what the server serves
 PROBE_PAGE = 1000  # far above any plausible cap: tells rejecting servers from clamping ones
@@ -709,19 +710,9 @@ _DELIVERY_FIELDS = {
     "lastAttemptAt": "last_attempt_at",
 }
 _DELIVERY_FIXED = ("id", "event", "url", "error")  # keys every sandbox delivery record has
-_WHOLE = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}"
-_TIME_FORMS = (
-    ("z", re.compile(_WHOLE + "Z")),
-    ("millis", re.compile(_WHOLE + r"\.\d{3}Z")),
-    ("offset", re.compile(_WHOLE + r"\+00:00")),
-    ("local", re.compile(_WHOLE + r"\+02:00")),
-)
 _TIME_LAYOUT = "not in the sandbox's layouts"
-_CENTS = re.compile(r"-?\d+\.\d{2}")
-_DECIMAL = re.compile(r"-?\d+(\.\d+)?")
-# the money forms a sandbox that says money "mixed" gives (as each record holds it)
-_MIXED_PARTS = frozenset({"number", "cents string", "decimal string", "cents object", "object"})
-_EXACT_MONEY = {"number": "number", "cents string": "string", "cents object": "object"}
+# the forms a sandbox that says money "mixed" gives, each record as it holds it
+_MIXED_PARTS = frozenset({"number", "string", "object"})
 _WRITES = {
     "created_status": "a create",
     "stop_status": "a stop",
@@ -731,59 +722,45 @@ _WRITES = {
 }
 
 
-def _money_name(value: Any) -> tuple[str | None, str | None]:
-    """(the dialect money form ``value`` is written in, or a part of ``mixed``; its currency):
-    None for a form no dialect writes."""
-    if isinstance(value, bool) or value is None:
-        return None, None
-    if isinstance(value, int | float):
-        return "number", None
-    if isinstance(value, str):
-        text = value.strip()
-        if text != value:
-            return None, None
-        if _CENTS.fullmatch(text):
-            return "cents string", None
-        if _DECIMAL.fullmatch(text):
-            return "decimal string", None
-        amount, _, code = text.partition(" ")
-        if _CENTS.fullmatch(amount) and re.fullmatch(r"[A-Z]{3}", code):
-            return "text", code
-        return None, None
-    if not isinstance(value, dict):
-        return None, None
-    keys = set(value)
-    currency = value.get("currency", value.get("currencyCode"))
-    if not isinstance(currency, str) or not re.fullmatch(r"[A-Z]{3}", currency):
-        return None, None
-    amount, minor = value.get("amount"), value.get("value")
-    whole = isinstance(minor, int) and not isinstance(minor, bool)
-    if keys == {"amount", "currency"} and isinstance(amount, str):
-        if _CENTS.fullmatch(amount):
-            return "cents object", currency
-        return ("object" if _DECIMAL.fullmatch(amount) else None), currency
-    if keys == {"amount", "currencyCode"} and isinstance(amount, str) and _CENTS.fullmatch(amount):
-        return "code", currency
-    if keys == {"currencyCode", "units", "nanos"}:
-        units, nanos = value["units"], value["nanos"]
-        ok = isinstance(units, str) and re.fullmatch(r"-?\d+", units) and type(nanos) is int
-        return ("nanos" if ok else None), currency
-    if (
-        value.get("precision", value.get("exponent", value.get("scale", value.get("decimals"))))
-        != 2
-    ):
-        return None, currency
-    if keys == {"amount", "currency", "precision"} and type(amount) is int:
-        return "minor_amount", currency
-    for key, form in (
-        ("precision", "minor"),
-        ("exponent", "minor_exponent"),
-        ("scale", "minor_scale"),
-        ("decimals", "minor_decimals"),
-    ):
-        if keys == {"value", "currency", key} and whole:
-            return form, currency
-    return None, currency
+def _money_forms(value: Any) -> tuple[set[str], str | None]:
+    """(the sandbox's money forms that write ``value`` exactly as the service did: its own
+    renderer given the amount svcnb read, compared as JSON; the currency it states). A value
+    in a currency other than the sandbox's matches the forms that write it in that one."""
+    from svcnb.sandbox._speak import money as write_money
+
+    try:
+        read = parse_money(value)
+    except ValueError:  # UnknownMoneyKeyError too
+        return set(), None
+    if read.exact is None:
+        return set(), None
+    seen = json.dumps(value)
+    forms = set()
+    for form in MONEY:
+        if form == "mixed":
+            continue
+        written = json.dumps(write_money(Dialect(money=form), str(read.exact)))
+        if read.currency is not None:
+            written = written.replace(f'"{CURRENCY}"', f'"{read.currency}"')
+            written = written.replace(f' {CURRENCY}"', f' {read.currency}"')
+        if written == seen:
+            forms.add(form)
+    return forms, read.currency
+
+
+def _time_form(value: Any, read: bool) -> str | None:
+    """The sandbox's time form (``timestamps``) that writes ``value`` exactly as the service
+    did: its own renderer given the instant svcnb read (``read``: the frames' reader read it);
+    None when none does."""
+    from svcnb.sandbox._speak import _time as write_time
+
+    if not read or not isinstance(value, str):
+        return None
+    instant = pd.Timestamp(value)
+    if instant.tzinfo is None:
+        return None
+    utc = instant.tz_convert("UTC").strftime("%Y-%m-%dT%H:%M:%SZ")
+    return next((f for f in TIMESTAMPS if write_time(utc, f) == value), None)
 
 
 def _fits(column: str, values: list[Any]) -> bool:
@@ -1250,22 +1227,26 @@ class Recorder:
                 )
 
     def _money(self) -> None:
-        from svcnb.sandbox._catalog import CURRENCY
-
-        names: Counter = Counter()
+        """The one form the sandbox writes every amount seen in (or ``mixed``: each in one of
+        the forms the sandbox's own records take), and the currency stated."""
+        common: set[str] | None = None
+        parts: set[str] = set()
         unread: Counter = Counter()
+        seen: Counter = Counter()
         currencies: set[str] = set()
         for label in MONEY_FIELDS:
             for value in self.doctor._money_values(label):
                 if value is None:
                     continue
-                name, currency = _money_name(value)
-                if name is None:
-                    unread[money_form(value)] += 1
-                    continue
-                names[name] += 1
+                forms, currency = _money_forms(value)
+                seen[money_form(value)] += 1
                 if currency is not None:
                     currencies.add(currency)
+                if not forms:
+                    unread[money_form(value)] += 1
+                    continue
+                common = forms if common is None else common & forms
+                parts |= forms & _MIXED_PARTS
         if currencies - {CURRENCY}:
             self.cannot(
                 "currency",
@@ -1273,44 +1254,36 @@ class Recorder:
             )
         elif currencies:
             self.said("currency", CURRENCY, "service")
-        elif names:
+        elif seen and not unread:
             self.unseen("currency", "no money value states a currency")
         else:
-            self.unseen("currency", "no money value was read")
+            self.unseen("currency", "no money value was read in a form the sandbox writes")
         if unread:
             self.cannot("money", f"written as {_counted(unread)}: no form the sandbox writes")
-        elif not names:
+        elif not seen:
             self.unseen("money", "no money value was read")
-        elif len(names) == 1 and (
-            next(iter(names)) not in _MIXED_PARTS or next(iter(names)) in _EXACT_MONEY
-        ):
-            only = next(iter(names))
-            self.said("money", _EXACT_MONEY.get(only, only))
-        elif set(names) <= _MIXED_PARTS:
+        elif common:
+            self.said("money", sorted(common)[0])
+        else:
             self.said("money", "mixed")
             self.out.inferred["money"] = (
-                f"written as {_counted(names)}: a twin says each value in the form its own "
+                f"written as {_counted(seen)}: a twin says each value in the form its own "
                 "state holds it"
             )
-        else:
-            self.cannot("money", f"written as {_counted(names)}: the sandbox writes one form")
 
     def _times(self) -> None:
-        forms: Counter = Counter()
+        values: list[Any] = []
         for resource, records in self.doctor.records.items():
-            paths = [f.path for f in SCHEMAS[resource].values() if f.dtype == "datetime64[ns, UTC]"]  # type: ignore[index]
-            for record in records:
-                for path in paths:
-                    value = _at(record, path)
-                    if value is None:
-                        continue
-                    text = value if isinstance(value, str) else ""
-                    name = next((n for n, form in _TIME_FORMS if form.fullmatch(text)), None)
-                    forms[name or f"{time_form(value)} ({_TIME_LAYOUT})"] += 1
-        known = {n for n, _ in _TIME_FORMS}
+            schema = SCHEMAS[resource]  # type: ignore[index]
+            paths = [f.path for f in schema.values() if f.dtype == "datetime64[ns, UTC]"]
+            values += [v for r in records for p in paths if (v := _at(r, p)) is not None]
+        forms: Counter = Counter()
+        for value, read in zip(values, times_read(values), strict=True):
+            form = _time_form(value, read)
+            forms[form or f"{time_form(value)} ({_TIME_LAYOUT})"] += 1
         if not forms:
             self.unseen("timestamps", "no time was read")
-        elif len(forms) == 1 and next(iter(forms)) in known:
+        elif len(forms) == 1 and next(iter(forms)) in TIMESTAMPS:
             self.said("timestamps", next(iter(forms)))
         else:
             self.cannot("timestamps", f"written as {_counted(forms)}; the sandbox writes one form")
