@@ -915,7 +915,7 @@ class Recorder:
         found, status = req.base_path, None
         req.base_path = other  # the one request path, asked once under the other prefix
         try:
-            req.request("GET", "/vms", params={"perPage": 1}, scope="vms:read")
+            req.request("GET", "/vms", scope="vms:read")
             status = 200
         except ApiError as exc:
             status = exc.status
@@ -1106,6 +1106,8 @@ class Recorder:
                 )
         else:
             self.said("over_max", "clamp")
+            if style == "token":
+                self.out.inferred.pop("token_names", None)
             if page.per_page is not None and page.per_page < 1000:
                 self.said("page_max", page.per_page)
             elif self.listed is not None and served < self.listed:
@@ -1160,9 +1162,11 @@ class Recorder:
         """``param``=1000 refused: the largest size taken, found by halving (GET only)."""
         _, low_refused = self._get({param: 1})
         if low_refused is not None:
-            for point in ("page_max", "over_max"):
+            for point in ("page_max", "over_max", "validation_status", "wording"):
                 self.unseen(point, f"{param}=1 was refused too: it is not a size the service takes")
             return
+        if style == "token":  # the size is one it takes: no longer only the sandbox's pairing
+            self.out.inferred.pop("token_names", None)
         taken, refused_at = 1, 1000
         while refused_at - taken > 1:
             mid = (taken + refused_at) // 2
@@ -1183,8 +1187,8 @@ class Recorder:
             self.said("validation_status", status)
         else:
             self.cannot("validation_status", f"{param}={asked} was refused with {status}")
-        page_default = self.out.dialect.get("page_default", 20)
-        page_max = self.out.dialect.get("page_max", 100)
+        page_default = self.out.dialect.get("page_default", Dialect().page_default)
+        page_max = self.out.dialect.get("page_max", Dialect().page_max)
         wording = validation_wording(style, over_max, page_default, page_max, {param: asked}, text)
         if wording is None:
             self.cannot(

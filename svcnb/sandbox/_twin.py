@@ -298,15 +298,20 @@ def place_transitional(words: list[str]) -> tuple[dict[str, str], list[str]]:
     only transitional word seen; a status no word was seen for keeps its own word."""
     placed: dict[str, str] = {}
     unplaced: list[str] = []
+    key = "vm_words.transitional"
     for word in words:
         plain = re.sub(r"[\s-]+", "_", word.strip().lower())
         status = next((s for s in ("provisioning", "stopping") if plain in VM_POOLS[s]), None)
-        if status is None or status in placed:
+        if status is None:
             unplaced.append(word)
+        elif status in placed:  # two words for one status: the sandbox says one
+            return {}, [
+                f"not expressible: {key}: {placed[status]!r} and {word!r} are both words for "
+                f"{status}; the twin says provisioning and stopping"
+            ]
         else:
             placed[status] = word
     free = [s for s in ("provisioning", "stopping") if s not in placed]
-    key = "vm_words.transitional"
     if len(unplaced) == 1 and len(free) == 1:
         placed[free[0]] = unplaced[0]
         return placed, [

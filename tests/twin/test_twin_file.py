@@ -144,6 +144,9 @@ def test_transitional_words_are_placed_only_where_the_sandbox_can_tell():
     placed, lines = place_transitional(["spawning"])
     assert placed == {"provisioning": "spawning", "stopping": "spawning"} and "both" not in lines[0]
     assert "provisioning and stopping" in lines[0]
+    # two words of one pool: the sandbox says one word per status
+    placed, lines = place_transitional(["pending", "starting"])
+    assert placed == {} and lines[0].startswith("not expressible: vm_words.transitional")
     # two no pool holds: which is which cannot be told; neither is said
     placed, lines = place_transitional(["spawning", "winding_down"])
     assert placed == {} and len(lines) == 2
