@@ -167,10 +167,17 @@ def _serve_command(
     thread = threading.Thread(target=lambda: result.setdefault("code", sandbox_command(args, stop)))
     thread.start()
     deadline = time.monotonic() + 30
-    while not connection.exists():
+    while not _written(connection):  # whole: the file is written after it is opened
         assert thread.is_alive() and time.monotonic() < deadline
         time.sleep(0.05)
     return stop, thread, result
+
+
+def _written(connection: Path) -> bool:
+    try:
+        return bool(json.loads(connection.read_text()).get("base_url"))
+    except (OSError, ValueError):
+        return False
 
 
 def test_the_three_commands_give_a_twin_of_the_account(sandbox, monkeypatch, capsys, tmp_path):
