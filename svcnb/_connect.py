@@ -14,15 +14,18 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from svcnb.client import Client
-from svcnb.client._config import (
+from svcnb.client import (
     ENV_API_KEY,
     ENV_BASE_URL,
+    TOKEN_MAX_LENGTH,
+    TOKEN_MIN_LENGTH,
+    Client,
     RefusedBaseUrl,
+    as_secret,
     key_and_url,
+    looks_like_token,
     screened_url,
 )
-from svcnb.client._redact import TOKEN_MAX_LENGTH, TOKEN_MIN_LENGTH, as_secret, looks_like_token
 from svcnb.config import DEFAULT_ACCOUNT, ConfigError, account, accounts, config_path
 
 if TYPE_CHECKING:

@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from svcnb._extras import lab_needed
 from svcnb._notebooks import DEFAULT_FOLDER, NotebooksMissing, copy_into
 from svcnb._notebooks import names as shipped_names
+from svcnb.extras import lab_needed
 
 if TYPE_CHECKING:
     from svcnb import Client
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     # imported here: `svcnb demo --help` and the line above need none of them
     from svcnb import Client, sandbox
     from svcnb._lab import kernel_environment, private_folder
-    from svcnb.panels._display import STATIC_ENV
+    from svcnb.panels import STATIC_ENV
     from svcnb.store import Store
 
     if args.days < 1:

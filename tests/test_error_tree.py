@@ -19,7 +19,8 @@ from svcnb.errors import SvcnbError
 
 # Internal exceptions: raised and caught inside one layer, never seen by a user.
 INTERNAL = {
-    "svcnb.sandbox._wire.ApiFailure": "the sandbox turns it into a failure envelope it answers",
+    "svcnb.sandbox._envelopes.ApiFailure": "the sandbox turns it into a failure envelope it "
+    "answers",
     "svcnb.sandbox._http.DroppedConnection": "the sandbox raises it to cut a connection on purpose",
     "svcnb.sandbox._http._Refused": "the sandbox's body parser answers it as a 400 envelope",
     "svcnb.store._snapshots.Unreadable": "the store catches it and warns or raises StoreError",

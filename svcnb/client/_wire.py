@@ -51,8 +51,8 @@ from urllib3.exceptions import (
     TimeoutError as Urllib3Timeout,
 )
 
-from svcnb._timebox import bound
 from svcnb.client._redact import Secret
+from svcnb.client._timebox import bound
 from svcnb.config import ConfigError
 
 _PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")

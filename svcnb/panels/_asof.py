@@ -31,9 +31,7 @@ from svcnb.panels._display import Displayed
 from svcnb.panels._messages import banner, show, shown_in
 from svcnb.panels._quiet import quietly
 from svcnb.panels._render import THEME_STYLE, PlotView, grid, shown
-from svcnb.reports._replay import Histories
-from svcnb.reports._reuse import Reuse
-from svcnb.reports._view import View, ViewSpec
+from svcnb.reports import Histories, Reuse, View, ViewSpec
 from svcnb.reports.billing import export_csv
 from svcnb.store import Store
 

@@ -17,7 +17,7 @@ from itables.widget import ITable
 from matplotlib.figure import Figure
 
 from svcnb.panels._messages import redact
-from svcnb.reports._display import display_frame, label
+from svcnb.reports import display_frame, label
 
 # Set by ``svcnb demo`` for its kernels: pages rendered without a live kernel (or a CDN for
 # widget scripts) need what each panel shows as plain HTML beside the widget view.

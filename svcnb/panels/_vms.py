@@ -18,8 +18,8 @@ from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, banner, describe, show, shown_in
 from svcnb.panels._quiet import quietly
 from svcnb.panels._render import grid, shown, table
-from svcnb.plans._stop import NOT_STOPPABLE, PROTECTED, vms_text
-from svcnb.reports._classes import vm_classes
+from svcnb.plans import NOT_STOPPABLE, PROTECTED, vms_text
+from svcnb.reports import vm_classes
 from svcnb.store import Store
 
 _TABLE_COLUMNS = [

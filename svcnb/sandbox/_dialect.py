@@ -15,7 +15,7 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 
-from ._catalog import BILLING_STATUSES, VM_STATUSES
+from ._plans_regions import BILLING_STATUSES, VM_STATUSES
 
 BASE_PATHS = ("both", "public", "prefixed")
 PAGING = ("meta", "items", "cursor", "link", "offset", "token", "hal", "zero", "bare")

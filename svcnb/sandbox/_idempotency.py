@@ -13,8 +13,8 @@ import hashlib
 import json
 from datetime import timedelta
 
+from ._envelopes import ApiFailure
 from ._state import State
-from ._wire import ApiFailure
 
 KEY_MAX = 255
 LIFETIME = timedelta(hours=24)

@@ -18,7 +18,6 @@ import pytest
 from dialect_support import amount, walk
 
 from svcnb.sandbox import Sandbox, serve
-from svcnb.sandbox._catalog import PLANS
 from svcnb.sandbox._dialect import (
     LINK_FORMS,
     MONEY,
@@ -27,7 +26,9 @@ from svcnb.sandbox._dialect import (
     TOKEN_NAMES,
     Dialect,
 )
-from svcnb.sandbox._speak import money, ram
+from svcnb.sandbox._plans_regions import PLANS
+from svcnb.sandbox._speak import ram
+from svcnb.sandbox._speak import write_money as money
 
 VMS = 57
 SEED = 11

@@ -7,8 +7,8 @@ from decimal import Decimal
 
 from _life_fleet import DAY, add_vm, advance_to, at, empty_account, events_of, served_price, topup
 
+from svcnb.sandbox._envelopes import iso, parse_iso
 from svcnb.sandbox._life import GRACE, LOW_BALANCE_WINDOW, add_month
-from svcnb.sandbox._wire import iso, parse_iso
 
 
 def _renewed_for(state, vm_id: str) -> list[dict]:

@@ -14,8 +14,8 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from .._catalog import public_ip
-from .._wire import ApiFailure, iso, parse_iso
+from .._envelopes import ApiFailure, iso, parse_iso
+from .._plans_regions import public_ip
 from ._base import Table, find
 
 if TYPE_CHECKING:
