@@ -339,7 +339,7 @@ def test_the_plot_says_at_least_and_unknown(frame):
 
 
 def test_bounds_read_as_bounds_wherever_the_frame_is_shown():
-    from svcnb.reports._display import display_frame, text_table
+    from svcnb.reports import display_frame, text_table
 
     got = webhooks.health(
         frames.webhooks([HOOK]), frames.deliveries(history(47)[-10:], webhook_id="h9"), now=T0

@@ -18,6 +18,7 @@ import pytest
 from dialect_support import amount, walk
 
 from svcnb.sandbox import Sandbox, serve
+from svcnb.sandbox import write_money as money
 from svcnb.sandbox._dialect import (
     LINK_FORMS,
     MONEY,
@@ -28,7 +29,6 @@ from svcnb.sandbox._dialect import (
 )
 from svcnb.sandbox._plans_regions import PLANS
 from svcnb.sandbox._speak import ram
-from svcnb.sandbox._speak import write_money as money
 
 VMS = 57
 SEED = 11

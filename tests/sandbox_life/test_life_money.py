@@ -188,8 +188,8 @@ def test_low_balance_is_armed_again_after_a_top_up_covers_the_need():
 
 
 def test_seeded_overdue_and_suspended_vms_owe_their_price_from_the_start():
+    from svcnb.sandbox import SandboxConfig
     from svcnb.sandbox._build import new_state
-    from svcnb.sandbox._config import SandboxConfig
 
     state = new_state(SandboxConfig(seed=7, vms=40))
     overdue = [
