@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 _log = logging.getLogger("svcnb")
 
-# A sandbox connection file (DESIGN section 4), as `svcnb lab` and `svcnb sandbox` write it.
+# A sandbox connection file, as `svcnb lab` and `svcnb sandbox` write it.
 ENV_SANDBOX_FILE = "SVCNB_SANDBOX"
 
 # The background sandbox of this process: started by the first connect() that needs it, kept

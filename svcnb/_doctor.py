@@ -3,7 +3,7 @@ svcnb proved or understood.
 
 Read-only against any configured service: it sends only GET requests (the pages of the lists it
 reads, and a few more) and never changes anything in the account. It vouches only for what it
-proved (DESIGN section 3, the two reading rules):
+proved (docs/contracts.md section 0, the two reading rules):
 
 - every list it reads (VMs, firewalls, the rules of one firewall, networks, the attachments of
   one network, webhooks, the deliveries of one webhook) is read through svcnb's own client, and

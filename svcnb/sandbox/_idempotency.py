@@ -1,4 +1,4 @@
-"""Idempotency-Key handling (DESIGN section 3).
+"""Idempotency-Key handling.
 
 A key is any string of 1..255 characters, kept 24 hours of sandbox time per token. The first
 request with a key runs; its answer (any status below 500) is stored and a later request with

@@ -26,7 +26,7 @@ from ._plans_regions import CURRENCY
 TIME_KEYS = frozenset(
     {"createdAt", "updatedAt", "attachedAt", "lastAttemptAt", "expiresAt", "nextRenewalAt"}
 )
-# served by GET /vms/{id} only; GET /vms summaries leave them out (DESIGN section 3)
+# served by GET /vms/{id} only; GET /vms summaries leave them out (docs/contracts.md section 1)
 DETAIL_KEYS = frozenset({"sshKeys", "firewalls", "privateNetworks"})
 _VM_SCHEMAS = frozenset({"VM", "VMSummary"})
 _LOCAL = timezone(timedelta(hours=2))
