@@ -331,13 +331,6 @@ class Dialect:
     def billing_word(self, status: object) -> object:
         return self.billing_words.get(status, status) if isinstance(status, str) else status
 
-    def vm_status_of(self, word: object) -> object:
-        """The canonical status a served word stands for (the inverse of :meth:`vm_word`)."""
-        return next((k for k, v in self.vm_words.items() if v == word), word)
-
-    def billing_status_of(self, word: object) -> object:
-        return next((k for k, v in self.billing_words.items() if v == word), word)
-
     def __repr__(self) -> str:
         return f"Dialect({self.name!r})"
 
