@@ -18,6 +18,7 @@ import shutil
 import sys
 import tempfile
 import time
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,6 +28,7 @@ from svcnb._notebooks import names as shipped_names
 
 if TYPE_CHECKING:
     from svcnb import Client
+    from svcnb.sandbox import Control
 
 # The notebooks rendered, in reading order. 02 stops VMs (through a plan, after rehearsing it on
 # a copy): it comes last, so what it stops on the demo's sandbox changes no other page.
@@ -41,6 +43,13 @@ REPORT_NOTEBOOKS = (
 DEFAULT_DAYS = 90
 DEFAULT_VMS = 40
 DEFAULT_SEED = 7
+# The simulated customer (``Customer``): each morning at PAY_HOUR UTC, when the wallet would not
+# cover the next COVER_DAYS of renewals and debts, a top-up for REFILL_DAYS; top-up number
+# LATE_TOPUP comes late (a slip finance can find in the history).
+PAY_HOUR = 9
+COVER_DAYS = 30
+REFILL_DAYS = 60
+LATE_TOPUP = 2
 # Requests per minute per token in the demo's sandbox. 90 daily snapshots are a few thousand
 # requests; at the real limit (600/min) the client would rightly pace them over minutes.
 DEMO_RATE_LIMIT = 100_000
@@ -134,8 +143,11 @@ def run(args: argparse.Namespace) -> int:
             for line in fleet_summary(client):
                 _say(line)
             _say(f"simulating {args.days} days with a snapshot each day into {store_path}")
-            ids = store.build_history(client, args.days, sb.control.advance)
+            customer = Customer(client, sb.control)
+            ids = store.build_history(client, args.days, customer.advance)
         _say(f"{len(ids)} snapshots in {time.monotonic() - started:.1f} s")
+        for line in customer.story():
+            _say(line)
 
         connection = sb.write_connection_file(private / "sandbox.json")
         env = kernel_environment(connection, store_path)
@@ -175,6 +187,117 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {path}")
     print(f"  {store_path}  (the snapshot store; `SVCNB_STORE={store_path}` to explore it)")
     return 0
+
+
+class Customer:
+    """How the demo's simulated customer keeps the wallet, between the daily snapshots.
+
+    Every morning at :data:`PAY_HOUR` UTC she asks svcnb what the next ``cover_days`` need
+    (``whatif.topup_needed``: what is owed, then every renewal due); when the balance falls short,
+    or anything is owed (the service takes a debt from a top-up only), she tops up enough for
+    ``refill_days``, through the sandbox's control (the API has no top-up).
+    Once, top-up number ``late`` comes late: the card on file has expired and nobody notices
+    until a VM is suspended for non-payment; she pays the first morning she sees one. So the
+    history holds a sensible account with one slip that finance can find: a dip in the balance,
+    renewals gone overdue, a few VMs suspended for a day or two, then paid and back.
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        control: Control,
+        *,
+        cover_days: int = COVER_DAYS,
+        refill_days: int = REFILL_DAYS,
+        late: int = LATE_TOPUP,
+    ) -> None:
+        self.client = client
+        self.control = control
+        self.cover_days = cover_days
+        self.refill_days = refill_days
+        self.late = late
+        # (time, amount text, the morning the wallet first fell short) of each top-up made
+        self.topups: list[tuple[datetime, str, datetime]] = []
+        self.short_since: datetime | None = None
+        # while the late top-up waits: the most VMs overdue and suspended on one morning
+        self.slip_overdue = 0
+        self.slip_suspended = 0
+        self.mornings: list[tuple[datetime, str, int, int]] = []  # time, balance, owing, suspended
+
+    def advance(self, seconds: float) -> datetime:
+        """Move the sandbox clock on by ``seconds``, stopping at each morning on the way."""
+        now = self.control.now()
+        end = now + timedelta(seconds=seconds)
+        while True:
+            morning = now.replace(hour=PAY_HOUR, minute=0, second=0, microsecond=0)
+            if morning <= now:
+                morning += timedelta(days=1)
+            if morning > end:
+                break
+            now = self.control.advance((morning - now).total_seconds())
+            self.morning(now)
+        return self.control.advance((end - now).total_seconds())
+
+    def morning(self, now: datetime) -> None:
+        """Look at the wallet at ``now`` and top up if it falls short (see the class)."""
+        from svcnb import frames, vocab
+        from svcnb.reports import whatif
+        from svcnb.reports._money import money_text
+
+        vms = frames.vms(self.client.vms.list())
+        wallet = frames.wallet([self.client.wallet.get()])
+        need = whatif.topup_needed(
+            vms, wallet, now=now, horizons=(self.cover_days, self.refill_days)
+        ).set_index("horizon_days")
+        billing = vms["billing_status"].map(vocab.billing_class)
+        owing, suspended = int((billing == "owing").sum()), int((billing == "suspended").sum())
+        cover, refill = need.loc[self.cover_days], need.loc[self.refill_days]
+        self.mornings.append(
+            (now, money_text(cover["balance"], cover["currency"]), owing, suspended)
+        )
+        # something owed is paid at once too (the service takes a debt only from a top-up)
+        if cover["topup"] <= 0 and cover["owed"] <= 0:
+            self.short_since = None
+            return
+        self.short_since = self.short_since or now
+        if len(self.topups) + 1 == self.late:
+            self.slip_overdue = max(self.slip_overdue, owing + suspended)
+            self.slip_suspended = max(self.slip_suspended, suspended)
+            if not self._suspended_since_short(suspended):
+                return
+        amount = max(refill["topup"], cover["owed"])
+        self.control.topup(f"{amount:.2f}")
+        self.topups.append((now, money_text(amount, cover["currency"]), self.short_since))
+        self.short_since = None
+
+    def _suspended_since_short(self, suspended: int) -> bool:
+        # the first morning the wallet fell short saw the account as it was then
+        first = next((m for m in self.mornings if m[0] == self.short_since), None)
+        return first is not None and suspended > first[3]
+
+    def story(self) -> list[str]:
+        """What the customer did, in a few lines for the demo's output."""
+        lines = [
+            f"the simulated customer tops up each morning the wallet would not cover the next "
+            f"{self.cover_days} days (or something is owed), enough for {self.refill_days} days"
+        ]
+        for number, (at, amount, since) in enumerate(self.topups, start=1):
+            late = (at - since).days
+            line = f"top-up {number}: {at:%Y-%m-%d %H:%M} UTC, {amount}"
+            if number == self.late:
+                line += (
+                    f", late: the wallet fell short on {since:%Y-%m-%d} and nobody paid until a "
+                    f"VM was suspended ({late} days; up to {self.slip_overdue} VMs unpaid, "
+                    f"{self.slip_suspended} suspended)"
+                )
+            lines.append(line)
+        if self.mornings:
+            at, balance, owing, suspended = self.mornings[-1]
+            lines.append(
+                f"last morning ({at:%Y-%m-%d}): balance {balance}, {owing} VMs overdue, "
+                f"{suspended} suspended for non-payment"
+            )
+        return lines
 
 
 def fleet_summary(client: Client) -> list[str]:
