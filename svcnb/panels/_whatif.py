@@ -10,12 +10,12 @@ from typing import Any
 import ipywidgets as widgets
 import pandas as pd
 
+from svcnb.money import money_text
 from svcnb.panels._asof import AsOfPanel
 from svcnb.panels._quiet import quietly
 from svcnb.panels._render import THEME_STYLE, grid, shown
 from svcnb.reports import whatif
 from svcnb.reports._classes import left_out_note
-from svcnb.reports._money import money_text
 from svcnb.store import Store
 
 _VM_COLUMNS = ["name", "id", "status", "plan_slug", "price_monthly_amount", "next_renewal_at"]

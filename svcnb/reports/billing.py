@@ -42,16 +42,34 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
-from svcnb.reports._classes import LIVE, OWING, UNKNOWN, billing_classes, vm_classes
-from svcnb.reports._duration import DurationError, duration
-from svcnb.reports._money import MONEY_COLUMNS, currency_of, exact_sum, plain_text
+from svcnb.money import exact_sum, plain_text, to_decimal
+from svcnb.reports._classes import (
+    LIVE,
+    OWING,
+    UNKNOWN,
+    billing_classes,
+    left_out_note,
+    vm_classes,
+)
+from svcnb.reports._columns import MONEY_COLUMNS, currency_of
+from svcnb.reports._duration import DurationError, duration, duration_text
 from svcnb.reports._replay import latest_per_time, report, resolve_now
 from svcnb.reports._reuse import active as reuse_active
 from svcnb.reports._reuse import reusable
 from svcnb.reports._timeaxis import concise_dates, legend_outside, money_axis
+from svcnb.reports._view import (
+    FigureSpec,
+    PlotSpec,
+    TableSpec,
+    View,
+    ViewSpec,
+    figure,
+    view_notes,
+)
 
 __all__ = [
     "BILLING_HISTORY",
+    "VIEW",
     "DEFAULT_CYCLE",
     "DEFAULT_GRACE",
     "DEFAULT_LOW_BALANCE_WINDOW",
@@ -73,6 +91,7 @@ __all__ = [
     "run_rate",
     "runway",
     "unknown_status",
+    "view",
 ]
 
 # Billing cycle of a VM: a calendar month on the same day, as the sandbox renews.
@@ -1059,3 +1078,266 @@ def export_csv(frame: pd.DataFrame, path: Any = None) -> str | None:
         elif out[col].dtype == object:
             out[col] = out[col].map(lambda v: ", ".join(map(str, v)) if isinstance(v, list) else v)
     return out.to_csv(path, index=False)
+
+
+# --- the billing view: what every surface shows (svcnb.reports._view) -------------------------
+
+_GOOD_STANDING = (
+    "the prices of the renewals falling due in the next {days} days of VMs in good standing "
+    "(paid up, not suspended); what overdue and suspended VMs owe is under Owed now, and they "
+    "do not renew until it is paid"
+)
+
+VIEW = ViewSpec(
+    report="billing",
+    title="Billing",
+    figures=(
+        FigureSpec("balance", "Wallet balance", "money", "The wallet's balance at the snapshot."),
+        *(
+            FigureSpec(
+                f"renewals_{d}d",
+                f"Renewals due in {d} days (VMs in good standing)",
+                "money",
+                _GOOD_STANDING.format(days=d)[:1].upper()
+                + _GOOD_STANDING.format(days=d)[1:]
+                + "; the count of renewals is in brackets.",
+            )
+            for d in (7, 30, 90)
+        ),
+        FigureSpec(
+            "owed",
+            "Owed now (overdue and suspended VMs)",
+            "money",
+            "The unpaid renewals of overdue and suspended VMs: the first thing a top-up pays.",
+        ),
+        FigureSpec(
+            "monthly_run_rate",
+            "Monthly run rate",
+            "money",
+            "The monthly prices of every billed VM (not terminated, status known), in the "
+            "wallet's currency.",
+        ),
+        FigureSpec(
+            "runway_at",
+            "Runway: first renewal the wallet cannot pay",
+            "time",
+            "When the balance, walked through every renewal in time order, first fails to pay "
+            "one (within the horizon); the VM is in brackets. 'by' when VMs were left out: it "
+            "may come sooner.",
+        ),
+        FigureSpec(
+            "low_balance_at",
+            "Balance falls below owed + next week's renewals",
+            "time",
+            "When the balance first falls below what is owed plus the renewals of the following "
+            "7 days (the service's low-balance warning).",
+        ),
+        FigureSpec(
+            "vms_overdue",
+            "VMs overdue",
+            "count",
+            "VMs whose billing status means they owe (overdue, unpaid).",
+        ),
+        FigureSpec(
+            "vms_suspended",
+            "VMs suspended",
+            "count",
+            "VMs suspended by their status or their billing status.",
+        ),
+        FigureSpec("vms_total", "VMs in the snapshot", "count", "Every VM listed, any status."),
+        FigureSpec(
+            "unknown_status",
+            "VMs left out (status word unknown)",
+            "count",
+            "VMs whose status or billing word svcnb does not know: left out of every sum and "
+            "forecast (map their words with svcnb.vocab.extend).",
+        ),
+    ),
+    tables=(
+        TableSpec(
+            "renewals",
+            "Renewals within {within}",
+            (
+                "renewal_at",
+                "days_until",
+                "name",
+                "vm_id",
+                "plan_slug",
+                "billing_status",
+                "amount",
+                "currency",
+                "price_source",
+            ),
+            "One row per renewal of a VM in good standing, soonest first.",
+        ),
+        TableSpec(
+            "renewals_due",
+            "Renewals due in 7, 30 and 90 days (VMs in good standing)",
+            ("within_days", "currency", "renewals", "amount", "unpriced"),
+            "Per horizon and currency: how many renewals fall due and their amount.",
+        ),
+        TableSpec(
+            "overdue",
+            "Overdue or suspended VMs (what they owe is Owed now)",
+            (
+                "name",
+                "vm_id",
+                "status",
+                "billing_status",
+                "next_renewal_at",
+                "days_overdue",
+                "amount",
+                "currency",
+            ),  # fmt: skip
+            "One row per VM that owes or is suspended.",
+        ),
+        TableSpec("runway", "Runway", None, "The runway walk's result."),
+        TableSpec(
+            "low_balance", "Low-balance forecast", None, "When the low-balance warning comes."
+        ),
+        TableSpec("monthly_total", "Monthly run rate", None, "Per currency."),
+        TableSpec(
+            "run_rate_plan",
+            "Monthly run rate by plan",
+            ("plan_slug", "currency", "vms", "monthly_amount", "unpriced", "unknown_status"),
+            "Per plan and currency.",
+        ),
+        TableSpec(
+            "run_rate_region",
+            "Monthly run rate by region",
+            ("region_slug", "currency", "vms", "monthly_amount", "unpriced", "unknown_status"),
+            "Per region and currency.",
+        ),
+        TableSpec(
+            "prices",
+            "Monthly price per VM",
+            ("name", "vm_id", "status", "plan_slug", "amount", "currency", "price_source"),
+            "One row per VM: its monthly price and where it comes from.",
+        ),
+        TableSpec(
+            "balance_history",
+            "Wallet balance per snapshot",
+            ("server_time", "balance", "currency"),
+            "One row per snapshot up to the one shown.",
+        ),
+        TableSpec(
+            "unknown_status",
+            "VMs left out: status or billing word unknown",
+            ("name", "vm_id", "status", "billing_status"),
+            "Map their words with svcnb.vocab.extend to count them in.",
+        ),
+    ),
+    plots=(
+        PlotSpec("renewals", "Renewals by day"),
+        PlotSpec("balance", "Balance: history, projection and runway"),
+    ),
+)
+
+
+def view(
+    store: Any,
+    at: Any = None,
+    *,
+    within: Any = "30d",
+    horizon: Any = "365d",
+    account: str | None = None,
+) -> View:
+    """The billing view as of the latest snapshot at or before ``at`` (see ``VIEW``).
+
+    ``within``: the renewals table's span; ``horizon``: how far the runway walks (both read by
+    ``svcnb.reports.duration``: a bare number is days).
+    """
+    within_td = duration(within, name="within")
+    horizon_td = duration(horizon, name="horizon")
+    inputs = renewal_schedule.inputs(store, at, account)
+    vms, wallet, now = inputs["vms"], inputs["wallet"], inputs["now"]
+    history = balance_history.from_store(store, at=now, account=account)
+    walk = runway(vms, wallet, now=now, horizon=horizon_td)
+    tables = {
+        "renewals": renewals(vms, wallet, now=now, within=within_td),
+        "renewals_due": renewals_due(vms, wallet, now=now),
+        "overdue": overdue(vms, now=now),
+        "runway": walk,
+        "low_balance": low_balance_forecast(vms, wallet, now=now, horizon=horizon_td),
+        "monthly_total": monthly_total(vms, wallet, now=now),
+        "run_rate_plan": run_rate(vms, wallet, now=now, by="plan_slug"),
+        "run_rate_region": run_rate(vms, wallet, now=now, by="region_slug"),
+        "prices": prices(vms, wallet, now=now),
+        "balance_history": history,
+    }
+    left = unknown_status(vms, now=now)
+    if len(left):
+        tables["unknown_status"] = left
+    schedule = renewal_schedule(vms, wallet, now=now, horizon="90D")
+    row = walk.iloc[0]
+    currency = None if pd.isna(row["currency"]) else str(row["currency"])
+    complete = bool(row["complete"])
+    bound = "" if complete else "by"
+    due = tables["renewals_due"]
+    mine = due if currency is None else due[due["currency"] == currency]
+    total = tables["monthly_total"]
+    rate = total if currency is None else total[total["currency"] == currency]
+    vm, bill = vm_classes(vms), billing_classes(vms)
+    low = tables["low_balance"]["low_at"].iloc[0]
+    figures = dict(
+        [
+            figure(VIEW, "balance", to_decimal(row["balance"], currency), currency=currency),
+            *(
+                figure(
+                    VIEW,
+                    f"renewals_{d}d",
+                    exact_sum(mine.loc[mine["within_days"] == d, "amount"].dropna(), currency),
+                    currency=currency,
+                    qualifier=""
+                    if complete and not int(mine.loc[mine["within_days"] == d, "unpriced"].sum())
+                    else "at least",
+                    detail=f"{int(mine.loc[mine['within_days'] == d, 'renewals'].sum())} renewals",
+                )
+                for d in (7, 30, 90)
+            ),
+            figure(VIEW, "owed", to_decimal(row["owed"], currency), currency=currency),
+            figure(
+                VIEW,
+                "monthly_run_rate",
+                exact_sum(rate["monthly_amount"].dropna(), currency),
+                currency=currency,
+                # a VM of unknown price adds an unknown amount: the rate is at least this
+                qualifier="at least" if int(rate["unpriced"].sum()) else "",
+            ),
+            figure(
+                VIEW,
+                "runway_at",
+                row["runway_at"],
+                qualifier=bound,
+                empty=f"none within {duration_text(horizon_td)}",
+                detail="" if pd.isna(row["runway_at"]) or pd.isna(row["name"]) else row["name"],
+            ),
+            figure(
+                VIEW,
+                "low_balance_at",
+                low,
+                qualifier=bound,
+                empty=f"none within {duration_text(horizon_td)}",
+            ),
+            figure(VIEW, "vms_overdue", int((bill == "owing").sum())),
+            figure(VIEW, "vms_suspended", int(((vm == "suspended") | (bill == "suspended")).sum())),
+            figure(VIEW, "vms_total", len(vms)),
+            figure(VIEW, "unknown_status", int(row["unknown_status"])),
+        ]
+    )
+    notes = view_notes(inputs, tables.values())
+    if not complete:
+        notes.insert(0, left_out_note(int(row["unknown_status"])) + "; the runway may come sooner")
+    return View(
+        VIEW,
+        now,
+        figures,
+        tables,
+        plots={
+            "renewals": lambda ax: plot_renewals(tables["renewals"], ax=ax),
+            "balance": lambda ax: plot_balance(history, schedule, walk, ax=ax),
+        },
+        options={"within": duration_text(within_td), "horizon": duration_text(horizon_td)},
+        notes=notes,
+        complete=complete and not any("may be incomplete" in n for n in notes),
+    )
