@@ -242,7 +242,7 @@ class Customer:
         """Look at the wallet at ``now`` and top up if it falls short (see the class)."""
         from svcnb import frames, vocab
         from svcnb.reports import whatif
-        from svcnb.reports._money import money_text
+        from svcnb.money import money_text
 
         vms = frames.vms(self.client.vms.list())
         wallet = frames.wallet([self.client.wallet.get()])
