@@ -274,16 +274,18 @@ def page_lengths(page: int) -> list[int]:
 def figure_columns(frame: pd.DataFrame) -> list[int]:
     """Positions of ``frame``'s columns that hold figures (right-aligned wherever shown).
 
-    By the kind of each column where :func:`shown` recorded it (``attrs["kinds"]``); otherwise
-    a numeric dtype, or text that reads as a figure in every cell (blanks and "unknown" aside).
+    By the kind of each column where :func:`shown` recorded it (``attrs["kinds"]``); a text
+    column (or one of no known kind) by a numeric dtype, or text that reads as a figure in
+    every cell (blanks and "unknown" aside).
     """
     kinds = frame.attrs.get("kinds") or {}
     found = []
     for i, column in enumerate(frame.columns):
-        if column in kinds:
-            if kinds[column] in FIGURE_KINDS:
-                found.append(i)
+        if kinds.get(column) in FIGURE_KINDS:
+            found.append(i)
             continue
+        if kinds.get(column, "text") != "text":
+            continue  # times, flags, lists
         if _numeric_dtype(frame[column]):
             found.append(i)
             continue
