@@ -241,8 +241,8 @@ class Customer:
     def morning(self, now: datetime) -> None:
         """Look at the wallet at ``now`` and top up if it falls short (see the class)."""
         from svcnb import frames, vocab
-        from svcnb.reports import whatif
         from svcnb.money import money_text
+        from svcnb.reports import whatif
 
         vms = frames.vms(self.client.vms.list())
         wallet = frames.wallet([self.client.wallet.get()])

@@ -137,6 +137,6 @@ def _collect(w: widgets.Widget, parts: list[str]) -> None:
                 parts.append("<p><i>Nothing to show.</i></p>")
             else:
                 # the grid's frame already holds labels and formatted text
-                parts.append(frame_html(frame, limit=STATIC_ROWS))
+                parts.append(frame_html(frame, limit=STATIC_ROWS, selected=w.selected_rows))
     elif isinstance(w, widgets.Label) and w.value.strip():
         parts.append(f"<p>{html.escape(redact(w.value))}</p>")

@@ -41,6 +41,9 @@ THEME_STYLE = (
     "{text-align:right;white-space:nowrap}"
     ".svcnb-table th{background:var(--jp-layout-color2,#eee);"
     "color:var(--jp-ui-font-color0,#000);font-weight:600}"
+    # the rows a grid had selected, on a page that cannot show the selection itself
+    ".svcnb-table tr.svcnb-selected td{font-weight:600;"
+    "box-shadow:inset 4px 0 0 var(--jp-brand-color1,#1976d2)}"
     # a table wider than the page scrolls sideways inside its own box, never cut off
     ".svcnb-scroll{overflow-x:auto;max-width:100%}"
     ".svcnb-panel,.svcnb-panel .widget-label,.svcnb-panel .widget-html-content{"
@@ -48,6 +51,9 @@ THEME_STYLE = (
     # a button keeps its whole label ("Reload snapshots") instead of the short fixed width
     ".svcnb-panel .widget-button{width:auto;min-width:var(--jp-widgets-inline-width-short);"
     "flex-shrink:0}"
+    # ... and one on a row of its own is as wide as that label, not the whole panel
+    ".svcnb-panel.widget-vbox>.widget-button,.svcnb-panel .widget-vbox>.widget-button{"
+    "align-self:flex-start}"
     # ipywidgets only fades a disabled button (60 %): a blue Save on a dark page still looks
     # ready. Disabled reads as disabled in every theme: no colour, muted text, dashed edge.
     ".svcnb-panel button.jupyter-button:disabled{background-color:var(--jp-layout-color2,#eee);"
@@ -61,7 +67,7 @@ THEME_STYLE = (
     ".svcnb-grid-box .dt-layout-table>.dt-layout-cell::-webkit-scrollbar-thumb{"
     "background:var(--jp-layout-color3,#bdbdbd);border-radius:6px}"
     # free text wraps within a readable width; a shortened cell shows it has more on hover
-    ".svcnb-grid-box table.dataTable td.svcnb-wrap{min-width:16em;max-width:32em}"
+    ".svcnb-grid-box table.dataTable td.svcnb-wrap{min-width:22em;max-width:36em}"
     ".svcnb-grid-box table.dataTable span.svcnb-short{text-decoration:underline dotted;"
     "cursor:help}"
     # ipywidgets draws a tab that is not chosen at 54 % opacity: 4.2-4.4:1, under WCAG AA; the
@@ -237,7 +243,7 @@ class PlotView(widgets.HTML):
 _PAGE_LENGTHS = (10, 25, 50, 100)
 # A column whose longest cell is free text (has a space) longer than this may wrap; every other
 # column (status, region, money, ids, times) stays on one line.
-_WRAP_OVER = 32
+_WRAP_OVER = 40
 # A cell with no space longer than this (a webhook URL, a long token) shows its start and end
 # around "…"; hovering shows it whole (its title), and search and sort use it whole.
 CLIP_OVER = 40
@@ -377,12 +383,16 @@ def short_text(text: str) -> str:
     return text[: CLIP_OVER - 14] + "\u2026" + text[-12:]
 
 
-def frame_html(frame: pd.DataFrame, *, limit: int | None = None) -> str:
+def frame_html(
+    frame: pd.DataFrame, *, limit: int | None = None, selected: Sequence[int] = ()
+) -> str:
     """A grid's frame (as :func:`shown` made it: labels and text) as a static HTML table in a
     box that scrolls sideways: figures right-aligned, long unbroken text shortened with the
-    whole of it in the cell's title, at most ``limit`` rows with a line saying how many more."""
+    whole of it in the cell's title, the ``selected`` rows (positions) marked, at most ``limit``
+    rows (and every selected one) with a line saying how many more there are."""
     figures = set(figure_columns(frame))
-    rows = frame if limit is None else frame.head(limit)
+    chosen = {int(i) for i in selected if 0 <= int(i) < len(frame)}
+    keep = [i for i in range(len(frame)) if limit is None or i < limit or i in chosen]
 
     def cell_html(i: int, value: Any, tag: str = "td") -> str:
         text = "" if value is None or _is_missing(value) else str(value)
@@ -393,15 +403,20 @@ def frame_html(frame: pd.DataFrame, *, limit: int | None = None) -> str:
 
     head = "".join(cell_html(i, c, "th") for i, c in enumerate(frame.columns))
     body = "".join(
-        "<tr>" + "".join(cell_html(i, v) for i, v in enumerate(row)) + "</tr>"
-        for row in rows.itertuples(index=False, name=None)
+        ('<tr class="svcnb-selected">' if r in chosen else "<tr>")
+        + "".join(cell_html(i, v) for i, v in enumerate(frame.iloc[r].tolist()))
+        + "</tr>"
+        for r in keep
     )
-    more = ""
-    if len(rows) < len(frame):
-        more = (
-            f"<p><i>The first {len(rows)} of {len(frame)} rows; the panel in the live notebook "
-            "pages through them all.</i></p>"
+    notes = []
+    if chosen:
+        notes.append(f"{len(chosen)} selected row{'' if len(chosen) == 1 else 's'} marked.")
+    if len(keep) < len(frame):
+        notes.append(
+            f"{len(keep)} of {len(frame)} rows shown; the panel in the live notebook pages "
+            "through them all."
         )
+    more = f"<p><i>{' '.join(notes)}</i></p>" if notes else ""
     return (
         f'{THEME_STYLE}<div class="svcnb-scroll"><table class="svcnb-table"><thead><tr>{head}'
         f"</tr></thead><tbody>{body}</tbody></table></div>{more}"

@@ -43,7 +43,7 @@ from matplotlib.patches import Patch
 
 from svcnb.reports._classes import UNKNOWN, billing_classes, vm_classes
 from svcnb.reports._replay import StoreLike, report, snapshot_at
-from svcnb.reports._timeaxis import fit_rows, legend_outside, short_label
+from svcnb.reports._timeaxis import fit_rows, short_label
 from svcnb.reports._view import (
     FigureSpec,
     PlotSpec,
@@ -612,8 +612,16 @@ def plot_health(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
         title = f"Failure runs: the {len(shown)} longest ({more} more in the table)"
     ax.set_title(title)
     kinds = [Patch(color="tab:blue", label="active"), Patch(color="tab:red", label="disabled")]
-    legend_outside(ax, handles=[*kinds, line])
-    fit_rows(ax, len(shown), per_row=0.45)
+    # under the plot, not beside it: the URLs already take the width the bars could use
+    ax.legend(
+        handles=[*kinds, line],
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.3 if bounded else -0.22),
+        ncol=3,
+        frameon=False,
+        fontsize="small",
+    )
+    fit_rows(ax, len(shown), per_row=0.45, around=1.7)
     return ax
 
 
