@@ -3,7 +3,9 @@
 Steps: copy the notebooks svcnb ships into a working folder (``--notebooks``, by default
 ``./svcnb-notebooks``; one the user changed there is left as it is, see ``svcnb._notebooks``),
 start a sandbox (clock frozen, so only the simulation moves it), take a snapshot each
-simulated day into a fresh store under ``out/``, then run the report notebooks against that
+simulated day into a fresh store under ``out/`` while a simulated customer keeps the wallet
+topped up (``Customer``: sensibly, except one top-up that comes late, so the history holds a
+slip to find), then run the report notebooks against that
 sandbox and store and write each as a self-contained HTML page (plots embedded as PNG, no input
 cells) beside it. The notebooks rendered are those of the working folder. The kernels reach the
 sandbox as ``svcnb._lab.kernel_environment`` describes; every page written is checked for the
@@ -18,7 +20,9 @@ import shutil
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -189,6 +193,22 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+@dataclass(frozen=True)
+class Morning:
+    """What the customer saw one morning: the balance, how many VMs owed a renewal (overdue)
+    and how many were suspended for non-payment, whether the wallet fell short, and the top-up
+    she made (None: none; ``late``: the one that came late)."""
+
+    at: datetime
+    balance: Decimal
+    currency: str | None
+    overdue: int
+    suspended: int
+    short: bool = False
+    topup: Decimal | None = None
+    late: bool = False
+
+
 class Customer:
     """How the demo's simulated customer keeps the wallet, between the daily snapshots.
 
@@ -200,6 +220,7 @@ class Customer:
     until a VM is suspended for non-payment; she pays the first morning she sees one. So the
     history holds a sensible account with one slip that finance can find: a dip in the balance,
     renewals gone overdue, a few VMs suspended for a day or two, then paid and back.
+    ``mornings`` keeps what she saw and did each morning.
     """
 
     def __init__(
@@ -216,13 +237,13 @@ class Customer:
         self.cover_days = cover_days
         self.refill_days = refill_days
         self.late = late
-        # (time, amount text, the morning the wallet first fell short) of each top-up made
-        self.topups: list[tuple[datetime, str, datetime]] = []
-        self.short_since: datetime | None = None
-        # while the late top-up waits: the most VMs overdue and suspended on one morning
-        self.slip_overdue = 0
-        self.slip_suspended = 0
-        self.mornings: list[tuple[datetime, str, int, int]] = []  # time, balance, owing, suspended
+        self.mornings: list[Morning] = []
+        self._short_since: Morning | None = None  # the first morning the wallet fell short
+
+    @property
+    def topups(self) -> list[Morning]:
+        """The mornings she topped up, in order."""
+        return [m for m in self.mornings if m.topup is not None]
 
     def advance(self, seconds: float) -> datetime:
         """Move the sandbox clock on by ``seconds``, stopping at each morning on the way."""
@@ -238,10 +259,9 @@ class Customer:
             self.morning(now)
         return self.control.advance((end - now).total_seconds())
 
-    def morning(self, now: datetime) -> None:
+    def morning(self, now: datetime) -> Morning:
         """Look at the wallet at ``now`` and top up if it falls short (see the class)."""
         from svcnb import frames, vocab
-        from svcnb.money import money_text
         from svcnb.reports import whatif
 
         vms = frames.vms(self.client.vms.list())
@@ -249,55 +269,65 @@ class Customer:
         need = whatif.topup_needed(
             vms, wallet, now=now, horizons=(self.cover_days, self.refill_days)
         ).set_index("horizon_days")
-        billing = vms["billing_status"].map(vocab.billing_class)
-        owing, suspended = int((billing == "owing").sum()), int((billing == "suspended").sum())
         cover, refill = need.loc[self.cover_days], need.loc[self.refill_days]
-        self.mornings.append(
-            (now, money_text(cover["balance"], cover["currency"]), owing, suspended)
+        billing = vms["billing_status"].map(vocab.billing_class)
+        seen = Morning(
+            now,
+            cover["balance"],
+            cover["currency"],
+            int((billing == "owing").sum()),
+            int((billing == "suspended").sum()),
         )
         # something owed is paid at once too (the service takes a debt only from a top-up)
         if cover["topup"] <= 0 and cover["owed"] <= 0:
-            self.short_since = None
-            return
-        self.short_since = self.short_since or now
-        if len(self.topups) + 1 == self.late:
-            self.slip_overdue = max(self.slip_overdue, owing + suspended)
-            self.slip_suspended = max(self.slip_suspended, suspended)
-            if not self._suspended_since_short(suspended):
-                return
-        amount = max(refill["topup"], cover["owed"])
-        self.control.topup(f"{amount:.2f}")
-        self.topups.append((now, money_text(amount, cover["currency"]), self.short_since))
-        self.short_since = None
-
-    def _suspended_since_short(self, suspended: int) -> bool:
-        # the first morning the wallet fell short saw the account as it was then
-        first = next((m for m in self.mornings if m[0] == self.short_since), None)
-        return first is not None and suspended > first[3]
+            self._short_since = None
+        else:
+            seen = replace(seen, short=True)
+            self._short_since = self._short_since or seen
+            late = len(self.topups) + 1 == self.late
+            if not late or seen.suspended > self._short_since.suspended:
+                amount = max(refill["topup"], cover["owed"])
+                self.control.topup(f"{amount:.2f}")
+                seen = replace(seen, topup=amount, late=late)
+                self._short_since = None
+        self.mornings.append(seen)
+        return seen
 
     def story(self) -> list[str]:
         """What the customer did, in a few lines for the demo's output."""
+        from svcnb.money import money_text
+
         lines = [
             f"the simulated customer tops up each morning the wallet would not cover the next "
             f"{self.cover_days} days (or something is owed), enough for {self.refill_days} days"
         ]
-        for number, (at, amount, since) in enumerate(self.topups, start=1):
-            late = (at - since).days
-            line = f"top-up {number}: {at:%Y-%m-%d %H:%M} UTC, {amount}"
-            if number == self.late:
+        for number, m in enumerate(self.topups, start=1):
+            line = f"top-up {number}: {m.at:%Y-%m-%d %H:%M} UTC, {money_text(m.topup, m.currency)}"
+            if m.late:
+                waited = self.waited(m)
                 line += (
-                    f", late: the wallet fell short on {since:%Y-%m-%d} and nobody paid until a "
-                    f"VM was suspended ({late} days; up to {self.slip_overdue} VMs unpaid, "
-                    f"{self.slip_suspended} suspended)"
+                    f", late: the wallet fell short on {waited[0].at:%Y-%m-%d} and nobody paid "
+                    f"until a VM was suspended ({(m.at - waited[0].at).days} days; up to "
+                    f"{max(w.overdue + w.suspended for w in waited)} VMs unpaid, "
+                    f"{max(w.suspended for w in waited)} suspended)"
                 )
             lines.append(line)
         if self.mornings:
-            at, balance, owing, suspended = self.mornings[-1]
+            m = self.mornings[-1]
             lines.append(
-                f"last morning ({at:%Y-%m-%d}): balance {balance}, {owing} VMs overdue, "
-                f"{suspended} suspended for non-payment"
+                f"last morning ({m.at:%Y-%m-%d}): balance {money_text(m.balance, m.currency)}, "
+                f"{m.overdue} VMs overdue, {m.suspended} suspended for non-payment"
             )
         return lines
+
+    def waited(self, topup: Morning) -> list[Morning]:
+        """The mornings the wallet was short before ``topup`` paid, ``topup``'s own last."""
+        run = [topup]
+        for m in reversed([m for m in self.mornings if m.at < topup.at]):
+            if not m.short or m.topup is not None:
+                break
+            run.insert(0, m)
+        return run
 
 
 def fleet_summary(client: Client) -> list[str]:
