@@ -42,7 +42,8 @@ THEME_STYLE = (
     ".svcnb-table th{background:var(--jp-layout-color2,#eee);"
     "color:var(--jp-ui-font-color0,#000);font-weight:600}"
     # the rows a grid had selected, on a page that cannot show the selection itself
-    ".svcnb-table tr.svcnb-selected td{font-weight:600;"
+    ".svcnb-table tr.svcnb-selected td{font-weight:600}"
+    ".svcnb-table tr.svcnb-selected td:first-child{"
     "box-shadow:inset 4px 0 0 var(--jp-brand-color1,#1976d2)}"
     # a table wider than the page scrolls sideways inside its own box, never cut off
     ".svcnb-scroll{overflow-x:auto;max-width:100%}"
