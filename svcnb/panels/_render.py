@@ -45,8 +45,11 @@ THEME_STYLE = (
     ".svcnb-table tr.svcnb-selected td{font-weight:600}"
     ".svcnb-table tr.svcnb-selected td:first-child{"
     "box-shadow:inset 4px 0 0 var(--jp-brand-color1,#1976d2)}"
-    # a table wider than the page scrolls sideways inside its own box, never cut off
+    # a table wider than the page scrolls sideways inside its own box, never cut off; as in
+    # the grids, only free text wraps (an id or a name never breaks at its hyphen)
     ".svcnb-scroll{overflow-x:auto;max-width:100%}"
+    ".svcnb-table td.svcnb-line,.svcnb-table th.svcnb-line{white-space:nowrap}"
+    ".svcnb-table td.svcnb-wrap{min-width:18em;max-width:36em}"
     ".svcnb-panel,.svcnb-panel .widget-label,.svcnb-panel .widget-html-content{"
     "color:var(--jp-ui-font-color1,#000)}"
     # a button keeps its whole label ("Reload snapshots") instead of the short fixed width
@@ -306,20 +309,34 @@ def figure_columns(frame: pd.DataFrame) -> list[int]:
     return found
 
 
-def column_defs(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """DataTables column options for ``frame`` (as shown), one per column.
-
-    Short columns never wrap: only free text (a reason, a detail, a list of names) longer than
-    ``_WRAP_OVER`` characters wraps, within a readable width. Figures are right-aligned and sort
-    as numbers; other columns sort as text (DataTables' own guess would right-align times).
-    Text with no space longer than ``CLIP_OVER`` (a URL) is shortened, whole on hover.
-    """
+def column_looks(frame: pd.DataFrame) -> list[str]:
+    """How each column of ``frame`` (as shown) is laid out: "figure" (right-aligned, one
+    line), "wrap" (free text longer than ``_WRAP_OVER`` characters, wrapping within a readable
+    width), "clip" (text with no space longer than ``CLIP_OVER``: shortened, whole on hover) or
+    "line" (one line: statuses, names, ids, times)."""
     figures = set(figure_columns(frame))
-    defs: list[dict[str, Any]] = []
+    looks = []
     for i, column in enumerate(frame.columns):
         texts = [v for v in frame[column].tolist() if isinstance(v, str)]
-        wraps = any(len(v) > _WRAP_OVER and " " in v.strip() for v in texts)
         if i in figures:
+            looks.append("figure")
+        elif any(len(v) > _WRAP_OVER and " " in v.strip() for v in texts):
+            looks.append("wrap")
+        elif any(len(v) > CLIP_OVER and " " not in v.strip() for v in texts):
+            looks.append("clip")
+        else:
+            looks.append("line")
+    return looks
+
+
+def column_defs(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """DataTables column options for ``frame`` (as shown), one per column, by
+    :func:`column_looks`: figures right-aligned and sorted as numbers, free text wrapping,
+    long unbroken text shortened (whole on hover), the rest on one line; every column but the
+    figures sorts as text (DataTables' own guess would right-align times)."""
+    defs: list[dict[str, Any]] = []
+    for i, look in enumerate(column_looks(frame)):
+        if look == "figure":
             defs.append(
                 {
                     "targets": i,
@@ -328,9 +345,9 @@ def column_defs(frame: pd.DataFrame) -> list[dict[str, Any]]:
                     "render": _FIGURE_SORT,
                 }
             )
-        elif wraps:
+        elif look == "wrap":
             defs.append({"targets": i, "className": "svcnb-wrap", "type": "string"})
-        elif any(len(v) > CLIP_OVER and " " not in v.strip() for v in texts):
+        elif look == "clip":
             defs.append(
                 {
                     "targets": i,
@@ -391,7 +408,13 @@ def frame_html(
     box that scrolls sideways: figures right-aligned, long unbroken text shortened with the
     whole of it in the cell's title, the ``selected`` rows (positions) marked, at most ``limit``
     rows (and every selected one) with a line saying how many more there are."""
-    figures = set(figure_columns(frame))
+    classes = {
+        "figure": "svcnb-num",
+        "wrap": "svcnb-wrap",
+        "clip": "svcnb-line",
+        "line": "svcnb-line",
+    }
+    looks = [classes[look] for look in column_looks(frame)]
     chosen = {int(i) for i in selected if 0 <= int(i) < len(frame)}
     keep = [i for i in range(len(frame)) if limit is None or i < limit or i in chosen]
 
@@ -399,8 +422,7 @@ def frame_html(
         text = "" if value is None or _is_missing(value) else str(value)
         short = short_text(text)
         title = f' title="{html.escape(redact(text), quote=True)}"' if short != text else ""
-        num = ' class="svcnb-num"' if i in figures else ""
-        return f"<{tag}{num}{title}>{html.escape(redact(short))}</{tag}>"
+        return f'<{tag} class="{looks[i]}"{title}>{html.escape(redact(short))}</{tag}>'
 
     head = "".join(cell_html(i, c, "th") for i, c in enumerate(frame.columns))
     body = "".join(
