@@ -66,9 +66,10 @@ THEME_STYLE = (
     # grids: the table scrolls sideways in its box, with a scrollbar that stays visible
     # (overlay scrollbars hide until touched, so a cut-off grid looked complete)
     ".svcnb-grid-box .dt-layout-table>.dt-layout-cell{overflow-x:auto}"
-    ".svcnb-grid-box .dt-layout-table>.dt-layout-cell::-webkit-scrollbar{height:12px;"
-    "background:var(--jp-layout-color2,#eee)}"
-    ".svcnb-grid-box .dt-layout-table>.dt-layout-cell::-webkit-scrollbar-thumb{"
+    ".svcnb-grid-box .dt-layout-table>.dt-layout-cell::-webkit-scrollbar,"
+    ".svcnb-scroll::-webkit-scrollbar{height:12px;background:var(--jp-layout-color2,#eee)}"
+    ".svcnb-grid-box .dt-layout-table>.dt-layout-cell::-webkit-scrollbar-thumb,"
+    ".svcnb-scroll::-webkit-scrollbar-thumb{"
     "background:var(--jp-layout-color3,#bdbdbd);border-radius:6px}"
     # free text wraps within a readable width; a shortened cell shows it has more on hover
     ".svcnb-grid-box table.dataTable td.svcnb-wrap{min-width:22em;max-width:36em}"
