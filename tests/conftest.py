@@ -10,24 +10,15 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
+import _fuzz  # noqa: F401 - loads the suite's Hypothesis profile before any test module
 import pytest
 import trustme
-from hypothesis import HealthCheck, settings
 
 from svcnb import vocab
 from svcnb.sandbox import Sandbox, serve
 
 SEED = 7
 VMS = 40
-
-# The settings the suite's fuzzers share (``settings(settings.get_profile("svcnb"),
-# max_examples=N)``): no per-example deadline, since what they test is svcnb's own deadlines and
-# a shared CI box makes an example's time meaningless; big or slow draws are what they are for.
-settings.register_profile(
-    "svcnb",
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
 
 
 @dataclass
