@@ -3,10 +3,14 @@ session, a fresh prefix per test."""
 
 from __future__ import annotations
 
+import copy
 import logging
+import shutil
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
+import pandas as pd
 import pytest
 from frames._samples import account
 
@@ -58,10 +62,10 @@ def s3_url(s3_server: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> str:
     return f"s3://{BUCKET}/{uuid.uuid4().hex[:12]}"
 
 
-@pytest.fixture
-def history(tmp_path):
-    """Five daily snapshots and the frames each was written from."""
-    store = Store(tmp_path / "store")
+@pytest.fixture(scope="session")
+def written_history(tmp_path_factory) -> tuple[Path, list[str], list[dict[str, pd.DataFrame]]]:
+    """Five daily snapshots written once per session: their store's folder, ids and frames."""
+    store = Store(tmp_path_factory.mktemp("history") / "store")
     records, written, ids = account(8), [], []
     for day in range(5):
         if day:
@@ -69,4 +73,13 @@ def history(tmp_path):
         pulled = frames_of(records)
         ids.append(store.write(pulled, server_time=T0 + day * DAY))
         written.append(pulled)
-    return store, ids, written
+    return store.path, ids, written
+
+
+@pytest.fixture
+def history(written_history, tmp_path):
+    """Five daily snapshots and the frames each was written from, in this test's own store (a
+    copy of the session's, file for file: tests damage theirs) opened as another process would."""
+    path, ids, written = written_history
+    shutil.copytree(path, tmp_path / "store")
+    return Store(tmp_path / "store"), list(ids), copy.deepcopy(written)
