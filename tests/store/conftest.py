@@ -27,6 +27,12 @@ def s3_server() -> Iterator[dict[str, str]]:
     boto3 = pytest.importorskip("boto3")
     server_mod = pytest.importorskip("moto.server")
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    # moto lists its package folder (a stat per service) on every request to route it: a sixth
+    # of what an S3 test costs. The folder cannot change while the server runs.
+    patch = pytest.MonkeyPatch()
+    backends = pytest.importorskip("moto.backends")
+    modules = tuple(backends.list_of_moto_modules())
+    patch.setattr(backends, "list_of_moto_modules", lambda: modules)
     server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
@@ -52,6 +58,7 @@ def s3_server() -> Iterator[dict[str, str]]:
         yield env
     finally:
         server.stop()
+        patch.undo()
 
 
 @pytest.fixture
