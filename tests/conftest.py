@@ -4,6 +4,7 @@ environment and matplotlib."""
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -69,16 +70,24 @@ def make_sandbox() -> Iterator[Callable[..., Sandbox]]:
         yield start
 
 
+@pytest.fixture(scope="session")
+def _own_files(tmp_path_factory) -> Iterator[Path]:
+    """Names of files no other test uses, in one folder: a numbered folder per test would cost
+    a scan of all the others' (pytest's mktemp), thousands of times."""
+    folder = tmp_path_factory.mktemp("own")
+    return (folder / str(n) for n in itertools.count())
+
+
 @pytest.fixture(autouse=True)
-def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory) -> None:
+def _clean_environment(monkeypatch: pytest.MonkeyPatch, _own_files: Iterator[Path]) -> None:
     """No test may reach a real account, a user's store or a user's config file through the
     environment; each test starts from the built-in vocabulary."""
     for name in ("SVC_API_KEY", "SVC_BASE_URL", "SVCNB_STORE", "SVCNB_SANDBOX"):
         monkeypatch.delenv(name, raising=False)
-    config = tmp_path_factory.mktemp("config") / "config.toml"
-    monkeypatch.setenv("SVCNB_CONFIG", str(config))
+    own = next(_own_files)
+    monkeypatch.setenv("SVCNB_CONFIG", f"{own}-config.toml")
     # the cross-process rate budget too: a test's waits must not reach the next test or run
-    monkeypatch.setenv("SVCNB_BUDGET", str(tmp_path_factory.mktemp("budget") / "budget.sqlite"))
+    monkeypatch.setenv("SVCNB_BUDGET", f"{own}-budget.sqlite")
     vocab.reload()
 
 

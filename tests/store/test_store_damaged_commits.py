@@ -48,8 +48,11 @@ def where(request, tmp_path) -> str:
 
 
 # On S3 a damaged commit is read and written through the object store, but judged by the same
-# code as on disk: `make test` runs every damage on disk and, on S3, one damage for each way a
-# test can go (an error, a warning, a take that repairs); `make test-all` every damage on S3.
+# code as on disk: `make test` runs every case on disk and, on S3, one damage for each way a
+# test can go (an error, a warning, a take that repairs); `make test-all` every case on S3.
+_WHERE = ["disk", pytest.param("s3", marks=pytest.mark.slow)]
+
+
 def _cases(quick_on_s3: tuple[str, ...]) -> list:
     return [
         pytest.param(
@@ -204,7 +207,7 @@ def test_a_damaged_latest_resource_table_commit_loses_no_snapshot(where, damage)
     _same_rows({sid: after[sid] for sid in before}, before)
 
 
-@pytest.mark.parametrize("where", ["disk", "s3"], indirect=True)
+@pytest.mark.parametrize("where", _WHERE, indirect=True)
 def test_a_take_after_the_catalog_went_back_deletes_no_file_of_the_snapshot_it_lost(where):
     """The error's last resort (moving the damaged commit out of the log) takes the catalog
     back one snapshot; the takes after it must leave every file of the snapshot it dropped,
@@ -238,7 +241,7 @@ def test_a_take_after_the_catalog_went_back_deletes_no_file_of_the_snapshot_it_l
         pd.testing.assert_frame_equal(rows, before[sid][resource], obj=resource)
 
 
-@pytest.mark.parametrize("where", ["disk", "s3"], indirect=True)
+@pytest.mark.parametrize("where", _WHERE, indirect=True)
 def test_a_publish_that_landed_but_reported_an_error_keeps_every_file(where, monkeypatch):
     """The reply to a commit can be lost after the commit landed (a connection reset): the
     writer must not take back the files of a snapshot that is published."""
