@@ -5,6 +5,7 @@ environment and matplotlib."""
 from __future__ import annotations
 
 import itertools
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -123,6 +124,13 @@ def _rank(nodeid: str) -> int:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: _rank(item.nodeid))  # stable: each file's tests stay in order
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    # ``-n auto``: one worker more than there are CPUs. A share of the suite waits on real time
+    # (deadlines, retries, servers and kernels starting); the extra worker runs meanwhile.
+    usable = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    return (len(usable) if usable else os.cpu_count() or 1) + 1
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
