@@ -104,6 +104,8 @@ def _close_figures() -> Iterator[None]:
 # loadfile``) in collection order (``--no-loadscope-reorder``), and the browser tests as one unit
 # (one JupyterLab per run): started first, the long ones never leave one worker running alone at
 # the end while the other idles. Measured with ``--durations=0``; a file not named here is short.
+# The browser tests may go early: Playwright's event loop lives in a module-scoped fixture
+# (tests/browser/conftest.py), closed before the next file's tests run.
 _LONG = (
     "tests/panels/test_notebook_stories.py",
     "tests/browser/",
