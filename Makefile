@@ -25,9 +25,9 @@ test: $(STAMP) lint
 	@if [ "$$CI" = "true" ]; then bash scripts/install-browser.sh; fi
 	$(PY) -m pytest
 
-# the slow sweeps too (400 random dialects)
+# the slow sweeps too (400 random dialects) and every fuzzer's full example count
 test-all: $(STAMP) lint
-	$(PY) -m pytest -m ""
+	SVCNB_HYPOTHESIS_PROFILE=svcnb-all $(PY) -m pytest -m ""
 
 # In the repository the notebooks are worked on where they are (nbval checks them there):
 # --notebooks notebooks, instead of the copies `svcnb demo` and `svcnb lab` make for users.

@@ -4,30 +4,23 @@ environment and matplotlib."""
 
 from __future__ import annotations
 
+import itertools
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
+import _fuzz  # noqa: F401 - loads the suite's Hypothesis profile before any test module
 import pytest
 import trustme
-from hypothesis import HealthCheck, settings
 
 from svcnb import vocab
 from svcnb.sandbox import Sandbox, serve
 
 SEED = 7
 VMS = 40
-
-# The settings the suite's fuzzers share (``settings(settings.get_profile("svcnb"),
-# max_examples=N)``): no per-example deadline, since what they test is svcnb's own deadlines and
-# a shared CI box makes an example's time meaningless; big or slow draws are what they are for.
-settings.register_profile(
-    "svcnb",
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
 
 
 @dataclass
@@ -78,16 +71,24 @@ def make_sandbox() -> Iterator[Callable[..., Sandbox]]:
         yield start
 
 
+@pytest.fixture(scope="session")
+def _own_files(tmp_path_factory) -> Iterator[Path]:
+    """Names of files no other test uses, in one folder: a numbered folder per test would cost
+    a scan of all the others' (pytest's mktemp), thousands of times."""
+    folder = tmp_path_factory.mktemp("own")
+    return (folder / str(n) for n in itertools.count())
+
+
 @pytest.fixture(autouse=True)
-def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory) -> None:
+def _clean_environment(monkeypatch: pytest.MonkeyPatch, _own_files: Iterator[Path]) -> None:
     """No test may reach a real account, a user's store or a user's config file through the
     environment; each test starts from the built-in vocabulary."""
     for name in ("SVC_API_KEY", "SVC_BASE_URL", "SVCNB_STORE", "SVCNB_SANDBOX"):
         monkeypatch.delenv(name, raising=False)
-    config = tmp_path_factory.mktemp("config") / "config.toml"
-    monkeypatch.setenv("SVCNB_CONFIG", str(config))
+    own = next(_own_files)
+    monkeypatch.setenv("SVCNB_CONFIG", f"{own}-config.toml")
     # the cross-process rate budget too: a test's waits must not reach the next test or run
-    monkeypatch.setenv("SVCNB_BUDGET", str(tmp_path_factory.mktemp("budget") / "budget.sqlite"))
+    monkeypatch.setenv("SVCNB_BUDGET", f"{own}-budget.sqlite")
     vocab.reload()
 
 
@@ -99,23 +100,52 @@ def _close_figures() -> Iterator[None]:
         pyplot.close("all")
 
 
-# Files that run whole notebooks, minutes each, or every CLI example in turn: started first, so
-# that on several workers (pytest-xdist hands out whole files in this order) no worker is left
-# with one at the end.
+# Files by what they cost, the longest first. pytest-xdist hands out whole files (``--dist
+# loadfile``) in collection order (``--no-loadscope-reorder``), and the browser tests as one unit
+# (one JupyterLab per run): started first, the long ones never leave one worker running alone at
+# the end while the other idles. Measured with ``--durations=0``; a file not named here is short.
+# The browser tests may go early: Playwright's event loop lives in a module-scoped fixture
+# (tests/browser/conftest.py), closed before the next file's tests run.
 _LONG = (
     "tests/panels/test_notebook_stories.py",
+    "tests/browser/",
     "tests/test_notebooks_dialects.py",
+    "tests/test_demo_pages.py",
+    "tests/dialects/test_dialect_sweep.py",
+    "tests/store/test_store_damaged_commits.py",
+    "tests/dialects/test_mutation_sweep.py",
+    "tests/store/test_store_s3.py",
     "notebooks/",
     "tests/install/test_cli_examples.py",
 )
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # The real-browser tests go last: a browser left open by one of them must never change the
-    # event-loop state the rest of the suite runs in.
-    def order(item: pytest.Item) -> int:
-        if "tests/browser/" in item.nodeid:
-            return 2
-        return 0 if item.nodeid.startswith(_LONG) else 1
+def _rank(nodeid: str) -> int:
+    return next((i for i, prefix in enumerate(_LONG) if nodeid.startswith(prefix)), len(_LONG))
 
-    items.sort(key=order)
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: _rank(item.nodeid))  # stable: each file's tests stay in order
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    # ``-n auto``: one worker more than there are CPUs. A share of the suite waits on real time
+    # (deadlines, retries, servers and kernels starting); the extra worker runs meanwhile.
+    usable = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    return (len(usable) if usable else os.cpu_count() or 1) + 1
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    if config.getoption("dist", None) != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class BrowserTogether(LoadFileScheduling):
+        """By file, as ``--dist loadfile``, but every browser test on one worker."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            if nodeid.startswith("tests/browser/"):
+                return "tests/browser/"
+            return super()._split_scope(nodeid)
+
+    return BrowserTogether(config, log)

@@ -10,7 +10,8 @@ import tempfile
 from pathlib import Path
 
 import tomli_w
-from hypothesis import assume, example, given, settings
+from _fuzz import fuzz
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from svcnb import config, vocab
@@ -168,7 +169,7 @@ def _parts(document: dict) -> list[dict]:
     return parts
 
 
-@settings(settings.get_profile("svcnb"), max_examples=CONFIG_EXAMPLES)
+@fuzz(CONFIG_EXAMPLES)
 @given(document=documents)
 # what it found: a delivery setting set to false, a ~user nobody is, a count that never ends
 @example(document={"alerts": {"attempts": False}})
@@ -185,7 +186,7 @@ def test_any_toml_structure_loads_or_is_one_config_error_naming_the_file(documen
             _every_reader_loads_or_says_config_error(content)
 
 
-@settings(settings.get_profile("svcnb"), max_examples=RAW_EXAMPLES)
+@fuzz(RAW_EXAMPLES)
 @given(content=raw)
 def test_a_file_that_is_no_toml_is_one_config_error_naming_it(content):
     _every_reader_loads_or_says_config_error(content)

@@ -19,13 +19,12 @@ from urllib.parse import unquote
 import httpx
 import pytest
 from _fakeapi import TOKEN
-from hypothesis import given, settings
+from _fuzz import fuzz
+from hypothesis import given
 from hypothesis import strategies as st
 
 import svcnb
 from svcnb.errors import SvcnbError
-
-FUZZ = settings.get_profile("svcnb")  # the suite's (tests/conftest.py)
 
 DEADLINE = 0.3
 # Time a call may run past its deadline: one chunk of a trickle, the scheduler, a slow CI box.
@@ -182,7 +181,7 @@ def _server(answers: list[Any]):
     return handle
 
 
-@settings(FUZZ, max_examples=150)
+@fuzz(150)
 @given(answers=st.lists(answer, min_size=1, max_size=4), call=st.sampled_from(sorted(CALLS)))
 def test_every_call_ends_in_time_with_a_result_or_an_svcnb_error(answers, call):
     client = svcnb.Client(
@@ -318,7 +317,7 @@ def id_clients():
 ID_EXAMPLES = 400
 
 
-@settings(FUZZ, max_examples=ID_EXAMPLES)
+@fuzz(ID_EXAMPLES)
 @given(
     vm_id=ids, call=st.sampled_from(sorted(ID_CALLS)), wire=st.sampled_from(["urllib3", "httpx"])
 )

@@ -8,7 +8,8 @@ import httpx
 from _fakeapi import FakeApi, envelope
 from _fakelists import SHAPES as LIST_SHAPES
 from _fakelists import paged
-from hypothesis import HealthCheck, assume, given, settings
+from _fuzz import fuzz
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import svcnb
@@ -46,7 +47,7 @@ def _serve(ids: list[str], per: int, shape: str, change: tuple[str, int] | None)
     return handler, state
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@fuzz(60)
 @given(
     count=st.integers(0, 40),
     per=st.integers(1, 7),
@@ -81,7 +82,7 @@ def test_every_item_once_in_order_and_changes_reported(count, per, shape, change
     client.close()
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@fuzz(150)
 @given(
     total=st.integers(0, 130),
     asked=st.integers(1, 120),
@@ -109,7 +110,7 @@ def test_a_capped_server_of_any_shape_gives_exactly_its_ids(
     client.close()
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@fuzz(25)
 @given(
     count=st.integers(0, 90),
     cap=st.integers(1, 60),

@@ -6,7 +6,8 @@ from datetime import UTC, datetime
 
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from _fuzz import fuzz
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from svcnb import frames
@@ -285,9 +286,7 @@ def test_a_large_fleet_is_built_in_one_pass_with_the_same_result_as_small_batche
 _NULLABLE = st.one_of(st.none(), st.integers(min_value=0, max_value=2**40))
 
 
-@settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@fuzz(40, HealthCheck.function_scoped_fixture)
 @given(
     rows=st.lists(
         st.fixed_dictionaries(

@@ -8,7 +8,8 @@ import warnings
 
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from _fuzz import fuzz
+from hypothesis import given
 from hypothesis import strategies as st
 
 from svcnb import frames
@@ -57,7 +58,7 @@ _TIMES = st.one_of(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@fuzz(60)
 @given(times=st.lists(_TIMES, min_size=1, max_size=4))
 def test_a_time_column_cast_by_arrow_is_the_one_pandas_reads(times):
     _same([vm(i, updatedAt=t, createdAt=t) for i, t in enumerate(times)])
@@ -125,7 +126,7 @@ _PRICES = [
 ]
 
 
-@settings(max_examples=60, deadline=None)
+@fuzz(60)
 @given(prices=st.lists(st.sampled_from(_PRICES), min_size=1, max_size=12))
 def test_each_distinct_price_parsed_once_gives_each_record_its_own_reading(prices):
     records = [

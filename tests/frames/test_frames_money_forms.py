@@ -11,7 +11,8 @@ from decimal import Decimal
 
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from _fuzz import fuzz
+from hypothesis import given
 from hypothesis import strategies as st
 
 from svcnb import frames
@@ -231,7 +232,7 @@ _DRAWN = [p for p, _, _ in FORMS] + [
 _EXPECTED = {repr(p): (float(Decimal(e)), c) for p, e, c in FORMS}
 
 
-@settings(max_examples=60, deadline=None)
+@fuzz(60)
 @given(prices=st.lists(st.sampled_from(_DRAWN), min_size=1, max_size=10))
 def test_the_fast_and_the_exact_path_give_the_same_frame_for_every_money_form(prices):
     records = [

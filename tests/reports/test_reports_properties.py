@@ -7,7 +7,8 @@ import ipaddress
 import itertools
 
 import pandas as pd
-from hypothesis import given, settings
+from _fuzz import fuzz
+from hypothesis import given
 from hypothesis import strategies as st
 
 from svcnb.reports import firewall
@@ -134,7 +135,7 @@ def packets():
                 yield proto, port, src, dst, direction
 
 
-@settings(max_examples=200, deadline=None)
+@fuzz(200)
 @given(st.lists(RULES, min_size=2, max_size=5))
 def test_a_rule_flagged_as_shadowed_is_really_covered(rules):
     for i, r in enumerate(rules):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from _fuzz import fuzz
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from svcnb.client import Client
@@ -57,11 +58,7 @@ DIRECT = {
 }
 
 
-@settings(
-    max_examples=15,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
+@fuzz(15, HealthCheck.function_scoped_fixture)
 @given(name=st.sampled_from(sorted(DIRECT)), index=st.integers(0, 4))
 def test_replay_at_a_snapshot_equals_the_report_on_its_frames(played, name, index):
     store, seen = played

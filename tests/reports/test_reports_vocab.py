@@ -7,7 +7,8 @@ import warnings
 
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from _fuzz import fuzz
+from hypothesis import given
 from hypothesis import strategies as st
 
 from svcnb import frames, vocab
@@ -133,7 +134,7 @@ def _relabelling(kind: str, canonical: list[str]):
     ).filter(lambda m: len({vocab.normalise(v) for v in m.values()}) == len(m))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@fuzz(40)
 @given(
     vm_words=_relabelling(
         "vm_status", ["running", "stopped", "provisioning", "stopping", "suspended", "terminated"]

@@ -19,7 +19,12 @@ from dialect_support import page_items, served_size, size_param, walk
 from svcnb.sandbox import Sandbox, serve
 from svcnb.sandbox._dialect import NAMED, Dialect
 
-DIALECTS = list(NAMED) + [f"random:{seed}" for seed in range(30)]
+# make test: the named dialects and ten random ones (the dialect sweep pulls them through svcnb
+# too); make test-all: thirty random ones
+DIALECTS = [
+    *NAMED,
+    *(pytest.param(f"random:{s}", marks=pytest.mark.slow if s >= 10 else ()) for s in range(30)),
+]
 PREFIXES = {"public": "/api/public/v1", "prefixed": "/api/v1/api/public/v1"}
 
 

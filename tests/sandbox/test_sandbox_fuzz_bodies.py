@@ -8,7 +8,8 @@ import asyncio
 import json
 
 import httpx
-from hypothesis import HealthCheck, given, settings
+from _fuzz import fuzz
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from svcnb.sandbox import SandboxConfig, create_app
@@ -121,7 +122,7 @@ def _envelope(response: httpx.Response) -> dict:
 
 
 @given(target=st.sampled_from(WRITES), raw=_BODIES)
-@settings(max_examples=300, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@fuzz(300, *HealthCheck, database=None)
 def test_any_body_gets_an_envelope_under_500_and_the_account_still_reads(target, raw):
     method, path = target
     with APP.state.sandbox.lock:

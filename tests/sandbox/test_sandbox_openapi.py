@@ -6,7 +6,8 @@ from __future__ import annotations
 import httpx
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, given, settings
+from _fuzz import fuzz
+from hypothesis import HealthCheck, given
 from schemathesis import GenerationMode
 from schemathesis.checks import (
     content_type_conformance,
@@ -95,9 +96,7 @@ def test_every_operation_conforms_and_never_fails_on_the_server(sandbox, route, 
     ]
 
     @given(case=operation.as_strategy(generation_mode=mode, path_parameters=fixed))
-    @settings(
-        max_examples=15, deadline=None, database=None, suppress_health_check=list(HealthCheck)
-    )
+    @fuzz(15, *HealthCheck, database=None)
     def run(case) -> None:
         case.call_and_validate(
             base_url=sandbox.base_url, headers={"x-api-key": sandbox.tokens["admin"]}, checks=checks

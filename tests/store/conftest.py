@@ -3,10 +3,14 @@ session, a fresh prefix per test."""
 
 from __future__ import annotations
 
+import copy
 import logging
+import shutil
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
+import pandas as pd
 import pytest
 from frames._samples import account
 
@@ -23,6 +27,12 @@ def s3_server() -> Iterator[dict[str, str]]:
     boto3 = pytest.importorskip("boto3")
     server_mod = pytest.importorskip("moto.server")
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    # moto lists its package folder (a stat per service) on every request to route it: a sixth
+    # of what an S3 test costs. The folder cannot change while the server runs.
+    patch = pytest.MonkeyPatch()
+    backends = pytest.importorskip("moto.backends")
+    modules = tuple(backends.list_of_moto_modules())
+    patch.setattr(backends, "list_of_moto_modules", lambda: modules)
     server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
@@ -48,6 +58,7 @@ def s3_server() -> Iterator[dict[str, str]]:
         yield env
     finally:
         server.stop()
+        patch.undo()
 
 
 @pytest.fixture
@@ -58,10 +69,10 @@ def s3_url(s3_server: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> str:
     return f"s3://{BUCKET}/{uuid.uuid4().hex[:12]}"
 
 
-@pytest.fixture
-def history(tmp_path):
-    """Five daily snapshots and the frames each was written from."""
-    store = Store(tmp_path / "store")
+@pytest.fixture(scope="session")
+def written_history(tmp_path_factory) -> tuple[Path, list[str], list[dict[str, pd.DataFrame]]]:
+    """Five daily snapshots written once per session: their store's folder, ids and frames."""
+    store = Store(tmp_path_factory.mktemp("history") / "store")
     records, written, ids = account(8), [], []
     for day in range(5):
         if day:
@@ -69,4 +80,13 @@ def history(tmp_path):
         pulled = frames_of(records)
         ids.append(store.write(pulled, server_time=T0 + day * DAY))
         written.append(pulled)
-    return store, ids, written
+    return store.path, ids, written
+
+
+@pytest.fixture
+def history(written_history, tmp_path):
+    """Five daily snapshots and the frames each was written from, in this test's own store (a
+    copy of the session's, file for file: tests damage theirs) opened as another process would."""
+    path, ids, written = written_history
+    shutil.copytree(path, tmp_path / "store")
+    return Store(tmp_path / "store"), list(ids), copy.deepcopy(written)

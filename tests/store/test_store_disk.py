@@ -12,9 +12,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from _fuzz import fuzz
 from deltalake import DeltaTable
 from frames._samples import account, rule, vm
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from svcnb import frames
@@ -343,9 +344,7 @@ _EDITS = st.lists(
 )
 
 
-@settings(
-    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@fuzz(20, HealthCheck.function_scoped_fixture)
 @given(days=st.lists(_EDITS, min_size=1, max_size=6), share=st.sampled_from([0.0, 0.35, 5.0]))
 def test_any_sequence_of_edits_loads_back_exactly(tmp_path_factory, monkeypatch, days, share):
     # share 0 starts a segment at every change, 5 never does: both ends of the layout

@@ -9,8 +9,9 @@ import json
 import tempfile
 from datetime import UTC, datetime
 
+from _fuzz import fuzz
 from _webhooks_support import SECRET, raw_post
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from svcnb.webhooks import Receiver
@@ -115,7 +116,7 @@ def lines(receiver) -> int:
     return path.read_bytes().count(b"\n") if path.exists() else 0
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@fuzz(200)
 @given(batch=st.lists(requests(), min_size=1, max_size=5))
 def test_random_requests_never_5xx_and_only_valid_signatures_are_stored(batch):
     with tempfile.TemporaryDirectory() as store:
@@ -139,7 +140,7 @@ def test_random_requests_never_5xx_and_only_valid_signatures_are_stored(batch):
         assert final["event_id"].is_unique
 
 
-@settings(max_examples=100, deadline=None)
+@fuzz(100)
 @given(event=events, delivery=header_text)
 def test_every_correctly_signed_event_is_stored_once(event, delivery):
     body = json.dumps(event).encode()
