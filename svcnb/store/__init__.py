@@ -12,7 +12,13 @@ reading it at that snapshot raises ``MissingResourceError``.
 
 from __future__ import annotations
 
-from ._layout import DamagedCommitError, MissingResourceError, SnapshotWarning, StoreError
+from ._layout import (
+    DamagedCommitError,
+    MissingResourceError,
+    OriginError,
+    SnapshotWarning,
+    StoreError,
+)
 from ._snapshots import RESOURCES
 from ._store import Store
 
@@ -20,6 +26,7 @@ __all__ = [
     "RESOURCES",
     "DamagedCommitError",
     "MissingResourceError",
+    "OriginError",
     "SnapshotWarning",
     "Store",
     "StoreError",
