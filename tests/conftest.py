@@ -86,6 +86,8 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory) -> Non
         monkeypatch.delenv(name, raising=False)
     config = tmp_path_factory.mktemp("config") / "config.toml"
     monkeypatch.setenv("SVCNB_CONFIG", str(config))
+    # where `svcnb sandbox` writes its connection file unless told: never the user's
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
     # the cross-process rate budget too: a test's waits must not reach the next test or run
     monkeypatch.setenv("SVCNB_BUDGET", str(tmp_path_factory.mktemp("budget") / "budget.sqlite"))
     vocab.reload()

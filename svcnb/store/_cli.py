@@ -173,6 +173,10 @@ def _one(
             # a Store per account (and so per thread): its catalog reader keeps state of its own
             store = Store(where, account=name)
             snapshot_id = store.take(client, allow_older=allow_older)
+    except ConfigError as exc:  # the store's place cannot be used as configured
+        outcome.err.append(f"svcnb snapshot: {prefix}{exc}")
+        outcome.code = NOT_CONFIGURED
+        return outcome
     except (SvcnbError, OSError) as exc:
         sandbox_file = sandbox_connection_file() if name is None else None
         if isinstance(exc, OriginError) and sandbox_file is not None:

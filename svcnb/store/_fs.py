@@ -135,7 +135,7 @@ def _plain_http(url: str, opts: dict[str, str]) -> dict[str, str]:
     """``opts`` with ``AWS_ALLOW_HTTP`` for an ``s3://`` store whose endpoint is an ``http://``
     server on this machine (MinIO, a test server): deltalake refuses plain HTTP unless told,
     and its refusal reads "builder error". An ``http://`` endpoint elsewhere would carry the
-    credentials unencrypted over the network: StoreError saying so, unless
+    credentials unencrypted over the network: ConfigError saying so, unless
     ``AWS_ALLOW_HTTP`` (environment or ``storage_options``) already decides."""
     if not url.startswith(("s3://", "s3a://")):
         return opts
@@ -155,9 +155,9 @@ def _plain_http(url: str, opts: dict[str, str]) -> dict[str, str]:
     host = urlsplit(endpoint).hostname or ""
     if host in _LOOPBACK:
         return {**opts, "AWS_ALLOW_HTTP": "true"}
-    from ._layout import StoreError
+    from svcnb.config import ConfigError
 
-    raise StoreError(
+    raise ConfigError(
         f"the S3 endpoint of {url} is plain http:// on {host}, which would carry the "
         "credentials unencrypted; use https://, or set AWS_ALLOW_HTTP=true to allow it"
     )
