@@ -4,6 +4,7 @@ environment and matplotlib."""
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -19,6 +20,8 @@ from svcnb.sandbox import Sandbox, serve
 
 SEED = 7
 VMS = 40
+# the buckets of the session's S3 server: the store tests', and the one the README names
+S3_BUCKETS = ("svcnb-test", "svcnb")
 
 # The settings the suite's fuzzers share (``settings(settings.get_profile("svcnb"),
 # max_examples=N)``): no per-example deadline, since what they test is svcnb's own deadlines and
@@ -76,6 +79,41 @@ def make_sandbox() -> Iterator[Callable[..., Sandbox]]:
             return stack.enter_context(serve(**config))
 
         yield start
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[dict[str, str]]:
+    """An S3 server on loopback (moto's server mode) with the buckets ``S3_BUCKETS``, one per
+    session: the environment that points S3 clients at it (no real credentials)."""
+    boto3 = pytest.importorskip("boto3")
+    server_mod = pytest.importorskip("moto.server")
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    env = {
+        "AWS_ENDPOINT_URL": f"http://{host}:{port}",
+        "AWS_ALLOW_HTTP": "true",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_REGION": "us-east-1",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        # commits are put-if-absent: two writers never both write one version of a table log
+        "AWS_CONDITIONAL_PUT": "etag",
+    }
+    client = boto3.client(
+        "s3",
+        endpoint_url=env["AWS_ENDPOINT_URL"],
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        region_name="us-east-1",
+    )
+    for bucket in S3_BUCKETS:
+        client.create_bucket(Bucket=bucket)
+    try:
+        yield env
+    finally:
+        server.stop()
 
 
 @pytest.fixture(autouse=True)
