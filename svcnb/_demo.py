@@ -185,8 +185,8 @@ def fleet_summary(client: Client) -> list[str]:
     show for the same fleet.
     """
     from svcnb import frames
+    from svcnb.money import money_text
     from svcnb.reports import bandwidth, billing
-    from svcnb.reports._money import money_text
 
     vms = frames.vms(client.vms.list())
     wallet = frames.wallet([client.wallet.get()])

@@ -215,7 +215,9 @@ def _money(raw: Any, amount: Any, currency: Any) -> tuple[Any, str | None]:
             return None, None
         return json.loads(raw), "kept as sent (unreadable)"
     sent = json.loads(raw) if raw is not None else None
-    text = format(_decimal(amount), ".2f")
+    from svcnb.money import plain_text
+
+    text = plain_text(amount, currency)
     if isinstance(sent, bool) or sent is None:
         return text, None
     if isinstance(sent, int | float):
@@ -230,9 +232,10 @@ def _money(raw: Any, amount: Any, currency: Any) -> tuple[Any, str | None]:
 
 
 def _decimal(amount: Any) -> Any:
-    from decimal import Decimal
+    # svcnb.money loads pandas: imported here, so `svcnb sandbox` without --from-store never does
+    from svcnb.money import to_decimal
 
-    return Decimal(repr(amount)) if isinstance(amount, float) else Decimal(str(amount))
+    return to_decimal(amount)
 
 
 def _vm_word(word: Any, counts: dict[str, int]) -> tuple[str | None, str | None]:

@@ -21,8 +21,8 @@ from typing import Any
 import pandas as pd
 
 from svcnb.config import ConfigError, config_path, read_config
+from svcnb.money import money_text
 from svcnb.reports import bandwidth, billing, firewall, webhooks
-from svcnb.reports._money import money_text
 from svcnb.reports._replay import snapshot_at
 from svcnb.store import MissingResourceError
 

@@ -4,6 +4,12 @@ A subclass names its report in ``name`` and implements ``compute(at)`` (the repo
 of snapshot time ``at``), ``summary_html()``, and ``draw()`` (a drawing function per plot); the
 base keeps the slider over the store's snapshots, shows one table per frame, and exports any of
 them to CSV.
+
+What a control changes is all that is done again: ``compute`` runs inside a
+``svcnb.reports._reuse.Reuse`` kept per as-of time (the last ``KEEP_AS_OF``), so each snapshot's
+frames are read once and a report asked again with the same frames and options answers from
+what it gave; a table or plot is drawn again only when what it shows may have changed
+(``view_key``: the as-of time, and any option of a subclass it depends on).
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import html
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +29,14 @@ from svcnb.panels._display import Displayed
 from svcnb.panels._messages import banner, show, shown_in
 from svcnb.panels._quiet import quietly
 from svcnb.panels._render import THEME_STYLE, PlotView, grid, shown
+from svcnb.reports._replay import Histories
+from svcnb.reports._reuse import Reuse
 from svcnb.reports.billing import export_csv
 from svcnb.store import Store
 
 _NO_SNAPSHOT = "no snapshot"  # the slider's only option (value "") while the store is empty
+# as-of times whose frames and answers a panel keeps (moving back to the last one is instant)
+KEEP_AS_OF = 2
 
 
 class AsOfPanel(PerAccount, Displayed):
@@ -55,6 +65,9 @@ class AsOfPanel(PerAccount, Displayed):
         self.store = one_account(store, account)
         self.at: pd.Timestamp | None = None
         self.results: dict[str, pd.DataFrame] = {}
+        self._reuses: dict[pd.Timestamp, Reuse] = {}
+        self._histories = Histories()  # each history read once, sliced per as-of time
+        self._shown: dict[str, Hashable] = {}  # table or plot name -> view_key it shows
 
         self.date_slider = widgets.SelectionSlider(
             description="As of",
@@ -116,6 +129,11 @@ class AsOfPanel(PerAccount, Displayed):
         """Per plot name, a function drawing it from ``self.results`` on the Axes it is given."""
         raise NotImplementedError
 
+    def view_key(self, name: str) -> Hashable:
+        """What table or plot ``name`` depends on besides the store: it is drawn again only when
+        this changes. The base's tables and plots depend on the as-of time alone."""
+        return self.at
+
     # --- slider -----------------------------------------------------------------------------
 
     def snapshot_times(self) -> list[pd.Timestamp]:
@@ -127,6 +145,7 @@ class AsOfPanel(PerAccount, Displayed):
 
     def refresh(self) -> None:
         """Read the snapshot list again; the slider moves to the latest snapshot."""
+        self.forget()
         with shown_in(self.status, "reading the snapshot list"):
             times = self.snapshot_times()
             if not times:
@@ -155,17 +174,48 @@ class AsOfPanel(PerAccount, Displayed):
         """Replay the report as of snapshot time ``at`` and redraw tables, plots and figures."""
         doing = f"computing the {self.name} report as of {at:%Y-%m-%d %H:%M}"
         with shown_in(self.status, doing), self._busy(doing):
-            self.results = self.compute(at)
+            with self.reuse(at):
+                self.results = self.compute(at)
             self.at = at
             for name, box in self.tables.items():
                 frame = self.results.get(name)
                 if frame is not None:
-                    box.update(shown(frame, self.table_columns[name]))
+                    columns = self.table_columns[name]
+                    self._redraw(
+                        f"table {name}", lambda b=box, f=frame, c=columns: b.update(shown(f, c))
+                    )
             for name, drawing in self.draw().items():
-                self.plots[name].draw(drawing, size=self.plot_sizes.get(name, (7.0, 3.2)))
+                size = self.plot_sizes.get(name, (7.0, 3.2))
+                self._redraw(
+                    f"plot {name}", lambda v=self.plots[name], d=drawing, z=size: v.draw(d, size=z)
+                )
             self.summary.value = self.summary_html()
             self.export_message.value = ""
             show(self.status, "info", f"As of the snapshot of {at:%Y-%m-%d %H:%M} UTC.")
+
+    def reuse(self, at: pd.Timestamp) -> Reuse:
+        """The frames and answers kept for as-of time ``at`` (a ``Reuse`` to compute inside)."""
+        kept = self._reuses.pop(at, None) or Reuse(histories=self._histories)
+        self._reuses[at] = kept
+        while len(self._reuses) > KEEP_AS_OF:
+            self._reuses.pop(next(iter(self._reuses)))
+        return kept
+
+    def forget(self) -> None:
+        """Drop every frame and answer kept, and draw every table and plot again next time."""
+        self._reuses.clear()
+        self._histories = Histories()
+        self._shown.clear()
+
+    def _redraw(self, view: str, draw: Callable[[], Any]) -> None:
+        """``draw()`` table or plot ``view`` ("table NAME", "plot NAME") unless what it shows
+        is what it would show again (same as-of time and ``view_key``)."""
+        key = (self.at, self.view_key(view.partition(" ")[2]))
+        if view in self._shown and self._shown[view] == key:
+            return
+        self._shown.pop(view, None)
+        draw()
+        self._shown[view] = key
 
     @contextlib.contextmanager
     def _busy(self, doing: str) -> Iterator[None]:

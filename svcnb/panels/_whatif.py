@@ -10,12 +10,12 @@ from typing import Any
 import ipywidgets as widgets
 import pandas as pd
 
+from svcnb.money import money_text
 from svcnb.panels._asof import AsOfPanel
 from svcnb.panels._quiet import quietly
 from svcnb.panels._render import THEME_STYLE, grid, shown
 from svcnb.reports import whatif
 from svcnb.reports._classes import left_out_note
-from svcnb.reports._money import money_text
 from svcnb.store import Store
 
 _VM_COLUMNS = ["name", "id", "status", "plan_slug", "price_monthly_amount", "next_renewal_at"]
@@ -77,6 +77,8 @@ class WhatIfPanel(AsOfPanel):
         self.figures: dict[str, Any] = {}
         self._vm_ids: list[str] = []
         self._chosen: list[str] = []
+        self._grid_at: pd.Timestamp | None = None  # the as-of time the VM grid lists
+        self._what_if_key: tuple[Any, ...] = ()  # the VMs and how the what-if table shows
         self.horizon = widgets.Dropdown(
             description="Horizon",
             options=[(f"{d} days", d) for d in self.horizons],
@@ -146,17 +148,35 @@ class WhatIfPanel(AsOfPanel):
 
     # --- the base's hooks -------------------------------------------------------------------
 
+    def view_key(self, name: str) -> Any:
+        # the top-up covers every horizon; the suspensions are the chosen horizon's; the
+        # what-if is the chosen VMs' (all as of the snapshot)
+        if name == "suspensions":
+            return int(self.horizon.value)
+        if name == "what_if":
+            return self._what_if_key
+        return None
+
+    def forget(self) -> None:
+        super().forget()
+        self._grid_at = None
+
     def compute(self, at: pd.Timestamp) -> dict[str, pd.DataFrame]:
         inputs = whatif.topup_needed.inputs(self.store, at)
         vms, wallet, now = inputs["vms"], inputs["wallet"], inputs["now"]
-        self._fill_grid(vms)
+        if self._grid_at != at:  # the grid lists the snapshot's VMs: refilled when it changes
+            self._fill_grid(vms)
+            self._grid_at = at
         days = int(self.horizon.value)
-        chosen = [v for v in self._chosen if v in set(self._vm_ids)]
-        top = whatif.topup_needed(vms, wallet, now=now, horizons=self.horizons)
-        sus = whatif.suspensions(vms, wallet, now=now, horizon=f"{days}D")
+        listed = set(self._vm_ids)
+        chosen = [v for v in self._chosen if v in listed]
+        self._what_if_key = (tuple(chosen), self.how.value)
+        # the what-if first: it walks the longest (its runway's year), the others reuse it
         wif = whatif.what_if_stop(
             vms, wallet, chosen, now=now, how=self.how.value, horizons=self.horizons
         )
+        top = whatif.topup_needed(vms, wallet, now=now, horizons=self.horizons)
+        sus = whatif.suspensions(vms, wallet, now=now, horizon=f"{days}D")
         row = top[top["horizon_days"] == days].iloc[0]
         change = wif[wif["horizon_days"] == days].iloc[0]
         within = sus[sus["suspended_by"] <= row["horizon_end"]]

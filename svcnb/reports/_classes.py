@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from svcnb import vocab
@@ -29,8 +30,16 @@ def _words(frame: pd.DataFrame, column: str) -> list[Any]:
 
 def classes(frame: pd.DataFrame, column: str, kind: vocab.Kind) -> pd.Series:
     """The class of each word of ``frame[column]`` (a ``string`` Series on ``frame.index``)."""
-    found = vocab.current().classify_many(kind, _words(frame, column))
-    return pd.Series(found, index=frame.index, dtype="string")
+    if column not in frame:
+        found = vocab.current().classify_many(kind, _words(frame, column))
+        return pd.Series(found, index=frame.index, dtype="string")
+    # each distinct word classified once (a fleet says a handful of words, many times over)
+    codes, words = pd.factorize(frame[column], use_na_sentinel=True)
+    distinct = _words(pd.DataFrame({column: words}), column)
+    found = vocab.current().classify_many(kind, distinct) + [UNKNOWN]  # [-1]: missing
+    return pd.Series(
+        pd.array(np.array(found, dtype=object)[codes], dtype="string"), index=frame.index
+    )
 
 
 def vm_classes(vms: pd.DataFrame) -> pd.Series:

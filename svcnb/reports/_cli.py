@@ -1,9 +1,11 @@
 """``svcnb report {bandwidth,billing,firewall,webhooks,whatif}``: a report as of a snapshot.
 
-Every report has named tables. ``--format text`` prints them (or the one ``--table`` names)
-for a reader, fitted to ``--width`` columns; ``csv`` and ``json`` export one table (the main
-one unless ``--table`` names another) with exact money and ISO 8601 UTC times; ``png`` draws the
-report's plots into one image.
+Each report prints its view (``svcnb.reports._view``: the same headline figures, tables,
+labels and plots the panels and notebooks show). ``--format text`` prints the figures and every
+table (or the one ``--table`` names) for a reader, fitted to ``--width`` columns; ``csv`` and
+``json`` export one table (the main one unless ``--table`` names another; ``--table figures``
+the headline figures, each with what it counts) with exact money and ISO 8601 UTC times;
+``png`` draws the report's plots into one image.
 
 The command reads the store only. With ``--snapshot`` it first takes a snapshot through the
 server the environment names (``SVC_BASE_URL`` and ``SVC_API_KEY``, or ``SVCNB_SANDBOX``);
@@ -13,17 +15,15 @@ it never starts a sandbox of its own.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from svcnb.reports._duration import duration, duration_text
+from svcnb.reports._duration import duration
 from svcnb.store._layout import add_store_option
 
 KINDS = ("bandwidth", "billing", "firewall", "webhooks", "whatif")
@@ -37,6 +37,7 @@ EXAMPLE = """examples:
   svcnb report firewall --format png --out firewall.png
   svcnb report billing --snapshot    # take a snapshot of the configured server first
   svcnb report whatif --format csv --table topup
+  svcnb report billing --format json --table figures
   svcnb report whatif --terminate vm_358c956bf1e3c6a7,vm_e20a98e85d204265 --table what_if"""
 
 # exit codes: 2 for a mistake in what was asked (arguments, configuration, store location),
@@ -150,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     try:
         snap = snapshot_at(store, args.at)
-        built = _BUILDERS[args.kind](store, snap["server_time"], args)
+        view = _view(args.kind, store, snap["server_time"], args)
     except (ValueError, StoreError) as exc:
         text = str(exc)
         if "holds no snapshot" in text:
@@ -158,18 +159,18 @@ def run(args: argparse.Namespace) -> int:
                 "`svcnb snapshot` (or add --snapshot)"
             )
         return _fail(text)
-    header = f"{args.kind} report as of snapshot {snap['snapshot_id']} ({snap['server_time']})"
+    header = f"{view.heading()} (snapshot {snap['snapshot_id']})"
     try:
-        chosen = built.pick(args.table, whole=args.format == "text")
+        chosen = _pick(view, args.table, whole=args.format == "text")
     except UserError as exc:
         return _fail(str(exc))
     try:
         if args.format == "png":
             out = Path(args.out or f"{args.kind}.png")
-            _draw(built.draw, header).savefig(out, dpi=100, bbox_inches="tight")
+            _draw(list(view.plots.values()), header).savefig(out, dpi=100, bbox_inches="tight")
             print(f"wrote {out}")
             return 0
-        text = _render(args.format, chosen, header, args.width)
+        text = _render(args.format, view, chosen, header, args.width)
         if args.out:
             Path(args.out).write_text(text, encoding="utf-8")
             print(f"wrote {args.out}")
@@ -204,29 +205,55 @@ def _take(store: Any) -> int:
     return 0
 
 
-def _render(fmt: str, chosen: list[Table], header: str, width: int) -> str:
-    from svcnb.reports._display import text_table
+def _pick(view: Any, name: str | None, *, whole: bool) -> list[str] | None:
+    """The tables asked for: all (None) for text, else the one named (the main one when none
+    is); ``figures`` is the view's headline figures as a table."""
+    held = ["figures", *(t.name for t, _ in view.shown_tables())]
+    if name is None:
+        return None if whole else [held[1]]
+    if name in held:
+        return [name]
+    declared = [t.name for t in view.spec.tables]
+    if name in declared:  # declared, but this snapshot has none (e.g. nothing left out)
+        return [name]
+    raise UserError(
+        f"no table {name!r} in the {view.spec.report} report; choose one of: "
+        + ", ".join(["figures", *declared])
+    )
+
+
+def _render(fmt: str, view: Any, chosen: list[str] | None, header: str, width: int) -> str:
+    """The view in ``fmt``: text is every table asked (the figures first); csv and json one."""
     from svcnb.reports.billing import export_csv
 
-    if fmt == "csv":
-        return str(export_csv(chosen[0].frame))
-    if fmt == "json":
-        return json.dumps(records(chosen[0].frame), indent=1) + "\n"
-    parts = [header]
-    for t in chosen:
-        parts.append(f"{t.title}  [--table {t.name}]\n{text_table(t.frame, width, t.text)}")
-    return "\n\n".join(parts) + "\n"
+    if fmt in ("csv", "json"):
+        name = chosen[0] if chosen else "figures"
+        frame = view.figures_frame() if name == "figures" else view.tables.get(name)
+        if frame is None:
+            frame = pd.DataFrame()
+        if fmt == "csv":
+            return str(export_csv(frame))
+        return json.dumps(records(frame), indent=1, default=str) + "\n"
+    if chosen == ["figures"]:
+        return f"{header}\n\n{view.figures_text()}\n"
+    text = view.text(width, tables=chosen)
+    return header + "\n" + text.partition("\n")[2]
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """Rows of ``frame`` as JSON-ready dicts: ISO times, exact money, null for missing."""
-    from svcnb.reports._money import MONEY_COLUMNS, currency_of, to_decimal
+    from decimal import Decimal
+
+    from svcnb.money import to_decimal
+    from svcnb.reports._columns import MONEY_COLUMNS, currency_of
 
     def plain(column: str, value: Any, currency: Any) -> Any:
         if isinstance(value, list | tuple):
             return [str(v) for v in value]
         if value is None or (not isinstance(value, str) and pd.isna(value)):
             return None
+        if isinstance(value, Decimal):
+            return float(value)
         if column in MONEY_COLUMNS:
             # the float nearest the exact decimal prints as that decimal's text
             exact = to_decimal(value, currency)
@@ -266,178 +293,6 @@ def _draw(draw: list[Callable[[Any], Any]], title: str):
     return fig
 
 
-@dataclass
-class Table:
-    """One named table; ``text`` lists the columns the text format shows (all when None)."""
-
-    name: str
-    title: str
-    frame: pd.DataFrame
-    text: list[str] | None = None
-
-
-@dataclass
-class Built:
-    """A report's tables (the first is the main one) and its plots."""
-
-    tables: list[Table]
-    draw: list[Callable[[Any], Any]] = field(default_factory=list)
-
-    def pick(self, name: str | None, *, whole: bool) -> list[Table]:
-        if name is None:
-            return self.tables if whole else self.tables[:1]
-        for t in self.tables:
-            if t.name == name:
-                return [t]
-        names = ", ".join(t.name for t in self.tables)
-        raise UserError(f"no table {name!r} in this report; choose one of: {names}")
-
-
-def _bandwidth(store: Any, at: pd.Timestamp, args: argparse.Namespace) -> Built:
-    from svcnb.reports import bandwidth as bw
-    from svcnb.reports._classes import left_out_note
-
-    # vms and history loaded once for the reports
-    frames = bw.projection.inputs(store, at=at)
-    proj = bw.projection(**frames)
-    total = bw.fleet_total(history=frames["history"], now=frames["now"])
-    over_time = bw.usage_over_time(**frames)
-    months = bw.monthly_usage(history=frames["history"], now=frames["now"])
-    shown = proj.drop(columns=["status_class"])
-    cols = [
-        "name",
-        "status",
-        "used_bytes",
-        "pack_bytes",
-        "share",
-        "rate_bytes_per_day",
-        "projected_share",
-        "exceeds_at",
-        "outlook",
-    ]
-    tables = [
-        Table("projection", "All VMs, soonest over their pack first", shown, cols),
-        Table(
-            "exceeding",
-            "VMs over or projected over their pack",
-            shown[proj["exceeds"].fillna(False).to_numpy(dtype=bool)],
-            cols,
-        ),
-        Table("fleet_now", "Fleet bandwidth now", bw.fleet_now(frames["vms"], now=frames["now"])),
-        Table("fleet_total", "Fleet bandwidth per snapshot", total),
-        Table("monthly_usage", "Fleet bandwidth used per month", months),
-    ]
-    unknown = int(proj.attrs.get("unknown_status", 0))
-    if unknown:
-        left = shown[(proj["status_class"] == "unknown").to_numpy(dtype=bool)]
-        tables.append(
-            Table("unknown_status", f"{left_out_note(unknown)}: projection unknown", left)
-        )
-    draw = [
-        lambda ax: bw.plot_usage(proj.head(20), ax=ax),
-        lambda ax: bw.plot_top(over_time, ax=ax),
-        lambda ax: bw.plot_monthly_usage(months, ax=ax),
-    ]
-    return Built(tables, draw)
-
-
-def _billing(store: Any, at: pd.Timestamp, args: argparse.Namespace) -> Built:
-    from svcnb.reports import billing as bl
-    from svcnb.reports._classes import left_out_note
-
-    # vms and wallet loaded once for the reports that read them
-    within = duration(args.within, name="--within")
-    frames = bl.renewal_schedule.inputs(store, at=at)
-    due = bl.renewals(**frames, within=within)
-    schedule = bl.renewal_schedule(**frames)
-    runway = bl.runway(**frames)
-    tables = [
-        Table(
-            "renewals",
-            f"Renewals within {duration_text(within)}",
-            due,
-            ["renewal_at", "days_until", "name", "vm_id", "plan_slug", "amount", "currency"],
-        ),
-        Table("runway", "Runway", runway),
-        Table("monthly_total", "Monthly run rate", bl.monthly_total(**frames)),
-        Table("low_balance", "Low-balance forecast", bl.low_balance_forecast(**frames)),
-        Table("renewals_due", "Renewals due (7, 30, 90 days)", bl.renewals_due(**frames)),
-        Table("overdue", "Overdue or suspended", bl.overdue(vms=frames["vms"], now=frames["now"])),
-        Table("run_rate_plan", "Monthly run rate by plan", bl.run_rate(**frames, by="plan_slug")),
-        Table(
-            "run_rate_region",
-            "Monthly run rate by region",
-            bl.run_rate(**frames, by="region_slug"),
-        ),
-        Table(
-            "prices",
-            "Monthly price per VM",
-            bl.prices(**frames),
-            ["name", "vm_id", "status", "plan_slug", "amount", "currency", "price_source"],
-        ),
-    ]
-    unknown = int(runway["unknown_status"].iloc[0])
-    if unknown:
-        title = f"{left_out_note(unknown)}; the runway and low-balance dates may come sooner"
-        tables.append(
-            Table("unknown_status", title, bl.unknown_status(vms=frames["vms"], now=frames["now"]))
-        )
-    history = bl.balance_history.from_store(store, at=at)
-    draw = [
-        lambda ax: bl.plot_renewals(due, ax=ax),
-        lambda ax: bl.plot_balance(history, schedule, runway, ax=ax),
-    ]
-    return Built(tables, draw)
-
-
-def _firewall(store: Any, at: pd.Timestamp, args: argparse.Namespace) -> Built:
-    from svcnb.reports import firewall as fw
-
-    findings = fw.audit.from_store(store, at=at)
-    cols = ["severity", "check", "firewall_name", "port", "affected_vm_count", "reason"]
-    tables = [Table("findings", "Findings, worst first", findings, cols)]
-    # with a single snapshot there is nothing to compare with
-    with contextlib.suppress(ValueError):
-        tables.append(
-            Table("changes", "Rules changed since the previous snapshot", fw.changes(store, at=at))
-        )
-    return Built(tables, [lambda ax: fw.plot_findings(findings, ax=ax)])
-
-
-def _webhooks(store: Any, at: pd.Timestamp, args: argparse.Namespace) -> Built:
-    from svcnb.reports import webhooks as wh
-
-    # webhooks and deliveries loaded once for the four reports
-    frames = wh.health.inputs(store, at=at)
-    health = wh.health(**frames)
-    tables = [
-        Table(
-            "health",
-            "Subscriptions, worst first",
-            health,
-            [
-                "url",
-                "is_active",
-                "events",
-                "success_rate",
-                "consecutive_failures",
-                "failures_to_disable",
-                "last_success_at",
-                "last_failure_at",
-                "reason",
-            ],
-        ),
-        Table("disabled", "Disabled", wh.disabled(webhooks=frames["webhooks"], now=frames["now"])),
-        Table("event_mix", "Event mix", wh.event_mix(**frames)),
-        Table(
-            "attempts",
-            "Attempts needed",
-            wh.attempts(deliveries=frames["deliveries"], now=frames["now"]),
-        ),
-    ]
-    return Built(tables, [lambda ax: wh.plot_health(health, ax=ax)])
-
-
 def _horizons(text: str) -> list[int]:
     """Whole days from ``--horizons`` (each read by :func:`duration`: bare numbers are days)."""
     from svcnb.reports._duration import DurationError
@@ -460,57 +315,20 @@ def _horizons(text: str) -> list[int]:
     return days
 
 
-def _whatif(store: Any, at: pd.Timestamp, args: argparse.Namespace) -> Built:
-    from svcnb.reports import whatif as wi
+def _view(kind: str, store: Any, at: pd.Timestamp, args: argparse.Namespace) -> Any:
+    """The view of report ``kind`` as of ``at``, with the options the command was given."""
+    from svcnb.reports import bandwidth, billing, firewall, webhooks, whatif
 
-    frames = wi.topup_needed.inputs(store, at=at)
-    days = _horizons(args.horizons)
-    how = "terminate" if args.terminate else "stop"
-    ids = [v.strip() for v in (args.terminate or args.stop).split(",") if v.strip()]
-    top = wi.topup_needed(**frames, horizons=days)
-    sus = wi.suspensions(**frames, horizon=f"{max(days)}D")
-    a = sus.attrs
-    note = f"; {a['already_suspended']} already suspended" if a["already_suspended"] else ""
-    if not a["complete"]:
-        note += (
-            f"; INCOMPLETE: {a['unknown_status']} VM(s) of unknown status, "
-            f"{a['unscheduled']} without a renewal date, {a['not_debitable']} renewal(s) of "
-            "unknown price or another currency left out: suspensions may come sooner"
-        )
-    tables = [
-        Table(
-            "topup",
-            "Top-up needed to pay every debt and renewal of each horizon",
-            top,
-            ["horizon_days", "balance", "owed", "renewals", "due", "topup", "complete"],
-        ),
-        Table(
-            "suspensions",
-            f"Suspended within {max(days)} days if nobody tops up{note}",
-            sus,
-            ["suspended_by", "name", "vm_id", "basis", "failed_at", "amount", "balance_then"],
-        ),
-    ]
-    draw = [lambda ax: wi.plot_topup(top, ax=ax), lambda ax: wi.plot_suspensions(sus, ax=ax)]
-    if ids:
-        wif = wi.what_if_stop(**frames, vm_ids=ids, how=how, horizons=days)
-        if wif.attrs["not_found"]:
-            missing = ", ".join(wif.attrs["not_found"])
-            raise ValueError(
-                f"--{how}: no VM {missing} in the snapshot; see `svcnb report billing`"
-            )
-        title = f"What if {len(ids)} VM(s) were {'stopped' if how == 'stop' else 'terminated'}"
-        if how == "stop":
-            title += f" ({wi.STOP_NOTE})"
-        tables.insert(1, Table("what_if", title, wif))
-        draw.append(lambda ax: wi.plot_what_if(wif, ax=ax))
-    return Built(tables, draw)
-
-
-_BUILDERS: dict[str, Callable[[Any, pd.Timestamp, argparse.Namespace], Built]] = {
-    "bandwidth": _bandwidth,
-    "billing": _billing,
-    "firewall": _firewall,
-    "webhooks": _webhooks,
-    "whatif": _whatif,
-}
+    if kind == "billing":
+        return billing.view(store, at, within=duration(args.within, name="--within"))
+    if kind == "whatif":
+        days = _horizons(args.horizons)
+        how = "terminate" if args.terminate else "stop"
+        ids = [v.strip() for v in (args.terminate or args.stop).split(",") if v.strip()]
+        try:
+            return whatif.view(store, at, horizons=days, how=how, vm_ids=ids)
+        except ValueError as exc:
+            raise ValueError(f"--{how}: {exc}") from None
+    return {"bandwidth": bandwidth, "firewall": firewall, "webhooks": webhooks}[kind].view(
+        store, at
+    )

@@ -10,64 +10,27 @@ from __future__ import annotations
 
 import math
 import textwrap
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from svcnb.reports._money import MONEY_COLUMNS, currency_of, money_text
+from svcnb.money import money_text
+from svcnb.reports._columns import column as column_info
+from svcnb.reports._columns import currency_of
 
 GIB = 1024**3
 
-# Labels that are not just the column name in words.
-LABELS = {
-    "vm_id": "VM id",
-    "id": "VM id",
-    "vm": "VM",
-    "ip_address": "IP address",
-    "is_protected": "Protected",
-    "region_slug": "Region",
-    "plan_slug": "Plan",
-    "billing_status": "Billing",
-    "status_class": "Status class",
-    "share": "Share of pack",
-    "projected_share": "Projected share",
-    "monthly_amount": "Monthly",
-    "price_monthly_amount": "Monthly price",
-    "vms": "VMs",
-    "unpriced": "Unpriced",
-    "unknown_status": "Unknown status",
-    "within_days": "Within (days)",
-    "days_until": "In (days)",
-    "days_overdue": "Overdue (days)",
-    "runway_days": "Runway (days)",
-    "window_days": "Window (days)",
-    "action_id": "Action id",
-    "rate_bytes_per_day": "GiB per day",
-    "affected_vm_count": "VMs",
-    "is_active": "Active",
-    "url": "URL",
-    "last_attempt_at": "Last attempt (UTC)",
-}
-_SHARE = ("share", "projected_share", "share_pct", "failure_rate", "success_rate")
-
 
 def label(column: str) -> str:
-    """The header shown for ``column`` (``region_slug`` -> ``Region``)."""
-    if column in LABELS:
-        return LABELS[column]
-    words = column
-    unit = ""
-    if words.endswith("_bytes"):
-        words, unit = words.removesuffix("_bytes"), " (GiB)"
-    elif words.endswith("_gib"):
-        words, unit = words.removesuffix("_gib"), " (GiB)"
-    elif words.endswith("_at") or words.endswith("_time"):
-        words, unit = words.removesuffix("_at"), " (UTC)"
-    elif words.endswith("_days"):
-        words, unit = words.removesuffix("_days"), " (days)"
-    words = words.removesuffix("_slug").replace("_", " ")
-    return (words[:1].upper() + words[1:]) + unit
+    """The header shown for ``column`` (``region_slug`` -> ``Region``), from the column table."""
+    return column_info(str(column)).label
+
+
+def kind(column: str) -> str:
+    """The kind of ``column`` in the column table (``svcnb.reports._columns``)."""
+    return column_info(str(column)).kind
 
 
 def _missing(value: Any) -> bool:
@@ -80,32 +43,48 @@ def _missing(value: Any) -> bool:
 
 
 def cell_text(column: str, value: Any, currency: Any = None) -> str:
-    """One cell of ``column`` as text (see module docstring)."""
+    """One cell of ``column`` as text, by the column's kind (see module docstring)."""
+    if isinstance(value, list | tuple | np.ndarray):
+        return ", ".join(str(v) for v in value)
+    if _missing(value):
+        return ""
+    return kind_text(kind(column), value, currency)
+
+
+def kind_text(kind: str, value: Any, currency: Any = None) -> str:
+    """A value of ``kind`` (a kind of ``svcnb.reports._columns``) as text; ``""`` when missing.
+
+    The one formatter of every cell and every headline figure.
+    """
     if isinstance(value, list | tuple | np.ndarray):
         return ", ".join(str(v) for v in value)
     if _missing(value):
         return ""
     if isinstance(value, bool | np.bool_):
         return "yes" if value else "no"
-    if column in MONEY_COLUMNS:
+    if kind == "money":
         return money_text(value, currency)
     if isinstance(value, pd.Timestamp):
         value = value.tz_convert("UTC") if value.tzinfo else value
-        if value == value.floor("D") and column in ("day", "date", "month"):
+        if kind == "month":
+            return f"{value:%Y-%m}"
+        if kind == "date":
             return f"{value:%Y-%m-%d}"
         return f"{value:%Y-%m-%d %H:%M}"
     if isinstance(value, pd.Timedelta):
         return f"{value / pd.Timedelta(days=1):,.1f} days"
-    if column.endswith("_bytes") or column.endswith("_bytes_per_day"):
+    if kind == "bytes" or kind == "bytes_per_day":
         return f"{float(value) / GIB:,.1f}"
-    if column in _SHARE or column.endswith("_rate"):
+    if kind == "share":
         return f"{float(value) * 100:,.0f} %"
-    if column.endswith("_days") or column in ("days_until", "days_overdue"):
+    if kind == "days":
         # whole days: a runway of 1.9 days is "1" day left in full, not a rounded-up 2
         return f"{math.floor(float(value)):,d}"
     if isinstance(value, int | np.integer):
         return f"{int(value):,d}"
     if isinstance(value, float | np.floating):
+        if kind == "count" and float(value).is_integer():
+            return f"{int(value):,d}"
         return f"{float(value):,.2f}" if abs(value) < 1e15 else f"{value:.3g}"
     return str(value)
 
@@ -115,7 +94,7 @@ def display_frame(frame: pd.DataFrame, columns: list[str] | None = None) -> pd.D
 
     A ``currency`` column is left out when every money column beside it shows its currency.
     """
-    money = {c: currency_of(frame, c) for c in frame.columns if c in MONEY_COLUMNS}
+    money = {c: currency_of(frame, c) for c in frame.columns if kind(str(c)) == "money"}
     # a figure with a ``<column>_bound`` beside it reads "≥ 10", "≤ 40" or "unknown"
     bounds = {str(c): frame[f"{c}_bound"].tolist() for c in frame.columns if f"{c}_bound" in frame}
     if columns is not None:
@@ -132,11 +111,50 @@ def display_frame(frame: pd.DataFrame, columns: list[str] | None = None) -> pd.D
             ]
             continue
         currencies = money.get(column, pd.Series(None, index=frame.index))
-        out[label(str(column))] = [
-            cell_text(str(column), v, c)
-            for v, c in zip(frame[column].tolist(), currencies.tolist(), strict=True)
-        ]
+        out[label(str(column))] = _column_text(str(column), frame[column], currencies)
     return pd.DataFrame(out, index=range(len(frame)), columns=list(out) or None)
+
+
+def _plain(column: str) -> bool:
+    """Whether :func:`cell_text` shows a text value of ``column`` as it is."""
+    return kind(column) in ("text", "count", "number")
+
+
+def _column_text(column: str, values: pd.Series, currencies: pd.Series) -> list[str]:
+    """:func:`cell_text` of every cell of a column; each distinct (value, currency) formatted
+    once (ids and names are text shown as they are; statuses, plans, prices and dates repeat)."""
+    if isinstance(values.dtype, pd.StringDtype) and _plain(column):
+        return [v if isinstance(v, str) else "" for v in values.tolist()]
+    if pd.api.types.is_datetime64_any_dtype(values.dtype) and kind(column) == "time":
+        # times as cell_text writes a Timestamp: UTC, to the minute; NaT blank
+        utc = values.dt.tz_convert("UTC") if values.dt.tz is not None else values
+        return utc.dt.strftime("%Y-%m-%d %H:%M").fillna("").tolist()
+    done: dict[tuple[Any, ...], str] = {}
+    out = []
+    for v, c in zip(values.tolist(), currencies.tolist(), strict=True):
+        key = _cell_key(v, c)
+        if key is None:
+            out.append(cell_text(column, v, c))
+            continue
+        text = done.get(key)
+        if text is None:
+            text = done[key] = cell_text(column, v, c)
+        out.append(text)
+    return out
+
+
+_KEYED = (str, int, float, bool, np.bool_, np.integer, np.floating, pd.Timestamp, pd.Timedelta)
+
+
+def _cell_key(value: Any, currency: Any) -> tuple[Any, ...] | None:
+    """A key equal only for cells :func:`cell_text` shows alike, or None (format it alone)."""
+    if not (isinstance(currency, str) or currency is None or currency is pd.NA):
+        return None
+    if isinstance(value, Decimal):
+        return (Decimal, str(value), type(currency), currency)  # 1.0 and 1.00 print apart
+    if not isinstance(value, _KEYED) or (isinstance(value, float | np.floating) and value == 0):
+        return None  # lists, signed zeros, NA
+    return (type(value), value, type(currency), currency)
 
 
 _BOUND_SIGNS = {"at least": "≥ ", "at most": "≤ "}

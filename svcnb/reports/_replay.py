@@ -28,11 +28,13 @@ several accounts then refuses, naming them). Functions that take a store directl
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import pandas as pd
 
+from svcnb.reports import _reuse
 from svcnb.store import MissingResourceError
 
 UTC = "UTC"
@@ -69,7 +71,12 @@ class Report:
         self.histories = dict(histories)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.fn(*args, **kwargs)
+        reuse = _reuse.active()
+        if reuse is not None:
+            return reuse.call(self.fn, args, kwargs)  # the answer kept for this call, if any
+        # the reports and helpers it calls share their answers for the length of this call
+        with _reuse.Reuse():
+            return self.fn(*args, **kwargs)
 
     def __repr__(self) -> str:
         return f"<report {self.fn.__module__}.{self.fn.__qualname__}>"
@@ -93,20 +100,20 @@ class Report:
         """The keyword arguments ``from_store`` would pass: frames, histories and ``now``
         (of one account: ``account``, else the store as bound)."""
         store = store if account is None else store.for_account(account)
-        return self._inputs(store, snapshot_at(store, at))
+        return self._inputs(store, snapshot_at(store, at, _snapshots(store)))
 
     def _inputs(self, store: StoreLike, snap: pd.Series) -> dict[str, Any]:
         when = snap["server_time"]
         kwargs: dict[str, Any] = {}
         for name, resource in self.frames.items():
             try:
-                kwargs[name] = store.load(resource, at=when)
+                kwargs[name] = _read(store, "load", resource, when)
             except MissingResourceError as exc:
                 raise MissingResourceError(
                     exc.resource, exc.snapshot_id, exc.reason, exc.latest, needed_by=self.name
                 ) from None
         for name, (resource, columns) in self.histories.items():
-            kwargs[name] = store.history(resource, list(columns), until=when)
+            kwargs[name] = _read(store, "history", resource, when, tuple(columns))
         kwargs["now"] = when
         return kwargs
 
@@ -128,7 +135,7 @@ class Report:
     def _run(self, inputs: dict[str, Any], options: Mapping[str, Any]) -> Any:
         """The report on ``inputs``; an answer from a frame the store holds as incomplete
         (a list nothing proved whole) says so: ``complete`` False, ``attrs["incomplete"]``."""
-        result = self.fn(**inputs, **options)
+        result = self(**inputs, **options)
         doubts = {
             self.frames.get(name, name): frame.attrs["incomplete"]
             for name, frame in inputs.items()
@@ -143,6 +150,85 @@ class Report:
             note = result.attrs.get("note")
             result.attrs["note"] = f"{note} {said}" if note else said
         return result
+
+
+def _snapshots(store: StoreLike) -> pd.DataFrame:
+    """``store.snapshots()``; read once per ``Reuse`` block (see ``svcnb.reports._reuse``)."""
+    reuse = _reuse.active()
+    if reuse is None:
+        return store.snapshots()
+    return reuse.shared(("snapshots",), (store,), store.snapshots)
+
+
+def _read(
+    store: StoreLike, how: str, resource: str, when: Any, columns: tuple[str, ...] = ()
+) -> pd.DataFrame:
+    """``store.load(resource, at=when)`` or ``store.history(resource, columns, until=when)``;
+    inside a ``Reuse`` block each is read once, and every report given the very same frame."""
+
+    reuse = _reuse.active()
+
+    def read() -> pd.DataFrame:
+        if how == "load":
+            return store.load(resource, at=when)
+        whole = reuse.histories if reuse is not None else None
+        sliced = whole.until(store, resource, columns, when) if whole is not None else None
+        return store.history(resource, list(columns), until=when) if sliced is None else sliced
+
+    if reuse is None:
+        return read()
+    return reuse.shared((how, resource, repr(when), columns), (store,), read)
+
+
+class Histories:
+    """Each resource's history read once, whole, for every as-of time a panel shows.
+
+    ``store.history(resource, columns, until=T)`` is the rows of the whole history whose
+    snapshot's time is at or before T, in the same order, and the snapshots up to T that could
+    not read the resource; ``until`` gives that slice (the same frame, dtypes and attrs)
+    instead of reading every snapshot up to T again. It gives None, and the caller reads, where
+    it cannot vouch for the slice: T after the snapshots read, a snapshot it cannot place in
+    time, or a whole read that warned (a damaged file: the read up to T says so itself).
+    A ``Reuse(histories=...)`` block reads histories through it.
+    """
+
+    def __init__(self) -> None:
+        self._whole: dict[tuple[Any, ...], tuple[Any, ...] | None] = {}
+
+    def until(
+        self, store: StoreLike, resource: str, columns: tuple[str, ...], until: Any
+    ) -> pd.DataFrame | None:
+        key = (id(store), resource, columns)
+        if key not in self._whole:
+            self._whole[key] = self._read(store, resource, columns)
+        whole = self._whole[key]
+        if whole is None:
+            return None
+        _store, frame, times, latest = whole
+        when = to_utc(until, "until")
+        if when > latest:
+            return None
+        out = frame[(frame["server_time"] <= when).to_numpy(dtype=bool)].reset_index(drop=True)
+        gaps = frame.attrs["missing_snapshots"]
+        out.attrs = {"missing_snapshots": {i: r for i, r in gaps.items() if times[i] <= when}}
+        return out
+
+    @staticmethod
+    def _read(store: StoreLike, resource: str, columns: tuple[str, ...]) -> tuple | None:
+        snaps = store.snapshots()
+        if snaps.empty:
+            return None
+        # a snapshot's time as history places it: its server time, else its local time
+        placed = snaps["server_time"].fillna(snaps["local_time"])
+        times = dict(zip(snaps["snapshot_id"], placed, strict=True))
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            frame = store.history(resource, list(columns))
+        if said or any(
+            i not in times or pd.isna(times[i]) for i in frame.attrs["missing_snapshots"]
+        ):
+            return None
+        return (store, frame, times, placed.max())
 
 
 def report(
@@ -231,6 +317,7 @@ def snapshot_at(store: StoreLike, at: Any = None, snaps: pd.DataFrame | None = N
     return before.iloc[-1]
 
 
+@_reuse.reusable
 def latest_per_time(
     history: pd.DataFrame, keys: list[str] | None = None, now: Any = None
 ) -> pd.DataFrame:

@@ -21,12 +21,22 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
-from svcnb.reports._classes import UNKNOWN, vm_classes
-from svcnb.reports._duration import duration
+from svcnb.reports._classes import UNKNOWN, left_out_note, vm_classes
+from svcnb.reports._duration import duration, duration_text
 from svcnb.reports._replay import latest_per_time, report, resolve_now
 from svcnb.reports._timeaxis import STATUS_COLOURS, concise_dates, legend_outside, thousands
+from svcnb.reports._view import (
+    FigureSpec,
+    PlotSpec,
+    TableSpec,
+    View,
+    ViewSpec,
+    figure,
+    view_notes,
+)
 
 __all__ = [
+    "VIEW",
     "BANDWIDTH_HISTORY",
     "DEFAULT_LOOKBACK",
     "GIB",
@@ -43,6 +53,7 @@ __all__ = [
     "top_consumers",
     "usage",
     "usage_over_time",
+    "view",
 ]
 
 GIB = 1024**3
@@ -463,3 +474,185 @@ def plot_monthly_usage(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
     ax.set_title("Fleet bandwidth per month (renewals counted through)")
     legend_outside(ax)
     return ax
+
+
+# --- the bandwidth view: what every surface shows (svcnb.reports._view) -----------------------
+
+_SHOWN = (
+    "name",
+    "vm_id",
+    "status",
+    "used_bytes",
+    "pack_bytes",
+    "share",
+    "rate_bytes_per_day",
+    "projected_share",
+    "exceeds_at",
+    "outlook",
+)
+
+VIEW = ViewSpec(
+    report="bandwidth",
+    title="Bandwidth",
+    figures=(
+        FigureSpec(
+            "fleet_used_bytes",
+            "Fleet used in each VM's current cycle (GiB)",
+            "bytes",
+            "The sum over VMs not terminated of what each used since its own last renewal; "
+            "cycles are staggered, so this is not a calendar month (that is the per-month "
+            "table).",
+        ),
+        FigureSpec(
+            "fleet_pack_bytes",
+            "Fleet packs (GiB)",
+            "bytes",
+            "The sum of the monthly packs of the same VMs.",
+        ),
+        FigureSpec(
+            "vms_over", "VMs over their pack", "count", "VMs that used more than their pack."
+        ),
+        FigureSpec(
+            "vms_will_exceed",
+            "VMs projected to exceed this cycle",
+            "count",
+            "VMs within their pack now whose growth over the lookback passes it before their "
+            "cycle ends.",
+        ),
+        FigureSpec(
+            "first_exceeds_at",
+            "Next pack to run out",
+            "time",
+            "The soonest time after the snapshot a VM within its pack is projected to pass it "
+            "(the VM in brackets); VMs already over are counted above.",
+        ),
+        FigureSpec(
+            "unknown_status",
+            "VMs left out (status word unknown)",
+            "count",
+            "VMs whose status word svcnb does not know: their projection is unknown.",
+        ),
+    ),
+    tables=(
+        TableSpec(
+            "projection",
+            "All VMs, soonest over their pack first (lookback {lookback})",
+            _SHOWN,
+            "One row per VM not terminated.",
+        ),
+        TableSpec(
+            "exceeding",
+            "VMs over or projected over their pack",
+            _SHOWN,
+            "The rows of the projection that are over or will exceed.",
+        ),
+        TableSpec(
+            "top_consumers",
+            "Top {top} consumers this cycle",
+            ("name", "vm_id", "status", "plan_slug", "used_bytes", "pack_bytes", "share"),
+            "The VMs that used the most since their last renewal.",
+        ),
+        TableSpec(
+            "fleet_now",
+            "Fleet bandwidth now (each VM's current cycle)",
+            None,
+            "One row: the fleet figures above.",
+        ),
+        TableSpec(
+            "fleet_total",
+            "Fleet bandwidth per snapshot (each VM's current cycle)",
+            ("server_time", "used_bytes", "pack_bytes", "vms"),
+            "One row per snapshot: used and packs as each VM's cycle stood then.",
+        ),
+        TableSpec(
+            "monthly_usage",
+            "Fleet bandwidth used per calendar month (renewals counted through)",
+            ("month", "used_bytes", "pack_bytes", "vms", "partial"),
+            "One row per calendar month: the growth of every VM's counter between snapshots.",
+        ),
+        TableSpec(
+            "unknown_status",
+            "VMs left out: status word unknown (projection unknown)",
+            _SHOWN,
+            "Map their words with svcnb.vocab.extend to project them.",
+        ),
+    ),
+    plots=(
+        PlotSpec("usage", "Used against pack, with the projection", (7.0, 4.0)),
+        PlotSpec("top", "Top consumers over time"),
+        PlotSpec("monthly", "Fleet used per calendar month"),
+    ),
+)
+
+
+def view(
+    store: Any,
+    at: Any = None,
+    *,
+    top: int = 10,
+    lookback: Any = "7d",
+    account: str | None = None,
+) -> View:
+    """The bandwidth view as of the latest snapshot at or before ``at`` (see ``VIEW``).
+
+    ``top``: how many top consumers; ``lookback``: the span the growth rate is read over (read
+    by ``svcnb.reports.duration``).
+    """
+    span = duration(lookback, name="lookback")
+    inputs = projection.inputs(store, at, account)
+    vms, history, now = inputs["vms"], inputs["history"], inputs["now"]
+    proj = projection(vms, history, now=now, lookback=span)
+    hit = proj["exceeds"].fillna(False).to_numpy(dtype=bool)
+    months = monthly_usage(history, now=now)
+    fleet = fleet_now(vms, now=now)
+    tables = {
+        "projection": proj.drop(columns=["status_class"]),
+        "exceeding": proj[hit].drop(columns=["status_class"]).reset_index(drop=True),
+        "top_consumers": top_consumers(vms, n=top),
+        "fleet_now": fleet,
+        "fleet_total": fleet_total(history, now=now),
+        "monthly_usage": months,
+    }
+    unknown = int(proj.attrs.get("unknown_status", 0))
+    if unknown:
+        left = proj[(proj["status_class"] == UNKNOWN).to_numpy(dtype=bool)]
+        tables["unknown_status"] = left.drop(columns=["status_class"]).reset_index(drop=True)
+    outlook = proj["outlook"].fillna("")
+    ahead = proj[(outlook == "will exceed").to_numpy(dtype=bool)].dropna(subset=["exceeds_at"])
+    ahead = ahead[ahead["exceeds_at"] > now].sort_values("exceeds_at").head(1)
+    row = fleet.iloc[0]
+    over_time = usage_over_time(vms, history, now=now, n=5)
+    worst = proj.sort_values("projected_share", ascending=False).head(top)
+    figures = dict(
+        [
+            figure(VIEW, "fleet_used_bytes", int(row["used_bytes"])),
+            figure(VIEW, "fleet_pack_bytes", int(row["pack_bytes"])),
+            figure(VIEW, "vms_over", int((outlook == "over").sum())),
+            figure(VIEW, "vms_will_exceed", int((outlook == "will exceed").sum())),
+            figure(
+                VIEW,
+                "first_exceeds_at",
+                ahead["exceeds_at"].iloc[0] if len(ahead) else pd.NaT,
+                empty="none this cycle" if not unknown else "none of the VMs known this cycle",
+                detail=str(ahead["name"].iloc[0]) if len(ahead) else "",
+            ),
+            figure(VIEW, "unknown_status", unknown),
+        ]
+    )
+    notes = view_notes(inputs, tables.values())
+    if unknown:
+        notes.insert(0, left_out_note(unknown) + ": their projection is unknown")
+    return View(
+        VIEW,
+        now,
+        figures,
+        tables,
+        plots={
+            "usage": lambda ax: plot_usage(worst, ax=ax),
+            "top": lambda ax: plot_top(over_time, ax=ax),
+            "monthly": lambda ax: plot_monthly_usage(months, ax=ax),
+        },
+        options={"top": top, "lookback": duration_text(span)},
+        notes=notes,
+        complete=not unknown and not any("may be incomplete" in n for n in notes),
+    )

@@ -38,17 +38,38 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
-from svcnb.reports._classes import LIVE, OWING, UNKNOWN, billing_classes, vm_classes
-from svcnb.reports._duration import DurationError, duration
-from svcnb.reports._money import MONEY_COLUMNS, currency_of, exact_sum, plain_text
+from svcnb.money import exact_sum, plain_text, to_decimal
+from svcnb.reports._classes import (
+    LIVE,
+    OWING,
+    UNKNOWN,
+    billing_classes,
+    left_out_note,
+    vm_classes,
+)
+from svcnb.reports._columns import MONEY_COLUMNS, currency_of
+from svcnb.reports._duration import DurationError, duration, duration_text
 from svcnb.reports._replay import latest_per_time, report, resolve_now
+from svcnb.reports._reuse import active as reuse_active
+from svcnb.reports._reuse import reusable
 from svcnb.reports._timeaxis import concise_dates, legend_outside, money_axis
+from svcnb.reports._view import (
+    FigureSpec,
+    PlotSpec,
+    TableSpec,
+    View,
+    ViewSpec,
+    figure,
+    view_notes,
+)
 
 __all__ = [
     "BILLING_HISTORY",
+    "VIEW",
     "DEFAULT_CYCLE",
     "DEFAULT_GRACE",
     "DEFAULT_LOW_BALANCE_WINDOW",
@@ -64,11 +85,13 @@ __all__ = [
     "renewal_positions",
     "renewal_schedule",
     "renewal_step",
+    "renewal_steps",
     "renewals",
     "renewals_due",
     "run_rate",
     "runway",
     "unknown_status",
+    "view",
 ]
 
 # Billing cycle of a VM: a calendar month on the same day, as the sandbox renews.
@@ -130,6 +153,7 @@ def _placed(vms: pd.DataFrame) -> pd.DataFrame:
     ).astype({"billed": bool, "renews": bool, "owes": bool})
 
 
+@reusable
 def _priced(vms: pd.DataFrame, currency: Any) -> pd.DataFrame:
     """Every VM with ``amount``, resolved ``currency``, whether it renews or owes, and whether it
     is left out (``unknown``: its status or billing word is unknown)."""
@@ -163,25 +187,34 @@ def _price_from_plan(priced: pd.DataFrame) -> pd.DataFrame:
     The service bills such a VM its plan's catalog price (the sandbox does); the VMs of the same
     plan that do state one show it. ``price_source`` says "plan" for these, NA stays NA.
     """
-    known = priced.dropna(subset=["amount", "plan_slug"])
-    per_plan = known.groupby("plan_slug")[["amount", "currency"]].agg(
-        lambda s: s.unique().tolist() if s.notna().all() else []
-    )
-    missing = priced["amount"].isna() & priced["plan_slug"].notna()
-    for i in priced.index[missing]:
-        plan = priced.at[i, "plan_slug"]
-        if plan not in per_plan.index:
-            continue
-        amounts, currencies = per_plan.at[plan, "amount"], per_plan.at[plan, "currency"]
-        if len(amounts) == 1 and len(currencies) <= 1:
-            priced.at[i, "amount"] = amounts[0]
-            if currencies and pd.isna(priced.at[i, "currency"]):
-                priced.at[i, "currency"] = currencies[0]
-            priced.at[i, "price_source"] = "plan"
+    missing = (priced["amount"].isna() & priced["plan_slug"].notna()).to_numpy(dtype=bool)
+    if missing.any():
+        known = priced.dropna(subset=["amount", "plan_slug"])
+        plans = known.groupby("plan_slug", sort=False)
+        # a plan's price is taken when its priced VMs state one amount, and (where every one
+        # states a currency) one currency; a currency some leave unstated is not given
+        stated_all = ~known["currency"].isna().groupby(known["plan_slug"], sort=False).any()
+        agree = (plans["amount"].nunique() == 1) & (
+            ~stated_all | (plans["currency"].nunique() <= 1)
+        )
+        wanted = priced.loc[missing, "plan_slug"]
+        rows = wanted.index[wanted.isin(agree.index[agree.to_numpy(dtype=bool)]).to_numpy(bool)]
+        if len(rows):
+            plan = priced.loc[rows, "plan_slug"]
+            priced.loc[rows, "amount"] = plan.map(plans["amount"].first()).to_numpy()
+            plan_says = plan.isin(stated_all.index[stated_all.to_numpy(dtype=bool)])
+            unstated = priced.loc[rows, "currency"].isna()
+            gets = (plan_says & unstated).to_numpy(dtype=bool)
+            if gets.any():
+                priced.loc[rows[gets], "currency"] = (
+                    plan[gets].map(plans["currency"].first()).to_numpy()
+                )
+            priced.loc[rows, "price_source"] = "plan"
     priced.loc[priced["amount"].isna(), "price_source"] = pd.NA
     return priced
 
 
+@reusable
 def renewal_positions(vms: pd.DataFrame, wallet: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per VM, how the renewal model places it: the frame :func:`renewal_schedule` walks.
 
@@ -194,18 +227,19 @@ def renewal_positions(vms: pd.DataFrame, wallet: pd.DataFrame | None = None) -> 
     """
     currency = account_currency(vms, wallet)
     out = _priced(vms, currency)
-    pairs = zip(out["amount"], out["currency"], strict=True)
-    out["debitable"] = [_debitable(a, c, currency) for a, c in pairs]
+    out["debitable"] = _debitable_all(out["amount"], out["currency"], currency)
     return out
 
 
-def _debitable(amount: Any, currency: Any, wallet_currency: Any) -> bool:
-    if pd.isna(amount):
-        return False
-    if pd.isna(currency) or pd.isna(wallet_currency):
-        # both unknown: the account's one currency; one unknown, one stated: cannot tell
-        return bool(pd.isna(currency) and pd.isna(wallet_currency))
-    return bool(currency == wallet_currency)
+def _debitable_all(amount: pd.Series, currency: pd.Series, wallet_currency: Any) -> np.ndarray:
+    """Per (amount, currency) pair, whether the wallet can pay it: a known amount in the wallet's
+    currency. Where either currency is unknown, only both unknown counts (the account's one
+    currency); one unknown and one stated cannot be told apart."""
+    priced = amount.notna().to_numpy(dtype=bool)
+    if pd.isna(wallet_currency):
+        return priced & currency.isna().to_numpy(dtype=bool)
+    same = (currency == wallet_currency).fillna(False).to_numpy(dtype=bool)
+    return priced & same
 
 
 def renewal_step(cycle: str = DEFAULT_CYCLE) -> Callable[[pd.Timestamp, int], pd.Timestamp]:
@@ -231,24 +265,70 @@ def renewal_step(cycle: str = DEFAULT_CYCLE) -> Callable[[pd.Timestamp, int], pd
     return nth_step
 
 
-def _occurrences(priced: pd.DataFrame, now: pd.Timestamp, end: pd.Timestamp, cycle: str):
-    """(renewal_at, row) for each renewal in ``(now, end]`` of each VM that renews, in order.
+def renewal_steps(starts: pd.DatetimeIndex, k: int, cycle: str = DEFAULT_CYCLE) -> pd.DatetimeIndex:
+    """:func:`renewal_step`'s ``nth(start, k)`` for every date of ``starts`` at once (the same
+    dates, in the same unit)."""
+    if cycle == "month":
+        return starts + pd.DateOffset(months=k)
+    renewal_step(cycle)  # the same errors for a cycle that is not a duration
+    return starts + k * pd.Timedelta(cycle)
+
+
+def _finest(units: Iterable[str]) -> str:
+    """The finest of datetime units (what ``pd.to_datetime`` of Timestamps in them gives)."""
+    order = ["s", "ms", "us", "ns"]
+    return max(units, key=order.index, default="s")
+
+
+def _occurrences(
+    priced: pd.DataFrame, now: pd.Timestamp, end: pd.Timestamp, cycle: str
+) -> pd.DataFrame:
+    """Each renewal in ``(now, end]`` of each VM that renews, in order: ``priced``'s columns
+    with ``renewal_at`` first, one row per renewal.
 
     Monthly steps count from the first date (k months on), so a cycle on the 31st comes back to
     the 31st after a short month. A renewal date not after ``now`` (not yet processed when the
-    data was read) falls due at ``now``.
+    data was read) falls due at ``now``. Renewals at the same instant are in VM id order, a VM's
+    own in date order.
     """
-    nth = renewal_step(cycle)
-    out = []
-    live = priced[priced["renews"]].dropna(subset=["next_renewal_at"])
-    for row in live.itertuples(index=False):
-        k, when = 0, row.next_renewal_at
-        while when <= end:
-            out.append((max(when, now), row))
-            k += 1
-            when = nth(row.next_renewal_at, k)
-    out.sort(key=lambda e: (e[0], str(e[1].vm_id)))
+    live = priced[priced["renews"].to_numpy(dtype=bool)].dropna(subset=["next_renewal_at"])
+    starts = pd.DatetimeIndex(live["next_renewal_at"])
+    rows, steps, dates = [], [], []
+    alive = np.arange(len(live))
+    k = 0
+    # every VM's k-th renewal at once, for k = 0, 1, ... until none is within the horizon
+    # (the k-th date grows with k, so a VM past ``end`` stays past it)
+    while len(alive):
+        when = renewal_steps(starts[alive], k, cycle)
+        inside = np.asarray(when <= end, dtype=bool)
+        alive, when = alive[inside], when[inside]
+        rows.append(alive)
+        steps.append(np.full(len(alive), k))
+        dates.append(when.as_unit("ns").asi8)
+        k += 1
+    row = np.concatenate(rows) if rows else np.array([], dtype=int)
+    step = np.concatenate(steps) if steps else np.array([], dtype=int)
+    raw = np.concatenate(dates) if dates else np.array([], dtype="int64")
+    now_ns = now.as_unit("ns")._value
+    due = np.maximum(raw, now_ns)  # a date not after now falls due at now
+    ids = np.array([str(v) for v in live["vm_id"]], dtype=object)[row]
+    # at one instant in VM id order; one VM's renewals (due together at now) in date order
+    order = np.lexsort((step, row, ids.astype(str), due)) if len(row) else row
+    out = live.iloc[row[order]].reset_index(drop=True)
+    out.insert(0, "renewal_at", pd.DatetimeIndex(due[order].view("M8[ns]")).tz_localize("UTC"))
+    # which renewals fall due at now: their time is now's, in now's unit (see _times)
+    out["_at_now"] = raw[order] < now_ns
+    out.attrs["units"] = (starts.unit, now.unit)
     return out
+
+
+def _times(due: pd.DataFrame) -> pd.Series:
+    """``due["renewal_at"]`` (rows of :func:`_occurrences`) in the unit ``pd.to_datetime`` gives
+    the same Timestamps: the finest of the renewal dates' unit and now's, among those present."""
+    start_unit, now_unit = due.attrs["units"]
+    at_now = due["_at_now"].to_numpy(dtype=bool)
+    units = ([start_unit] if (~at_now).any() else []) + ([now_unit] if at_now.any() else [])
+    return due["renewal_at"].dt.as_unit(_finest(units))
 
 
 RENEWAL_COLUMNS = [
@@ -288,23 +368,15 @@ def renewals(
     """
     now = resolve_now(now)
     priced = _priced(vms, account_currency(vms, wallet))
-    rows = [
-        {
-            "renewal_at": when,
-            "days_until": (when - now) / pd.Timedelta(days=1),
-            "vm_id": r.vm_id,
-            "name": r.name,
-            "plan_slug": r.plan_slug,
-            "region_slug": r.region_slug,
-            "billing_status": r.billing_status,
-            "amount": r.amount,
-            "currency": r.currency,
-            "price_source": r.price_source,
-        }
-        for when, r in _occurrences(priced, now, now + duration(within, name="within"), cycle)
-    ]
-    out = pd.DataFrame(rows, columns=RENEWAL_COLUMNS)
-    out["renewal_at"] = pd.to_datetime(out["renewal_at"], utc=True)
+    due = _occurrences(priced, now, now + duration(within, name="within"), cycle)
+    if due.empty:
+        out = pd.DataFrame([], columns=RENEWAL_COLUMNS)
+        out["renewal_at"] = pd.to_datetime(out["renewal_at"], utc=True)
+    else:
+        at = _times(due)
+        out = due.assign(renewal_at=at, days_until=(at - now) / pd.Timedelta(days=1))
+        out = out[RENEWAL_COLUMNS]
+        out.attrs = {}
     out = out.astype(
         {
             "days_until": "Float64",
@@ -508,56 +580,102 @@ def renewal_schedule(
     ``attrs["unknown_status"]`` counts the VMs left out (status or billing word unknown).
     """
     now = resolve_now(now)
-    balance, wallet_currency = _wallet_balance(wallet, vms)
-    priced = _priced(vms, wallet_currency)
-    owed = _owed(priced, wallet_currency)
-    out = _schedule(priced, balance, owed, wallet_currency, now, horizon, cycle)
+    priced, _balance, _owed_now, _currency, out = _walk(vms, wallet, now, horizon, cycle)
     out.attrs["unknown_status"] = _unknown(priced)
     return out
 
 
-def _schedule(
+def _walk(
+    vms: pd.DataFrame, wallet: pd.DataFrame, now: pd.Timestamp, horizon: str, cycle: str
+) -> tuple[pd.DataFrame, float, float, Any, pd.DataFrame]:
+    """(priced VMs, balance, owed, wallet currency, the :func:`renewal_schedule` frame) of the
+    walk over the next ``horizon``: what :func:`renewal_schedule`, :func:`runway` and
+    :func:`low_balance_forecast` share.
+
+    Inside a ``Reuse`` block (``svcnb.reports._reuse``; every report call opens one) one fleet
+    and time is walked once: a walk to an earlier end is the first rows of the longer one, since
+    the walk never looks ahead (a renewal is paid or not from the ones before it).
+    """
+    balance, currency = _wallet_balance(wallet, vms)
+    priced = _priced(vms, currency)
+    owed = _owed(priced, currency)
+    end = now + duration(horizon, name="horizon")
+    reuse = reuse_active()
+    if reuse is None or end < now:
+        walked = _walk_rows(priced, balance, owed, currency, now, end, cycle)
+        return priced, balance, owed, currency, _schedule_frame(walked)
+    # end -> the walk's rows to it; ("frame", end) -> its renewal_schedule frame
+    walks = reuse.shared(("renewal walks", repr(now), cycle), (vms, wallet), dict)
+    if ("frame", end) not in walks:
+        ends = [e for e in walks if isinstance(e, pd.Timestamp)]
+        longest = max(ends, default=None)
+        if longest is not None and longest >= end:
+            whole = walks[longest]
+            walked = whole[(whole["renewal_at"] <= end).to_numpy(dtype=bool)]
+        else:
+            walked = walks[end] = _walk_rows(priced, balance, owed, currency, now, end, cycle)
+        walks[("frame", end)] = _schedule_frame(walked)
+    return priced, balance, owed, currency, walks[("frame", end)].copy()
+
+
+def _walk_rows(
     priced: pd.DataFrame,
     balance: float,
     owed: float,
     wallet_currency: Any,
     now: pd.Timestamp,
-    horizon: str,
+    end: pd.Timestamp,
     cycle: str,
 ) -> pd.DataFrame:
-    """The :func:`renewal_schedule` frame from priced VMs, starting from ``balance`` and ``owed``.
-
-    Split out so that :func:`runway` and :func:`low_balance_forecast` price the VMs once.
-    """
-    stopped: set[str] = set()
-    rows = []
-    for when, r in _occurrences(priced, now, now + duration(horizon, name="horizon"), cycle):
-        if r.vm_id in stopped:
+    """The renewals of ``(now, end]`` as the walk takes them, starting from ``balance`` and
+    ``owed``: the rows of :func:`_occurrences` it reaches, with debitable, paid, balance_before,
+    balance_after and owed_after (see :func:`_schedule_frame`)."""
+    due = _occurrences(priced, now, end, cycle)
+    debitable = _debitable_all(due["amount"], due["currency"], wallet_currency)
+    amounts = due["amount"].to_numpy(dtype=float, na_value=np.nan).tolist()
+    ids = due["vm_id"].tolist()
+    kept, paid_col, before_col, after_col, owed_col = [], [], [], [], []
+    stopped: set[Any] = set()
+    # the walk itself: each renewal in turn against the balance its predecessors left
+    for i, (vm_id, amount, can) in enumerate(zip(ids, amounts, debitable.tolist(), strict=True)):
+        if vm_id in stopped:
             continue
-        debitable = _debitable(r.amount, r.currency, wallet_currency)
         before = balance
-        paid = debitable and balance >= float(r.amount)
+        paid = can and balance >= amount
         if paid:
-            balance -= float(r.amount)
-        elif debitable:
-            owed += float(r.amount)
-            stopped.add(r.vm_id)
-        rows.append(
+            balance -= amount
+        elif can:
+            owed += amount
+            stopped.add(vm_id)
+        kept.append(i)
+        paid_col.append(paid)
+        before_col.append(before)
+        after_col.append(balance)
+        owed_col.append(owed)
+    columns = ["renewal_at", "_at_now", "vm_id", "name", "amount", "currency"]
+    walked = due.iloc[kept][columns].reset_index(drop=True)
+    walked["debitable"] = debitable[kept]
+    walked["paid"] = paid_col
+    walked["balance_before"] = before_col
+    walked["balance_after"] = after_col
+    walked["owed_after"] = owed_col
+    walked.attrs = dict(due.attrs)
+    return walked
+
+
+def _schedule_frame(walked: pd.DataFrame) -> pd.DataFrame:
+    """The :func:`renewal_schedule` frame of the rows of :func:`_walk_rows`."""
+    if walked.empty:
+        out = pd.DataFrame([], columns=SCHEDULE_COLUMNS)
+        out["renewal_at"] = pd.to_datetime(out["renewal_at"], utc=True)
+    else:
+        out = pd.DataFrame(
             {
-                "renewal_at": when,
-                "vm_id": r.vm_id,
-                "name": r.name,
-                "amount": r.amount,
-                "currency": r.currency,
-                "debitable": debitable,
-                "paid": paid,
-                "balance_before": before,
-                "balance_after": balance,
-                "owed_after": owed,
-            }
+                "renewal_at": _times(walked).to_numpy(),
+                **{c: walked[c].to_numpy() for c in SCHEDULE_COLUMNS[1:]},
+            },
+            columns=SCHEDULE_COLUMNS,
         )
-    out = pd.DataFrame(rows, columns=SCHEDULE_COLUMNS)
-    out["renewal_at"] = pd.to_datetime(out["renewal_at"], utc=True)
     return out.astype(
         {
             "vm_id": "string",
@@ -574,14 +692,10 @@ def _schedule(
 
 
 def _owed(priced: pd.DataFrame, wallet_currency: Any) -> float:
-    owing = priced[priced["owes"]]
-    return float(
-        sum(
-            float(r.amount)
-            for r in owing.itertuples(index=False)
-            if _debitable(r.amount, r.currency, wallet_currency)
-        )
-    )
+    owing = priced[priced["owes"].to_numpy(dtype=bool)]
+    debitable = _debitable_all(owing["amount"], owing["currency"], wallet_currency)
+    # added in row order, as floats: the figure the walk starts from
+    return float(sum(owing["amount"].to_numpy(dtype=float, na_value=np.nan)[debitable].tolist()))
 
 
 @report(frames={"vms": "vms", "wallet": "wallet"})
@@ -605,10 +719,7 @@ def runway(
     those VMs, so the runway may come sooner than runway_at says).
     """
     now = resolve_now(now)
-    balance, currency = _wallet_balance(wallet, vms)
-    priced = _priced(vms, currency)
-    owed = _owed(priced, currency)
-    schedule = _schedule(priced, balance, owed, currency, now, horizon, cycle)
+    priced, balance, owed, currency, schedule = _walk(vms, wallet, now, horizon, cycle)
     unpaid = schedule[schedule["debitable"] & ~schedule["paid"]]
     row: dict[str, Any] = {
         "now": now,
@@ -690,25 +801,9 @@ def low_balance_forecast(
     """
     now = resolve_now(now)
     span = duration(window, name="window")
-    balance, currency = _wallet_balance(wallet, vms)
-    priced = _priced(vms, currency)
-    owed = _owed(priced, currency)
-    schedule = _schedule(priced, balance, owed, currency, now, horizon, cycle)
-    dues = schedule[schedule["debitable"]]
-    times = dues["renewal_at"]
-    amounts = dues["amount"].astype(float)
-    # The need changes when a renewal enters the window, the balance when one is processed:
-    # those instants (and now) are the only places the balance can first drop below the need.
-    candidates = sorted({now, *times, *(t - span for t in times if t - span > now)})
-    found: tuple[Any, float, float] | None = None
-    for when in candidates:
-        done = dues[times <= when]
-        bal = float(done["balance_after"].iloc[-1]) if len(done) else balance
-        debt = float(done["owed_after"].iloc[-1]) if len(done) else owed
-        needed = debt + float(amounts[(times > when) & (times <= when + span)].sum())
-        if bal < needed:
-            found = (when, bal, needed)
-            break
+    priced, balance, owed, currency, schedule = _walk(vms, wallet, now, horizon, cycle)
+    dues = schedule[schedule["debitable"].to_numpy(dtype=bool)]
+    found = _first_low(dues, now, span, balance, owed)
     row = {
         "now": now,
         "window_days": span / pd.Timedelta(days=1),
@@ -734,6 +829,60 @@ def low_balance_forecast(
             "complete": "boolean",
         }
     )
+
+
+def _first_low(
+    dues: pd.DataFrame, now: pd.Timestamp, span: pd.Timedelta, balance: float, owed: float
+) -> tuple[Any, float, float] | None:
+    """The first instant at which the balance left by the renewals ``dues`` (debitable rows of a
+    schedule, in time order) up to it is below the debts plus the renewals of the next ``span``;
+    (when, balance then, needed) or None.
+
+    The need changes when a renewal enters the window, the balance when one is processed: those
+    instants (and now) are the only places the balance can first drop below the need. Every
+    candidate is screened at once with running sums; only those the screen cannot rule out are
+    checked with the exact sums, in time order, so the first found is the same instant (and the
+    same figures) a check of every candidate in turn gives.
+    """
+    times = dues["renewal_at"]
+    amounts = dues["amount"].astype(float)
+    stamps = pd.DatetimeIndex(times).as_unit("ns").asi8
+    span_ns, now_ns = span.as_unit("ns")._value, now.as_unit("ns")._value
+    early = stamps - span_ns
+    cands = np.unique(np.concatenate([[now_ns], stamps, early[early > now_ns]]))
+    # per candidate: renewals processed by then (times <= when), and those due by when + span
+    done = np.searchsorted(stamps, cands, side="right")
+    until = np.searchsorted(stamps, cands + span_ns, side="right")
+    after = dues["balance_after"].to_numpy(dtype=float, na_value=np.nan)
+    debts = dues["owed_after"].to_numpy(dtype=float, na_value=np.nan)
+    bal = np.where(done > 0, after[np.maximum(done - 1, 0)] if len(after) else balance, balance)
+    debt = np.where(done > 0, debts[np.maximum(done - 1, 0)] if len(debts) else owed, owed)
+    values = amounts.to_numpy(dtype=float, na_value=np.nan)
+    running = np.concatenate([[0.0], np.cumsum(values)])
+    coming = running[until] - running[done]
+    # a running sum differs from the exact one by rounding only: screen with room for it
+    slack = 1e-9 * (np.abs(values).sum() + abs(balance) + abs(owed)) + 1e-9
+    maybe = np.flatnonzero(bal < debt + coming + slack)
+    when_all = pd.DatetimeIndex(cands.view("M8[ns]")).tz_localize("UTC")
+    for i in maybe.tolist():
+        when = _stamp_like(when_all[i], now, times, span)
+        inside = (times > when) & (times <= when + span)
+        needed = float(debt[i]) + float(amounts[inside].sum())
+        if float(bal[i]) < needed:
+            return when, float(bal[i]), needed
+    return None
+
+
+def _stamp_like(
+    when: pd.Timestamp, now: pd.Timestamp, times: pd.Series, span: pd.Timedelta
+) -> pd.Timestamp:
+    """Candidate ``when`` as it was first written among now, the renewal times and the times a
+    window before them (so in the unit it had there, which the frame built from it keeps)."""
+    if when == now:
+        return now
+    if (times == when).any():
+        return when.as_unit(times.dt.unit)
+    return when.as_unit((when.as_unit(times.dt.unit) - span).unit)
 
 
 @report(frames={"vms": "vms"})
@@ -929,3 +1078,266 @@ def export_csv(frame: pd.DataFrame, path: Any = None) -> str | None:
         elif out[col].dtype == object:
             out[col] = out[col].map(lambda v: ", ".join(map(str, v)) if isinstance(v, list) else v)
     return out.to_csv(path, index=False)
+
+
+# --- the billing view: what every surface shows (svcnb.reports._view) -------------------------
+
+_GOOD_STANDING = (
+    "the prices of the renewals falling due in the next {days} days of VMs in good standing "
+    "(paid up, not suspended); what overdue and suspended VMs owe is under Owed now, and they "
+    "do not renew until it is paid"
+)
+
+VIEW = ViewSpec(
+    report="billing",
+    title="Billing",
+    figures=(
+        FigureSpec("balance", "Wallet balance", "money", "The wallet's balance at the snapshot."),
+        *(
+            FigureSpec(
+                f"renewals_{d}d",
+                f"Renewals due in {d} days (VMs in good standing)",
+                "money",
+                _GOOD_STANDING.format(days=d)[:1].upper()
+                + _GOOD_STANDING.format(days=d)[1:]
+                + "; the count of renewals is in brackets.",
+            )
+            for d in (7, 30, 90)
+        ),
+        FigureSpec(
+            "owed",
+            "Owed now (overdue and suspended VMs)",
+            "money",
+            "The unpaid renewals of overdue and suspended VMs: the first thing a top-up pays.",
+        ),
+        FigureSpec(
+            "monthly_run_rate",
+            "Monthly run rate",
+            "money",
+            "The monthly prices of every billed VM (not terminated, status known), in the "
+            "wallet's currency.",
+        ),
+        FigureSpec(
+            "runway_at",
+            "Runway: first renewal the wallet cannot pay",
+            "time",
+            "When the balance, walked through every renewal in time order, first fails to pay "
+            "one (within the horizon); the VM is in brackets. 'by' when VMs were left out: it "
+            "may come sooner.",
+        ),
+        FigureSpec(
+            "low_balance_at",
+            "Balance falls below owed + next week's renewals",
+            "time",
+            "When the balance first falls below what is owed plus the renewals of the following "
+            "7 days (the service's low-balance warning).",
+        ),
+        FigureSpec(
+            "vms_overdue",
+            "VMs overdue",
+            "count",
+            "VMs whose billing status means they owe (overdue, unpaid).",
+        ),
+        FigureSpec(
+            "vms_suspended",
+            "VMs suspended",
+            "count",
+            "VMs suspended by their status or their billing status.",
+        ),
+        FigureSpec("vms_total", "VMs in the snapshot", "count", "Every VM listed, any status."),
+        FigureSpec(
+            "unknown_status",
+            "VMs left out (status word unknown)",
+            "count",
+            "VMs whose status or billing word svcnb does not know: left out of every sum and "
+            "forecast (map their words with svcnb.vocab.extend).",
+        ),
+    ),
+    tables=(
+        TableSpec(
+            "renewals",
+            "Renewals within {within}",
+            (
+                "renewal_at",
+                "days_until",
+                "name",
+                "vm_id",
+                "plan_slug",
+                "billing_status",
+                "amount",
+                "currency",
+                "price_source",
+            ),
+            "One row per renewal of a VM in good standing, soonest first.",
+        ),
+        TableSpec(
+            "renewals_due",
+            "Renewals due in 7, 30 and 90 days (VMs in good standing)",
+            ("within_days", "currency", "renewals", "amount", "unpriced"),
+            "Per horizon and currency: how many renewals fall due and their amount.",
+        ),
+        TableSpec(
+            "overdue",
+            "Overdue or suspended VMs (what they owe is Owed now)",
+            (
+                "name",
+                "vm_id",
+                "status",
+                "billing_status",
+                "next_renewal_at",
+                "days_overdue",
+                "amount",
+                "currency",
+            ),  # fmt: skip
+            "One row per VM that owes or is suspended.",
+        ),
+        TableSpec("runway", "Runway", None, "The runway walk's result."),
+        TableSpec(
+            "low_balance", "Low-balance forecast", None, "When the low-balance warning comes."
+        ),
+        TableSpec("monthly_total", "Monthly run rate", None, "Per currency."),
+        TableSpec(
+            "run_rate_plan",
+            "Monthly run rate by plan",
+            ("plan_slug", "currency", "vms", "monthly_amount", "unpriced", "unknown_status"),
+            "Per plan and currency.",
+        ),
+        TableSpec(
+            "run_rate_region",
+            "Monthly run rate by region",
+            ("region_slug", "currency", "vms", "monthly_amount", "unpriced", "unknown_status"),
+            "Per region and currency.",
+        ),
+        TableSpec(
+            "prices",
+            "Monthly price per VM",
+            ("name", "vm_id", "status", "plan_slug", "amount", "currency", "price_source"),
+            "One row per VM: its monthly price and where it comes from.",
+        ),
+        TableSpec(
+            "balance_history",
+            "Wallet balance per snapshot",
+            ("server_time", "balance", "currency"),
+            "One row per snapshot up to the one shown.",
+        ),
+        TableSpec(
+            "unknown_status",
+            "VMs left out: status or billing word unknown",
+            ("name", "vm_id", "status", "billing_status"),
+            "Map their words with svcnb.vocab.extend to count them in.",
+        ),
+    ),
+    plots=(
+        PlotSpec("renewals", "Renewals by day"),
+        PlotSpec("balance", "Balance: history, projection and runway"),
+    ),
+)
+
+
+def view(
+    store: Any,
+    at: Any = None,
+    *,
+    within: Any = "30d",
+    horizon: Any = "365d",
+    account: str | None = None,
+) -> View:
+    """The billing view as of the latest snapshot at or before ``at`` (see ``VIEW``).
+
+    ``within``: the renewals table's span; ``horizon``: how far the runway walks (both read by
+    ``svcnb.reports.duration``: a bare number is days).
+    """
+    within_td = duration(within, name="within")
+    horizon_td = duration(horizon, name="horizon")
+    inputs = renewal_schedule.inputs(store, at, account)
+    vms, wallet, now = inputs["vms"], inputs["wallet"], inputs["now"]
+    history = balance_history.from_store(store, at=now, account=account)
+    walk = runway(vms, wallet, now=now, horizon=horizon_td)
+    tables = {
+        "renewals": renewals(vms, wallet, now=now, within=within_td),
+        "renewals_due": renewals_due(vms, wallet, now=now),
+        "overdue": overdue(vms, now=now),
+        "runway": walk,
+        "low_balance": low_balance_forecast(vms, wallet, now=now, horizon=horizon_td),
+        "monthly_total": monthly_total(vms, wallet, now=now),
+        "run_rate_plan": run_rate(vms, wallet, now=now, by="plan_slug"),
+        "run_rate_region": run_rate(vms, wallet, now=now, by="region_slug"),
+        "prices": prices(vms, wallet, now=now),
+        "balance_history": history,
+    }
+    left = unknown_status(vms, now=now)
+    if len(left):
+        tables["unknown_status"] = left
+    schedule = renewal_schedule(vms, wallet, now=now, horizon="90D")
+    row = walk.iloc[0]
+    currency = None if pd.isna(row["currency"]) else str(row["currency"])
+    complete = bool(row["complete"])
+    bound = "" if complete else "by"
+    due = tables["renewals_due"]
+    mine = due if currency is None else due[due["currency"] == currency]
+    total = tables["monthly_total"]
+    rate = total if currency is None else total[total["currency"] == currency]
+    vm, bill = vm_classes(vms), billing_classes(vms)
+    low = tables["low_balance"]["low_at"].iloc[0]
+    figures = dict(
+        [
+            figure(VIEW, "balance", to_decimal(row["balance"], currency), currency=currency),
+            *(
+                figure(
+                    VIEW,
+                    f"renewals_{d}d",
+                    exact_sum(mine.loc[mine["within_days"] == d, "amount"].dropna(), currency),
+                    currency=currency,
+                    qualifier=""
+                    if complete and not int(mine.loc[mine["within_days"] == d, "unpriced"].sum())
+                    else "at least",
+                    detail=f"{int(mine.loc[mine['within_days'] == d, 'renewals'].sum())} renewals",
+                )
+                for d in (7, 30, 90)
+            ),
+            figure(VIEW, "owed", to_decimal(row["owed"], currency), currency=currency),
+            figure(
+                VIEW,
+                "monthly_run_rate",
+                exact_sum(rate["monthly_amount"].dropna(), currency),
+                currency=currency,
+                # a VM of unknown price adds an unknown amount: the rate is at least this
+                qualifier="at least" if int(rate["unpriced"].sum()) else "",
+            ),
+            figure(
+                VIEW,
+                "runway_at",
+                row["runway_at"],
+                qualifier=bound,
+                empty=f"none within {duration_text(horizon_td)}",
+                detail="" if pd.isna(row["runway_at"]) or pd.isna(row["name"]) else row["name"],
+            ),
+            figure(
+                VIEW,
+                "low_balance_at",
+                low,
+                qualifier=bound,
+                empty=f"none within {duration_text(horizon_td)}",
+            ),
+            figure(VIEW, "vms_overdue", int((bill == "owing").sum())),
+            figure(VIEW, "vms_suspended", int(((vm == "suspended") | (bill == "suspended")).sum())),
+            figure(VIEW, "vms_total", len(vms)),
+            figure(VIEW, "unknown_status", int(row["unknown_status"])),
+        ]
+    )
+    notes = view_notes(inputs, tables.values())
+    if not complete:
+        notes.insert(0, left_out_note(int(row["unknown_status"])) + "; the runway may come sooner")
+    return View(
+        VIEW,
+        now,
+        figures,
+        tables,
+        plots={
+            "renewals": lambda ax: plot_renewals(tables["renewals"], ax=ax),
+            "balance": lambda ax: plot_balance(history, schedule, walk, ax=ax),
+        },
+        options={"within": duration_text(within_td), "horizon": duration_text(horizon_td)},
+        notes=notes,
+        complete=complete and not any("may be incomplete" in n for n in notes),
+    )

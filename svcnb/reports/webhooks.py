@@ -43,6 +43,15 @@ from matplotlib.axes import Axes
 from svcnb.reports._classes import UNKNOWN, billing_classes, vm_classes
 from svcnb.reports._replay import StoreLike, report, snapshot_at
 from svcnb.reports._timeaxis import legend_outside
+from svcnb.reports._view import (
+    FigureSpec,
+    PlotSpec,
+    TableSpec,
+    View,
+    ViewSpec,
+    figure,
+    view_notes,
+)
 from svcnb.store import MissingResourceError, StoreError
 
 __all__ = [
@@ -53,13 +62,16 @@ __all__ = [
     "HEALTH_COLUMNS",
     "MAX_ATTEMPTS",
     "RECONCILE_COLUMNS",
+    "VIEW",
     "attempts",
     "disabled",
     "event_mix",
+    "frames_view",
     "health",
     "bounded_text",
     "plot_health",
     "reconcile",
+    "view",
 ]
 
 AUTO_DISABLE_AFTER = 50
@@ -857,3 +869,133 @@ def reconcile(store: StoreLike, since: Any = None, at: Any = None) -> pd.DataFra
         unattributed=unattributed,
     )
     return out
+
+
+# --- the webhooks view: what every surface shows (svcnb.reports._view) ------------------------
+
+VIEW = ViewSpec(
+    report="webhooks",
+    title="Webhooks",
+    figures=(
+        FigureSpec("subscriptions", "Subscriptions", "count", "Every webhook subscription."),
+        FigureSpec(
+            "disabled",
+            "Subscriptions disabled",
+            "count",
+            "Subscriptions not active (by hand or after failing deliveries).",
+        ),
+        FigureSpec(
+            "failing",
+            "Subscriptions whose last delivery failed",
+            "count",
+            "Subscriptions with a run of at least one failed event at the end of their records "
+            "(a run known only as a bound counts when the bound is at least one).",
+        ),
+        FigureSpec(
+            "delivered",
+            "Events delivered",
+            "count",
+            "Events whose delivery succeeded, over every subscription's records.",
+        ),
+        FigureSpec(
+            "failed",
+            "Events failed",
+            "count",
+            "Events whose every attempt failed, over every subscription's records.",
+        ),
+        FigureSpec(
+            "unknown",
+            "Events of unknown outcome",
+            "count",
+            "Events whose records carry no success flag svcnb can read: left out of the rates.",
+        ),
+        FigureSpec(
+            "bounded",
+            "Subscriptions whose failure run is only a bound",
+            "count",
+            "Subscriptions whose failures in a row or distance to auto-disable is 'at least', "
+            "'at most' or unknown (see the reason column).",
+        ),
+    ),
+    tables=(
+        TableSpec(
+            "health",
+            "Subscriptions, worst first",
+            (
+                "url",
+                "is_active",
+                "events",
+                "success_rate",
+                "consecutive_failures",
+                "failures_to_disable",
+                "last_success_at",
+                "last_failure_at",
+                "reason",
+            ),
+            "One row per subscription.",
+        ),
+        TableSpec("disabled", "Disabled", None, "One row per disabled subscription."),
+        TableSpec("event_mix", "Event mix", None, "One row per event type."),
+        TableSpec("attempts", "Attempts needed", None, "How many attempts deliveries took."),
+    ),
+    plots=(PlotSpec("health", "Failure runs per subscription", (7.0, 4.0)),),
+)
+
+
+def view(store: StoreLike, at: Any = None, *, account: str | None = None) -> View:
+    """The webhooks view as of the latest snapshot at or before ``at`` (see ``VIEW``)."""
+    inputs = health.inputs(store, at, account)
+    return frames_view(inputs["webhooks"], inputs["deliveries"], now=inputs["now"], inputs=inputs)
+
+
+def frames_view(
+    webhooks: pd.DataFrame,
+    deliveries: pd.DataFrame,
+    now: Any = None,
+    inputs: dict[str, Any] | None = None,
+) -> View:
+    """The webhooks view of frames read live (the webhooks panel's): see :func:`view`."""
+    now = pd.Timestamp.now(tz="UTC") if now is None else pd.Timestamp(now)
+    table = health(webhooks, deliveries, now=now)
+    tables = {
+        "health": table,
+        "disabled": disabled(webhooks, now=now),
+        "event_mix": event_mix(webhooks, deliveries, now=now),
+        "attempts": attempts(deliveries, now=now),
+    }
+    runs = table["consecutive_failures"] if len(table) else pd.Series([], dtype="Int64")
+    failing = int((runs.fillna(0) > 0).sum())
+    bounded = 0
+    if len(table) and "consecutive_failures_bound" in table:
+        exact = (table["consecutive_failures_bound"] == "exact") & (
+            table["failures_to_disable_bound"] == "exact"
+        )
+        bounded = int((~exact.fillna(False)).sum())
+    active = webhooks["is_active"] if "is_active" in webhooks else pd.Series([], dtype="boolean")
+    figures = dict(
+        [
+            figure(VIEW, "subscriptions", len(webhooks)),
+            # an unknown active flag is not counted as disabled
+            figure(VIEW, "disabled", int((active == False).sum())),  # noqa: E712
+            figure(VIEW, "failing", failing, qualifier="at least" if bounded else ""),
+            figure(VIEW, "delivered", int(table["delivered"].sum()) if len(table) else 0),
+            figure(VIEW, "failed", int(table["failed"].sum()) if len(table) else 0),
+            figure(VIEW, "unknown", int(table["unknown"].sum()) if len(table) else 0),
+            figure(VIEW, "bounded", bounded),
+        ]
+    )
+    notes = view_notes(inputs or {}, tables.values())
+    if figures["unknown"].value:
+        notes.append(
+            f"{figures['unknown'].value} event(s) of unknown outcome (no success flag svcnb can "
+            "read), left out of the success rates"
+        )
+    return View(
+        VIEW,
+        now,
+        figures,
+        tables,
+        plots={"health": lambda ax: plot_health(table, ax=ax)},
+        notes=notes,
+        complete=not bounded and not figures["unknown"].value,
+    )

@@ -36,23 +36,35 @@ import pandas as pd
 from matplotlib.axes import Axes
 
 from svcnb import vocab
+from svcnb.money import exact_sum, money_text, to_decimal
 from svcnb.reports import billing
-from svcnb.reports._classes import billing_classes, vm_classes
+from svcnb.reports._classes import billing_classes, left_out_note, vm_classes
 from svcnb.reports._duration import duration
-from svcnb.reports._money import exact_sum, money_text, to_decimal
 from svcnb.reports._replay import report, resolve_now
+from svcnb.reports._reuse import reusable
 from svcnb.reports._timeaxis import STATUS_COLOURS, concise_dates, legend_outside, money_axis
+from svcnb.reports._view import (
+    FigureSpec,
+    PlotSpec,
+    TableSpec,
+    View,
+    ViewSpec,
+    figure,
+    view_notes,
+)
 
 __all__ = [
     "DEFAULT_HORIZONS",
     "HOWS",
     "STOP_NOTE",
+    "VIEW",
     "plot_suspensions",
     "plot_topup",
     "plot_what_if",
     "scenario",
     "suspensions",
     "topup_needed",
+    "view",
     "what_if_stop",
 ]
 
@@ -135,6 +147,7 @@ def _word(kind: vocab.Kind, cls: str) -> str:
     raise ValueError(f"the vocabulary maps no {kind} word to {cls!r}; map one (svcnb.vocab)")
 
 
+@reusable
 def _paid_up(vms: pd.DataFrame, now: pd.Timestamp, cycle: str) -> pd.DataFrame:
     """``vms`` as they stand once a top-up has paid every debt (module docstring): owing and
     suspended-for-non-payment VMs back in good standing, with the renewal date they then get."""
@@ -144,30 +157,46 @@ def _paid_up(vms: pd.DataFrame, now: pd.Timestamp, cycle: str) -> pd.DataFrame:
     vm = vm_classes(vms).to_numpy()
     owes = positions["owes"].to_numpy(dtype=bool)
     nth = billing.renewal_step(cycle)
-    renew = pd.to_datetime(out["next_renewal_at"], utc=True).to_numpy(dtype=object).copy()
+    when = pd.to_datetime(out["next_renewal_at"], utc=True)
+    renew = when.to_numpy(dtype=object).copy()
     status = out["status"].astype(object).to_numpy().copy()
     billing_status = out["billing_status"].astype(object).to_numpy().copy()
-    for i in range(len(out)):
-        if not owes[i]:
-            continue
-        when = renew[i]
-        if bill[i] == "suspended" or vm[i] == "suspended" or pd.isna(when):
-            renew[i] = nth(now, 1)  # a fresh cycle starts at the payment
-            if vm[i] == "suspended":
-                # it returns to the status it had, which the data no longer shows: any live
-                # class renews alike
-                status[i] = _word("vm_status", "running")
-        elif when <= now:
-            renew[i] = nth(pd.Timestamp(when), 1)  # the missed renewal's cycle runs on
-        billing_status[i] = _word("billing_status", "paid")
+    unknown_when = when.isna().to_numpy(dtype=bool)
+    # a fresh cycle starts at the payment for a VM suspended, or owing since when not shown
+    fresh = owes & ((bill == "suspended") | (vm == "suspended") | unknown_when)
+    # one owing since a renewal it missed: that renewal's cycle runs on
+    missed = owes & ~fresh & ~unknown_when & (when <= now).to_numpy(dtype=bool)
+    if fresh.any():
+        renew[fresh] = nth(now, 1)
+    if missed.any():
+        renew[missed] = list(billing.renewal_steps(pd.DatetimeIndex(when[missed]), 1, cycle))
+    back = owes & (vm == "suspended")
+    if back.any():
+        # it returns to the status it had, which the data no longer shows: any live class
+        # renews alike
+        status[back] = _word("vm_status", "running")
+    if owes.any():
+        billing_status[owes] = _word("billing_status", "paid")
     out["next_renewal_at"] = pd.to_datetime(pd.Series(renew, index=out.index), utc=True)
     out["status"] = pd.array(status, dtype="string")
     out["billing_status"] = pd.array(billing_status, dtype="string")
     return out
 
 
-def _money(value: Any, currency: Any) -> Decimal | None:
-    return to_decimal(value, currency)
+class _Money:
+    """:func:`svcnb.money.to_decimal`, each distinct (amount, currency) read once: a walk
+    repeats a handful of prices, and the balance stands still once it cannot pay."""
+
+    def __init__(self) -> None:
+        self._read: dict[tuple[Any, ...], Decimal | None] = {}
+
+    def __call__(self, value: Any, currency: Any) -> Decimal | None:
+        if type(value) is not float or value == 0:  # -0.0 reads apart from 0.0: not kept
+            return to_decimal(value, currency)
+        key = (value, currency)
+        if key not in self._read:
+            self._read[key] = to_decimal(value, currency)
+        return self._read[key]
 
 
 @report(frames={"vms": "vms", "wallet": "wallet"})
@@ -196,8 +225,8 @@ def topup_needed(
     widest = f"{days[-1]}D"
     run = billing.runway(vms, wallet, now=now, horizon=widest, cycle=cycle).iloc[0]
     currency = run["currency"]
-    balance = _money(run["balance"], currency) or Decimal(0)
-    owed = _money(run["owed"], currency) or Decimal(0)
+    balance = to_decimal(run["balance"], currency) or Decimal(0)
+    owed = to_decimal(run["owed"], currency) or Decimal(0)
     positions = billing.renewal_positions(vms, wallet)
     owing = positions[positions["owes"]]
     owed_unpriced = int(owing["amount"].isna().sum())
@@ -284,26 +313,31 @@ def suspensions(
     now = resolve_now(now)
     grace_td = duration(grace, name="grace")
     schedule = billing.renewal_schedule(vms, wallet, now=now, horizon=horizon, cycle=cycle)
-    positions = billing.renewal_positions(vms, wallet).set_index("vm_id", drop=False)
+    placed = billing.renewal_positions(vms, wallet)
+    positions = placed.set_index("vm_id", drop=False)
     statuses = dict(zip(vms["id"].astype("string"), vms["status"].astype("string"), strict=True))
     currency = billing.account_currency(vms, wallet)
     rows = []
+    money = _Money()
     unpaid = schedule[(schedule["debitable"] & ~schedule["paid"]).fillna(False).to_numpy(bool)]
-    for r in unpaid.itertuples(index=False):
+    columns = ["vm_id", "name", "renewal_at", "amount", "currency", "balance_before"]
+    for vm_id, name, at, amount, cur, before in zip(
+        *(unpaid[c].tolist() for c in columns), strict=True
+    ):
         rows.append(
             {
-                "vm_id": r.vm_id,
-                "name": r.name,
+                "vm_id": vm_id,
+                "name": name,
                 "basis": "renewal unpaid",
-                "failed_at": r.renewal_at,
-                "suspended_at": r.renewal_at + grace_td,
-                "amount": _money(r.amount, r.currency),
-                "currency": r.currency,
-                "balance_then": _money(r.balance_before, currency),
+                "failed_at": at,
+                "suspended_at": at + grace_td,
+                "amount": money(amount, cur),
+                "currency": cur,
+                "balance_then": money(before, currency),
             }
         )
     bill, vm = billing_classes(vms).to_numpy(), vm_classes(vms).to_numpy()
-    owes = billing.renewal_positions(vms, wallet)["owes"].to_numpy(dtype=bool)
+    owes = placed["owes"].to_numpy(dtype=bool)
     owing_now = owes & (bill == "owing") & (vm != "suspended")
     already = ((vm == "suspended") | (owes & (bill == "suspended"))) & (vm != "terminated")
     for vm_id in vms["id"].astype("string")[owing_now]:
@@ -317,7 +351,7 @@ def suspensions(
                 "basis": "owes now" if known else "owes now, since when not shown",
                 "failed_at": when if known else pd.NaT,
                 "suspended_at": when + grace_td if known else pd.NaT,
-                "amount": _money(p["amount"], p["currency"]),
+                "amount": to_decimal(p["amount"], p["currency"]),
                 "currency": p["currency"],
                 "balance_then": None,
             }
@@ -416,12 +450,15 @@ def what_if_stop(
     days = _days(horizons)
     changed = scenario(vms, vm_ids, how)
     widest = f"{days[-1]}D"
-    top = [topup_needed(f, wallet, now=now, horizons=days, cycle=cycle) for f in (vms, changed)]
+    # a scenario that changes no VM is today's fleet: its figures are today's, computed once
+    after = changed if changed.attrs["changed"] else vms
+    # the runway's walk (a year) first: the top-up's and the suspensions' are its first rows
+    runs = [billing.runway(f, wallet, now=now, cycle=cycle).iloc[0] for f in (vms, after)]
+    top = [topup_needed(f, wallet, now=now, horizons=days, cycle=cycle) for f in (vms, after)]
     sus = [
         suspensions(f, wallet, now=now, horizon=widest, cycle=cycle, grace=grace)
-        for f in (vms, changed)
+        for f in (vms, after)
     ]
-    runs = [billing.runway(f, wallet, now=now, cycle=cycle).iloc[0] for f in (vms, changed)]
     not_found = len(changed.attrs["not_found"])
     whole = not_found == 0 and all(s.attrs["complete"] for s in sus)
     rows = []
@@ -598,3 +635,272 @@ def plot_what_if(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
     money_axis(ax, _currency(frame), what="top-up")
     legend_outside(ax)
     return ax
+
+
+# --- the what-if view: what every surface shows (svcnb.reports._view) -------------------------
+
+VIEW = ViewSpec(
+    report="whatif",
+    title="What if",
+    figures=(
+        FigureSpec("balance", "Wallet balance", "money", "The wallet's balance at the snapshot."),
+        FigureSpec(
+            "owed",
+            "Owed now (overdue and suspended VMs)",
+            "money",
+            "The unpaid renewals of overdue and suspended VMs: the first thing a top-up pays.",
+        ),
+        FigureSpec(
+            "renewals_if_paid",
+            "Renewals due in {horizon} days once debts are paid",
+            "money",
+            "The renewals falling due within the horizon of every VM that renews once what it "
+            "owes is paid: VMs in good standing and the overdue and suspended ones a top-up "
+            "brings back (billing's 'Renewals due' counts good standing only); the count is in "
+            "brackets.",
+        ),
+        FigureSpec(
+            "topup",
+            "Top-up to pay owed + renewals of {horizon} days",
+            "money",
+            "Owed now plus those renewals, less the balance; 0 when the balance covers them.",
+        ),
+        FigureSpec(
+            "suspended",
+            "VMs suspended within {horizon} days if nobody tops up",
+            "count",
+            "VMs whose renewal the wallet cannot pay within the horizon, suspended after the "
+            "grace period.",
+        ),
+        FigureSpec(
+            "first_suspended_at",
+            "First suspension if nobody tops up",
+            "time",
+            "When the first of those VMs is suspended (the VM in brackets).",
+        ),
+        FigureSpec(
+            "already_suspended",
+            "VMs already suspended",
+            "count",
+            "VMs suspended at the snapshot.",
+        ),
+        FigureSpec("chosen", "VMs chosen", "count", "The VMs the what-if stops or terminates."),
+        FigureSpec(
+            "topup_after",
+            "Top-up in {horizon} days with the chosen VMs {done}",
+            "money",
+            "The same top-up with the chosen VMs stopped (they still renew) or terminated "
+            "(they no longer renew).",
+        ),
+        FigureSpec(
+            "topup_saved",
+            "Saved by that",
+            "money",
+            "Top-up today less top-up with the chosen VMs changed.",
+        ),
+        FigureSpec(
+            "runway_before",
+            "Runway today",
+            "time",
+            "When the wallet first cannot pay a renewal, as things stand.",
+        ),
+        FigureSpec(
+            "runway_after",
+            "Runway with the chosen VMs {done}",
+            "time",
+            "The same with the chosen VMs changed.",
+        ),
+    ),
+    tables=(
+        TableSpec(
+            "what_if",
+            "What if the {chosen} chosen VM(s) were {done}",
+            (
+                "horizon_days",
+                "vms_changed",
+                "topup_before",
+                "topup_after",
+                "topup_saved",
+                "suspended_before",
+                "suspended_after",
+                "runway_before",
+                "runway_after",
+            ),
+            "One row per horizon: today's figures beside the scenario's.",
+        ),
+        TableSpec(
+            "topup",
+            "Top-up needed to pay every debt and renewal of each horizon",
+            ("horizon_days", "balance", "owed", "renewals", "due", "needed", "topup", "complete"),
+            "One row per horizon.",
+        ),
+        TableSpec(
+            "suspensions",
+            "Suspended within {horizon} days if nobody tops up",
+            ("suspended_by", "name", "vm_id", "basis", "failed_at", "amount", "balance_then"),
+            "One row per VM, soonest first.",
+        ),
+    ),
+    plots=(
+        PlotSpec("topup", "Top-up per horizon"),
+        PlotSpec("suspensions", "Suspensions if nobody tops up", (7.0, 4.5)),
+        PlotSpec("what_if", "Top-up today and in the scenario"),
+    ),
+)
+
+
+def view(
+    store: Any,
+    at: Any = None,
+    *,
+    horizons: Iterable[int] = DEFAULT_HORIZONS,
+    horizon: int | None = None,
+    how: str = "stop",
+    vm_ids: Iterable[str] = (),
+    account: str | None = None,
+) -> View:
+    """The what-if view as of the latest snapshot at or before ``at`` (see ``VIEW``).
+
+    ``horizons``: the top-up table's horizons in days; ``horizon``: the one the figures and the
+    suspensions are for (default the longest); ``how`` and ``vm_ids``: the scenario (no VM: the
+    scenario figures say "no VM chosen"). An id the snapshot does not hold is a ValueError.
+    """
+    if how not in HOWS:
+        raise ValueError(f"how={how!r}: choose one of {', '.join(HOWS)}")
+    days = _days(horizons)
+    chosen_days = days[-1] if horizon is None else int(horizon)
+    if chosen_days not in days:
+        days = sorted({*days, chosen_days})
+    ids = [str(v) for v in vm_ids]
+    inputs = topup_needed.inputs(store, at, account)
+    vms, wallet, now = inputs["vms"], inputs["wallet"], inputs["now"]
+    wif = what_if_stop(vms, wallet, ids, now=now, how=how, horizons=days)
+    missing = wif.attrs.get("not_found") or []
+    if missing:
+        raise ValueError(
+            f"no VM {', '.join(missing)} in the snapshot of {now:%Y-%m-%d %H:%M}; see the "
+            "prices table of the billing report for the VMs it holds"
+        )
+    top = topup_needed(vms, wallet, now=now, horizons=days)
+    sus = suspensions(vms, wallet, now=now, horizon=f"{chosen_days}D")
+    row = top[top["horizon_days"] == chosen_days].iloc[0]
+    change = wif[wif["horizon_days"] == chosen_days].iloc[0]
+    within = sus[sus["suspended_by"] <= row["horizon_end"]].reset_index(drop=True)
+    currency = None if pd.isna(row["currency"]) else str(row["currency"])
+    complete = bool(row["complete"]) and bool(sus.attrs["complete"])
+    bound = "" if complete else "at least"
+    done = "stopped" if how == "stop" else "terminated"
+    tables = {"topup": top, "suspensions": within}
+    plots = {
+        "topup": lambda ax: plot_topup(top, ax=ax),
+        "suspensions": lambda ax: plot_suspensions(within, ax=ax),
+    }
+    if ids:
+        tables["what_if"] = wif
+        plots["what_if"] = lambda ax: plot_what_if(wif, ax=ax)
+    none_chosen = "no VM chosen"
+    figures = dict(
+        [
+            figure(VIEW, "balance", to_decimal(row["balance"], currency), currency=currency),
+            figure(VIEW, "owed", to_decimal(row["owed"], currency), currency=currency),
+            figure(
+                VIEW,
+                "renewals_if_paid",
+                to_decimal(row["due"], currency),
+                currency=currency,
+                qualifier=bound,
+                detail=f"{int(row['renewals'])} renewals",
+            ),
+            figure(
+                VIEW,
+                "topup",
+                to_decimal(row["topup"], currency),
+                currency=currency,
+                qualifier=bound,
+                detail="covered" if bool(row["covered"]) else "",
+            ),
+            figure(VIEW, "suspended", len(within)),
+            figure(
+                VIEW,
+                "first_suspended_at",
+                within["suspended_by"].iloc[0] if len(within) else pd.NaT,
+                empty=f"none within {chosen_days} days",
+                detail=str(within["name"].iloc[0]) if len(within) else "",
+            ),
+            figure(VIEW, "already_suspended", int(sus.attrs["already_suspended"])),
+            figure(VIEW, "chosen", len(wif.attrs.get("changed", [])) if ids else 0),
+            figure(
+                VIEW,
+                "topup_after",
+                to_decimal(change["topup_after"], currency) if ids else None,
+                currency=currency,
+                qualifier=bound if ids else "",
+                empty=none_chosen,
+            ),
+            figure(
+                VIEW,
+                "topup_saved",
+                to_decimal(change["topup_saved"], currency) if ids else None,
+                currency=currency,
+                empty=none_chosen,
+            ),
+            figure(
+                VIEW,
+                "runway_before",
+                change["runway_before"],
+                empty="none within a year",
+            ),
+            figure(
+                VIEW,
+                "runway_after",
+                change["runway_after"] if ids else pd.NaT,
+                empty="none within a year" if ids else none_chosen,
+            ),
+        ]
+    )
+    notes = _view_notes(row, sus.attrs, wif, vms, ids, how)
+    notes += view_notes(inputs, tables.values())
+    return View(
+        VIEW,
+        now,
+        figures,
+        tables,
+        plots=plots,
+        options={"horizon": chosen_days, "done": done, "chosen": len(ids)},
+        notes=notes,
+        complete=complete and not any("may be incomplete" in n for n in notes),
+    )
+
+
+def _view_notes(
+    row: pd.Series, left: dict, wif: pd.DataFrame, vms: pd.DataFrame, ids: list[str], how: str
+) -> list[str]:
+    """Sentences on what the what-if figures leave out or assume."""
+    notes = []
+    if how == "stop" and len(wif.attrs.get("changed", [])):
+        notes.append(STOP_NOTE)
+    if int(row["unknown_status"]):
+        notes.append(left_out_note(int(row["unknown_status"])))
+    counts = [
+        (int(row["unpriced"]), "renewal(s) or debt(s) of unknown price"),
+        (int(row["other_currency"]), "in a currency other than the wallet's (never converted)"),
+        (int(row["unscheduled"]), "VM(s) that will renew but have no renewal date yet"),
+    ]
+    for n, what in counts:
+        if n:
+            notes.append(f"Not counted: {n} {what}; the top-up may be higher.")
+    if left["not_debitable"]:
+        notes.append(
+            f"{left['not_debitable']} renewal(s) the walk could not debit: suspensions may "
+            "come sooner."
+        )
+    if ids:
+        priced = billing.prices(vms)
+        by_plan = priced[priced["vm_id"].isin(ids) & (priced["price_source"] == "plan")]
+        if len(by_plan):
+            names = ", ".join(str(n) for n in by_plan["name"])
+            notes.append(
+                f"{len(by_plan)} chosen VM(s) state no price ({names}): what they save is their "
+                "plan's price, the one every other VM of the plan states."
+            )
+    return notes

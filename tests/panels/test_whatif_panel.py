@@ -8,6 +8,7 @@ from decimal import Decimal
 import pandas as pd
 
 from svcnb.panels import WhatIfPanel
+from svcnb.panels._render import PlotView
 from svcnb.reports import whatif
 
 
@@ -59,3 +60,35 @@ def test_panel_says_what_it_left_out(sandbox, admin, panel_store, tmp_path):
     path = panel.export("topup")
     back = pd.read_csv(path, dtype={"topup": str})
     assert list(back["horizon_days"]) == [30, 60, 90]
+
+
+def test_a_control_redraws_only_what_it_changed(sandbox, admin, panel_store, tmp_path, monkeypatch):
+    sandbox.control.advance(600)
+    panel_store.build_history(admin, 2, sandbox.control.advance)
+    panel = WhatIfPanel(panel_store, export_dir=tmp_path)
+    drawn: list[str] = []
+    names = {id(view): name for name, view in panel.plots.items()}
+    draw = PlotView.draw
+    monkeypatch.setattr(
+        PlotView, "draw", lambda self, *a, **k: (drawn.append(names[id(self)]), draw(self, *a, **k))
+    )
+    grid = panel.vm_grid.df
+
+    panel.horizon.value = 30  # the suspensions are the horizon's; top-up and what-if are not
+    assert drawn == ["suspensions"] and panel.vm_grid.df is grid
+    drawn.clear()
+    panel.choose(how="terminate", vm_ids=panel._vm_ids[:2])
+    assert drawn == ["what_if"] and panel.vm_grid.df is grid
+    want = whatif.what_if_stop(
+        **_inputs(panel_store), vm_ids=panel.selected_ids, how="terminate"
+    ).set_index("horizon_days")
+    assert panel.figures["topup_saved"] == want.loc[30, "topup_saved"]
+
+    drawn.clear()
+    times = [value for _, value in panel.date_slider.options]
+    panel.date_slider.value = times[0]  # another snapshot: everything it shows changes
+    assert sorted(drawn) == ["suspensions", "topup", "what_if"]
+    assert panel.vm_grid.df is not grid
+    drawn.clear()
+    panel.refresh_button.click()  # reading the snapshots again forgets what was kept
+    assert sorted(drawn) == ["suspensions", "topup", "what_if"]

@@ -114,24 +114,19 @@ def test_long_reason_wraps_whole():
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_every_table_exports_as_csv_and_json(played, kind, capsys):
-    from svcnb.reports._cli import _BUILDERS
+    from svcnb import reports
 
     store, _ = played
-    from argparse import Namespace
-
-    from svcnb.reports._replay import snapshot_at
-
-    snap = snapshot_at(store, None)
-    built = _BUILDERS[kind](store, snap["server_time"], Namespace(within="30D"))
-    for table in built.tables:
-        base = ["report", kind, "--store", str(store.path), "--table", table.name]
+    view = getattr(reports, kind).view(store)
+    for name, frame in [("figures", view.figures_frame()), *view.tables.items()]:
+        base = ["report", kind, "--store", str(store.path), "--table", name]
         assert main([*base, "--format", "csv"]) == 0
         back = pd.read_csv(io.StringIO(capsys.readouterr().out))
-        assert list(back.columns) == [str(c) for c in table.frame.columns]
-        assert len(back) == len(table.frame)
+        assert list(back.columns) == [str(c) for c in frame.columns]
+        assert len(back) == len(frame)
         assert main([*base, "--format", "json"]) == 0
         rows = json.loads(capsys.readouterr().out)
-        assert len(rows) == len(table.frame)
+        assert len(rows) == len(frame)
 
 
 def test_csv_money_is_exact_decimal_text(frame):

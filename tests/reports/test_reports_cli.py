@@ -17,7 +17,7 @@ def test_table_names_the_runway(played, capsys):
     run = billing.runway(seen[-1]["vms"], seen[-1]["wallet"], now=seen[-1]["now"]).iloc[0]
     assert "Runway" in out
     assert run["vm_id"] in out
-    assert "Renewals due (7, 30, 90 days)" in out
+    assert "Renewals due in 7, 30 and 90 days" in out
 
 
 def test_csv_as_of_a_past_snapshot(played, tmp_path, capsys):

@@ -1,4 +1,8 @@
-"""Money as decimals: the one place amounts become the text people read or export.
+"""Money as decimals: the one place amounts become Decimals and the text people read or export.
+
+Every surface of svcnb (report tables, the CLI, panels, alerts, notebooks, the demo pages) turns
+an amount into text here, so an amount reads the same everywhere: ``money_text(1234, "JPY")`` is
+``1,234 JPY`` in each of them, with the currency's ISO 4217 minor units.
 
 Frames hold amounts as ``Float64`` (pandas has no decimal dtype that survives Parquet and the
 arithmetic the reports do). A price the API states as ``"12.50"`` is exactly the float nearest
@@ -10,38 +14,13 @@ only that noise. Genuine extra precision (a price of ``0.125``) is kept as it is
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 import pandas as pd
 
-# Columns of report frames that hold money (each with a currency column in the same frame).
-MONEY_COLUMNS = frozenset(
-    {
-        "amount",
-        "balance",
-        "balance_after",
-        "balance_before",
-        "balance_then",
-        "monthly_amount",
-        "needed",
-        "owed",
-        "owed_after",
-        "shortfall",
-        "price_monthly_amount",
-        "balance_amount",
-        # svcnb.reports.whatif
-        "due",
-        "due_after",
-        "due_before",
-        "due_saved",
-        "topup",
-        "topup_after",
-        "topup_before",
-        "topup_saved",
-    }
-)
 # ISO 4217 minor units where they are not 2.
 _MINOR_UNITS = {"JPY": 0, "KRW": 0, "HUF": 2, "BHD": 3, "KWD": 3, "TND": 3}
 # Below this, the difference between a float and its rounding to minor units is binary noise.
@@ -84,15 +63,20 @@ def to_decimal(value: Any, currency: Any = None) -> Decimal | None:
 
 def exact_sum(values: Iterable[Any], currency: Any = None) -> Decimal:
     """The decimal sum of ``values`` (missing ones skipped), in the currency's minor units."""
-    total = sum((d for d in (to_decimal(v, currency) for v in values) if d is not None), Decimal(0))
+    # each distinct value read once: a fleet's prices are a handful of amounts, repeated
+    counts = Counter(values.tolist() if hasattr(values, "tolist") else values)
+    read = ((to_decimal(v, currency), n) for v, n in counts.items())
+    total = sum((d * n for d, n in read if d is not None), Decimal(0))
     return to_decimal(total, currency) or Decimal(0)
 
 
-def money_text(value: Any, currency: Any = None, *, thousands: bool = True) -> str:
-    """``1,234.50 EUR``: the amount with its currency's places (``""`` when missing)."""
+def money_text(
+    value: Any, currency: Any = None, *, thousands: bool = True, missing: str = ""
+) -> str:
+    """``1,234.50 EUR``: the amount with its currency's places (``missing`` when there is none)."""
     exact = to_decimal(value, currency)
     if exact is None:
-        return ""
+        return missing
     places = max(minor_units(currency), -exact.as_tuple().exponent)  # type: ignore[operator]
     text = f"{exact:,.{places}f}" if thousands else f"{exact:.{places}f}"
     unit = "" if currency is None or _missing(currency) else f" {currency}"
@@ -103,11 +87,3 @@ def plain_text(value: Any, currency: Any = None) -> str:
     """The exact decimal text of an amount for CSV and JSON (``12.5``, ``760.18``)."""
     exact = to_decimal(value, currency)
     return "" if exact is None else format(exact, "f")
-
-
-def currency_of(frame: pd.DataFrame, column: str) -> pd.Series:
-    """The currency beside money column ``column`` of ``frame`` (NA when the frame has none)."""
-    for name in (column.removesuffix("_amount") + "_currency", "currency"):
-        if name in frame:
-            return frame[name]
-    return pd.Series(pd.NA, index=frame.index, dtype="string")

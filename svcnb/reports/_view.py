@@ -1,0 +1,275 @@
+"""A report's view, declared once: its headline figures, its tables and its plots.
+
+Each report module declares a :class:`ViewSpec` (what it shows: every figure with its label,
+kind and one sentence of what it counts; every table with its title and the columns shown; every
+plot) and a ``view(store, at=..., **options)`` that fills it as of a snapshot into a
+:class:`View`. The CLI (``svcnb report``), the panels, a notebook cell (a ``View`` displays
+itself) and the demo pages are generic renderers of a View: none of them chooses a table, a
+column, a label or a figure of its own, so a figure reads the same on every surface.
+
+A figure's text comes from its kind (``svcnb.reports._columns`` kinds, one formatter:
+``svcnb.reports._display.kind_text``); money through ``svcnb.money``. A figure that is only a
+bound says so in its text ("at least 12.00 EUR", "by 2026-12-01"); an unknown one says
+"unknown", never a number.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from svcnb.reports._columns import KINDS
+from svcnb.reports._display import display_frame, kind_text, text_table
+
+# How a figure holds: exactly, or only as a bound in the direction named.
+QUALIFIERS = {"": "", "at least": "at least ", "at most": "at most ", "by": "by "}
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """A headline figure: ``name`` (stable key), ``label`` (shown), ``kind`` (how its value is
+    written: a kind of the column table) and ``means`` (one sentence of what it counts)."""
+
+    name: str
+    label: str
+    kind: str
+    means: str
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"figure {self.name}: unknown kind {self.kind!r}")
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A table: ``name`` (for ``--table`` and export), ``title`` (a format string filled with
+    the view's options, e.g. ``"Renewals within {within}"``), ``columns`` shown (all when None)
+    and ``means`` (one sentence of what a row is)."""
+
+    name: str
+    title: str
+    columns: tuple[str, ...] | None
+    means: str = ""
+
+
+@dataclass(frozen=True)
+class PlotSpec:
+    """A plot: ``name``, ``title`` and its size in inches (width, height)."""
+
+    name: str
+    title: str
+    size: tuple[float, float] = (7.0, 3.2)
+
+
+@dataclass(frozen=True)
+class ViewSpec:
+    """What a report shows, in order: figures, tables (the first is its main one), plots."""
+
+    report: str
+    title: str
+    figures: tuple[FigureSpec, ...]
+    tables: tuple[TableSpec, ...]
+    plots: tuple[PlotSpec, ...] = ()
+
+    def figure(self, name: str) -> FigureSpec:
+        for f in self.figures:
+            if f.name == name:
+                return f
+        raise KeyError(f"{self.report} view has no figure {name!r}")
+
+    def table(self, name: str) -> TableSpec:
+        for t in self.tables:
+            if t.name == name:
+                return t
+        raise KeyError(f"{self.report} view has no table {name!r}")
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure's value as of a snapshot: ``value`` (Decimal for money, int for counts, a UTC
+    Timestamp for times; None or NaT when unknown), its ``currency`` (money), ``qualifier``
+    ("", "at least", "at most" or "by": how far it holds) and ``empty`` (what to say when it
+    has no value, e.g. "none within the horizon"; "unknown" by default)."""
+
+    spec: FigureSpec
+    value: Any
+    currency: str | None = None
+    qualifier: str = ""
+    empty: str = "unknown"
+    detail: str = ""
+    # the spec's label with the view's options filled in (set by View)
+    label: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def text(self) -> str:
+        """The figure as every surface shows it."""
+        written = kind_text(self.spec.kind, self.value, self.currency)
+        if written == "":
+            return self.empty
+        text = QUALIFIERS[self.qualifier] + written
+        return f"{text} ({self.detail})" if self.detail else text
+
+    def plain(self) -> Any:
+        """The value for CSV and JSON: exact money as a Decimal, times in ISO 8601, None when
+        unknown."""
+        from svcnb.money import to_decimal
+
+        value = self.value
+        if value is None or (not isinstance(value, str) and pd.isna(value)):
+            return None
+        if self.spec.kind == "money":
+            return to_decimal(value, self.currency)
+        if isinstance(value, pd.Timestamp):
+            return value.isoformat()
+        if hasattr(value, "item"):
+            return value.item()
+        return value
+
+
+@dataclass
+class View:
+    """A report as of one snapshot (see module docstring).
+
+    ``figures`` (name -> :class:`Figure`, in the spec's order), ``tables`` (name -> frame, in
+    the spec's order; a table the report could not make this time is absent), ``plots`` (name ->
+    a function drawing it on the Axes it is given), ``options`` (what the view was asked with,
+    filling the titles), ``notes`` (sentences on what is left out or uncertain) and
+    ``complete`` (False when something was left out: then the notes say what).
+    """
+
+    spec: ViewSpec
+    as_of: pd.Timestamp
+    figures: dict[str, Figure]
+    tables: dict[str, pd.DataFrame]
+    plots: dict[str, Callable[[Any], Any]] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    complete: bool = True
+
+    def __post_init__(self) -> None:
+        declared = [f.name for f in self.spec.figures]
+        if list(self.figures) != declared:
+            raise ValueError(
+                f"{self.spec.report} view: figures {list(self.figures)} are not those declared "
+                f"({declared})"
+            )
+        for name, f in self.figures.items():
+            if not f.label:
+                self.figures[name] = dataclasses.replace(
+                    f, label=f.spec.label.format(**self.options)
+                )
+        unknown = set(self.tables) - {t.name for t in self.spec.tables}
+        if unknown:
+            raise ValueError(f"{self.spec.report} view: undeclared tables {sorted(unknown)}")
+
+    # --- what renderers read ----------------------------------------------------------------
+
+    def title(self, name: str) -> str:
+        """The title of table ``name`` with the view's options filled in."""
+        return self.spec.table(name).title.format(**self.options)
+
+    def shown_tables(self) -> list[tuple[TableSpec, pd.DataFrame]]:
+        """The tables this view holds, in the declared order, each with its spec."""
+        return [(t, self.tables[t.name]) for t in self.spec.tables if t.name in self.tables]
+
+    def values(self) -> dict[str, Any]:
+        """Figure name -> value (what code compares; the text is :meth:`Figure.text`)."""
+        return {name: f.value for name, f in self.figures.items()}
+
+    def figures_frame(self) -> pd.DataFrame:
+        """The figures as a table (``--table figures``): figure, label, value (exact, as
+        :meth:`Figure.plain`), currency, text (as shown) and means."""
+        rows = [
+            {
+                "figure": f.name,
+                "label": f.label,
+                "value": f.plain(),
+                "currency": f.currency,
+                "text": f.text(),
+                "means": f.spec.means,
+            }
+            for f in self.figures.values()
+        ]
+        return pd.DataFrame(
+            rows, columns=["figure", "label", "value", "currency", "text", "means"]
+        ).astype({"figure": "string", "label": "string", "text": "string", "means": "string"})
+
+    def heading(self) -> str:
+        return f"{self.spec.title} as of {self.as_of:%Y-%m-%d %H:%M} UTC"
+
+    # --- renderers --------------------------------------------------------------------------
+
+    def figures_text(self) -> str:
+        """The figures as "label: text" lines (the CLI's text format)."""
+        pad = max((len(f.label) for f in self.figures.values()), default=0)
+        lines = [f"{f.label.ljust(pad)}  {f.text()}" for f in self.figures.values()]
+        lines += [f"Note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+    def figures_html(self, *, style: str = "") -> str:
+        """The figures as an HTML table (panels, notebook cells, demo pages): each label
+        carries its sentence of what it counts as a tooltip."""
+        rows = "".join(
+            f"<tr><th title='{html.escape(f.spec.means, quote=True)}'>{html.escape(f.label)}"
+            f"</th><td class='svcnb-figure' data-figure='{html.escape(f.name, quote=True)}'>"
+            f"{html.escape(f.text())}</td></tr>"
+            for f in self.figures.values()
+        )
+        notes = "".join(f"<p class='svcnb-note'>{html.escape(n)}</p>" for n in self.notes)
+        return (
+            f"<b>{html.escape(self.heading())}</b>{style}"
+            f'<table class="svcnb-table svcnb-figures">{rows}</table>{notes}'
+        )
+
+    def text(self, width: int = 100, tables: Iterable[str] | None = None) -> str:
+        """The view as plain text: heading, figures, then each table (those named, or all)."""
+        wanted = None if tables is None else set(tables)
+        parts = [self.heading(), self.figures_text()]
+        for spec, frame in self.shown_tables():
+            if wanted is not None and spec.name not in wanted:
+                continue
+            cols = list(spec.columns) if spec.columns else None
+            title = self.title(spec.name)
+            parts.append(f"{title}  [--table {spec.name}]\n{text_table(frame, width, cols)}")
+        return "\n\n".join(parts) + "\n"
+
+    def _repr_html_(self) -> str:
+        parts = [self.figures_html()]
+        for spec, frame in self.shown_tables():
+            cols = list(spec.columns) if spec.columns else None
+            shown = display_frame(frame, cols)
+            parts.append(
+                f"<h4>{html.escape(self.title(spec.name))}</h4>"
+                + shown.to_html(index=False, classes="svcnb-table", border=0)
+            )
+        return "".join(parts)
+
+
+def figure(spec: ViewSpec, name: str, value: Any, **kw: Any) -> tuple[str, Figure]:
+    """``(name, Figure)`` of figure ``name`` of ``spec`` (for building a view's figures)."""
+    return name, Figure(spec.figure(name), value, **kw)
+
+
+def view_notes(inputs: Mapping[str, Any], results: Iterable[Any] = ()) -> list[str]:
+    """The notes every view carries: each input frame the store holds as incomplete (a list
+    nothing proved whole), named once, and the ``note`` a result frame gives."""
+    notes = []
+    for name, frame in inputs.items():
+        if isinstance(frame, pd.DataFrame) and frame.attrs.get("incomplete"):
+            notes.append(
+                f"{name} may be incomplete ({frame.attrs['incomplete']}): the figures count "
+                "only what was read"
+            )
+    for result in results:
+        note = getattr(result, "attrs", {}).get("note")
+        if note and note not in notes:
+            notes.append(str(note))
+    return notes
