@@ -20,8 +20,9 @@ from svcnb.sandbox import Sandbox, serve
 
 SEED = 7
 VMS = 40
-# the buckets of the session's S3 server: the store tests', and the one the README names
-S3_BUCKETS = ("svcnb-test", "svcnb")
+# the buckets of the session's S3 server: the store tests', and those the README and the help
+# examples name
+S3_BUCKETS = ("svcnb-test", "svcnb", "team")
 
 # The settings the suite's fuzzers share (``settings(settings.get_profile("svcnb"),
 # max_examples=N)``): no per-example deadline, since what they test is svcnb's own deadlines and
