@@ -1,9 +1,11 @@
 """The part every "as of a snapshot" report panel shares: date slider, tables, plots, CSV export.
 
-A subclass names its report in ``name`` and implements ``compute(at)`` (the report's frames as
-of snapshot time ``at``), ``summary_html()``, and ``draw()`` (a drawing function per plot); the
-base keeps the slider over the store's snapshots, shows one table per frame, and exports any of
-them to CSV.
+A subclass names its report's view in ``spec`` (``svcnb.reports.<report>.VIEW``) and implements
+``compute(at)``: the report's view as of snapshot time ``at`` (``<report>.view(...)`` with the
+panel's options). The base is a generic renderer of that view, like ``svcnb report`` and a
+notebook cell: the slider over the store's snapshots, the view's figures (each label's tooltip
+says what it counts), its plots and one grid per declared table, in the view's order and with
+its titles, labels and formats; and CSV export of any table.
 
 What a control changes is all that is done again: ``compute`` runs inside a
 ``svcnb.reports._reuse.Reuse`` kept per as-of time (the last ``KEEP_AS_OF``), so each snapshot's
@@ -31,6 +33,7 @@ from svcnb.panels._quiet import quietly
 from svcnb.panels._render import THEME_STYLE, PlotView, grid, shown
 from svcnb.reports._replay import Histories
 from svcnb.reports._reuse import Reuse
+from svcnb.reports._view import View, ViewSpec
 from svcnb.reports.billing import export_csv
 from svcnb.store import Store
 
@@ -50,10 +53,7 @@ class AsOfPanel(PerAccount, Displayed):
     """
 
     name = "report"
-    table_columns: dict[str, list[str] | None] = {}
-    plot_names: tuple[str, ...] = ()
-    # width and height in inches of plots that need more than the default 7 x 3.2
-    plot_sizes: dict[str, tuple[float, float]] = {}
+    spec: ViewSpec  # the report's declared view (figures, tables, plots)
 
     def __init__(
         self,
@@ -64,7 +64,9 @@ class AsOfPanel(PerAccount, Displayed):
     ) -> None:
         self.store = one_account(store, account)
         self.at: pd.Timestamp | None = None
+        self.view: View | None = None
         self.results: dict[str, pd.DataFrame] = {}
+        self.figures: dict[str, Any] = {}
         self._reuses: dict[pd.Timestamp, Reuse] = {}
         self._histories = Histories()  # each history read once, sliced per as-of time
         self._shown: dict[str, Hashable] = {}  # table or plot name -> view_key it shows
@@ -78,11 +80,16 @@ class AsOfPanel(PerAccount, Displayed):
         self.refresh_button = widgets.Button(description="Reload snapshots", icon="refresh")
         self.summary = widgets.HTML().add_class("svcnb-summary")
         # one sortable, searchable, paged grid per table (labels and formats for reading)
-        self.tables = {name: grid() for name in self.table_columns}
+        self.tables = {t.name: grid() for t in self.spec.tables}
+        self.titles = {
+            t.name: widgets.HTML(f"{THEME_STYLE}<h4 class='svcnb-title'></h4>")
+            for t in self.spec.tables
+        }
         self.busy = widgets.HTML().add_class("svcnb-busy")
-        self.plots = {name: PlotView() for name in self.plot_names}
+        self.plots = {p.name: PlotView() for p in self.spec.plots}
         self.export_choice = widgets.Dropdown(
-            description="Export", options=list(self.table_columns)
+            description="Export",
+            options=[("Figures", "figures"), *((t.name, t.name) for t in self.spec.tables)],
         )
         self.export_dir = widgets.Text(description="to folder", value=str(export_dir))
         self.export_button = widgets.Button(description="Write CSV", icon="download").add_class(
@@ -97,9 +104,7 @@ class AsOfPanel(PerAccount, Displayed):
 
         sections: list[widgets.Widget] = []
         for name, box in self.tables.items():
-            title = html.escape(name.replace("_", " ").capitalize())
-            sections.append(widgets.HTML(f"{THEME_STYLE}<h4 class='svcnb-title'>{title}</h4>"))
-            sections.append(box)
+            sections += [self.titles[name], box]
         self.widget = widgets.VBox(
             [
                 widgets.HBox([self.date_slider, self.refresh_button]),
@@ -117,17 +122,17 @@ class AsOfPanel(PerAccount, Displayed):
 
     # --- what a subclass provides -------------------------------------------------------------
 
-    def compute(self, at: pd.Timestamp) -> dict[str, pd.DataFrame]:
-        """The report's frames as of snapshot server time ``at``, keyed as ``table_columns``."""
+    def compute(self, at: pd.Timestamp) -> View:
+        """The report's view as of snapshot server time ``at``, with the panel's options."""
         raise NotImplementedError
 
     def summary_html(self) -> str:
-        """The key figures of ``self.results`` as HTML."""
-        raise NotImplementedError
+        """The view's figures as HTML (the one renderer of figures: ``View.figures_html``)."""
+        return "" if self.view is None else self.view.figures_html(style=THEME_STYLE)
 
     def draw(self) -> dict[str, Callable[[Any], Any]]:
-        """Per plot name, a function drawing it from ``self.results`` on the Axes it is given."""
-        raise NotImplementedError
+        """Per plot name, the view's function drawing it on the Axes it is given."""
+        return {} if self.view is None else dict(self.view.plots)
 
     def view_key(self, name: str) -> Hashable:
         """What table or plot ``name`` depends on besides the store: it is drawn again only when
@@ -175,17 +180,25 @@ class AsOfPanel(PerAccount, Displayed):
         doing = f"computing the {self.name} report as of {at:%Y-%m-%d %H:%M}"
         with shown_in(self.status, doing), self._busy(doing):
             with self.reuse(at):
-                self.results = self.compute(at)
+                self.view = self.compute(at)
+            self.results = dict(self.view.tables)
+            self.figures = figure_values(self.view)
             self.at = at
-            for name, box in self.tables.items():
-                frame = self.results.get(name)
-                if frame is not None:
-                    columns = self.table_columns[name]
-                    self._redraw(
-                        f"table {name}", lambda b=box, f=frame, c=columns: b.update(shown(f, c))
-                    )
+            for t in self.spec.tables:
+                frame = self.results.get(t.name, pd.DataFrame(columns=list(t.columns or ())))
+                columns = list(t.columns) if t.columns else None
+                title = html.escape(self.view.title(t.name))
+                self.titles[t.name].value = (
+                    f"{THEME_STYLE}<h4 class='svcnb-title' title='"
+                    f"{html.escape(t.means, quote=True)}'>{title}</h4>"
+                )
+                self._redraw(
+                    f"table {t.name}",
+                    lambda b=self.tables[t.name], f=frame, c=columns: b.update(shown(f, c)),
+                )
+            sizes = {p.name: p.size for p in self.spec.plots}
             for name, drawing in self.draw().items():
-                size = self.plot_sizes.get(name, (7.0, 3.2))
+                size = sizes.get(name, (7.0, 3.2))
                 self._redraw(
                     f"plot {name}", lambda v=self.plots[name], d=drawing, z=size: v.draw(d, size=z)
                 )
@@ -236,6 +249,8 @@ class AsOfPanel(PerAccount, Displayed):
         """Write table ``which`` (default: the one chosen) as CSV, ISO 8601 UTC times; its path."""
         which = which or self.export_choice.value
         frame = self.results.get(which)
+        if which == "figures" and self.view is not None:
+            frame = self.view.figures_frame()
         if frame is None or self.at is None:
             show(self.status, "warn", "Nothing to export yet: no snapshot is shown.")
             return None
@@ -253,6 +268,18 @@ class AsOfPanel(PerAccount, Displayed):
             )
             return path
         return None
+
+
+def figure_values(view: View) -> dict[str, Any]:
+    """``panel.figures``: each figure's value by name, with ``as_of``, ``complete`` and the
+    ``currency`` of the view's money figures (None when they state none)."""
+    money = [f.currency for f in view.figures.values() if f.spec.kind == "money"]
+    return {
+        **view.values(),
+        "as_of": view.as_of,
+        "complete": view.complete,
+        "currency": next((c for c in money if c is not None), None),
+    }
 
 
 def one_account(store: Store, account: Any) -> Store:

@@ -4,25 +4,20 @@ who is suspended if nobody tops up, and what stopping or terminating chosen VMs 
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 import ipywidgets as widgets
 import pandas as pd
 
-from svcnb.money import money_text
 from svcnb.panels._asof import AsOfPanel
 from svcnb.panels._quiet import quietly
 from svcnb.panels._render import THEME_STYLE, grid, shown
 from svcnb.reports import whatif
-from svcnb.reports._classes import left_out_note
+from svcnb.reports._view import View
 from svcnb.store import Store
 
 _VM_COLUMNS = ["name", "id", "status", "plan_slug", "price_monthly_amount", "next_renewal_at"]
-
-
-def _date(value: Any) -> str:
-    return "none" if value is None or pd.isna(value) else f"{value:%Y-%m-%d}"
 
 
 class WhatIfPanel(AsOfPanel):
@@ -32,39 +27,16 @@ class WhatIfPanel(AsOfPanel):
     ``horizons``), ``how`` ("stop" or "terminate"), ``vm_grid`` (the VMs of the snapshot; its
     selection is what the what-if stops, read by ``selected_ids``, set by ``select(ids)``).
     ``choose(horizon=..., how=..., vm_ids=...)`` sets any of them and recomputes, as the widgets
-    do. Tables: ``topup`` (:func:`whatif.topup_needed`), ``suspensions`` (within the horizon),
-    ``what_if`` (:func:`whatif.what_if_stop` for the selection). ``figures``: as_of, currency,
-    horizon_days, balance, owed, topup (``Decimal``), covered, suspended (count within the
-    horizon), first_suspended_at, first_suspended, chosen (VMs selected), how, topup_after,
-    topup_saved, runway_before, runway_after, complete, notes (sentences on what is left out).
+    do. Figures, tables and plots are the what-if view's (``svcnb.reports.whatif.VIEW``, as
+    ``svcnb report whatif`` prints them) for the chosen horizon and VMs: ``figures`` holds each
+    figure by name (balance, owed, renewals_if_paid, topup, suspended, first_suspended_at,
+    already_suspended, chosen, topup_after, topup_saved, runway_before, runway_after; money as
+    ``Decimal``) plus as_of, currency and complete; ``notes`` shows the view's notes (what is
+    left out or assumed).
     """
 
     name = "whatif"
-    table_columns = {
-        "topup": ["horizon_days", "balance", "owed", "renewals", "due", "topup", "complete"],
-        "suspensions": [
-            "suspended_by",
-            "name",
-            "vm_id",
-            "basis",
-            "failed_at",
-            "amount",
-            "balance_then",
-        ],
-        "what_if": [
-            "horizon_days",
-            "vms_changed",
-            "topup_before",
-            "topup_after",
-            "topup_saved",
-            "suspended_before",
-            "suspended_after",
-            "runway_before",
-            "runway_after",
-        ],
-    }
-    plot_names = ("topup", "suspensions", "what_if")
-    plot_sizes = {"suspensions": (7.0, 4.5)}
+    spec = whatif.VIEW
 
     def __init__(
         self,
@@ -74,7 +46,6 @@ class WhatIfPanel(AsOfPanel):
         **kw: Any,
     ) -> None:
         self.horizons = sorted({int(d) for d in horizons})
-        self.figures: dict[str, Any] = {}
         self._vm_ids: list[str] = []
         self._chosen: list[str] = []
         self._grid_at: pd.Timestamp | None = None  # the as-of time the VM grid lists
@@ -161,50 +132,24 @@ class WhatIfPanel(AsOfPanel):
         super().forget()
         self._grid_at = None
 
-    def compute(self, at: pd.Timestamp) -> dict[str, pd.DataFrame]:
-        inputs = whatif.topup_needed.inputs(self.store, at)
-        vms, wallet, now = inputs["vms"], inputs["wallet"], inputs["now"]
+    def compute(self, at: pd.Timestamp) -> View:
+        vms = whatif.topup_needed.inputs(self.store, at)["vms"]
         if self._grid_at != at:  # the grid lists the snapshot's VMs: refilled when it changes
             self._fill_grid(vms)
             self._grid_at = at
-        days = int(self.horizon.value)
         listed = set(self._vm_ids)
         chosen = [v for v in self._chosen if v in listed]
         self._what_if_key = (tuple(chosen), self.how.value)
-        # the what-if first: it walks the longest (its runway's year), the others reuse it
-        wif = whatif.what_if_stop(
-            vms, wallet, chosen, now=now, how=self.how.value, horizons=self.horizons
+        view = whatif.view(
+            self.store,
+            at,
+            horizons=self.horizons,
+            horizon=int(self.horizon.value),
+            how=self.how.value,
+            vm_ids=chosen,
         )
-        top = whatif.topup_needed(vms, wallet, now=now, horizons=self.horizons)
-        sus = whatif.suspensions(vms, wallet, now=now, horizon=f"{days}D")
-        row = top[top["horizon_days"] == days].iloc[0]
-        change = wif[wif["horizon_days"] == days].iloc[0]
-        within = sus[sus["suspended_by"] <= row["horizon_end"]]
-        currency = row["currency"]
-        notes = self._notes(row, sus.attrs, wif)
-        self.figures = {
-            "as_of": now,
-            "currency": None if pd.isna(currency) else str(currency),
-            "horizon_days": days,
-            "balance": row["balance"],
-            "owed": row["owed"],
-            "topup": row["topup"],
-            "covered": bool(row["covered"]),
-            "suspended": len(within),
-            "first_suspended_at": within["suspended_by"].iloc[0] if len(within) else pd.NaT,
-            "first_suspended": str(within["name"].iloc[0]) if len(within) else None,
-            "already_suspended": int(sus.attrs["already_suspended"]),
-            "chosen": len(chosen),
-            "how": self.how.value,
-            "topup_after": change["topup_after"],
-            "topup_saved": change["topup_saved"],
-            "runway_before": change["runway_before"],
-            "runway_after": change["runway_after"],
-            "complete": bool(row["complete"]) and bool(sus.attrs["complete"]),
-            "notes": notes,
-        }
-        self.notes.value = "".join(f"<p>{html.escape(n)}</p>" for n in notes)
-        return {"topup": top, "suspensions": within.reset_index(drop=True), "what_if": wif}
+        self.notes.value = "".join(f"<p>{html.escape(n)}</p>" for n in view.notes)
+        return view
 
     def _fill_grid(self, vms: pd.DataFrame) -> None:
         frame = vms.sort_values(["name", "id"]).reset_index(drop=True)
@@ -215,74 +160,3 @@ class WhatIfPanel(AsOfPanel):
                 shown(frame, _VM_COLUMNS),
                 selected_rows=[i for i, v in enumerate(self._vm_ids) if v in keep],
             )
-
-    def _notes(self, row: pd.Series, left: dict, wif: pd.DataFrame) -> list[str]:
-        notes = []
-        if self.how.value == "stop" and len(wif.attrs["changed"]):
-            notes.append(whatif.STOP_NOTE)
-        if int(row["unknown_status"]):
-            notes.append(left_out_note(int(row["unknown_status"])))
-        counts = [
-            (int(row["unpriced"]), "renewal(s) or debt(s) of unknown price"),
-            (int(row["other_currency"]), "in a currency other than the wallet's (never converted)"),
-            (int(row["unscheduled"]), "VM(s) that will renew but have no renewal date yet"),
-        ]
-        for n, what in counts:
-            if n:
-                notes.append(f"Not counted: {n} {what}; the top-up may be higher.")
-        if left["not_debitable"]:
-            notes.append(
-                f"{left['not_debitable']} renewal(s) the walk could not debit: suspensions may "
-                "come sooner."
-            )
-        return notes
-
-    def summary_html(self) -> str:
-        f = self.figures
-        cur = f["currency"]
-        days = f["horizon_days"]
-        at_least = "" if f["complete"] else "at least "
-        topup = "nothing (covered)" if f["covered"] else at_least + money_text(f["topup"], cur)
-        first = (
-            f"{_date(f['first_suspended_at'])} ({f['first_suspended']})"
-            if f["first_suspended"]
-            else "none"
-        )
-        done = "stopped" if f["how"] == "stop" else "terminated"
-        rows = [
-            ("Wallet balance", money_text(f["balance"], cur)),
-            ("Owed now (paid first by a top-up)", money_text(f["owed"], cur)),
-            (f"Top-up to pay everything due in {days} days", topup),
-            (
-                f"If nobody tops up: VMs suspended within {days} days (first)",
-                f"{f['suspended']} (first {first})",
-            ),
-            ("Already suspended", str(f["already_suspended"])),
-        ]
-        if f["chosen"]:
-            rows += [
-                (
-                    f"With the {f['chosen']} chosen VM(s) {done}: top-up in {days} days",
-                    f"{money_text(f['topup_after'], cur)} "
-                    f"(saves {money_text(f['topup_saved'], cur)})",
-                ),
-                (
-                    "Runway: today / with them " + done,
-                    f"{_date(f['runway_before'])} / {_date(f['runway_after'])}",
-                ),
-            ]
-        body = "".join(
-            f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in rows
-        )
-        return (
-            f"<b>What if, as of {f['as_of']:%Y-%m-%d %H:%M} UTC</b>"
-            f'{THEME_STYLE}<table class="svcnb-table svcnb-figures">{body}</table>'
-        )
-
-    def draw(self) -> dict[str, Callable[[Any], Any]]:
-        r = self.results
-        return {
-            "topup": lambda ax: whatif.plot_topup(r["topup"], ax=ax),
-            "suspensions": lambda ax: whatif.plot_suspensions(r["suspensions"], ax=ax),
-            "what_if": lambda ax: whatif.plot_what_if(r["what_if"], ax=ax),
-        }

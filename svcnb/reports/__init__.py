@@ -5,22 +5,35 @@ store as of a snapshot, ``billing.runway.from_store(store, at="2026-11-15")``;
 ``replay(billing.runway, store, every="1D")`` runs it over time. ``plot_*(frame, ax=None)``
 draw a computed frame on an Axes and return it. ``duration(text)`` reads a duration the way
 every report, panel and ``svcnb report`` option does (a bare number is days; months refused).
+
+Each report module declares its view (``billing.VIEW``) and builds it as of a snapshot
+(``billing.view(store)``): the headline figures, tables and plots every surface shows. A
+:class:`View` displays itself in a notebook; ``text_table(frame)`` and ``display_frame(frame)``
+write any report frame as the CLI and the panels do (money with its currency, bytes in GiB,
+labels from the column table).
 """
 
 from __future__ import annotations
 
 from svcnb.reports import bandwidth, billing, firewall, webhooks, whatif
+from svcnb.reports._display import display_frame, text_table
 from svcnb.reports._duration import DurationError, duration
 from svcnb.reports._replay import Report, replay
+from svcnb.reports._view import Figure, View, ViewSpec
 
 __all__ = [
     "DurationError",
+    "Figure",
     "Report",
+    "View",
+    "ViewSpec",
     "bandwidth",
     "billing",
+    "display_frame",
     "duration",
     "firewall",
     "replay",
+    "text_table",
     "webhooks",
     "whatif",
 ]

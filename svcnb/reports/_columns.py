@@ -54,12 +54,14 @@ def _c(kind: str, label: str) -> Column:
 COLUMNS: dict[str, Column] = {
     # who and what
     "vm_id": _c("text", "VM id"),
-    "id": _c("text", "Id"),
+    "id": _c("text", "VM id"),
     "vm": _c("text", "VM"),
     "name": _c("text", "Name"),
     "status": _c("text", "Status"),
     "billing_status": _c("text", "Billing"),
     "status_class": _c("text", "Status class"),
+    "vm_class": _c("text", "Status class"),
+    "billing_class": _c("text", "Billing class"),
     "plan_slug": _c("text", "Plan"),
     "region_slug": _c("text", "Region"),
     "ip_address": _c("text", "IP address"),
@@ -108,14 +110,14 @@ COLUMNS: dict[str, Column] = {
     "events": _c("count", "Events"),
     "delivered": _c("count", "Delivered"),
     "failed": _c("count", "Failed"),
-    "unknown": _c("count", "Outcome unknown"),
+    "unknown": _c("count", "Unknown"),
     "subscriptions": _c("count", "Subscriptions"),
     "attempt_records": _c("count", "Attempt records"),
     "ok_attempt_1": _c("count", "OK at attempt 1"),
     "ok_attempt_2": _c("count", "OK at attempt 2"),
     "ok_attempt_3": _c("count", "OK at attempt 3"),
-    "consecutive_failures": _c("count", "Failures in a row"),
-    "failures_to_disable": _c("count", "Failures to auto-disable"),
+    "consecutive_failures": _c("count", "Consecutive failures"),
+    "failures_to_disable": _c("count", "Failures to disable"),
     "horizon_days": _c("count", "Horizon (days)"),
     "within_days": _c("count", "Within (days)"),
     # days
@@ -224,6 +226,9 @@ def column(name: str) -> Column:
         words, unit, kind = words.removesuffix("_at"), " (UTC)", "time"
     elif words.endswith("_days"):
         words, unit, kind = words.removesuffix("_days"), " (days)", "days"
+    elif words.endswith(("_gib", "_mib", "_mbps")):
+        words, size = words.rsplit("_", 1)
+        unit, kind = {"gib": " (GiB)", "mib": " (MiB)", "mbps": " (Mbit/s)"}[size], "number"
     elif words.endswith("_amount"):
         kind = "money"
     elif words.startswith("is_"):

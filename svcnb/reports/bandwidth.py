@@ -26,6 +26,7 @@ from svcnb.reports._duration import duration, duration_text
 from svcnb.reports._replay import latest_per_time, report, resolve_now
 from svcnb.reports._timeaxis import STATUS_COLOURS, concise_dates, legend_outside, thousands
 from svcnb.reports._view import (
+    UNKNOWN_STATUS_MEANS,
     FigureSpec,
     PlotSpec,
     TableSpec,
@@ -530,7 +531,7 @@ VIEW = ViewSpec(
             "unknown_status",
             "VMs left out (status word unknown)",
             "count",
-            "VMs whose status word svcnb does not know: their projection is unknown.",
+            UNKNOWN_STATUS_MEANS,
         ),
     ),
     tables=(
@@ -614,9 +615,8 @@ def view(
         "monthly_usage": months,
     }
     unknown = int(proj.attrs.get("unknown_status", 0))
-    if unknown:
-        left = proj[(proj["status_class"] == UNKNOWN).to_numpy(dtype=bool)]
-        tables["unknown_status"] = left.drop(columns=["status_class"]).reset_index(drop=True)
+    left = proj[(proj["status_class"] == UNKNOWN).to_numpy(dtype=bool)]
+    tables["unknown_status"] = left.drop(columns=["status_class"]).reset_index(drop=True)
     outlook = proj["outlook"].fillna("")
     ahead = proj[(outlook == "will exceed").to_numpy(dtype=bool)].dropna(subset=["exceeds_at"])
     ahead = ahead[ahead["exceeds_at"] > now].sort_values("exceeds_at").head(1)

@@ -58,6 +58,7 @@ from svcnb.reports._reuse import active as reuse_active
 from svcnb.reports._reuse import reusable
 from svcnb.reports._timeaxis import concise_dates, legend_outside, money_axis
 from svcnb.reports._view import (
+    UNKNOWN_STATUS_MEANS,
     FigureSpec,
     PlotSpec,
     TableSpec,
@@ -1149,8 +1150,7 @@ VIEW = ViewSpec(
             "unknown_status",
             "VMs left out (status word unknown)",
             "count",
-            "VMs whose status or billing word svcnb does not know: left out of every sum and "
-            "forecast (map their words with svcnb.vocab.extend).",
+            UNKNOWN_STATUS_MEANS,
         ),
     ),
     tables=(
@@ -1264,10 +1264,8 @@ def view(
         "run_rate_region": run_rate(vms, wallet, now=now, by="region_slug"),
         "prices": prices(vms, wallet, now=now),
         "balance_history": history,
+        "unknown_status": unknown_status(vms, now=now),
     }
-    left = unknown_status(vms, now=now)
-    if len(left):
-        tables["unknown_status"] = left
     schedule = renewal_schedule(vms, wallet, now=now, horizon="90D")
     row = walk.iloc[0]
     currency = None if pd.isna(row["currency"]) else str(row["currency"])

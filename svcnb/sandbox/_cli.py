@@ -98,6 +98,51 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="when the sandbox stops (Ctrl-C or SIGTERM), write its account and port to FILE "
         "for --state-file",
     )
+    parser.add_argument(
+        "--dialect-file",
+        default=None,
+        metavar="FILE",
+        help="speak the dialect `svcnb doctor --record FILE` wrote of a service (a twin of it; "
+        "with --from-store it holds that account too); each point the file does not prove is "
+        "listed on stderr at start, and keeps the default",
+    )
+
+
+def _speak_dialect_file(args: argparse.Namespace) -> bool:
+    """``--dialect-file``: the file's dialect becomes ``args.dialect`` (its rate limit
+    ``args.rate_limit`` unless ``--rate-limit`` was given), and each point it does not state as
+    proven is one line on stderr. False, after one line saying why, when the file cannot be
+    used (not TOML, another version, a key the sandbox does not know)."""
+    from ._saved import StateError
+    from ._twin import read_dialect_file
+
+    if getattr(args, "dialect", "default") != "default":
+        print(
+            "svcnb sandbox: --dialect and --dialect-file both say how to speak; give one",
+            file=sys.stderr,
+        )
+        return False
+    try:
+        spoken = read_dialect_file(args.dialect_file)
+    except StateError as exc:
+        print(f"svcnb sandbox: {exc}", file=sys.stderr)
+        return False
+    args.dialect = spoken.name
+    for name, default in (
+        ("rate_limit", SandboxConfig.rate_limit),
+        ("rate_window", SandboxConfig.rate_window_seconds),
+    ):
+        key = "rate_window_seconds" if name == "rate_window" else name
+        if key in spoken.settings and getattr(args, name, default) == default:
+            setattr(args, name, spoken.settings[key])
+    print(
+        f"svcnb sandbox: speaking the dialect file {args.dialect_file}; "
+        f"{len(spoken.listed)} point(s) not spoken as proven:",
+        file=sys.stderr,
+    )
+    for line in spoken.listed:
+        print(f"  {line}", file=sys.stderr)
+    return True
 
 
 def _log_to_stderr(quiet: bool) -> logging.Handler:
@@ -119,6 +164,8 @@ def run(
 
     handler = _log_to_stderr(getattr(args, "quiet", False))
     try:
+        if getattr(args, "dialect_file", None) and not _speak_dialect_file(args):
+            return 2
         state_file = getattr(args, "state_file", None)
         if saved is None and state_file and not _starts_afresh(args):
             try:

@@ -1,7 +1,8 @@
 """How the sandbox speaks (docs/dialects.md): one frozen ``Dialect`` per family member.
 
 Handlers render canonical envelopes (the default dialect); :mod:`._speak` then says them in the
-active dialect. ``Dialect.parse(NAME)`` with NAME one of :data:`NAMED` or ``random:SEED``.
+active dialect. ``Dialect.parse(NAME)`` with NAME one of :data:`NAMED`, ``random:SEED``, or the
+``file:PATH`` name of a dialect read from a dialect file (:mod:`._twin`) and registered here.
 
 The word pools below copy the synonyms svcnb's own vocabulary knows, on purpose: the sandbox
 plays services svcnb has never met, so it keeps its own list (and adds exotic words no
@@ -95,6 +96,10 @@ EXOTIC_WORD_CHANCE = 0.15
 EXOTIC_FIELD_CHANCE = 0.1
 
 NAMED = ("default", "acme", "linkhdr", "cursor", "drf", "google", "hal", "zeropage", "capped")
+# Dialects read from a dialect file (``svcnb sandbox --dialect-file``), by their ``file:PATH``
+# name: a config names its dialect by a string, and a reset (``POST /_sandbox/reset``) parses it
+# again, so the file is read once and the dialect looked up here, never read again by a request.
+_FROM_FILES: dict[str, Dialect] = {}
 
 
 def _same(words: tuple[str, ...] | list[str] | Mapping[str, object]) -> dict[str, str]:
@@ -134,7 +139,9 @@ class Dialect:
     # -- construction ---------------------------------------------------------------------
     @classmethod
     def parse(cls, text: str) -> Dialect:
-        """One of :data:`NAMED` or ``random:SEED``."""
+        """One of :data:`NAMED`, ``random:SEED`` or a registered ``file:PATH`` name."""
+        if isinstance(text, str) and text in _FROM_FILES:
+            return _FROM_FILES[text]
         if isinstance(text, str) and text.startswith("random:"):
             seed = text[len("random:") :]
             if seed.lstrip("-").isdigit():
@@ -269,6 +276,14 @@ class Dialect:
         if dialect.paging == "bare":  # bare pages always clamp, silently
             dialect = replace(dialect, over_max="clamp")
         return dialect
+
+    def registered(self) -> Dialect:
+        """This dialect, findable by ``Dialect.parse(self.name)`` from now on (a dialect file's:
+        its name is ``file:PATH``; one registered again under the same name replaces it)."""
+        if not self.name.startswith("file:"):
+            raise ValueError(f"only a dialect file's dialect is registered, not {self.name!r}")
+        _FROM_FILES[self.name] = self
+        return self
 
     def with_changes(self, **changes: object) -> Dialect:
         """A copy with ``changes``; the name says it was changed."""

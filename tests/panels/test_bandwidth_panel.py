@@ -28,12 +28,12 @@ def test_moving_the_slider_changes_the_bandwidth_figures_to_the_as_of_values(his
     first = panel.figures["fleet_used_bytes"]
     assert first == int(live["bandwidth_used_bytes"].sum())
     assert first != latest  # running VMs used bandwidth in between
-    assert f"{first / bandwidth.GIB:,.2f} GiB" in panel.summary.value
+    assert f"{first / bandwidth.GIB:,.1f}" in panel.summary.value
 
     expected = bandwidth.exceeding.from_store(history, at=times[0])
     assert list(panel.results["exceeding"]["vm_id"]) == list(expected["vm_id"])
     assert len(panel.results["fleet_total"]) == 1  # history up to the first snapshot only
-    for name in ("usage", "top", "fleet"):
+    for name in ("usage", "top", "monthly"):
         assert panel.plots[name].svg.startswith("<svg") and "currentColor" in panel.plots[name].svg
 
     path = panel.export("top_consumers")

@@ -23,7 +23,7 @@ def test_panel_figures_follow_horizon_and_chosen_vms(sandbox, admin, panel_store
     f = panel.figures
     inputs = _inputs(panel_store)
     top = whatif.topup_needed(**inputs).set_index("horizon_days")
-    assert f["horizon_days"] == 90 and f["chosen"] == 0
+    assert panel.view.options["horizon"] == 90 and f["chosen"] == 0
     assert f["topup"] == top.loc[90, "topup"] and isinstance(f["topup"], Decimal)
     sus = whatif.suspensions(**inputs, horizon="90D")
     assert f["suspended"] == int((sus["suspended_by"] <= top.loc[90, "horizon_end"]).sum())
