@@ -12,23 +12,25 @@ would type them in a terminal where ``SVCNB_SANDBOX`` names a running sandbox):
   list it shows or binds is empty, a print prints something, and svcnb warns of nothing.
 - ``sql``: DuckDB, on the connection ``con`` an earlier python block of the file opened (the
   README's own); it must return rows.
-- ``toml``: a config file; ``svcnb.config.accounts()`` reads back every account it names.
-- ``sh``/``bash``: each line is ``export NAME=VALUE ...`` (for the rest of the block) or
-  ``svcnb ...`` commands joined by ``&&``. A command exits 0 (``check`` may exit 1 when an alert
-  fired, ``doctor`` 3 when it doubts something), prints something and no traceback. A server
-  (``svcnb sandbox``, ``svcnb listen``) runs until it answers and then until the block's next
-  server line or its end, and is stopped with SIGTERM: it must exit 0 (``listen``, uvicorn's,
-  may end by the signal once it has shut down). Servers start in a shell
-  where nothing is exported yet (the README has them in a terminal of their own), so a sandbox
-  writes its connection file to its default place, and ``export SVCNB_SANDBOX=...`` after it is
+- ``toml``: a config file, whose every account ``svcnb.config.accounts()`` reads back, or a
+  dialect file (``format = "svcnb-dialect"``), which the sandbox reads and speaks as it states.
+- ``sh``/``bash``: each statement (a line, or ``;``) is ``export NAME=VALUE ...`` or ``unset
+  NAME ...`` (for the rest of the block) or ``svcnb ...`` commands joined by ``&&``. A command
+  exits 0 (``check`` may exit 1 when an alert fired, ``doctor`` 3 when it doubts something),
+  prints something and no traceback. A server (``svcnb sandbox``, ``svcnb listen``) runs until
+  it answers, then until the block's next server or its end, and is stopped with SIGTERM: it
+  must exit 0 (``listen``, uvicorn's, may end by the signal once it has shut down). A sandbox
+  starts without ``SVCNB_SANDBOX`` (the README has it in a terminal of its own), so it writes
+  its connection file to its default place, and an ``export SVCNB_SANDBOX=...`` after it is
   the line it printed.
 
 What the blocks refer to is made first (``Session``): a certificate and key for ``svcnb listen``,
 a store of the first format at ``data/store-old``, an S3 server on loopback with a bucket
-``svcnb``. A few values are stand-ins for what only a reader has (``SUBSTITUTES``): the S3
-endpoint and keys become the loopback S3 server's, ``https://api.example.com`` and ``svc_...``
-become the session sandbox and its read token, a fixed ``--port N`` becomes a free port. Any
-other ``...`` value is an error.
+``svcnb``. What only a reader has is stood in for (``Session.substitutes``): an exported
+``SVC_BASE_URL`` and ``SVC_API_KEY`` become the session sandbox's URL and read token, the
+``AWS_*`` endpoint and keys the loopback S3 server's (and nothing about plain HTTP),
+``SVCNB_WEBHOOK_SECRET`` a test secret; a fixed ``--port N`` becomes a free port. Any other
+``...`` value is an error.
 """
 
 from __future__ import annotations
@@ -94,20 +96,25 @@ def blocks(path: Path, text: str | None = None) -> list[Block]:
     return found
 
 
-def shell_lines(text: str) -> list[str]:
-    """The lines of a shell block: continuations joined, comments and blank lines dropped."""
-    out, pending = [], ""
-    for raw in text.splitlines():
-        line = raw.rstrip()
-        if line.endswith("\\"):
-            pending += line[:-1] + " "
-            continue
-        line = pending + line
-        pending = ""
-        words = shlex.split(line, comments=True)
-        if words:
-            out.append(shlex.join(words))
-    return out
+def shell_statements(text: str) -> list[list[list[str]]]:
+    """The statements of a shell block (split at line ends and ``;``; continuations joined,
+    comments dropped), each the words of its commands joined by ``&&``."""
+    statements: list[list[list[str]]] = []
+    for line in text.replace("\\\n", " ").splitlines():
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&")
+        lexer.whitespace_split = True
+        lexer.commenters = "#"
+        chain: list[list[str]] = [[]]
+        for token in [*lexer, ";"]:
+            if token == ";":
+                if chain[-1]:
+                    statements.append(chain)
+                chain = [[]]
+            elif token == "&&":
+                chain.append([])
+            else:
+                chain[-1].append(token)
+    return statements
 
 
 def problem(block: Block) -> str | None:
@@ -121,15 +128,14 @@ def problem(block: Block) -> str | None:
             "<!-- not run: REASON --> on the line above"
         )
     if block.lang in ("sh", "bash"):
-        for line in shell_lines(block.text):
-            words = shlex.split(line)
-            if words[0] == "export":
+        for chain in shell_statements(block.text):
+            if len(chain) == 1 and chain[0][0] in ("export", "unset"):
                 continue
-            commands = " ".join(words).split(" && ")
-            if not all(c.split()[0] == "svcnb" for c in commands):
+            if not all(command and command[0] == "svcnb" for command in chain):
+                said = " && ".join(shlex.join(command) for command in chain)
                 return (
-                    f"{block.name}: {line!r} is neither `export` nor svcnb commands; run it "
-                    "another way or put <!-- not run: REASON --> on the line above"
+                    f"{block.name}: {said!r} is neither `export`, `unset` nor svcnb commands; "
+                    "run it another way or put <!-- not run: REASON --> on the line above"
                 )
     return None
 
@@ -220,12 +226,23 @@ class Session:
     def run_toml(self, block: Block) -> None:
         import tomllib
 
+        path = self.home / f"block-{block.line}.toml"
+        path.write_text(block.text)
+        doc = tomllib.loads(block.text)
+        if doc.get("format") == "svcnb-dialect":
+            from svcnb.sandbox._dialect import Dialect
+            from svcnb.sandbox._twin import read_dialect_file
+
+            spoken = Dialect.parse(read_dialect_file(path).name)
+            stated = {k: v for k, v in doc["dialect"].items() if not isinstance(v, dict)}
+            assert stated, f"{block.name}: states no dialect point"
+            for key, value in stated.items():
+                assert getattr(spoken, key) == value, f"{block.name}: {key} is not spoken"
+            return
         from svcnb import config
 
-        path = self.home / f"config-{block.line}.toml"
-        path.write_text(block.text)
-        named = set(tomllib.loads(block.text).get("accounts", {}))
-        assert named, f"{block.name}: names no account"
+        named = set(doc.get("accounts", {}))
+        assert named, f"{block.name}: neither a config file naming accounts nor a dialect file"
         assert set(config.accounts(path)) == named, block.name
 
     # shell -------------------------------------------------------------------------------------
@@ -234,8 +251,12 @@ class Session:
         servers: list[tuple[str, subprocess.Popen, Path]] = []
         printed_file: str | None = None
         try:
-            for line in shell_lines(block.text):
-                words = shlex.split(line)
+            for chain in shell_statements(block.text):
+                words = chain[0]
+                if words[0] == "unset":
+                    for name in words[1:]:
+                        env.pop(name, None)
+                    continue
                 if words[0] == "export":
                     for word in words[1:]:
                         name, _, value = word.partition("=")
@@ -243,8 +264,8 @@ class Session:
                             value = printed_file  # "the line it printed"
                         env[name] = self._value(block, name, value)
                     continue
-                for command in " ".join(words).split(" && "):
-                    args = self._args(shlex.split(command)[1:])
+                for command in chain:
+                    args = self._args(command[1:])
                     if args[0] in SERVERS:
                         self._stop_all(servers, block)
                         proc, log = self._start(block, args, env)
@@ -267,7 +288,7 @@ class Session:
                     )
                     assert "Traceback" not in done.stderr, f"{said}:\n{done.stderr}"
                     assert (done.stdout + done.stderr).strip(), f"{said} and printed nothing"
-                    self._check(command, done.stdout)
+                    self._check(shlex.join(command), done.stdout)
                     if done.returncode:
                         break  # `a && b`: b runs only when a succeeded
         finally:

@@ -43,7 +43,7 @@ def test_a_new_block_neither_run_nor_marked_is_refused():
     found = blocks(readme, text)
     assert [b.line for b in found] == [3, 7, 11]
     assert "README.md:3: a text block the runner cannot run" in problem(found[0])
-    assert "'make lab' is neither `export` nor svcnb commands" in problem(found[1])
+    assert "'make lab' is neither `export`, `unset` nor svcnb commands" in problem(found[1])
     assert problem(found[2]) is None
     marked = blocks(readme, text.replace("```text", "<!-- not run: sample output -->\n```text"))
     assert marked[0].mark == "sample output" and problem(marked[0]) is None
