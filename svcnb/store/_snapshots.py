@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import pandas as pd
 import pyarrow as pa
@@ -400,11 +401,21 @@ def check_origin(
         held = _identity(entries, key)
         if value and held and _same(key, value) != _same(key, held):
             name = account_of(entries[0])
+            advice = (
+                "Check the account's base_url and token (config file, or SVC_BASE_URL and "
+                "SVC_API_KEY), or use another store or account name for it"
+            )
+            if what == "server" and _on_this_machine(held) and _on_this_machine(value):
+                # two servers on this machine: most likely a sandbox started again afresh
+                advice = (
+                    "Both are on this machine: a sandbox started again without its saved state "
+                    "is a new one, with another account; restart the one whose history this is "
+                    "(`svcnb sandbox --state-file FILE` serves its saved account on its port), "
+                    "or use another store or account name for this one"
+                )
             raise OriginError(
                 f"the store {loc.url} holds the history of {what} {held!r} under account "
-                f"{name!r}; this snapshot is from {what} {value!r}. Check the account's "
-                "base_url and token (config file, or SVC_BASE_URL and SVC_API_KEY), or use "
-                "another store or account name for it",
+                f"{name!r}; this snapshot is from {what} {value!r}. {advice}",
                 what=what,
                 held=str(held),
                 given=str(value),
@@ -420,6 +431,11 @@ def check_origin(
                 held=str(latest),
                 given=str(when),
             )
+
+
+def _on_this_machine(url: str) -> bool:
+    host = urlsplit(str(url)).hostname or ""
+    return host in ("127.0.0.1", "localhost", "::1")
 
 
 def _same(key: str, value: str) -> str:
