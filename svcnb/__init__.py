@@ -52,7 +52,18 @@ _LAZY_NAMES = {
     "SnapshotWarning": "svcnb.store",
 }
 # Subpackages reached as attributes (``svcnb.reports.billing``), imported on first access.
-_LAZY = ("alerts", "frames", "money", "panels", "plans", "reports", "sandbox", "store", "webhooks")
+_LAZY = (
+    "alerts",
+    "client",
+    "frames",
+    "money",
+    "panels",
+    "plans",
+    "reports",
+    "sandbox",
+    "store",
+    "webhooks",
+)
 
 if _typing.TYPE_CHECKING:
     from svcnb._connect import connect, sandbox_control

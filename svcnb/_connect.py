@@ -13,25 +13,28 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from svcnb.client import Client
-from svcnb.client._config import (
+from svcnb.client import (
     ENV_API_KEY,
     ENV_BASE_URL,
+    TOKEN_MAX_LENGTH,
+    TOKEN_MIN_LENGTH,
+    Client,
     RefusedBaseUrl,
+    as_secret,
     key_and_url,
+    looks_like_token,
     screened_url,
 )
-from svcnb.client._redact import TOKEN_MAX_LENGTH, TOKEN_MIN_LENGTH, as_secret, looks_like_token
 from svcnb.config import DEFAULT_ACCOUNT, ConfigError, account, accounts, config_path
-from svcnb.sandbox import _connection
+from svcnb.sandbox import connection
 
 if TYPE_CHECKING:
     from svcnb.sandbox import Control
 
 _log = logging.getLogger("svcnb")
 
-# A sandbox connection file (DESIGN section 4), as `svcnb lab` and `svcnb sandbox` write it.
-ENV_SANDBOX_FILE = _connection.ENV
+# A sandbox connection file, as `svcnb lab` and `svcnb sandbox` write it.
+ENV_SANDBOX_FILE = connection.ENV
 
 # The background sandbox of this process: started by the first connect() that needs it, kept
 # until the interpreter exits, and shared by every later connect() without a server named.
@@ -214,7 +217,7 @@ def _read_connection_info(path: Path) -> dict[str, str]:
     file; ConfigError naming the file when there is none or it is not one."""
     where = f"{ENV_SANDBOX_FILE}={str(path)!r}"
     try:
-        info = _connection.read(path)
+        info = connection.read(path)
     except FileNotFoundError:
         raise ConfigError(
             f"{where}: no such file; start a sandbox with `svcnb sandbox` (it writes the file "
@@ -228,7 +231,7 @@ def _read_connection_info(path: Path) -> dict[str, str]:
         ) from None
     return {
         "base_url": info["base_url"],
-        "control_url": _connection.control_url(info),
+        "control_url": connection.control_url(info),
         "admin": info["tokens"]["admin"],
         "instance": str(info.get("instance") or ""),
     }
@@ -240,16 +243,16 @@ def _running_sandbox(path: Path) -> dict[str, str]:
     would be refused and whose account is another), rather than a failure on the first call."""
     info = _read_connection_info(path)
     where = f"{ENV_SANDBOX_FILE}={str(path)!r}"
-    found = _connection.probe(
+    found = connection.probe(
         {"base_url": info["base_url"], "control_url": info["control_url"], **_instance(info)}
     )
-    if found == _connection.STOPPED:
+    if found == connection.STOPPED:
         raise ConfigError(
             f"{where} names the sandbox at {info['base_url']}, which is not running: it was "
             "stopped. Start it again with `svcnb sandbox` (with --state-file FILE to carry on "
             f"the account it saved) or unset {ENV_SANDBOX_FILE}"
         )
-    if found == _connection.REPLACED:
+    if found == connection.REPLACED:
         raise ConfigError(
             f"{where} names a sandbox that has stopped; a new sandbox answers at "
             f"{info['base_url']} now, another account with other tokens: point "

@@ -3,7 +3,9 @@
 Steps: copy the notebooks svcnb ships into a working folder (``--notebooks``, by default
 ``./svcnb-notebooks``; one the user changed there is left as it is, see ``svcnb._notebooks``),
 start a sandbox (clock frozen, so only the simulation moves it), take a snapshot each
-simulated day into a fresh store under ``out/``, then run the report notebooks against that
+simulated day into a fresh store under ``out/`` while a simulated customer keeps the wallet
+topped up (``Customer``: sensibly, except one top-up that comes late, so the history holds a
+slip to find), then run the report notebooks against that
 sandbox and store and write each as a self-contained HTML page (plots embedded as PNG, no input
 cells) beside it. The notebooks rendered are those of the working folder. The kernels reach the
 sandbox as ``svcnb._lab.kernel_environment`` describes; every page written is checked for the
@@ -18,15 +20,19 @@ import shutil
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from svcnb._extras import lab_needed
 from svcnb._notebooks import DEFAULT_FOLDER, NotebooksMissing, copy_into
 from svcnb._notebooks import names as shipped_names
+from svcnb.extras import lab_needed
 
 if TYPE_CHECKING:
     from svcnb import Client
+    from svcnb.sandbox import Control
 
 # The notebooks rendered, in reading order. 02 stops VMs (through a plan, after rehearsing it on
 # a copy): it comes last, so what it stops on the demo's sandbox changes no other page.
@@ -41,6 +47,13 @@ REPORT_NOTEBOOKS = (
 DEFAULT_DAYS = 90
 DEFAULT_VMS = 40
 DEFAULT_SEED = 7
+# The simulated customer (``Customer``): each morning at PAY_HOUR UTC, when the wallet would not
+# cover the next COVER_DAYS of renewals and debts, a top-up for REFILL_DAYS; top-up number
+# LATE_TOPUP comes late (a slip finance can find in the history).
+PAY_HOUR = 9
+COVER_DAYS = 30
+REFILL_DAYS = 60
+LATE_TOPUP = 2
 # Requests per minute per token in the demo's sandbox. 90 daily snapshots are a few thousand
 # requests; at the real limit (600/min) the client would rightly pace them over minutes.
 DEMO_RATE_LIMIT = 100_000
@@ -92,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     # imported here: `svcnb demo --help` and the line above need none of them
     from svcnb import Client, sandbox
     from svcnb._lab import kernel_environment, private_folder
-    from svcnb.panels._display import STATIC_ENV
+    from svcnb.panels import STATIC_ENV
     from svcnb.store import Store
 
     if args.days < 1:
@@ -134,8 +147,11 @@ def run(args: argparse.Namespace) -> int:
             for line in fleet_summary(client):
                 _say(line)
             _say(f"simulating {args.days} days with a snapshot each day into {store_path}")
-            ids = store.build_history(client, args.days, sb.control.advance)
+            customer = Customer(client, sb.control)
+            ids = store.build_history(client, args.days, customer.advance)
         _say(f"{len(ids)} snapshots in {time.monotonic() - started:.1f} s")
+        for line in customer.story():
+            _say(line)
 
         connection = sb.write_connection_file(private / "sandbox.json")
         env = kernel_environment(connection, store_path)
@@ -175,6 +191,143 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {path}")
     print(f"  {store_path}  (the snapshot store; `SVCNB_STORE={store_path}` to explore it)")
     return 0
+
+
+@dataclass(frozen=True)
+class Morning:
+    """What the customer saw one morning: the balance, how many VMs owed a renewal (overdue)
+    and how many were suspended for non-payment, whether the wallet fell short, and the top-up
+    she made (None: none; ``late``: the one that came late)."""
+
+    at: datetime
+    balance: Decimal
+    currency: str | None
+    overdue: int
+    suspended: int
+    short: bool = False
+    topup: Decimal | None = None
+    late: bool = False
+
+
+class Customer:
+    """How the demo's simulated customer keeps the wallet, between the daily snapshots.
+
+    Every morning at :data:`PAY_HOUR` UTC she asks svcnb what the next ``cover_days`` need
+    (``whatif.topup_needed``: what is owed, then every renewal due); when the balance falls short,
+    or anything is owed (the service takes a debt from a top-up only), she tops up enough for
+    ``refill_days``, through the sandbox's control (the API has no top-up).
+    Once, top-up number ``late`` comes late: the card on file has expired and nobody notices
+    until a VM is suspended for non-payment; she pays the first morning she sees one. So the
+    history holds a sensible account with one slip that finance can find: a dip in the balance,
+    renewals gone overdue, a few VMs suspended for a day or two, then paid and back.
+    ``mornings`` keeps what she saw and did each morning.
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        control: Control,
+        *,
+        cover_days: int = COVER_DAYS,
+        refill_days: int = REFILL_DAYS,
+        late: int = LATE_TOPUP,
+    ) -> None:
+        self.client = client
+        self.control = control
+        self.cover_days = cover_days
+        self.refill_days = refill_days
+        self.late = late
+        self.mornings: list[Morning] = []
+        self._short_since: Morning | None = None  # the first morning the wallet fell short
+
+    @property
+    def topups(self) -> list[Morning]:
+        """The mornings she topped up, in order."""
+        return [m for m in self.mornings if m.topup is not None]
+
+    def advance(self, seconds: float) -> datetime:
+        """Move the sandbox clock on by ``seconds``, stopping at each morning on the way."""
+        now = self.control.now()
+        end = now + timedelta(seconds=seconds)
+        while True:
+            morning = now.replace(hour=PAY_HOUR, minute=0, second=0, microsecond=0)
+            if morning <= now:
+                morning += timedelta(days=1)
+            if morning > end:
+                break
+            now = self.control.advance((morning - now).total_seconds())
+            self.morning(now)
+        return self.control.advance((end - now).total_seconds())
+
+    def morning(self, now: datetime) -> Morning:
+        """Look at the wallet at ``now`` and top up if it falls short (see the class)."""
+        from svcnb import frames, vocab
+        from svcnb.reports import whatif
+
+        vms = frames.vms(self.client.vms.list())
+        wallet = frames.wallet([self.client.wallet.get()])
+        need = whatif.topup_needed(
+            vms, wallet, now=now, horizons=(self.cover_days, self.refill_days)
+        ).set_index("horizon_days")
+        cover, refill = need.loc[self.cover_days], need.loc[self.refill_days]
+        billing = vms["billing_status"].map(vocab.billing_class)
+        seen = Morning(
+            now,
+            cover["balance"],
+            cover["currency"],
+            int((billing == "owing").sum()),
+            int((billing == "suspended").sum()),
+        )
+        # something owed is paid at once too (the service takes a debt only from a top-up)
+        if cover["topup"] <= 0 and cover["owed"] <= 0:
+            self._short_since = None
+        else:
+            seen = replace(seen, short=True)
+            self._short_since = self._short_since or seen
+            late = len(self.topups) + 1 == self.late
+            if not late or seen.suspended > self._short_since.suspended:
+                amount = max(refill["topup"], cover["owed"])
+                self.control.topup(f"{amount:.2f}")
+                seen = replace(seen, topup=amount, late=late)
+                self._short_since = None
+        self.mornings.append(seen)
+        return seen
+
+    def story(self) -> list[str]:
+        """What the customer did, in a few lines for the demo's output."""
+        from svcnb.money import money_text
+
+        lines = [
+            f"the simulated customer tops up each morning the wallet would not cover the next "
+            f"{self.cover_days} days (or something is owed), enough for {self.refill_days} days"
+        ]
+        for number, m in enumerate(self.topups, start=1):
+            line = f"top-up {number}: {m.at:%Y-%m-%d %H:%M} UTC, {money_text(m.topup, m.currency)}"
+            if m.late:
+                waited = self.waited(m)
+                line += (
+                    f", late: the wallet fell short on {waited[0].at:%Y-%m-%d} and nobody paid "
+                    f"until a VM was suspended ({(m.at - waited[0].at).days} days; up to "
+                    f"{max(w.overdue + w.suspended for w in waited)} VMs unpaid, "
+                    f"{max(w.suspended for w in waited)} suspended)"
+                )
+            lines.append(line)
+        if self.mornings:
+            m = self.mornings[-1]
+            lines.append(
+                f"last morning ({m.at:%Y-%m-%d}): balance {money_text(m.balance, m.currency)}, "
+                f"{m.overdue} VMs overdue, {m.suspended} suspended for non-payment"
+            )
+        return lines
+
+    def waited(self, topup: Morning) -> list[Morning]:
+        """The mornings the wallet was short before ``topup`` paid, ``topup``'s own last."""
+        run = [topup]
+        for m in reversed([m for m in self.mornings if m.at < topup.at]):
+            if not m.short or m.topup is not None:
+                break
+            run.insert(0, m)
+        return run
 
 
 def fleet_summary(client: Client) -> list[str]:

@@ -3,7 +3,7 @@ svcnb proved or understood.
 
 Read-only against any configured service: it sends only GET requests (the pages of the lists it
 reads, and a few more) and never changes anything in the account. It vouches only for what it
-proved (DESIGN section 3, the two reading rules):
+proved (docs/contracts.md section 0, the two reading rules):
 
 - every list it reads (VMs, firewalls, the rules of one firewall, networks, the attachments of
   one network, webhooks, the deliveries of one webhook) is read through svcnb's own client, and
@@ -56,8 +56,7 @@ import tomli_w
 
 from svcnb import frames, vocab
 from svcnb._connect import configured_client
-from svcnb.client import Client, Listing
-from svcnb.client._paging import Page, parse_page
+from svcnb.client import Client, Listing, Page, parse_page
 from svcnb.config import API_PREFIXES, ConfigError, _replace, config_path, write_section
 from svcnb.errors import (
     ApiError,
@@ -68,10 +67,15 @@ from svcnb.errors import (
     TransportError,
     ValidationError,
 )
-from svcnb.frames import SCHEMAS, UnknownMoneyKeyError, parse_money
-from svcnb.frames._deliveries import MEANINGS, PLACED, unplaced_keys
-from svcnb.sandbox._catalog import CURRENCY
-from svcnb.sandbox._dialect import MONEY, TIMESTAMPS, TOKEN_NAMES, Dialect
+from svcnb.frames import (
+    MEANINGS,
+    PLACED,
+    SCHEMAS,
+    UnknownMoneyKeyError,
+    parse_money,
+    unplaced_keys,
+)
+from svcnb.sandbox import CURRENCY, MONEY, TIMESTAMPS, TOKEN_NAMES, Dialect
 
 ASKED_PAGE = 100  # the page size asked of GET /vms, to see what the server serves
 PROBE_PAGE = 1000  # far above any plausible cap: tells rejecting servers from clamping ones
@@ -726,7 +730,7 @@ def _money_forms(value: Any) -> tuple[set[str], str | None]:
     """(the sandbox's money forms that write ``value`` exactly as the service did: its own
     renderer given the amount svcnb read, compared as JSON; the currency it states). A value
     in a currency other than the sandbox's matches the forms that write it in that one."""
-    from svcnb.sandbox._speak import money as write_money
+    from svcnb.sandbox import write_money
 
     try:
         read = parse_money(value)
@@ -752,7 +756,7 @@ def _time_form(value: Any, read: bool) -> str | None:
     """The sandbox's time form (``timestamps``) that writes ``value`` exactly as the service
     did: its own renderer given the instant svcnb read (``read``: the frames' reader read it);
     None when none does."""
-    from svcnb.sandbox._speak import _time as write_time
+    from svcnb.sandbox import write_time
 
     if not read or not isinstance(value, str):
         return None
@@ -1179,8 +1183,7 @@ class Recorder:
     def _refused(
         self, style: str, over_max: str, param: str, asked: str, refused: tuple[int, str]
     ) -> None:
-        from svcnb.sandbox._dialect import VALIDATION_STATUS
-        from svcnb.sandbox._twin import validation_wording
+        from svcnb.sandbox import VALIDATION_STATUS, validation_wording
 
         status, text = refused
         if status in VALIDATION_STATUS:

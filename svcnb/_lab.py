@@ -28,13 +28,13 @@ from pathlib import Path
 import httpx
 
 from svcnb._connect import ENV_SANDBOX_FILE
-from svcnb._extras import lab_needed
 from svcnb._notebooks import DEFAULT_FOLDER, NotebooksMissing, copy_into
-from svcnb.client._config import ENV_API_KEY, ENV_BASE_URL
-from svcnb.store._fs import is_remote
-from svcnb.store._layout import ENV_PATH, add_store_option, resolve_url
+from svcnb.client import ENV_API_KEY, ENV_BASE_URL
+from svcnb.extras import lab_needed
+from svcnb.store import ENV_PATH, add_store_option, is_remote, resolve_url
 
-# Path of a sandbox connection file (DESIGN section 4); ``svcnb.connect()`` uses that sandbox.
+# Path of a sandbox connection file (``svcnb sandbox --connection-file``); ``svcnb.connect()``
+# uses that sandbox.
 SANDBOX_ENV = ENV_SANDBOX_FILE
 STORE_ENV = ENV_PATH
 LAB_STORES = "data/lab"

@@ -762,7 +762,7 @@ def rehearse(
 # -- `svcnb sandbox` with --from-store ------------------------------------------------------------
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The sandbox's own options plus --from-store, --at and --anonymize."""
-    from svcnb.sandbox import _cli
+    from svcnb.sandbox import cli as _cli
 
     _cli.add_arguments(parser)
     parser.add_argument(
@@ -803,7 +803,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, stop: Any = None) -> int:
     """``svcnb sandbox``; with --from-store the copy of a snapshot (notes printed first)."""
-    from svcnb.sandbox import _cli
+    from svcnb.sandbox import cli as _cli
 
     if args.from_store is None:
         if args.at is not None or args.anonymize or args.account is not None:

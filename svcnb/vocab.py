@@ -211,13 +211,6 @@ class Vocabulary:
             self._warn(kind, strange)
         return out
 
-    def unknown_words(self, kind: Kind, words: Iterable[Any]) -> list[str]:
-        """The distinct words of ``words`` this vocabulary does not know, sorted."""
-        table = self.words[kind]
-        return sorted(
-            {str(w) for w in words if normalise(w) is not None and normalise(w) not in table}
-        )
-
     def _warn(self, kind: str, strange: set[str]) -> None:
         with self._lock:
             new = sorted(strange - self._warned[kind])

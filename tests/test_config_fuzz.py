@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from svcnb import config, vocab
 from svcnb.alerts import rules_from_config
 from svcnb.alerts._deliver import _verify, longest_delivery
-from svcnb.client._shared_budget import budget_backend, check_budget_file
+from svcnb.client._keepers import budget_backend
+from svcnb.client._shared_budget import check_budget_file
 from svcnb.config import ConfigError
 
 

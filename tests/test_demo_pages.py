@@ -87,3 +87,36 @@ def test_nothing_the_demo_wrote_holds_a_token(out: Path) -> None:
     files = files_under(out)
     assert any(p.suffix == ".parquet" for p in files), "the demo store wrote no Parquet file"
     assert leaks(files) == []
+
+
+def _after(page: str, marker: str) -> str:
+    """The page's text from ``marker`` on, tags dropped."""
+    assert marker in page, f"no {marker!r} on the page"
+    return re.sub(r"<[^>]+>", " ", page[page.index(marker) :])
+
+
+def test_a_panel_block_agrees_with_the_cell_beside_it(pages: dict[str, str]) -> None:
+    page = pages["04_billing_review"]
+    # the cell moves the billing panel to the first snapshot and prints its figures; the page
+    # shows the panel again under it, as of that same snapshot
+    printed = re.search(r"earliest as of (\d{4}-\d{2}-\d{2}): balance ([\d,.]+ EUR)", page)
+    assert printed, "the cell's printout is missing"
+    block = _after(page, "The billing panel, as it stands after this cell")
+    assert re.search(rf"Billing as of {printed.group(1)}", block)
+    assert printed.group(2) in block.split("Renewals due")[0]
+    # the what-if choices made from code: the block under them shows the top-up they print
+    chosen = re.search(r"(\d+) days: top up ([\d,.]+ EUR), \d+ VMs suspended", page)
+    assert chosen, "the what-if cell's printout is missing"
+    block = _after(page, "The what-if panel, as it stands after this cell")
+    assert f"due in {chosen.group(1)} days" in block
+    assert chosen.group(2) in block
+
+
+def test_figures_on_the_pages_are_right_aligned(pages: dict[str, str]) -> None:
+    page = pages["04_billing_review"]
+    amounts = re.findall(r'<td class="svcnb-num">[\d,.]+ EUR</td>', page)
+    assert len(amounts) > 10
+    # in every table of rows (a panel's headline figures are label: value pairs, not columns)
+    tables = re.sub(r'<table class="svcnb-table svcnb-figures">.*?</table>', "", page, flags=re.S)
+    left = re.search(r'<td(?: class="svcnb-(?:line|wrap)")?>[\d,.]+ EUR</td>', tables)
+    assert not left, f"an amount left-aligned in a table: {left.group(0)}"

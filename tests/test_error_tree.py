@@ -19,7 +19,8 @@ from svcnb.errors import SvcnbError
 
 # Internal exceptions: raised and caught inside one layer, never seen by a user.
 INTERNAL = {
-    "svcnb.sandbox._wire.ApiFailure": "the sandbox turns it into a failure envelope it answers",
+    "svcnb.sandbox._envelopes.ApiFailure": "the sandbox turns it into a failure envelope it "
+    "answers",
     "svcnb.sandbox._http.DroppedConnection": "the sandbox raises it to cut a connection on purpose",
     "svcnb.sandbox._http._Refused": "the sandbox's body parser answers it as a 400 envelope",
     "svcnb.store._snapshots.Unreadable": "the store catches it and warns or raises StoreError",
@@ -27,6 +28,7 @@ INTERNAL = {
     "svcnb.client._wire.WireError": "the request path retries it or raises TransportError",
     "svcnb.client._wire.BadEncoding": "the request path raises ApiError naming the encoding",
     "svcnb._notebooks.NotebooksMissing": "svcnb demo and lab print it in one line (exit 2)",
+    "svcnb.reports._reuse._Unkeyable": "the reuse cache catches it and computes the answer anew",
 }
 # Public, but outside the tree because the sandbox may import nothing of svcnb; the errors
 # docstring names it all the same.

@@ -21,7 +21,8 @@ from _leaks import files_under, leaks
 import svcnb
 from svcnb import cli
 from svcnb._connect import account_client
-from svcnb.client._shared_budget import ENV_BUDGET, SharedBudget, budget_key
+from svcnb.client._budget import ENV_BUDGET, budget_key
+from svcnb.client._shared_budget import SharedBudget
 from svcnb.config import ConfigError, read_config, write_section
 from svcnb.errors import SvcnbError
 from svcnb.store import Store, StoreError

@@ -18,7 +18,7 @@ import math
 import sys
 import time
 
-from svcnb.store._layout import add_store_option
+from svcnb.store import add_store_option
 
 EXAMPLE = """examples:
   svcnb check                                # after `svcnb snapshot`, from cron
@@ -101,8 +101,7 @@ def run(args: argparse.Namespace) -> int:
     from svcnb.alerts import DeliveryError, check, deliver, rules_from_config
     from svcnb.alerts._deliver import check_url
     from svcnb.config import ConfigError
-    from svcnb.store import Store, StoreError
-    from svcnb.store._reading import check_readable
+    from svcnb.store import Store, StoreError, check_readable
 
     try:
         rules = rules_from_config(args.config)

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from svcnb._timebox import bound
+from svcnb.client import bound
 from svcnb.config import ConfigError
 from svcnb.errors import SvcnbError
 

@@ -22,8 +22,7 @@ import pandas as pd
 
 from svcnb.config import ConfigError, config_path, read_config
 from svcnb.money import money_text
-from svcnb.reports import bandwidth, billing, firewall, webhooks
-from svcnb.reports._replay import snapshot_at
+from svcnb.reports import bandwidth, billing, firewall, snapshot_at, webhooks
 from svcnb.store import MissingResourceError
 
 __all__ = [

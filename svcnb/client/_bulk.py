@@ -177,10 +177,6 @@ class Crew:
     def stopped(self) -> bool:
         return self._stopped
 
-    def queued_details(self) -> int:
-        with self.lock:
-            return len(self._ids)
-
     # -- the threads ----------------------------------------------------------------------------
 
     def _stop(self, error: BaseException | None) -> None:

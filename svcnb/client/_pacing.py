@@ -6,10 +6,11 @@ is above zero, and otherwise waits for ``X-RateLimit-Reset`` (the rules are thos
 comes from the headers.
 
 Other svcnb processes on the same machine and token spend the same budget: a request that this
-process's own view lets go also needs a grant from the budget they share
-(:mod:`svcnb.client._shared_budget`), which sees every process's answers and requests in
-flight. This process's view stays in front of it, so threads that cannot send wait here, on a
-condition, instead of polling the shared file; it learns the shared view with each answer.
+process's own view lets go also needs a grant from the budget they share (a
+:class:`~svcnb.client._budget.Budget`: a file, or a Redis server), which sees every process's
+answers and requests in flight. This process's view stays in front of it, so threads that cannot
+send wait here, on a condition, instead of polling the shared budget; it learns the shared view
+with each answer.
 
 A caller says how long it may wait at most (``acquire(within=)``; ``ends=``, its deadline, bounds
 the shared budget's round trips in ``acquire``, ``release`` and ``pause``) and is told instead of
@@ -26,8 +27,9 @@ from collections.abc import Callable, Mapping
 
 import httpx
 
+from svcnb.client._budget import TokenBudget
+from svcnb.client._keepers import token_budget
 from svcnb.client._redact import Secret, as_secret
-from svcnb.client._shared_budget import TokenBudget, token_budget
 from svcnb.client._window import (
     MAX_COUNT,
     MAX_SERVER_SECONDS,

@@ -28,7 +28,7 @@ _WEBHOOK = frozenset({
     "consecutiveFailures", "secret",
 })  # fmt: skip
 
-# resource -> (keys the spec and DESIGN list, keys svcnb needs to do its job)
+# resource -> (keys the spec lists, keys svcnb needs to do its job)
 SCHEMAS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
     "vm": (
         frozenset(_VM_SUMMARY + ("sshKeys", "firewalls", "privateNetworks")),

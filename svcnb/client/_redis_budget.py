@@ -1,7 +1,8 @@
 """One rate budget per token for svcnb processes on several machines, kept on a Redis server.
 
 The same budget as :mod:`svcnb.client._shared_budget` (the token's announced window, and the
-requests sent and not yet answered), with the same four operations, for processes that share no
+requests sent and not yet answered), with the same four operations (the
+:class:`~svcnb.client._budget.Budget` contract), for processes that share no
 file: ``[budget] backend = "redis://host:6379/0"`` in the config file (or that URL in
 ``$SVCNB_BUDGET``). Per token (the same digest key as the file: Redis never holds a token) there
 are two keys, ``svcnb:budget:<key>:window`` (a hash: limit, remaining, reset_at, length,
@@ -36,12 +37,13 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
-from svcnb.client._shared_budget import (
+from svcnb.client._budget import (
     ENV_BUDGET,
     FORGET_SECONDS,
     GRANT_SECONDS,
-    _alive,
-    _window,
+    Budget,
+    process_alive,
+    stored_window,
     wait_for_grant,
 )
 from svcnb.client._window import Window
@@ -64,7 +66,7 @@ def shown_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc}"))
 
 
-class RedisBudget:
+class RedisBudget(Budget):
     """The budget on one Redis server, opened once per process and used by all its threads
     (redis-py's client is thread-safe; each transaction takes a pipeline of its own)."""
 
@@ -349,7 +351,7 @@ def _grant(raw: bytes) -> tuple[str, int, float, float]:
 def _dead(grant: tuple[str, int, float, float], now: float) -> bool:
     """A grant of a process on this machine that is gone, in a window that has ended."""
     host, pid, window_end, _ = grant
-    return host == _HOST and window_end <= now and pid != os.getpid() and not _alive(pid)
+    return host == _HOST and window_end <= now and pid != os.getpid() and not process_alive(pid)
 
 
 def _from_hash(raw: Mapping[bytes, bytes]) -> Window:
@@ -360,7 +362,7 @@ def _from_hash(raw: Mapping[bytes, bytes]) -> Window:
         value = raw.get(name.encode())
         return None if value is None or value == b"" else kind(value.decode())
 
-    return _window(
+    return stored_window(
         (
             get("lim", int),
             get("remaining", int),

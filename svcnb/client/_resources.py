@@ -71,7 +71,7 @@ class _Resource:
         self._records = records
 
     def _list(self, path: str, resource: str, scope: str, paged: bool = True) -> list[dict]:
-        # Only the lists DESIGN names as paged take page parameters; others reject them.
+        # Only the lists the spec pages take page parameters; others reject them.
         per_page = DEFAULT_PER_PAGE if paged else None
         rows = read_all(self._req, path, resource, scope=scope, per_page=per_page)
         return rows.like(self._records.many(resource, rows))

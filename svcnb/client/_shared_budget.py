@@ -7,7 +7,8 @@ answer of *any* of them said of the token's window (limit, remaining, when it re
 wall clock: the one clock all processes share) and a row for each request sent and not yet
 answered (a grant). A request is granted only while that shared view has room, or once the
 shared reset time has passed, so the processes together stay within the budget. No server
-runs: the file is the whole of it.
+runs: the file is the whole of it. It is one keeper of the :class:`~svcnb.client._budget.Budget`
+contract; :mod:`svcnb.client._keepers` chooses it.
 
 Where: ``$SVCNB_BUDGET`` (a file; ``off`` turns sharing off), else
 ``$XDG_CACHE_HOME/svcnb/budget.sqlite`` (``~/.cache/svcnb/budget.sqlite``). Rows are keyed by
@@ -39,8 +40,6 @@ machines the same budget lives on a Redis server (:mod:`svcnb.client._redis_budg
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import math
 import os
 import random
 import sqlite3
@@ -50,28 +49,25 @@ import time
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from svcnb.client._window import MAX_COUNT, MAX_SERVER_SECONDS, Window
-from svcnb.config import ConfigError, budget_config, config_path
+from svcnb.client._budget import (
+    ENV_BUDGET,
+    FORGET_SECONDS,
+    GRANT_SECONDS,
+    Budget,
+    process_alive,
+    stored_window,
+    wait_for_grant,
+)
+from svcnb.client._window import Window
+from svcnb.config import ConfigError, config_path
 
-ENV_BUDGET = "SVCNB_BUDGET"
-OFF_WORDS = frozenset({"off", "none", "0", "false", "no"})
 SCHEMA_VERSION = 1
 # A request waits this long for the file's lock; past it, it goes by local pacing, and so do
 # the process's requests for LOCKED_PAUSE_SECONDS, so a stuck lock costs one wait, not one each.
 LOCK_SECONDS = 5.0
 LOCKED_PAUSE_SECONDS = 30.0
-# Any grant ends this long after it was given, answered or not: well past the time one attempt
-# can take (the Client's default deadline), so only a hung process meets it.
-GRANT_SECONDS = 300.0
-# How often a request waiting on another process looks at the file again: for the answer to
-# a first request (which says what the window holds) and, while the window is spent, for a
-# grant given back without an answer (a failed request frees its slot).
-ANSWER_POLL_SECONDS = 0.02
-WINDOW_POLL_SECONDS = 0.25
-# Windows nobody used for this long are forgotten, so the file stays small.
-FORGET_SECONDS = 2 * 86_400.0
 
 # The mark of svcnb's budget file, in the SQLite header (PRAGMA application_id): "svnb". A
 # database without it is another program's, which svcnb must not change (not even to WAL).
@@ -101,53 +97,6 @@ CREATE TABLE IF NOT EXISTS grants (
 );
 CREATE INDEX IF NOT EXISTS grants_by_key ON grants (key);
 """
-
-
-REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
-
-
-def budget_backend() -> Path | str | None:
-    """Where this process shares its budget: a file (Path), a Redis URL (str), or None (off).
-
-    ``$SVCNB_BUDGET`` first (a file, a Redis URL, or ``off``), then ``[budget] backend`` of
-    the config file, then the file in the user's cache folder.
-    """
-    env = os.environ.get(ENV_BUDGET, "").strip()
-    if env:
-        if env.startswith(REDIS_SCHEMES):
-            return env
-        return budget_path()
-    configured = budget_config().get("backend")
-    if configured is None:
-        return budget_path()
-    if configured.lower() in OFF_WORDS:
-        return None
-    if configured.startswith(REDIS_SCHEMES):
-        return configured
-    return Path(configured).expanduser()
-
-
-def budget_path() -> Path | None:
-    """The budget file this process shares, or None when ``SVCNB_BUDGET`` turns sharing off."""
-    env = os.environ.get(ENV_BUDGET, "").strip()
-    if env:
-        if env.startswith(REDIS_SCHEMES):
-            return None
-        if env.lower() in OFF_WORDS:
-            return None
-        try:
-            return Path(env).expanduser()
-        except RuntimeError:  # ~user of a user this machine does not know
-            raise ConfigError(
-                f"{ENV_BUDGET}={env!r} starts with a home folder this machine does not know; give "
-                "the path in full, or set it to off"
-            ) from None
-    cache = os.environ.get("XDG_CACHE_HOME")
-    try:
-        base = Path(cache) if cache else Path.home() / ".cache"
-    except RuntimeError:  # no home folder to put a cache in
-        return None
-    return base / "svcnb" / "budget.sqlite"
 
 
 def check_budget_file(path: Path) -> None:
@@ -229,11 +178,6 @@ def _create_private(path: Path) -> None:
     os.close(fd)
 
 
-def budget_key(server: str, token_digest: str) -> str:
-    """The row key of a token on a server: a digest of a digest, never the token."""
-    return hashlib.sha256(f"{server}\n{token_digest}".encode()).hexdigest()
-
-
 def _is_locked(exc: sqlite3.OperationalError) -> bool:
     code = getattr(exc, "sqlite_errorcode", None)
     if code is not None:
@@ -241,65 +185,7 @@ def _is_locked(exc: sqlite3.OperationalError) -> bool:
     return "locked" in str(exc) or "busy" in str(exc)
 
 
-def _alive(pid: int) -> bool:
-    if os.name != "posix":
-        return True  # os.kill would end the process there; such grants end by GRANT_SECONDS
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # another user's process: alive
-        return True
-    return True
-
-
-def _count(value: object, ceiling: float) -> bool:
-    return isinstance(value, int) and 0 <= value <= ceiling
-
-
-def _time(value: object) -> bool:
-    return isinstance(value, float | int) and math.isfinite(value)
-
-
-def _window(row: tuple | None) -> Window:
-    """The row as a Window; a row holding what no svcnb wrote is read as an unknown window."""
-    if row is None:
-        return Window()
-    lim, remaining, reset_at, length, headerless = row
-    if not (
-        (lim is None or _count(lim, MAX_COUNT))
-        and (remaining is None or _count(remaining, MAX_COUNT))
-        and (reset_at is None or _time(reset_at))
-        and (length is None or (_time(length) and 0 <= length <= MAX_SERVER_SECONDS))
-    ):
-        return Window()
-    return Window(lim, remaining, reset_at, length, bool(headerless))
-
-
-def wait_for_grant(
-    attempt: Callable[[], tuple[int | None, float, float] | None], within: float
-) -> tuple[int | None, float | None]:
-    """Call ``attempt`` (one look at a shared budget: ``(grant or None, when to look again,
-    now)``, or None when the backend cannot be used) until it grants, the wait would be longer
-    than ``within`` seconds, or the backend fails; the answers of ``acquire``."""
-    give_up = time.monotonic() + max(0.0, within)
-    while True:
-        outcome = attempt()
-        if outcome is None:
-            return None, None
-        grant, look_again, now = outcome
-        if grant is not None:
-            return grant, None
-        left = give_up - time.monotonic()
-        if look_again != math.inf and look_again - now > left:
-            return None, look_again - now  # longer than the caller may wait: say so now
-        if left <= 0:
-            return None, math.inf
-        poll = WINDOW_POLL_SECONDS if look_again != math.inf else ANSWER_POLL_SECONDS
-        time.sleep(max(0.0, min(look_again - now, poll, left)))
-
-
-class SharedBudget:
+class SharedBudget(Budget):
     """The budget file, opened once per process and used by all its threads (one connection
     under a lock: each transaction is short, and SQLite runs one writer at a time anyway)."""
 
@@ -423,7 +309,7 @@ class SharedBudget:
             "SELECT DISTINCT pid FROM grants WHERE key = ? AND window_end <= ? AND pid != ?",
             (key, now, os.getpid()),
         ).fetchall()
-        return [pid for (pid,) in pids if not _alive(pid)]
+        return [pid for (pid,) in pids if not process_alive(pid)]
 
     def _forget_the_dead(self, conn: sqlite3.Connection, key: str, now: float) -> bool:
         """Drop grants of processes that are gone, once their window has ended."""
@@ -440,7 +326,7 @@ class SharedBudget:
             "SELECT lim, remaining, reset_at, length, headerless FROM windows WHERE key = ?",
             (key,),
         ).fetchone()
-        return _window(row)
+        return stored_window(row)
 
     @staticmethod
     def _save(conn: sqlite3.Connection, key: str, window: Window, now: float) -> None:
@@ -570,82 +456,3 @@ class SharedBudget:
                 stacklevel=4,
             )
         return fallback
-
-
-class TokenBudget:
-    """One token's share of a :class:`SharedBudget`: what a Governor holds."""
-
-    def __init__(self, budget: SharedBudget, key: str) -> None:
-        self.budget = budget
-        self.key = key
-
-    def acquire(self, within: float, ends: float | None = None) -> tuple[int | None, float | None]:
-        return self.budget.acquire(self.key, within, ends=ends)
-
-    def release(
-        self,
-        grant: int,
-        headers: Mapping[str, str] | None,
-        received: float,
-        ends: float | None = None,
-    ) -> Window | None:
-        return self.budget.release(self.key, grant, headers, received, ends=ends)
-
-    def pause(self, seconds: float, ends: float | None = None) -> None:
-        self.budget.pause(self.key, seconds, ends=ends)
-
-    def view(self) -> tuple[Window, int]:
-        return self.budget.view(self.key)
-
-    def __repr__(self) -> str:
-        return f"TokenBudget({str(self.budget.path)!r}, key={self.key[:12]}…)"
-
-
-_budgets: dict[Path, SharedBudget] = {}
-_budgets_lock = threading.Lock()
-
-
-def budget_for(path: Path) -> SharedBudget:
-    """The one :class:`SharedBudget` of this process on ``path``."""
-    with _budgets_lock:
-        budget = _budgets.get(path)
-        if budget is None:
-            # said when the client is made: a budget that would go to another program's
-            # database is a setting to fix, not a reason to pace alone unnoticed
-            check_budget_file(path)
-            budget = _budgets[path] = SharedBudget(path)
-        return budget
-
-
-def token_budget(server: str, token_digest: str) -> TokenBudget | None:
-    """The shared budget of a token on a server, where ``SVCNB_BUDGET`` or the config file's
-    ``[budget]`` say (None: off)."""
-    where = budget_backend()
-    if where is None:
-        return None
-    if isinstance(where, str):
-        return TokenBudget(redis_budget_for(where), budget_key(server, token_digest))
-    return TokenBudget(budget_for(where), budget_key(server, token_digest))
-
-
-_redis: dict[str, Any] = {}
-
-
-def redis_budget_for(url: str) -> Any:
-    """The one Redis budget of this process on ``url`` (``svcnb.client._redis_budget``)."""
-    try:
-        import redis  # noqa: F401  (checked here, so a missing package is said at once)
-    except ImportError:
-        raise ConfigError(
-            f"the rate budget is to be shared on {url.split('@')[-1]}, which needs the redis "
-            "package: pip install 'svcnb[redis]' (or set SVCNB_BUDGET to a file, or off)"
-        ) from None
-    from svcnb.client._redis_budget import RedisBudget
-
-    with _budgets_lock:
-        budget = _redis.get(url)
-        if budget is None:
-            env = budget_config().get("password_env")
-            password = os.environ.get(env) if env else None
-            budget = _redis[url] = RedisBudget(url, password)
-        return budget

@@ -1,7 +1,7 @@
 """One attempt on the wire: send a request, hand back its status, headers and body chunks.
 
 The request path (:mod:`svcnb.client._request`) decides what to send, when, how often and what
-an answer means; a wire only moves bytes. Two wires behave alike:
+an answer means; a wire only moves bytes (the :class:`Wire` contract). Two wires keep it alike:
 
 - :class:`Urllib3Wire`, the default: urllib3's connection pool, made for threads. A bulk pull is
   CPU-bound in the client (an answer costs the server about a third of what reading it costs the
@@ -31,7 +31,7 @@ import urllib.request
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import quote
 
 import httpx
@@ -51,8 +51,8 @@ from urllib3.exceptions import (
     TimeoutError as Urllib3Timeout,
 )
 
-from svcnb._timebox import bound
 from svcnb.client._redact import Secret
+from svcnb.client._timebox import bound
 from svcnb.config import ConfigError
 
 _PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
@@ -96,6 +96,35 @@ class Opened:
     close: Callable[[], None]
 
 
+class Wire(Protocol):
+    """The cut-off point between the request path and an HTTP library: one attempt, bytes only.
+
+    ``open`` sends one request (JSON ``body`` if not None, the token written into its headers)
+    and returns once the status and headers have come; the body is read through
+    :attr:`Opened.chunks`, decoded, and ``Opened.close`` must be called whether or not it was
+    read whole. ``timeout`` bounds each socket step and ``ends`` (``time.monotonic()``) the
+    whole attempt, body included. It follows no redirect and retries nothing; it raises only
+    :class:`WireError` and :class:`BadEncoding`, never the library's exception (which holds
+    the request, and so the token). ``proxy`` names the proxy requests go through ("" for none),
+    for messages; ``close`` gives back every connection.
+    """
+
+    proxy: str
+
+    def open(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, Any] | None,
+        body: Any,
+        headers: Mapping[str, str],
+        timeout: float,
+        ends: float,
+    ) -> Opened: ...
+
+    def close(self) -> None: ...
+
+
 def wire_for(
     base_url: str,
     token: Secret | None,
@@ -103,7 +132,7 @@ def wire_for(
     transport: httpx.BaseTransport | None,
     pool_size: int,
     default_headers: Mapping[str, str],
-) -> Urllib3Wire | HttpxWire:
+) -> Wire:
     """urllib3's pool, unless a test brings an httpx transport or a proxy is configured."""
     if transport is not None:
         return HttpxWire(base_url, token, transport, pool_size, default_headers)
@@ -147,7 +176,7 @@ def _json_body(body: Any) -> bytes:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
-class Urllib3Wire:
+class Urllib3Wire(Wire):
     proxy = ""  # never used behind a proxy: wire_for gives those to httpx
 
     def __init__(
@@ -344,7 +373,7 @@ def _urllib3_error(exc: BaseException) -> WireError:
     return WireError(text, False)
 
 
-class HttpxWire:
+class HttpxWire(Wire):
     def __init__(
         self,
         base_url: str,

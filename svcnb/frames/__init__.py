@@ -16,7 +16,7 @@ converted from a pinned unit (``[units]`` in the config file, or ``vms(..., unit
 from __future__ import annotations
 
 from ._build import RecordError, UnreadableValueWarning, empty
-from ._deliveries import UnplacedKeyWarning
+from ._deliveries import MEANINGS, PLACED, UnplacedKeyWarning, unplaced_keys
 from ._money import Money, UnknownMoneyKeyError, parse_money
 from ._records import vm_records
 from ._resources import (
@@ -37,6 +37,8 @@ from ._units import UnitCheck, UnitWarning, check_units
 
 __all__ = [
     "KEYS",
+    "MEANINGS",
+    "PLACED",
     "SCHEMAS",
     "Field",
     "Money",
@@ -55,6 +57,7 @@ __all__ = [
     "firewalls",
     "networks",
     "parse_money",
+    "unplaced_keys",
     "vm_firewalls",
     "vm_private_networks",
     "vm_records",

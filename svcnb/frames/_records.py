@@ -16,10 +16,11 @@ from ._money import money_value
 from ._schema import SCHEMAS, TIME
 from ._units import MIB, QUANTITIES, resolve_units
 
+# VM key -> the link frame it is written from
 _LINKS = {
-    "sshKeys": ("vm_ssh_keys", "ssh_key_id"),
-    "firewalls": ("vm_firewalls", "firewall_id"),
-    "privateNetworks": ("vm_private_networks", "network_id"),
+    "sshKeys": "vm_ssh_keys",
+    "firewalls": "vm_firewalls",
+    "privateNetworks": "vm_private_networks",
 }
 
 
@@ -52,7 +53,7 @@ def _column_values(frame: pd.DataFrame, column: str, dtype: str) -> list[Any]:
     return [_plain(v, dtype) for v in series.astype(object)]
 
 
-def _links_by_vm(frame: pd.DataFrame | None, resource: str, id_column: str) -> dict[Any, list]:
+def _links_by_vm(frame: pd.DataFrame | None, resource: str) -> dict[Any, list]:
     out: dict[Any, list] = defaultdict(list)
     if frame is None or frame.empty:
         return out
@@ -101,7 +102,7 @@ def vm_records(
         if unit != base:
             scale[key] = (unit, base)
     links = {
-        key: _links_by_vm(frame, *_LINKS[key])
+        key: _links_by_vm(frame, _LINKS[key])
         for key, frame in (
             ("sshKeys", ssh_keys),
             ("firewalls", firewalls),

@@ -9,7 +9,7 @@ displays itself when it is the last expression of a cell.
 
 from __future__ import annotations
 
-from svcnb._extras import lab_needed
+from svcnb.extras import lab_needed
 
 if _missing := lab_needed("svcnb.panels"):  # a plain `pip install svcnb`: say which extra
     raise ImportError(_missing)
@@ -18,12 +18,14 @@ from svcnb.panels._accounts import AccountTabs
 from svcnb.panels._audit import FirewallAuditPanel
 from svcnb.panels._bandwidth import BandwidthPanel
 from svcnb.panels._billing import BillingPanel
+from svcnb.panels._display import STATIC_ENV
 from svcnb.panels._rules import RuleEditor
 from svcnb.panels._vms import VmPanel
 from svcnb.panels._webhooks import WebhooksPanel
 from svcnb.panels._whatif import WhatIfPanel
 
 __all__ = [
+    "STATIC_ENV",
     "AccountTabs",
     "BandwidthPanel",
     "BillingPanel",

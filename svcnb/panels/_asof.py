@@ -28,12 +28,10 @@ import pandas as pd
 
 from svcnb.panels._accounts import PerAccount, known
 from svcnb.panels._display import Displayed
-from svcnb.panels._messages import banner, show, shown_in
+from svcnb.panels._messages import banner, folder_problem, show, shown_in
 from svcnb.panels._quiet import quietly
 from svcnb.panels._render import THEME_STYLE, PlotView, grid, shown
-from svcnb.reports._replay import Histories
-from svcnb.reports._reuse import Reuse
-from svcnb.reports._view import View, ViewSpec
+from svcnb.reports import Histories, Reuse, View, ViewSpec
 from svcnb.reports.billing import export_csv
 from svcnb.store import Store
 
@@ -256,8 +254,12 @@ class AsOfPanel(PerAccount, Displayed):
             return None
         folder = Path(self.export_dir.value or ".").expanduser()
         path = folder / f"{self.name}_{which}_{self.at:%Y%m%d}.csv"
-        with shown_in(self.status, f"writing {path}"):
+        try:
             folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            show(self.status, "error", folder_problem(folder, exc, "to folder", "Write CSV"))
+            return None
+        with shown_in(self.status, f"writing {path}"):
             export_csv(frame, path)
             href = html.escape(path.as_posix(), quote=True)
             self.export_message.value = banner(

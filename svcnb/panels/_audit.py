@@ -3,6 +3,9 @@ accepted risks; a chosen finding opens its rule or is accepted with a reason, ow
 
 from __future__ import annotations
 
+import calendar
+import html
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,9 +18,9 @@ from svcnb.panels._asof import one_account
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, show, shown_in
 from svcnb.panels._quiet import quietly
-from svcnb.panels._render import PlotView, grid, shown, table
+from svcnb.panels._render import PlotView, grid, shown, table, theme_style
 from svcnb.panels._rules import RuleEditor
-from svcnb.reports import firewall
+from svcnb.reports import firewall, value_label
 from svcnb.store import Store, StoreError
 
 _COLUMNS = [
@@ -53,16 +56,43 @@ class AcceptForm:
         return not self.problems
 
 
+# A date written with its day and month in either order: 01/02/2027, 1.2.2027, 01-02-2027.
+_DAY_MONTH = re.compile(r"^\s*(\d{1,2})[/.-](\d{1,2})[/.-](\d{2,4})\b")
+
+
 def parse_until(text: str) -> pd.Timestamp:
     """The end of an acceptance from the form's text (a time without a zone is UTC; a date
-    alone is 00:00 UTC that day); ValueError naming the forms it takes."""
+    alone is 00:00 UTC that day); ValueError naming the forms it takes.
+
+    A date whose day and month could be read either way (01/02/2027: 1 February or 2 January)
+    is refused, naming both readings; one only one way reads (13/02/2027) is read that way,
+    and :func:`check_acceptance` says in words which date it took.
+    """
+    raw = str(text).strip()
+    both = _DAY_MONTH.match(raw)
+    if both:
+        first, second = int(both.group(1)), int(both.group(2))
+        if first <= 12 and second <= 12 and first != second:
+            raise ValueError(
+                f"{raw!r} could be {_words(first, second, both.group(3))} or "
+                f"{_words(second, first, both.group(3))}; write it as YYYY-MM-DD"
+            )
     try:
-        ts = pd.Timestamp(str(text).strip())
+        ts = pd.to_datetime(raw, dayfirst=bool(both and int(both.group(1)) > 12))
     except (TypeError, ValueError):
         ts = pd.NaT
     if ts is pd.NaT:
         raise ValueError(f"{text!r} is not a date; write {UNTIL_HINT}")
     return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
+
+
+def _words(day: int, month: int, year: str) -> str:
+    return f"{day} {calendar.month_name[month]} {year}"
+
+
+def when_text(at: pd.Timestamp) -> str:
+    """``at`` as the form says it back: the date in words, so no reading of it is left open."""
+    return f"{at:%Y-%m-%d %H:%M} UTC ({at.day} {at:%B %Y})"
 
 
 def check_acceptance(
@@ -193,6 +223,7 @@ class FirewallAuditPanel(PerAccount, Displayed):
 
         self.widget = widgets.VBox(
             [
+                theme_style(),
                 widgets.HBox([self.severity_filter, self.check_filter, self.retake_button]),
                 self.status,
                 self.plot,
@@ -206,6 +237,7 @@ class FirewallAuditPanel(PerAccount, Displayed):
                 self.editor_box,
             ]
         ).add_class("svcnb-audit-panel")
+        self.widget.add_class("svcnb-panel")
         self.refresh()
 
     def refresh(self) -> None:
@@ -219,7 +251,9 @@ class FirewallAuditPanel(PerAccount, Displayed):
             checks = sorted(self.findings["check"].dropna().astype(str).unique())
             keep = self.check_filter.value
             with quietly(self.check_filter, self._redraw):
-                self.check_filter.options = [("all checks", "")] + [(c, c) for c in checks]
+                self.check_filter.options = [("all checks", "")] + [
+                    (value_label("check", c), c) for c in checks
+                ]
                 self.check_filter.value = keep if keep in checks else ""
             self.plot.draw(lambda ax: firewall.plot_findings(self.findings, ax=ax))
             self._redraw()
@@ -395,12 +429,16 @@ class FirewallAuditPanel(PerAccount, Displayed):
         )
         typed = self.accept_reason.value or self.accept_owner.value or self.accept_until.value
         if form.ok:
-            self.accept_hint.value = (
-                f"Accepts {_text(row['check'])} on {_text(row['firewall_name']) or 'the account'}"
-                f" until {form.until:%Y-%m-%d %H:%M} UTC."
+            self.accept_hint.value = html.escape(
+                f"Accepts \u201c{value_label('check', _text(row['check']))}\u201d on "
+                f"{_text(row['firewall_name']) or 'the account'} until "
+                f"{when_text(form.until)}, owned by {self.accept_owner.value.strip()}: "
+                f"{self.accept_reason.value.strip()}"
             )
         elif typed:
-            self.accept_hint.value = "; ".join(f"{k}: {v}" for k, v in form.problems.items())
+            self.accept_hint.value = html.escape(
+                "; ".join(f"{k}: {v}" for k, v in form.problems.items())
+            )
         else:
             self.accept_hint.value = ""
 
@@ -429,12 +467,16 @@ class FirewallAuditPanel(PerAccount, Displayed):
         except StoreError as exc:
             show(self.status, "error", f"Not accepted: {exc}")
             return False
+        owner, reason = self.accept_owner.value.strip(), self.accept_reason.value.strip()
+        what = value_label("check", _text(row["check"]))
+        where = _text(row["firewall_name"]) or "the account"
         self._after_register_change()
         show(
             self.status,
             "ok",
-            f"Finding {fid} accepted until {form.until:%Y-%m-%d %H:%M} UTC by "
-            f"{self.accept_owner.value.strip()} (written to the store's audit log).",
+            f"Accepted \u201c{what}\u201d on {where} (finding {fid}) until "
+            f"{when_text(form.until)}; owner {owner}, reason: {reason} (written to the store's "
+            "audit log).",
         )
         return True
 
@@ -452,8 +494,13 @@ class FirewallAuditPanel(PerAccount, Displayed):
         except StoreError as exc:
             show(self.status, "error", f"Not revoked: {exc}")
             return False
+        owner = self.accept_owner.value.strip()
         self._after_register_change()
-        show(self.status, "ok", f"Acceptance of finding {fid} revoked (on the audit log).")
+        show(
+            self.status,
+            "ok",
+            f"Acceptance of finding {fid} revoked by {owner} (on the audit log).",
+        )
         return True
 
     def _after_register_change(self) -> None:

@@ -7,9 +7,7 @@ from typing import Any
 import pandas as pd
 
 from svcnb.panels._asof import AsOfPanel
-from svcnb.reports import billing
-from svcnb.reports._duration import duration
-from svcnb.reports._view import View
+from svcnb.reports import View, billing, duration
 from svcnb.store import Store
 
 

@@ -5,14 +5,29 @@ from __future__ import annotations
 import base64
 import html
 import os
+import weakref
 from typing import Any
 
 import ipywidgets as widgets
 
 from svcnb.panels._messages import redact
-from svcnb.panels._render import STATIC_ENV, THEME_STYLE, Grid, PlotView
+from svcnb.panels._render import STATIC_ENV, Grid, PlotView, frame_html
 
 __all__ = ["STATIC_ENV", "Displayed", "static_html"]
+
+# Rows of a grid a static page shows; the live grid pages through the rest.
+STATIC_ROWS = 25
+# A panel's name as a page says it ("the what-if panel, as it stands after this cell").
+_NAMES = {
+    "AccountTabs": "account tabs",
+    "BandwidthPanel": "bandwidth panel",
+    "BillingPanel": "billing panel",
+    "FirewallAuditPanel": "firewall audit panel",
+    "RuleEditor": "rule editor",
+    "VmPanel": "VM panel",
+    "WebhooksPanel": "webhooks panel",
+    "WhatIfPanel": "what-if panel",
+}
 
 
 class Displayed:
@@ -21,7 +36,9 @@ class Displayed:
     A widget's own ``text/plain`` repeats every child's value (times, action ids), which would
     make nbval's output comparison fail for no reason; the panel's name is all it needs to say.
     With ``SVCNB_STATIC_HTML=1`` the bundle also holds ``text/html``: the panel's text, tables
-    and plots (PNG as data URIs) as displayed, for an offline page.
+    and plots (PNG as data URIs) as displayed, for an offline page; and a later cell that
+    changes the panel (a choice made from code, a button clicked) shows the panel again under
+    its own output, as it then stands, so each block on the page agrees with the cell beside it.
     """
 
     widget: widgets.Widget
@@ -30,8 +47,50 @@ class Displayed:
         bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
         bundle["text/plain"] = f"<{type(self).__name__}: svcnb widget panel>"
         if os.environ.get(STATIC_ENV) == "1":
-            bundle["text/html"] = static_html(self.widget)
+            page = static_html(self.widget)
+            bundle["text/html"] = page
+            _follow(self, page)
         return bundle
+
+
+# Panels shown on a static page, with the HTML the page last shows of each.
+_SHOWN: weakref.WeakKeyDictionary[Displayed, str] = weakref.WeakKeyDictionary()
+_HOOKED: list[Any] = []  # the IPython shell whose cells are followed (once per kernel)
+
+
+def _follow(panel: Displayed, page: str) -> None:
+    """Remember what the page shows of ``panel``; after each cell, show it again if it changed."""
+    _SHOWN[panel] = page
+    if _HOOKED:
+        return
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - ipywidgets needs IPython
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    shell.events.register("post_run_cell", _show_changed)
+    _HOOKED.append(shell)
+
+
+def _show_changed(*_args: Any) -> None:
+    from IPython.display import display
+
+    for panel, shown in list(_SHOWN.items()):
+        page = static_html(panel.widget)
+        if page == shown:
+            continue
+        _SHOWN[panel] = page
+        name = _NAMES.get(type(panel).__name__, type(panel).__name__)
+        note = (
+            f'<p class="svcnb-static-note"><i>The {html.escape(name)}, as it stands after '
+            "this cell:</i></p>"
+        )
+        display(
+            {"text/html": note + page, "text/plain": f"<{type(panel).__name__}: as it now stands>"},
+            raw=True,
+        )
 
 
 def static_html(widget: widgets.Widget) -> str:
@@ -78,8 +137,6 @@ def _collect(w: widgets.Widget, parts: list[str]) -> None:
                 parts.append("<p><i>Nothing to show.</i></p>")
             else:
                 # the grid's frame already holds labels and formatted text
-                table = frame.to_html(index=False, escape=True, classes="svcnb-table")
-                # the panels' table style: text flush left, as in the live grid
-                parts.append(THEME_STYLE + table)
+                parts.append(frame_html(frame, limit=STATIC_ROWS, selected=w.selected_rows))
     elif isinstance(w, widgets.Label) and w.value.strip():
         parts.append(f"<p>{html.escape(redact(w.value))}</p>")

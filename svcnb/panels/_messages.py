@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Literal
 
 import ipywidgets as widgets
@@ -20,11 +21,14 @@ from svcnb.client import redact as mask_tokens
 Kind = Literal["ok", "info", "warn", "error"]
 
 
-_COLOURS = {
-    "ok": ("#1e6b2e", "#e7f5ea"),
-    "info": ("#1d4f7a", "#e8f1fa"),
-    "warn": ("#7a5200", "#fff5dc"),
-    "error": ("#8a1c1c", "#fdeaea"),
+# Each kind's mark: JupyterLab's theme colour for it (a fallback outside Lab). The box itself
+# takes the theme's own text and raised-surface colours, so it never glares on a dark page;
+# the kind shows in the bar at its left edge.
+_ACCENTS = {
+    "ok": "var(--jp-success-color1,#388e3c)",
+    "info": "var(--jp-brand-color1,#1976d2)",
+    "warn": "var(--jp-warn-color1,#f57c00)",
+    "error": "var(--jp-error-color1,#d32f2f)",
 }
 
 
@@ -105,18 +109,43 @@ def describe(exc: BaseException, doing: str) -> tuple[Kind, str]:
     elif isinstance(exc, ValueError):
         # raised before anything was sent: a bad value, or nothing to work on yet
         text = f"Cannot go on {doing}: {msg}."
+    elif isinstance(exc, OSError) and (exc.filename or exc.strerror):
+        # a file or folder of this machine: name it and what the system said, never "report this"
+        where = exc.filename2 or exc.filename
+        text = (
+            f"Could not go on {doing}: {exc.strerror or exc}"
+            + (f" ({where})" if where else "")
+            + ". Choose a folder or file you can write to and try again."
+        )
     else:
         text = f"Unexpected {type(exc).__name__} {doing}: {msg}. Please report this."
     return "error", redact(text)
 
 
+def folder_problem(folder: Path, exc: OSError, field: str, button: str) -> str:
+    """One sentence for a folder that cannot hold a file (``exc`` from creating it): which
+    folder, what is wrong with it, and to type another in ``field`` and press ``button``."""
+    if folder.is_file() or isinstance(exc, FileExistsError):
+        what = "is a file, not a folder"
+    elif isinstance(exc, PermissionError):
+        what = "cannot be created or written here (permission denied)"
+    else:
+        reason = (exc.strerror or type(exc).__name__).rstrip(".").lower()
+        where = f" at {exc.filename}" if exc.filename and str(exc.filename) != str(folder) else ""
+        what = f"does not exist and cannot be created ({reason}{where})"
+    return (
+        f"Cannot write to folder {folder}: it {what}. Type a folder you can write to in "
+        f"'{field}' and press {button} again."
+    )
+
+
 def banner(kind: Kind, text: str, *, raw_html: bool = False) -> str:
     """``text`` as a small coloured HTML box; ``text`` is escaped unless ``raw_html``."""
-    fg, bg = _COLOURS[kind]
     body = text if raw_html else html.escape(redact(text))
     return (
-        f'<div class="svcnb-msg svcnb-msg-{kind}" style="color:{fg};background:{bg};'
-        f'padding:4px 8px;border-radius:4px;margin:2px 0">{body}</div>'
+        f'<div class="svcnb-msg svcnb-msg-{kind}" style="color:var(--jp-ui-font-color1,#000);'
+        f"background:var(--jp-layout-color2,#eee);border-left:4px solid {_ACCENTS[kind]};"
+        f'padding:4px 8px;border-radius:2px;margin:2px 0">{body}</div>'
     )
 
 

@@ -13,11 +13,12 @@ import ipywidgets as widgets
 import matplotlib
 import numpy as np
 import pandas as pd
+from itables import JavascriptFunction
 from itables.widget import ITable
 from matplotlib.figure import Figure
 
 from svcnb.panels._messages import redact
-from svcnb.reports._display import display_frame, label
+from svcnb.reports import VALUES, display_frame, kind, label, value_label
 
 # Set by ``svcnb demo`` for its kernels: pages rendered without a live kernel (or a CDN for
 # widget scripts) need what each panel shows as plain HTML beside the widget view.
@@ -33,13 +34,46 @@ THEME_STYLE = (
     # a page rendered without a kernel right-aligns every output table cell (nbconvert's
     # ":not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon td"); the panel's wrapper outranks it
     ".svcnb-static .svcnb-table th,.svcnb-static .svcnb-table td{text-align:left}"
+    # figures (money, counts, GiB, shares) right-aligned, so their digits line up
+    ".svcnb-table th.svcnb-num,.svcnb-table td.svcnb-num,"
+    ".svcnb-static .svcnb-table th.svcnb-num,.svcnb-static .svcnb-table td.svcnb-num"
+    "{text-align:right;white-space:nowrap}"
     ".svcnb-table th{background:var(--jp-layout-color2,#eee);"
     "color:var(--jp-ui-font-color0,#000);font-weight:600}"
+    # the rows a grid had selected, on a page that cannot show the selection itself
+    ".svcnb-table tr.svcnb-selected td{font-weight:600}"
+    ".svcnb-table tr.svcnb-selected td:first-child{"
+    "box-shadow:inset 4px 0 0 var(--jp-brand-color1,#1976d2)}"
+    # a table wider than the page scrolls sideways inside its own box, never cut off; as in
+    # the grids, only free text wraps (an id or a name never breaks at its hyphen)
+    ".svcnb-scroll{overflow-x:auto;max-width:100%}"
+    ".svcnb-table td.svcnb-line,.svcnb-table th.svcnb-line{white-space:nowrap}"
+    ".svcnb-table td.svcnb-wrap{min-width:18em;max-width:36em}"
     ".svcnb-panel,.svcnb-panel .widget-label,.svcnb-panel .widget-html-content{"
     "color:var(--jp-ui-font-color1,#000)}"
     # a button keeps its whole label ("Reload snapshots") instead of the short fixed width
     ".svcnb-panel .widget-button{width:auto;min-width:var(--jp-widgets-inline-width-short);"
     "flex-shrink:0}"
+    # ... and one on a row of its own is as wide as that label, not the whole panel
+    ".svcnb-panel.widget-vbox>.widget-button,.svcnb-panel .widget-vbox>.widget-button{"
+    "align-self:flex-start}"
+    # ipywidgets only fades a disabled button (60 %): a blue Save on a dark page still looks
+    # ready. Disabled reads as disabled in every theme: no colour, muted text, dashed edge.
+    ".svcnb-panel button.jupyter-button:disabled{background-color:var(--jp-layout-color2,#eee);"
+    "color:var(--jp-ui-font-color2,#757575);border:1px dashed var(--jp-border-color1,#bdbdbd);"
+    "box-shadow:none;opacity:1;cursor:not-allowed}"
+    # grids: the table scrolls sideways in its box, with a scrollbar that stays visible
+    # (overlay scrollbars hide until touched, so a cut-off grid looked complete)
+    ".svcnb-grid-box .dt-layout-table>.dt-layout-cell{overflow-x:auto}"
+    ".svcnb-grid-box .dt-layout-table>.dt-layout-cell::-webkit-scrollbar,"
+    ".svcnb-scroll::-webkit-scrollbar{height:12px;background:var(--jp-layout-color2,#eee)}"
+    ".svcnb-grid-box .dt-layout-table>.dt-layout-cell::-webkit-scrollbar-thumb,"
+    ".svcnb-scroll::-webkit-scrollbar-thumb{"
+    "background:var(--jp-layout-color3,#bdbdbd);border-radius:6px}"
+    # free text wraps within a readable width; a shortened cell shows it has more on hover
+    ".svcnb-grid-box table.dataTable td.svcnb-wrap{min-width:22em;max-width:36em}"
+    ".svcnb-grid-box table.dataTable span.svcnb-short{text-decoration:underline dotted;"
+    "cursor:help}"
     # ipywidgets draws a tab that is not chosen at 54 % opacity: 4.2-4.4:1, under WCAG AA; the
     # chosen tab stays marked by its background and top border
     ".svcnb-account-tabs .lm-TabBar-tabLabel{color:var(--jp-ui-font-color1,#000)}</style>"
@@ -93,13 +127,40 @@ def table(
     if frame.empty:
         return f"<p><i>{html.escape(empty)}</i></p>"
     shown = frame.head(limit)
-    head = "".join(f"<th>{html.escape(label(str(c)))}</th>" for c in shown.columns)
+    figures = {c for c in shown.columns if kind(str(c)) in FIGURE_KINDS or _numeric_dtype(shown[c])}
+
+    def td(tag: str, column: Any, text: str) -> str:
+        return (
+            f'<{tag} class="svcnb-num">{text}</{tag}>'
+            if column in figures
+            else f"<{tag}>{text}</{tag}>"
+        )
+
+    head = "".join(td("th", c, html.escape(label(str(c)))) for c in shown.columns)
     body = "".join(
-        "<tr>" + "".join(f"<td>{cell(v)}</td>" for v in row) + "</tr>"
+        "<tr>"
+        + "".join(td("td", c, _cell_of(str(c), v)) for c, v in zip(shown.columns, row, strict=True))
+        + "</tr>"
         for row in shown.itertuples(index=False, name=None)
     )
     more = f"<p><i>{len(frame) - limit} more rows not shown.</i></p>" if len(frame) > limit else ""
-    return f'{_TABLE_STYLE}<table class="svcnb-table"><tr>{head}</tr>{body}</table>{more}'
+    return (
+        f'{_TABLE_STYLE}<div class="svcnb-scroll"><table class="svcnb-table"><tr>{head}</tr>'
+        f"{body}</table></div>{more}"
+    )
+
+
+def _cell_of(column: str, value: Any) -> str:
+    # a code (a firewall check) reads as its words, as in the grids
+    if column in VALUES and isinstance(value, str):
+        return html.escape(value_label(column, value))
+    return cell(value)
+
+
+def _numeric_dtype(values: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(
+        values.dtype
+    )
 
 
 def png(draw: Callable[[Any], Any], *, size: tuple[float, float] = (7.0, 3.2)) -> bytes:
@@ -186,7 +247,33 @@ class PlotView(widgets.HTML):
 _PAGE_LENGTHS = (10, 25, 50, 100)
 # A column whose longest cell is free text (has a space) longer than this may wrap; every other
 # column (status, region, money, ids, times) stays on one line.
-_WRAP_OVER = 32
+_WRAP_OVER = 40
+# A cell with no space longer than this (a webhook URL, a long token) shows its start and end
+# around "…"; hovering shows it whole (its title), and search and sort use it whole.
+CLIP_OVER = 40
+# Kinds of result column (svcnb.reports._columns) whose cells are figures: right-aligned
+FIGURE_KINDS = frozenset({"money", "bytes", "bytes_per_day", "share", "days", "count", "number"})
+# a figure as a table shows it when no kind is known: "1,234.50 EUR", "≥ 12", "42 %"
+_FIGURE_TEXT = re.compile(r"^(?:[≥≤] )?-?[\d,]*\.?\d+(?: ?%| [A-Z]{3})?$")
+
+# DataTables renderers. Grid cells arrive as escaped HTML text (ITables escapes them); a
+# figure sorts by its number ("1,749.93 EUR" after "239.40 EUR"; "unknown" and blanks first).
+_FIGURE_SORT = JavascriptFunction(
+    "function (data, type) { if (type !== 'sort' && type !== 'type') return data;"
+    " var n = parseFloat(String(data).replace(/[^0-9.\\-]/g, ''));"
+    " return isNaN(n) ? -Infinity : n; }"
+)
+_SHORTEN = JavascriptFunction(
+    "function (data, type) { if (type !== 'display' || typeof data !== 'string') return data;"
+    " var box = document.createElement('textarea'); box.innerHTML = data;"
+    " var text = box.value;"
+    f" if (text.length <= {CLIP_OVER}) return data;"
+    " var esc = function (s) { return s.replace(/&/g, '&amp;').replace(/</g, '&lt;')"
+    ".replace(/>/g, '&gt;').replace(/\"/g, '&quot;'); };"
+    f" var short = text.slice(0, {CLIP_OVER - 14}) + '\u2026' + text.slice(-12);"
+    " return '<span class=\"svcnb-short\" title=\"' + esc(text) + '\">' + esc(short)"
+    " + '</span>'; }"
+)
 
 
 def page_lengths(page: int) -> list[int]:
@@ -194,21 +281,84 @@ def page_lengths(page: int) -> list[int]:
     return sorted({page, *_PAGE_LENGTHS})
 
 
-def column_defs(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """DataTables column options for ``frame`` (as shown): short columns never wrap.
+def figure_columns(frame: pd.DataFrame) -> list[int]:
+    """Positions of ``frame``'s columns that hold figures (right-aligned wherever shown).
 
-    Only free text (a reason, a detail, a list of names) longer than ``_WRAP_OVER`` characters
-    wraps; ids have no spaces and stay whole, so they scroll rather than break.
+    By the kind of each column where :func:`shown` recorded it (``attrs["kinds"]``); a text
+    column (or one of no known kind) by a numeric dtype, or text that reads as a figure in
+    every cell (blanks and "unknown" aside).
     """
-    nowrap = [
-        i
-        for i, column in enumerate(frame.columns)
-        if not any(
-            isinstance(v, str) and len(v) > _WRAP_OVER and " " in v.strip()
+    kinds = frame.attrs.get("kinds") or {}
+    found = []
+    for i, column in enumerate(frame.columns):
+        if kinds.get(column) in FIGURE_KINDS:
+            found.append(i)
+            continue
+        if kinds.get(column, "text") != "text":
+            continue  # times, flags, lists
+        if _numeric_dtype(frame[column]):
+            found.append(i)
+            continue
+        texts = [
+            v
             for v in frame[column].tolist()
-        )
-    ]
-    return [{"targets": nowrap, "className": "dt-nowrap"}] if nowrap else []
+            if isinstance(v, str) and v.strip() not in ("", "unknown")
+        ]
+        if texts and all(_FIGURE_TEXT.match(v.strip()) for v in texts):
+            found.append(i)
+    return found
+
+
+def column_looks(frame: pd.DataFrame) -> list[str]:
+    """How each column of ``frame`` (as shown) is laid out: "figure" (right-aligned, one
+    line), "wrap" (free text longer than ``_WRAP_OVER`` characters, wrapping within a readable
+    width), "clip" (text with no space longer than ``CLIP_OVER``: shortened, whole on hover) or
+    "line" (one line: statuses, names, ids, times)."""
+    figures = set(figure_columns(frame))
+    looks = []
+    for i, column in enumerate(frame.columns):
+        texts = [v for v in frame[column].tolist() if isinstance(v, str)]
+        if i in figures:
+            looks.append("figure")
+        elif any(len(v) > _WRAP_OVER and " " in v.strip() for v in texts):
+            looks.append("wrap")
+        elif any(len(v) > CLIP_OVER and " " not in v.strip() for v in texts):
+            looks.append("clip")
+        else:
+            looks.append("line")
+    return looks
+
+
+def column_defs(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """DataTables column options for ``frame`` (as shown), one per column, by
+    :func:`column_looks`: figures right-aligned and sorted as numbers, free text wrapping,
+    long unbroken text shortened (whole on hover), the rest on one line; every column but the
+    figures sorts as text (DataTables' own guess would right-align times)."""
+    defs: list[dict[str, Any]] = []
+    for i, look in enumerate(column_looks(frame)):
+        if look == "figure":
+            defs.append(
+                {
+                    "targets": i,
+                    "className": "dt-nowrap dt-right",
+                    "type": "num",
+                    "render": _FIGURE_SORT,
+                }
+            )
+        elif look == "wrap":
+            defs.append({"targets": i, "className": "svcnb-wrap", "type": "string"})
+        elif look == "clip":
+            defs.append(
+                {
+                    "targets": i,
+                    "className": "dt-nowrap svcnb-clip",
+                    "type": "string",
+                    "render": _SHORTEN,
+                }
+            )
+        else:
+            defs.append({"targets": i, "className": "dt-nowrap", "type": "string"})
+    return defs
 
 
 class Grid(ITable):
@@ -240,7 +390,66 @@ def grid(frame: pd.DataFrame | None = None, *, select: bool = False, page: int =
         # flush left under the panel's title and controls (ITables centres tables by default)
         style="table-layout:auto;width:auto;margin:0;caption-side:bottom",
         **({"columnDefs": defs} if defs else {}),
+    ).add_class("svcnb-grid-box")
+
+
+def short_text(text: str) -> str:
+    """``text`` as a grid shows it: whole up to ``CLIP_OVER`` characters or when it has spaces
+    (free text wraps), else its start and end around "…" (as the grids' renderer does)."""
+    if len(text) <= CLIP_OVER or " " in text.strip():
+        return text
+    return text[: CLIP_OVER - 14] + "\u2026" + text[-12:]
+
+
+def frame_html(
+    frame: pd.DataFrame, *, limit: int | None = None, selected: Sequence[int] = ()
+) -> str:
+    """A grid's frame (as :func:`shown` made it: labels and text) as a static HTML table in a
+    box that scrolls sideways: figures right-aligned, long unbroken text shortened with the
+    whole of it in the cell's title, the ``selected`` rows (positions) marked, at most ``limit``
+    rows (and every selected one) with a line saying how many more there are."""
+    classes = {
+        "figure": "svcnb-num",
+        "wrap": "svcnb-wrap",
+        "clip": "svcnb-line",
+        "line": "svcnb-line",
+    }
+    looks = [classes[look] for look in column_looks(frame)]
+    chosen = {int(i) for i in selected if 0 <= int(i) < len(frame)}
+    keep = [i for i in range(len(frame)) if limit is None or i < limit or i in chosen]
+
+    def cell_html(i: int, value: Any, tag: str = "td") -> str:
+        text = "" if value is None or _is_missing(value) else str(value)
+        short = short_text(text)
+        title = f' title="{html.escape(redact(text), quote=True)}"' if short != text else ""
+        return f'<{tag} class="{looks[i]}"{title}>{html.escape(redact(short))}</{tag}>'
+
+    head = "".join(cell_html(i, c, "th") for i, c in enumerate(frame.columns))
+    body = "".join(
+        ('<tr class="svcnb-selected">' if r in chosen else "<tr>")
+        + "".join(cell_html(i, v) for i, v in enumerate(frame.iloc[r].tolist()))
+        + "</tr>"
+        for r in keep
     )
+    notes = []
+    if chosen:
+        notes.append(f"{len(chosen)} selected row{'' if len(chosen) == 1 else 's'} marked.")
+    if len(keep) < len(frame):
+        notes.append(
+            f"{len(keep)} of {len(frame)} rows shown; the panel in the live notebook pages "
+            "through them all."
+        )
+    more = f"<p><i>{' '.join(notes)}</i></p>" if notes else ""
+    return (
+        f'{THEME_STYLE}<div class="svcnb-scroll"><table class="svcnb-table"><thead><tr>{head}'
+        f"</tr></thead><tbody>{body}</tbody></table></div>{more}"
+    )
+
+
+def theme_style() -> widgets.HTML:
+    """An invisible widget holding the panels' style (:data:`THEME_STYLE`); every panel holds
+    one, so its grids, buttons and tables are styled even before any table of its is shown."""
+    return widgets.HTML(THEME_STYLE, layout=widgets.Layout(display="none"))
 
 
 def shown(frame: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:

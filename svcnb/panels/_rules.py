@@ -18,7 +18,7 @@ from svcnb.client import Client, validate_rule_update
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, banner, describe, show, shown_in
 from svcnb.panels._quiet import quietly
-from svcnb.panels._render import cell, table
+from svcnb.panels._render import cell, table, theme_style
 from svcnb.reports import firewall as firewall_report
 from svcnb.store import Store
 
@@ -196,6 +196,7 @@ class RuleEditor(Displayed):
 
         self.widget = widgets.VBox(
             [
+                theme_style(),
                 widgets.HBox([self.firewall_picker, self.refresh_button]),
                 self.rule_picker,
                 *[widgets.VBox([self.inputs[f], self.messages[f]]) for f in EDITABLE],
@@ -207,6 +208,7 @@ class RuleEditor(Displayed):
                 self.history,
             ]
         ).add_class("svcnb-rule-editor")
+        self.widget.add_class("svcnb-panel")
         self.load_firewalls()
 
     def _server_now(self) -> pd.Timestamp:

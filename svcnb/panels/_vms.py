@@ -17,9 +17,9 @@ from svcnb.client import Client
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, banner, describe, show, shown_in
 from svcnb.panels._quiet import quietly
-from svcnb.panels._render import grid, shown, table
-from svcnb.plans._stop import NOT_STOPPABLE, PROTECTED, vms_text
-from svcnb.reports._classes import vm_classes
+from svcnb.panels._render import grid, shown, table, theme_style
+from svcnb.plans import NOT_STOPPABLE, PROTECTED, vms_text
+from svcnb.reports import vm_classes
 from svcnb.store import Store
 
 _TABLE_COLUMNS = [
@@ -209,6 +209,7 @@ class VmPanel(Displayed):
 
         self.widget = widgets.VBox(
             [
+                theme_style(),
                 widgets.HBox([self.status_filter, self.region_filter, self.plan_filter]),
                 widgets.HBox([self.search, self.refresh_button]),
                 self.table,
@@ -219,6 +220,7 @@ class VmPanel(Displayed):
                 self.status,
             ]
         ).add_class("svcnb-vm-panel")
+        self.widget.add_class("svcnb-panel")
         self.refresh()
 
     # --- reading -------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from svcnb.client import Client
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, show, shown_in
 from svcnb.panels._quiet import quietly
-from svcnb.panels._render import PlotView, flag, grid, shown
+from svcnb.panels._render import PlotView, flag, grid, shown, theme_style
 from svcnb.reports import webhooks as health_report
 
 _HEALTH_COLUMNS = [
@@ -86,6 +86,7 @@ class WebhooksPanel(Displayed):
 
         self.widget = widgets.VBox(
             [
+                theme_style(),
                 self.refresh_button,
                 self.table,
                 self.plot,
@@ -95,6 +96,7 @@ class WebhooksPanel(Displayed):
                 self.deliveries_table,
             ]
         ).add_class("svcnb-webhooks-panel")
+        self.widget.add_class("svcnb-panel")
         self.refresh()
 
     def refresh(self) -> None:

@@ -13,8 +13,7 @@ import pandas as pd
 from svcnb.panels._asof import AsOfPanel
 from svcnb.panels._quiet import quietly
 from svcnb.panels._render import THEME_STYLE, grid, shown
-from svcnb.reports import whatif
-from svcnb.reports._view import View
+from svcnb.reports import View, whatif
 from svcnb.store import Store
 
 _VM_COLUMNS = ["name", "id", "status", "plan_slug", "price_monthly_amount", "next_renewal_at"]

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from svcnb.plans._stop import (
     DEFAULT_LIMIT,
+    NOT_STOPPABLE,
+    PROTECTED,
     Filter,
     PlanChangedError,
     PlanError,
@@ -20,10 +22,13 @@ from svcnb.plans._stop import (
     StopRun,
     apply_plan,
     build_stop_plan,
+    vms_text,
 )
 
 __all__ = [
     "DEFAULT_LIMIT",
+    "NOT_STOPPABLE",
+    "PROTECTED",
     "Filter",
     "PlanChangedError",
     "PlanError",
@@ -32,4 +37,5 @@ __all__ = [
     "StopRun",
     "apply_plan",
     "build_stop_plan",
+    "vms_text",
 ]

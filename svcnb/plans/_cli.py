@@ -32,7 +32,7 @@ from svcnb.plans._stop import (
     held_back,
     vms_text,
 )
-from svcnb.store._layout import add_store_option
+from svcnb.store import add_store_option
 
 EXAMPLE = """examples:
   svcnb stop --region eu-central-1 --name 'ci-*'                 # print the plan only
@@ -131,7 +131,7 @@ def _fit(text: str, width: int = DEFAULT_WIDTH) -> str:
 
 def _table(frame: pd.DataFrame, columns: list[str], width: int = DEFAULT_WIDTH) -> str:
     """``frame``'s ``columns`` as a text table no wider than ``width`` (reasons wrap whole)."""
-    from svcnb.reports._display import text_table
+    from svcnb.reports import text_table
 
     return text_table(frame, width, columns)
 

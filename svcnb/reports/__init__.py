@@ -16,15 +16,21 @@ labels from the column table).
 from __future__ import annotations
 
 from svcnb.reports import bandwidth, billing, firewall, webhooks, whatif
-from svcnb.reports._display import display_frame, text_table
+from svcnb.reports._classes import vm_classes
+from svcnb.reports._columns import VALUES, value_label
+from svcnb.reports._display import display_frame, kind, label, text_table
 from svcnb.reports._duration import DurationError, duration
-from svcnb.reports._replay import Report, replay
+from svcnb.reports._replay import Histories, Report, replay, snapshot_at
+from svcnb.reports._reuse import Reuse
 from svcnb.reports._view import Figure, View, ViewSpec
 
 __all__ = [
     "DurationError",
     "Figure",
+    "Histories",
     "Report",
+    "Reuse",
+    "VALUES",
     "View",
     "ViewSpec",
     "bandwidth",
@@ -32,8 +38,13 @@ __all__ = [
     "display_frame",
     "duration",
     "firewall",
+    "kind",
+    "label",
     "replay",
+    "snapshot_at",
     "text_table",
+    "value_label",
+    "vm_classes",
     "webhooks",
     "whatif",
 ]

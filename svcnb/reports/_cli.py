@@ -24,7 +24,7 @@ from typing import Any
 import pandas as pd
 
 from svcnb.reports._duration import duration
-from svcnb.store._layout import add_store_option
+from svcnb.store import add_store_option
 
 KINDS = ("bandwidth", "billing", "firewall", "webhooks", "whatif")
 FORMATS = ("text", "csv", "json", "png")
@@ -128,8 +128,7 @@ def _fail(text: str, code: int = USAGE) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from svcnb.reports._replay import snapshot_at, to_utc
-    from svcnb.store import Store, StoreError
-    from svcnb.store._reading import check_readable
+    from svcnb.store import Store, StoreError, check_readable
 
     try:
         if args.at is not None:

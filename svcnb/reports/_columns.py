@@ -209,6 +209,30 @@ COLUMNS: dict[str, Column] = {
 
 MONEY_COLUMNS = frozenset(c for c, col in COLUMNS.items() if col.kind == "money")
 
+# Values that are codes (what a report filters on and exports) and read as words wherever a frame
+# is shown; a code missing here is shown as it is.
+VALUES: dict[str, dict[str, str]] = {
+    # svcnb.reports.firewall's checks (its module docstring says what each one finds)
+    "check": {
+        "exposed_sensitive_port": "Sensitive port open to any source",
+        "accept_any_protocol": "Accepts any protocol",
+        "shadowed": "Shadowed by an earlier rule",
+        "duplicate": "Duplicate of an earlier rule",
+        "unparsed_port": "Port not readable",
+        "unparsed_ip": "IP entry not readable",
+        "ip_list_near_cap": "IP list near its cap",
+        "vm_without_firewall": "VM without a firewall",
+        "firewall_unattached": "Firewall on no VM",
+    },
+}
+
+
+def value_label(name: str, value: object) -> str:
+    """How a value of column ``name`` reads (a firewall check's code in words); the value as
+    text when it has no words of its own."""
+    text = "" if value is None or value is pd.NA else str(value)
+    return VALUES.get(name, {}).get(text, text)
+
 
 def column(name: str) -> Column:
     """The kind and label of result column ``name``.

@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from svcnb.money import money_text
+from svcnb.reports._columns import VALUES, currency_of, value_label
 from svcnb.reports._columns import column as column_info
-from svcnb.reports._columns import currency_of
 
 GIB = 1024**3
 
@@ -93,6 +93,8 @@ def display_frame(frame: pd.DataFrame, columns: list[str] | None = None) -> pd.D
     """A copy of ``frame`` for reading: ``columns`` (those present) as text under human labels.
 
     A ``currency`` column is left out when every money column beside it shows its currency.
+    Codes read as words (``VALUES`` of the column table: a firewall check). The copy's
+    ``attrs["kinds"]`` maps each label to its column's kind, so a table can align figures.
     """
     money = {c: currency_of(frame, c) for c in frame.columns if kind(str(c)) == "money"}
     # a figure with a ``<column>_bound`` beside it reads "≥ 10", "≤ 40" or "unknown"
@@ -111,8 +113,13 @@ def display_frame(frame: pd.DataFrame, columns: list[str] | None = None) -> pd.D
             ]
             continue
         currencies = money.get(column, pd.Series(None, index=frame.index))
-        out[label(str(column))] = _column_text(str(column), frame[column], currencies)
-    return pd.DataFrame(out, index=range(len(frame)), columns=list(out) or None)
+        texts = _column_text(str(column), frame[column], currencies)
+        if str(column) in VALUES:
+            texts = [value_label(str(column), t) for t in texts]
+        out[label(str(column))] = texts
+    shown = pd.DataFrame(out, index=range(len(frame)), columns=list(out) or None)
+    shown.attrs["kinds"] = {label(str(c)): kind(str(c)) for c in frame.columns}
+    return shown
 
 
 def _plain(column: str) -> bool:

@@ -55,3 +55,27 @@ def legend_outside(ax: Axes, **kwargs: object) -> Axes:
     if handles:
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, **kwargs)
     return ax
+
+
+def short_label(text: str, limit: int = 32) -> str:
+    """``text`` for a plot's axis: a URL without its scheme, and anything longer than ``limit``
+    characters as its start and end around "…" (the grids and tables show it whole)."""
+    for scheme in ("https://", "http://"):
+        if text.startswith(scheme) and len(text) > len(scheme):
+            text = text[len(scheme) :]
+            break
+    if len(text) <= limit:
+        return text
+    tail = max(6, limit // 3)
+    return text[: limit - tail - 1] + "\u2026" + text[-tail:]
+
+
+def fit_rows(ax: Axes, rows: int, per_row: float = 0.4, around: float = 1.3) -> Axes:
+    """Make ``ax``'s figure tall enough for ``rows`` rows of bars or labels (``per_row`` inches
+    each, ``around`` inches for title and axis); a figure already taller is left as it is."""
+    figure = ax.figure
+    width, height = figure.get_size_inches()
+    wanted = around + per_row * rows
+    if wanted > height:
+        figure.set_size_inches(width, wanted)
+    return ax

@@ -41,6 +41,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 
 from svcnb.reports._classes import vm_classes
+from svcnb.reports._columns import value_label
 from svcnb.reports._ports import (
     IpSet,
     PortSet,
@@ -57,6 +58,7 @@ from svcnb.reports._reach import (
     vm_address,
 )
 from svcnb.reports._replay import StoreLike, report, snapshot_at, to_utc
+from svcnb.reports._timeaxis import fit_rows
 from svcnb.reports._view import FigureSpec, PlotSpec, TableSpec, View, ViewSpec, figure, view_notes
 from svcnb.store import StoreError
 
@@ -752,7 +754,10 @@ def plot_findings(findings: pd.DataFrame, ax: Axes | None = None) -> Axes:
         .sort_values(["severity", "findings"], ascending=[False, True])
     )
     colours = {"high": "tab:red", "medium": "tab:orange", "low": "tab:olive", "info": "tab:gray"}
-    labels = [f"{c} ({s})" for c, s in zip(counts["check"], counts["severity"], strict=True)]
+    labels = [
+        f"{value_label('check', c)} ({s})"
+        for c, s in zip(counts["check"], counts["severity"], strict=True)
+    ]
     ax.barh(
         labels,
         counts["findings"],
@@ -760,6 +765,7 @@ def plot_findings(findings: pd.DataFrame, ax: Axes | None = None) -> Axes:
     )
     ax.set_xlabel("findings")
     ax.set_title("Firewall audit findings")
+    fit_rows(ax, len(counts), per_row=0.4)
     return ax
 
 

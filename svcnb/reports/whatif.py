@@ -42,7 +42,13 @@ from svcnb.reports._classes import billing_classes, left_out_note, vm_classes
 from svcnb.reports._duration import duration
 from svcnb.reports._replay import report, resolve_now
 from svcnb.reports._reuse import reusable
-from svcnb.reports._timeaxis import STATUS_COLOURS, concise_dates, legend_outside, money_axis
+from svcnb.reports._timeaxis import (
+    STATUS_COLOURS,
+    concise_dates,
+    fit_rows,
+    legend_outside,
+    money_axis,
+)
 from svcnb.reports._view import (
     FigureSpec,
     PlotSpec,
@@ -552,6 +558,10 @@ def plot_topup(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
     return ax
 
 
+# VMs a suspensions plot draws at most (the first to go); the table lists them all.
+SUSPENSIONS_SHOWN = 20
+
+
 def plot_suspensions(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
     """When each VM fails its renewal and is suspended if nobody tops up: one row per VM.
 
@@ -562,11 +572,15 @@ def plot_suspensions(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
     if frame.empty:
         ax.set_title("No suspension within the horizon if nobody tops up")
         return ax
-    shown = frame.head(30)
+    shown = frame.head(SUSPENSIONS_SHOWN)
     y = list(range(len(shown)))[::-1]
+    # names alone (the table beside gives the ids); the id too where two VMs share a name
+    plain = [
+        str(v) if pd.isna(n) else str(n) for n, v in zip(shown["name"], shown["vm_id"], strict=True)
+    ]
     names = [
-        f"{n} ({v})" if not pd.isna(n) else str(v)
-        for n, v in zip(shown["name"], shown["vm_id"], strict=True)
+        f"{n} ({v})" if plain.count(n) > 1 else n
+        for n, v in zip(plain, shown["vm_id"], strict=True)
     ]
     known = shown["suspended_at"].notna().to_numpy(dtype=bool)
     fail = shown["failed_at"].notna().to_numpy(dtype=bool)
@@ -599,12 +613,16 @@ def plot_suspensions(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
             color=STATUS_COLOURS["unknown"],
             label="suspended by (at the latest)",
         )
-    ax.set_yticks(y, names, fontsize=8)
-    more = f" (first 30 of {len(frame)})" if len(frame) > 30 else ""
-    ax.set_title("Suspensions if nobody tops up" + more)
+    ax.set_yticks(y, names, fontsize="small")
+    more = len(frame) - len(shown)
+    ax.set_title(
+        "Suspensions if nobody tops up"
+        + (f": the first {len(shown)}, and {more} more in the table" if more else "")
+    )
     ax.set_xlabel("time (UTC)")
     concise_dates(ax)
     legend_outside(ax)
+    fit_rows(ax, len(shown), per_row=0.25)
     return ax
 
 

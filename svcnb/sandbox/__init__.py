@@ -4,6 +4,12 @@
 ``export_state``/``read_state_file``/``write_state_file`` save an account and ``serve(saved=...)``
 starts from one (format in ``svcnb.sandbox._saved``).
 
+``cli`` is the ``svcnb sandbox`` command (its options and ``run``); ``connection`` reads and
+writes a sandbox's connection file and asks whether the sandbox it names still answers.
+``Dialect`` and the forms it chooses among (``MONEY``, ``TIMESTAMPS``, ``TOKEN_NAMES``,
+``VALIDATION_STATUS``), with ``write_money``, ``write_time`` and ``validation_wording``, say a
+value as a dialect would: ``svcnb doctor`` names what a server speaks in the sandbox's own terms.
+
 The names load from their modules on first use, so ``svcnb sandbox --help`` (which needs only
 the options in ``_cli`` and ``_config``) imports neither uvicorn nor httpx.
 """
@@ -14,17 +20,29 @@ import importlib
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
+    from . import _cli as cli
+    from . import _connection as connection
     from ._app import create_app
     from ._config import SandboxConfig
     from ._control_client import Control
     from ._deliveries import wait_idle
+    from ._dialect import MONEY, TIMESTAMPS, TOKEN_NAMES, VALIDATION_STATUS, Dialect
     from ._life import daily_rate_bytes, will_exceed_pack
+    from ._plans_regions import CURRENCY
     from ._saved import StateError, export_state, read_state_file, write_state_file
     from ._serve import Sandbox, serve
+    from ._speak import write_money, write_time
+    from ._twin import validation_wording
 
 # public name -> the module (under svcnb.sandbox) that defines it
 _WHERE = {
+    "CURRENCY": "_plans_regions",
+    "MONEY": "_dialect",
+    "TIMESTAMPS": "_dialect",
+    "TOKEN_NAMES": "_dialect",
+    "VALIDATION_STATUS": "_dialect",
     "Control": "_control_client",
+    "Dialect": "_dialect",
     "Sandbox": "_serve",
     "SandboxConfig": "_config",
     "StateError": "_saved",
@@ -33,31 +51,50 @@ _WHERE = {
     "export_state": "_saved",
     "read_state_file": "_saved",
     "serve": "_serve",
+    "validation_wording": "_twin",
     "wait_idle": "_deliveries",
     "will_exceed_pack": "_life",
+    "write_money": "_speak",
     "write_state_file": "_saved",
+    "write_time": "_speak",
 }
+# public name -> the module it is (under svcnb.sandbox)
+_MODULES = {"cli": "_cli", "connection": "_connection"}
 
 __all__ = [
+    "CURRENCY",
+    "MONEY",
+    "TIMESTAMPS",
+    "TOKEN_NAMES",
+    "VALIDATION_STATUS",
     "Control",
+    "Dialect",
     "Sandbox",
     "SandboxConfig",
     "StateError",
+    "cli",
+    "connection",
     "create_app",
     "daily_rate_bytes",
     "export_state",
     "read_state_file",
     "serve",
+    "validation_wording",
     "wait_idle",
     "will_exceed_pack",
+    "write_money",
     "write_state_file",
+    "write_time",
 ]
 
 
 def __getattr__(name: str) -> object:
-    if name not in _WHERE:
+    if name in _MODULES:
+        value: object = importlib.import_module(f"{__name__}.{_MODULES[name]}")
+    elif name in _WHERE:
+        value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+    else:
         raise AttributeError(f"module 'svcnb.sandbox' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
     globals()[name] = value
     return value
 

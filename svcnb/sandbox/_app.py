@@ -15,11 +15,11 @@ from ._build import new_state
 from ._clock import Ticker
 from ._config import SandboxConfig
 from ._control import handle_control
+from ._envelopes import dumps, fail, http_date
 from ._http import DroppedConnection, header_map, send_response
 from ._openapi import openapi_document
 from ._public import handle_public
 from ._state import State
-from ._wire import dumps, fail, http_date
 
 _log = logging.getLogger(__name__)
 

@@ -15,14 +15,14 @@ import anyio
 
 from . import _build, _deliveries, _faults, _saved
 from . import _validate as v
-from ._catalog import EVENT_TYPES, PLANS, REGIONS, SCOPES, plan_by_slug, region_by_slug
 from ._config import MAX_BODY_BYTES, SandboxConfig, proxy_list
 from ._dialect import Dialect
+from ._envelopes import ApiFailure, dumps, fail, http_date, ok, parse_iso, public
 from ._http import parse_json_body, parse_query, read_body, send_response
+from ._plans_regions import EVENT_TYPES, PLANS, REGIONS, SCOPES, plan_by_slug, region_by_slug
 from ._routes import template_regex
 from ._seed import new_vm_record
 from ._state import State
-from ._wire import ApiFailure, dumps, fail, http_date, ok, parse_iso, public
 
 _log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 
-from ._wire import parse_iso
+from ._envelopes import parse_iso
 
 
 class Control:

@@ -58,8 +58,8 @@ from urllib.parse import urlsplit
 import httpx
 
 from ._clock import Job
+from ._envelopes import dumps, iso
 from ._state import State
-from ._wire import dumps, iso
 from .backends.webhooks import AUTO_DISABLE_AFTER, WebhookBackend
 
 __all__ = [

@@ -15,7 +15,7 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 
-from ._catalog import BILLING_STATUSES, VM_STATUSES
+from ._plans_regions import BILLING_STATUSES, VM_STATUSES
 
 BASE_PATHS = ("both", "public", "prefixed")
 PAGING = ("meta", "items", "cursor", "link", "offset", "token", "hal", "zero", "bare")
@@ -330,13 +330,6 @@ class Dialect:
 
     def billing_word(self, status: object) -> object:
         return self.billing_words.get(status, status) if isinstance(status, str) else status
-
-    def vm_status_of(self, word: object) -> object:
-        """The canonical status a served word stands for (the inverse of :meth:`vm_word`)."""
-        return next((k for k, v in self.vm_words.items() if v == word), word)
-
-    def billing_status_of(self, word: object) -> object:
-        return next((k for k, v in self.billing_words.items() if v == word), word)
 
     def __repr__(self) -> str:
         return f"Dialect({self.name!r})"

@@ -9,8 +9,8 @@ from __future__ import annotations
 import random
 from dataclasses import asdict, fields
 
+from ._envelopes import ApiFailure
 from ._state import Faults, State
-from ._wire import ApiFailure
 
 
 def set_faults(state: State, body: dict) -> Faults:

@@ -6,7 +6,7 @@ import json
 from urllib.parse import parse_qsl
 
 from ._config import MAX_BODY_BYTES, MAX_JSON_DEPTH
-from ._wire import ApiFailure
+from ._envelopes import ApiFailure
 
 
 class DroppedConnection(Exception):

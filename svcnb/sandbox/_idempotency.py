@@ -1,4 +1,4 @@
-"""Idempotency-Key handling (DESIGN section 3).
+"""Idempotency-Key handling.
 
 A key is any string of 1..255 characters, kept 24 hours of sandbox time per token. The first
 request with a key runs; its answer (any status below 500) is stored and a later request with
@@ -13,8 +13,8 @@ import hashlib
 import json
 from datetime import timedelta
 
+from ._envelopes import ApiFailure
 from ._state import State
-from ._wire import ApiFailure
 
 KEY_MAX = 255
 LIFETIME = timedelta(hours=24)

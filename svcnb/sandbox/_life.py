@@ -63,10 +63,10 @@ from datetime import date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
-from ._catalog import GIB
 from ._clock import Job
+from ._envelopes import iso, parse_iso
+from ._plans_regions import GIB
 from ._state import State
-from ._wire import iso, parse_iso
 from .backends.vms import vm_brief
 
 __all__ = [

@@ -5,8 +5,8 @@ headers."""
 
 from __future__ import annotations
 
-from ._catalog import EVENT_TYPES
 from ._config import MAX_BODY_BYTES
+from ._plans_regions import EVENT_TYPES
 from ._public import PREFIXES, ROUTES, WRITE_METHODS
 from ._routes import PAGE_MAX
 from .backends.webhooks import ACTIVE_CAP

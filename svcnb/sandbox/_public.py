@@ -20,6 +20,7 @@ import asyncio
 import logging
 
 from . import _faults, _idempotency, _ratelimit
+from ._envelopes import ApiFailure, dumps, fail, http_date
 from ._http import parse_json_body, parse_query, read_body, send_response
 from ._routes import Call, Route
 from ._routes_firewalls import ROUTES as FIREWALL_ROUTES
@@ -29,7 +30,6 @@ from ._routes_wallet import ROUTES as WALLET_ROUTES
 from ._routes_webhooks import ROUTES as WEBHOOK_ROUTES
 from ._speak import Request, ignores_unknown_query, query_names, speak, speak_failure
 from ._state import State
-from ._wire import ApiFailure, dumps, fail, http_date
 from .backends.tokens import require_scope
 
 _log = logging.getLogger(__name__)

@@ -1,4 +1,5 @@
-"""Rate limits (DESIGN section 3), counted in ``state.rate_buckets`` under the lock.
+"""Rate limits (docs/contracts.md section 1: 429 and the X-RateLimit headers), counted in
+``state.rate_buckets`` under the lock.
 
 The dialect's ``rate_window`` says how: ``fixed`` windows (the default: a bucket is ``[start,
 count]``) or a ``sliding`` log (a bucket is the times of the requests counted in the last window;

@@ -18,7 +18,6 @@ from .backends import find
 
 __all__ = ["Call", "Handler", "Route", "find", "template_regex"]
 
-PAGE_DEFAULT = 20
 PAGE_MAX = 100
 
 

@@ -3,10 +3,10 @@ live in :mod:`.backends.firewalls`)."""
 
 from __future__ import annotations
 
+from ._envelopes import ok
 from ._routes import Call, Route
 from ._speak import Listing
 from ._state import State
-from ._wire import ok
 
 
 def list_firewalls(state: State, call: Call) -> tuple[int, Listing]:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from ._envelopes import ok, public
 from ._routes import Call, Route
 from ._speak import Listing
 from ._state import State
-from ._wire import ok, public
 
 
 def list_vms(state: State, call: Call) -> tuple[int, Listing]:

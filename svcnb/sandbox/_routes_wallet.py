@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from ._envelopes import ok
 from ._routes import Call, Route
 from ._state import State
-from ._wire import ok
 
 
 def get_wallet(state: State, call: Call) -> tuple[int, dict]:

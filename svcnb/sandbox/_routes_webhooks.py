@@ -3,10 +3,10 @@ in :mod:`.backends.webhooks`)."""
 
 from __future__ import annotations
 
+from ._envelopes import ok
 from ._routes import Call, Route
 from ._speak import Listing
 from ._state import State
-from ._wire import ok
 
 
 def create_webhook(state: State, call: Call) -> tuple[int, dict]:

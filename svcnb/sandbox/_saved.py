@@ -44,8 +44,8 @@ from pathlib import Path
 
 from . import _deliveries, _life
 from ._config import SandboxConfig
+from ._envelopes import ApiFailure, iso, parse_iso
 from ._state import State
-from ._wire import ApiFailure, iso, parse_iso
 
 FORMAT = "svcnb-sandbox-state"
 VERSION = 1

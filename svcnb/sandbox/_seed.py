@@ -15,9 +15,9 @@ import random
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from ._catalog import GIB, OS_TEMPLATES, PLANS, REGIONS, ROLES, price_value, public_ip
+from ._envelopes import iso
+from ._plans_regions import GIB, OS_TEMPLATES, PLANS, REGIONS, ROLES, price_value, public_ip
 from ._state import State
-from ._wire import iso
 from .backends.vms import vm_brief
 
 # (weight, status) of the seeded fleet

@@ -19,14 +19,14 @@ from functools import lru_cache
 from itertools import islice
 from urllib.parse import quote
 
-from ._catalog import CURRENCY
 from ._dialect import Dialect
-from ._wire import ApiFailure, ok, parse_iso
+from ._envelopes import ApiFailure, ok, parse_iso
+from ._plans_regions import CURRENCY
 
 TIME_KEYS = frozenset(
     {"createdAt", "updatedAt", "attachedAt", "lastAttemptAt", "expiresAt", "nextRenewalAt"}
 )
-# served by GET /vms/{id} only; GET /vms summaries leave them out (DESIGN section 3)
+# served by GET /vms/{id} only; GET /vms summaries leave them out (docs/contracts.md section 1)
 DETAIL_KEYS = frozenset({"sshKeys", "firewalls", "privateNetworks"})
 _VM_SCHEMAS = frozenset({"VM", "VMSummary"})
 _LOCAL = timezone(timedelta(hours=2))
@@ -69,7 +69,8 @@ class Request:
 
 # -- values ------------------------------------------------------------------------------------
 @lru_cache(maxsize=65536)
-def _time(text: str, form: str) -> str:
+def write_time(text: str, form: str) -> str:
+    """A canonical UTC timestamp (``...Z``) in timestamp form ``form`` (:data:`TIMESTAMPS`)."""
     if form == "z" or not text.endswith("Z"):
         return text
     if form == "offset":
@@ -91,7 +92,7 @@ def _amount(value: object) -> Decimal | None:
     return amount if amount.is_finite() else None
 
 
-def money(dialect: Dialect, value: object) -> object:
+def write_money(dialect: Dialect, value: object) -> object:
     """``value`` (any canonical money form) in the dialect's form; kept when it does not parse."""
     if dialect.money == "mixed":
         return value
@@ -142,9 +143,9 @@ def record(dialect: Dialect, rec: dict, schema: str) -> dict:
         if plain:
             pass
         elif key in TIME_KEYS:
-            value = _time(value, form) if isinstance(value, str) else value
+            value = write_time(value, form) if isinstance(value, str) else value
         elif key == "balance":
-            value = money(dialect, value)
+            value = write_money(dialect, value)
         elif key == "status" and vm:
             value = dialect.vm_word(value)
         elif key == "ram" and vm:
@@ -152,7 +153,7 @@ def record(dialect: Dialect, rec: dict, schema: str) -> dict:
         elif key == "billing" and isinstance(value, dict):
             value = _billing(dialect, value)
         elif key == "plan" and isinstance(value, dict) and "priceMonthly" in value:
-            value = {**value, "priceMonthly": money(dialect, value["priceMonthly"])}
+            value = {**value, "priceMonthly": write_money(dialect, value["priceMonthly"])}
         elif key == "vm" and isinstance(value, dict) and "status" in value:
             value = {**value, "status": dialect.vm_word(value["status"])}
         out[key] = value
@@ -165,9 +166,9 @@ def record(dialect: Dialect, rec: dict, schema: str) -> dict:
 def _billing(dialect: Dialect, billing: dict) -> dict:
     out = dict(billing)
     if "priceMonthly" in out:
-        out["priceMonthly"] = money(dialect, out["priceMonthly"])
+        out["priceMonthly"] = write_money(dialect, out["priceMonthly"])
     if isinstance(out.get("nextRenewalAt"), str):
-        out["nextRenewalAt"] = _time(out["nextRenewalAt"], dialect.timestamps)
+        out["nextRenewalAt"] = write_time(out["nextRenewalAt"], dialect.timestamps)
     if "status" in out:
         out["status"] = dialect.billing_word(out["status"])
     return out

@@ -27,7 +27,7 @@ from typing import Any
 from ._clock import Clock
 from ._config import SandboxConfig
 from ._dialect import Dialect
-from ._wire import iso, parse_iso
+from ._envelopes import iso, parse_iso
 from .backends import Backends
 
 _ONE_SECOND = timedelta(seconds=1)

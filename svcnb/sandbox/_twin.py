@@ -49,7 +49,6 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from ._catalog import CURRENCY
 from ._dialect import (
     BASE_PATHS,
     CAP_STATUS,
@@ -73,9 +72,10 @@ from ._dialect import (
     WORDING,
     Dialect,
 )
+from ._envelopes import ApiFailure
+from ._plans_regions import CURRENCY
 from ._saved import StateError
 from ._speak import _size
-from ._wire import ApiFailure
 
 FORMAT = "svcnb-dialect"
 VERSION = 1

@@ -6,7 +6,7 @@ import ipaddress
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from ._wire import ApiFailure
+from ._envelopes import ApiFailure
 
 Check = Callable[[str, object], object]
 

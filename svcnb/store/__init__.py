@@ -12,22 +12,36 @@ reading it at that snapshot raises ``MissingResourceError``.
 
 from __future__ import annotations
 
+from ._eventlog import EventLog
+from ._fs import is_remote
 from ._layout import (
+    ENV_PATH,
     DamagedCommitError,
     MissingResourceError,
     OriginError,
     SnapshotWarning,
     StoreError,
+    add_store_option,
+    resolve_path,
+    resolve_url,
 )
+from ._reading import check_readable
 from ._snapshots import RESOURCES
 from ._store import Store
 
 __all__ = [
+    "ENV_PATH",
     "RESOURCES",
     "DamagedCommitError",
+    "EventLog",
     "MissingResourceError",
     "OriginError",
     "SnapshotWarning",
     "Store",
     "StoreError",
+    "add_store_option",
+    "check_readable",
+    "is_remote",
+    "resolve_path",
+    "resolve_url",
 ]

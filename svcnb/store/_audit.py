@@ -45,7 +45,7 @@ from deltalake import CommitProperties, DeltaTable
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 from deltalake.transaction import AddAction
 
-from svcnb.client._redact import redact
+from svcnb.client import redact
 
 from ._catalog import _now_ms
 from ._fs import Location

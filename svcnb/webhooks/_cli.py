@@ -12,8 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from svcnb.store._fs import is_remote
-from svcnb.store._layout import add_store_option, resolve_path, resolve_url
+from svcnb.store import add_store_option, is_remote, resolve_path, resolve_url
 from svcnb.webhooks._clock import SandboxClock
 from svcnb.webhooks._receiver import DEFAULT_TOLERANCE, Receiver
 from svcnb.webhooks._server import RunningReceiver, bind, uvicorn_server

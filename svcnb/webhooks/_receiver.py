@@ -40,7 +40,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from svcnb.store._eventlog import EventLog
+from svcnb.store import EventLog
 from svcnb.webhooks._errors import PayloadError, SignatureError
 from svcnb.webhooks._verify import header_values, verify
 

@@ -10,8 +10,7 @@ import pytest
 import svcnb
 from svcnb import frames
 from svcnb.reports import webhooks
-from svcnb.store import Store
-from svcnb.store._eventlog import EventLog
+from svcnb.store import EventLog, Store
 
 T0 = pd.Timestamp("2026-11-01T00:00:00Z")
 T1 = pd.Timestamp("2026-11-02T00:00:00Z")

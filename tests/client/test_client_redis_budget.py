@@ -21,9 +21,10 @@ from pathlib import Path
 import pytest
 
 import svcnb
+from svcnb.client._budget import ENV_BUDGET, TokenBudget, budget_key
+from svcnb.client._keepers import budget_backend
 from svcnb.client._pacing import Governor
 from svcnb.client._redis_budget import RedisBudget
-from svcnb.client._shared_budget import ENV_BUDGET, TokenBudget, budget_backend, budget_key
 from svcnb.config import ConfigError, budget_config
 
 KEY = budget_key("http://api.test", "r" * 64)

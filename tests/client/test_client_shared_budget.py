@@ -20,14 +20,10 @@ from _fakeapi import TOKEN, FakeApi
 
 import svcnb
 from svcnb.client import _shared_budget
+from svcnb.client._budget import ENV_BUDGET, TokenBudget, budget_key
+from svcnb.client._keepers import budget_path
 from svcnb.client._pacing import Governor, governor_for
-from svcnb.client._shared_budget import (
-    ENV_BUDGET,
-    SharedBudget,
-    TokenBudget,
-    budget_key,
-    budget_path,
-)
+from svcnb.client._shared_budget import SharedBudget
 
 KEY = budget_key("http://api.test", "d" * 64)
 

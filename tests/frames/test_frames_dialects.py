@@ -273,6 +273,6 @@ def test_strict_stops_at_a_key_it_cannot_place():
 
 def test_the_clients_delivery_keys_are_the_ones_the_frame_reads():
     from svcnb.client._records import SCHEMAS as CLIENT
-    from svcnb.frames._deliveries import PLACED
+    from svcnb.frames import PLACED
 
     assert CLIENT["delivery"][0] == PLACED

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from svcnb import _extras
+from svcnb import extras as _extras
 
 LAB_ONLY = ("nbformat", "nbclient", "nbconvert", "ipykernel", "ipywidgets", "itables", "jupyterlab")
 

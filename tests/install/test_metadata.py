@@ -6,7 +6,7 @@ import re
 import tomllib
 from pathlib import Path
 
-from svcnb import _extras
+from svcnb import extras as _extras
 
 PROJECT = tomllib.loads(
     (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8")

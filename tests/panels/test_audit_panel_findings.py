@@ -82,10 +82,17 @@ def test_accepting_a_finding_through_the_form_then_revoking_it(two_snapshots):
     until = (panel.now() + pd.Timedelta(days=30)).floor("min")
     panel.accept_until.value = f"{until:%Y-%m-%dT%H:%M}"
     assert not panel.accept_button.disabled
-    assert f"until {until:%Y-%m-%d %H:%M} UTC" in panel.accept_hint.value
+    hint = panel.accept_hint.value
+    assert f"until {until:%Y-%m-%d %H:%M} UTC ({until.day} {until:%B %Y})" in hint
+    # the hint says who owns the risk and why, before anything is written
+    assert "owned by sam@example.com" in hint and "bastion, replaced in March" in hint
+    # the check reads as words, not as its code
+    assert "exposed_sensitive_port" not in hint and "Sensitive port open" in hint
 
     panel.accept_button.click()
-    assert "accepted until" in panel.status.value
+    status = panel.status.value
+    assert "Accepted" in status and f"{until.day} {until:%B %Y}" in status
+    assert "owner sam@example.com" in status and "bastion, replaced in March" in status
     row = panel.shown().loc[index]
     assert (row["state"], row["accepted_by"], row["accepted_until"]) == (
         "accepted",

@@ -4,13 +4,14 @@ light and dark themes, and the billing plot stating the currency its figures sta
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 
 import pandas as pd
 import pytest
 
 from svcnb.client import Client
 from svcnb.panels import BandwidthPanel, BillingPanel, VmPanel, WebhooksPanel
-from svcnb.panels._render import Grid, PlotView
+from svcnb.panels._render import Grid, PlotView, frame_html, grid, shown
 from svcnb.reports import billing
 from svcnb.reports._timeaxis import STATUS_COLOURS
 from svcnb.store import Store
@@ -62,21 +63,57 @@ def test_every_grid_offers_the_page_length_it_uses(admin, store, tmp_path):
     assert checked >= 10
 
 
+def _defs(grid: Grid) -> dict[int, dict]:
+    """The grid's DataTables options per column position."""
+    return {d["targets"]: d for d in grid._dt_args["columnDefs"]}
+
+
 def test_short_columns_stay_on_one_line_and_reasons_wrap(admin):
     panel = VmPanel(admin, watch_interval=None)
     shown = list(panel.table.df.columns)
-    (defs,) = panel.table._dt_args["columnDefs"]
-    assert defs["className"] == "dt-nowrap"
+    defs = _defs(panel.table)
     # status, region, plan, IP, ids: all short, none wraps
-    assert sorted(defs["targets"]) == list(range(len(shown)))
+    assert sorted(defs) == list(range(len(shown)))
+    assert all("dt-nowrap" in d["className"] for d in defs.values())
 
     g = Grid(pd.DataFrame())
     reason = "the rule allows 0.0.0.0/0 to reach port 22 on every VM it protects"
     g.update(pd.DataFrame({"Status": ["running"], "Monthly": ["1,204.50 EUR"], "Why": [reason]}))
-    assert g._dt_args["columnDefs"] == [{"targets": [0, 1], "className": "dt-nowrap"}]
-    # a frame without short columns drops the earlier option instead of keeping stale targets
+    defs = _defs(g)
+    assert defs[0]["className"] == "dt-nowrap" and defs[0]["type"] == "string"
+    # money is a figure: one line, right-aligned, sorted by its number
+    assert defs[1]["className"] == "dt-nowrap dt-right" and defs[1]["type"] == "num"
+    assert defs[2]["className"] == "svcnb-wrap"
+    # a new frame gives new options, never stale targets
     g.update(pd.DataFrame({"Why": [reason]}))
-    assert "columnDefs" not in g._dt_args
+    assert list(_defs(g)) == [0]
+
+
+def test_figures_align_right_and_long_urls_are_shortened_with_the_whole_on_hover():
+    frame = pd.DataFrame(
+        {
+            "url": ["https://billing.example.org/webhooks/svc/with/a/long/path", "https://a.b/"],
+            "amount": [Decimal("1749.93"), Decimal("239.40")],
+            "currency": ["EUR", "EUR"],
+            "failures": ["≥ 12", "unknown"],
+        }
+    )
+    g = grid(shown(frame))
+    defs = _defs(g)
+    labels = list(g.df.columns)
+    assert labels[:2] == ["URL", "Amount"]
+    assert "dt-right" in defs[1]["className"]  # money, by its column's kind
+    assert "dt-right" in defs[2]["className"]  # "≥ 12" and "unknown" read as a figure
+    assert "svcnb-clip" in defs[0]["className"] and "render" in defs[0]
+    assert ["columnDefs", 0, "render"] in g._dt_args["keys_to_be_evaluated"]
+    # the grid box scrolls sideways (the style every panel holds says how)
+    assert "svcnb-grid-box" in g._dom_classes
+    # a static page: the same alignment, the URL shortened with the whole in its title
+    page = frame_html(g.df)
+    assert '<td class="svcnb-num">1,749.93 EUR</td>' in page
+    assert 'title="https://billing.example.org/webhooks/svc/with/a/long/path"' in page
+    assert ">https://billing.example.or\u2026/a/long/path<" in page
+    assert '<div class="svcnb-scroll">' in page
 
 
 def test_plots_are_transparent_svg_in_the_themes_text_colour():

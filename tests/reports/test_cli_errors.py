@@ -102,7 +102,7 @@ def test_text_tables_fit_100_columns_and_cut_nothing(played, kind, capsys):
 
 
 def test_long_reason_wraps_whole():
-    from svcnb.reports._display import text_table
+    from svcnb.reports import text_table
 
     reason = " ".join(f"word{i}" for i in range(60))
     frame = pd.DataFrame({"check": ["shadowed"], "firewall_name": ["fw-1"], "reason": [reason]})

@@ -131,7 +131,28 @@ def test_plot_health_bars_against_the_auto_disable_line(hooks):
     assert mcolors.to_hex(ax.patches[1].get_facecolor()) == mcolors.to_hex("tab:blue")
     (line,) = ax.get_lines()
     assert list(line.get_xdata()) == [50, 50]
-    assert ax.get_yticklabels()[0].get_text() == "https://b.example/h (h2)"
+    # each row is its URL, short; each bar says its run, and "disabled" when it is
+    assert [t.get_text() for t in ax.get_yticklabels()][0] == "b.example/h"
+    assert [t.get_text() for t in ax.texts] == ["50 · disabled", "2", "1"]
+
+
+def test_plot_health_draws_the_longest_runs_when_there_are_many():
+    subs = frames.webhooks(
+        [
+            {"id": f"h{i:02d}", "url": f"https://hooks.example.com/a/long/path/number/{i}",
+             "events": ["vm.stopped"], "isActive": True}
+            for i in range(20)
+        ]
+    )  # fmt: skip
+    health = webhooks.health(subs, frames.deliveries([]))
+    health["consecutive_failures"] = pd.array(range(20), dtype="Int64")
+    ax = webhooks.plot_health(health)
+    assert len(ax.patches) == webhooks.MAX_BARS
+    assert sorted(p.get_width() for p in ax.patches) == list(range(8, 20))
+    assert "8 more in the table" in ax.get_title()
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert all(len(t) <= 32 and "\u2026" in t for t in labels), labels
+    assert ax.figure.get_size_inches()[1] >= 0.45 * webhooks.MAX_BARS
 
 
 def test_no_deliveries_yet(frame, hooks):
@@ -332,14 +353,14 @@ def test_the_plot_says_at_least_and_unknown(frame):
     health = webhooks.health(subs, frames.deliveries(records), now=T0)
     ax = webhooks.plot_health(health)
     texts = sorted(t.get_text() for t in ax.texts)
-    assert texts == ["unknown", "≥ 10"]
+    assert texts == ["2", "unknown", "≥ 10"]
     widths = dict(zip(health["webhook_id"], [p.get_width() for p in ax.patches], strict=True))
     assert widths == {"h8": 0, "h9": 10, "h7": 2}
     assert ax.patches[list(health["webhook_id"]).index("h9")].get_hatch() == "//"
 
 
 def test_bounds_read_as_bounds_wherever_the_frame_is_shown():
-    from svcnb.reports._display import display_frame, text_table
+    from svcnb.reports import display_frame, text_table
 
     got = webhooks.health(
         frames.webhooks([HOOK]), frames.deliveries(history(47)[-10:], webhook_id="h9"), now=T0

@@ -9,9 +9,7 @@ import pandas as pd
 import pytest
 
 from svcnb import frames
-from svcnb.reports import billing, whatif
-from svcnb.reports._replay import Histories
-from svcnb.reports._reuse import Reuse
+from svcnb.reports import Histories, Reuse, billing, whatif
 from svcnb.store import Store
 
 NOW = pd.Timestamp("2026-11-01T00:00:00Z")

@@ -212,7 +212,7 @@ def test_plots_label_money_and_keep_the_legend_outside(three, wallet):
     sus = whatif.suspensions(three, wallet(), now=NOW)
     ax = whatif.plot_suspensions(sus)
     rows = dict(zip(ax.get_yticks(), [t.get_text() for t in ax.get_yticklabels()], strict=True))
-    assert rows[max(rows)] == "vm-c (c)"  # the first suspended is on top
+    assert rows[max(rows)] == "vm-c"  # the first suspended is on top, by name
     ax = whatif.plot_what_if(whatif.what_if_stop(three, wallet(), ["b"], now=NOW, how="terminate"))
     assert ax.get_ylabel() == "top-up (EUR)"
 

@@ -18,7 +18,7 @@ import pytest
 from dialect_support import amount, walk
 
 from svcnb.sandbox import Sandbox, serve
-from svcnb.sandbox._catalog import PLANS
+from svcnb.sandbox import write_money as money
 from svcnb.sandbox._dialect import (
     LINK_FORMS,
     MONEY,
@@ -27,7 +27,8 @@ from svcnb.sandbox._dialect import (
     TOKEN_NAMES,
     Dialect,
 )
-from svcnb.sandbox._speak import money, ram
+from svcnb.sandbox._plans_regions import PLANS
+from svcnb.sandbox._speak import ram
 
 VMS = 57
 SEED = 11

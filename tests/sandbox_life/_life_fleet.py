@@ -8,11 +8,11 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from svcnb.sandbox._build import new_state
-from svcnb.sandbox._catalog import PLANS
 from svcnb.sandbox._config import DEFAULT_EPOCH, SandboxConfig
+from svcnb.sandbox._envelopes import iso
+from svcnb.sandbox._plans_regions import PLANS
 from svcnb.sandbox._seed import new_vm_record
 from svcnb.sandbox._state import State
-from svcnb.sandbox._wire import iso
 
 EPOCH = DEFAULT_EPOCH
 HOUR = 3600

@@ -6,9 +6,8 @@ import copy
 
 from _life_fleet import DAY, HOUR, add_vm, at, empty_account
 
-from svcnb.sandbox import wait_idle
+from svcnb.sandbox import SandboxConfig, wait_idle
 from svcnb.sandbox._build import new_state
-from svcnb.sandbox._config import SandboxConfig
 from svcnb.sandbox._life import daily_rate_bytes, pack_bytes_of, will_exceed_pack
 
 

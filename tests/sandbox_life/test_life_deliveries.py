@@ -13,7 +13,7 @@ import pytest
 from _life_receiver import Receiver, https_receiver
 
 from svcnb.sandbox import Sandbox, wait_idle
-from svcnb.sandbox._wire import iso, parse_iso
+from svcnb.sandbox._envelopes import iso, parse_iso
 
 
 @pytest.fixture

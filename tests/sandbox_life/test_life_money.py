@@ -7,8 +7,8 @@ from decimal import Decimal
 
 from _life_fleet import DAY, add_vm, advance_to, at, empty_account, events_of, served_price, topup
 
+from svcnb.sandbox._envelopes import iso, parse_iso
 from svcnb.sandbox._life import GRACE, LOW_BALANCE_WINDOW, add_month
-from svcnb.sandbox._wire import iso, parse_iso
 
 
 def _renewed_for(state, vm_id: str) -> list[dict]:
@@ -188,8 +188,8 @@ def test_low_balance_is_armed_again_after_a_top_up_covers_the_need():
 
 
 def test_seeded_overdue_and_suspended_vms_owe_their_price_from_the_start():
+    from svcnb.sandbox import SandboxConfig
     from svcnb.sandbox._build import new_state
-    from svcnb.sandbox._config import SandboxConfig
 
     state = new_state(SandboxConfig(seed=7, vms=40))
     overdue = [

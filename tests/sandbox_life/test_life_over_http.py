@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import httpx
 
-from svcnb.sandbox._wire import parse_iso
+from svcnb.sandbox._envelopes import parse_iso
 
 DAY = 86400
 CATALOG = {"s-2vcpu-4gb": Decimal("12.50"), "c-4vcpu-8gb": Decimal("39.90")}

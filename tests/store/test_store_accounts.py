@@ -20,8 +20,7 @@ from svcnb import frames
 from svcnb._connect import account_client
 from svcnb.cli import main
 from svcnb.config import ConfigError, accounts
-from svcnb.panels import AccountTabs
-from svcnb.panels._billing import BillingPanel
+from svcnb.panels import AccountTabs, BillingPanel
 from svcnb.panels._display import static_html
 from svcnb.reports import billing, replay
 from svcnb.store import Store, StoreError

@@ -289,7 +289,7 @@ def test_audit_log_is_durable_and_keeps_nothing_secret(tmp_path):
 
 
 def test_events_reads_the_webhook_event_log_in_the_store(tmp_path):
-    from svcnb.store._eventlog import EventLog
+    from svcnb.store import EventLog
 
     log = EventLog(tmp_path)
     log.append(

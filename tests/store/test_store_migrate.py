@@ -13,11 +13,10 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from svcnb.store import MissingResourceError, Store, StoreError
+from svcnb.store import RESOURCES, MissingResourceError, Store, StoreError
 from svcnb.store._cli_migrate import add_arguments, run
 from svcnb.store._legacy import frame_at, read_entries
 from svcnb.store._migrate import migrate
-from svcnb.store._snapshots import RESOURCES
 
 LEGACY = Path(__file__).parent / "data" / "legacy_store"
 

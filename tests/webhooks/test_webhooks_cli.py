@@ -13,7 +13,7 @@ import httpx
 import pytest
 from _webhooks_support import SECRET, event_body, signed_headers
 
-from svcnb.store._eventlog import EventLog
+from svcnb.store import EventLog
 
 STARTUP_SECONDS = 30
 

@@ -23,8 +23,7 @@ from _webhooks_support import FailFirstAnswers, Recorder, needs_openssl, openssl
 import svcnb
 from svcnb.sandbox import serve as serve_sandbox
 from svcnb.sandbox import wait_idle
-from svcnb.store import Store
-from svcnb.store._eventlog import EventLog
+from svcnb.store import EventLog, Store
 from svcnb.webhooks import Receiver, SandboxClock, free_port, serve
 
 # more than a sandbox stop takes, so one advance stops the VM (its retries would fall due in the

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import ItemsView, Iterator, KeysView, MutableMapping, ValuesView
 
-from .._wire import ApiFailure
+from .._envelopes import ApiFailure
 
 
 def find(table: MutableMapping[str, dict], record_id: str, what: str) -> dict:

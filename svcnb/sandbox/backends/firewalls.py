@@ -11,7 +11,7 @@ import copy
 from typing import TYPE_CHECKING
 
 from .. import _validate as v
-from .._wire import ApiFailure
+from .._envelopes import ApiFailure
 from ._base import Table, find
 
 if TYPE_CHECKING:

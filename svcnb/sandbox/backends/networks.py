@@ -14,7 +14,7 @@ import ipaddress
 from typing import TYPE_CHECKING
 
 from .. import _validate as v
-from .._wire import ApiFailure
+from .._envelopes import ApiFailure
 from ._base import Records, Table, find
 from .vms import vm_brief
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from .._catalog import SCOPES
-from .._wire import ApiFailure, iso, parse_iso, public
+from .._envelopes import ApiFailure, iso, parse_iso, public
+from .._plans_regions import SCOPES
 from ._base import Table, find
 
 if TYPE_CHECKING:

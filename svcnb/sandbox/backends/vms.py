@@ -1,6 +1,6 @@
 """VMs, their SSH keys and actions, and how their status moves on the sandbox clock.
 
-Statuses (DESIGN section 3): provisioning -> running; running -> stopping -> stopped (stop takes
+Statuses: provisioning -> running; running -> stopping -> stopped (stop takes
 ``STOP_SECONDS`` of sandbox time); stopped/suspended -> running (start); running -> running
 (restart); any -> suspended; any -> terminated (kept and served with status ``terminated``).
 Event data is ``{"vm": {id, name, hostname, status}}`` with the status after the change.
@@ -14,8 +14,8 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from .._catalog import public_ip
-from .._wire import ApiFailure, iso, parse_iso
+from .._envelopes import ApiFailure, iso, parse_iso
+from .._plans_regions import public_ip
 from ._base import Table, find
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from .._catalog import price_value
+from .._plans_regions import price_value
 
 if TYPE_CHECKING:
     from .._state import State

@@ -16,8 +16,8 @@ import secrets
 from typing import TYPE_CHECKING
 
 from .. import _validate as v
-from .._catalog import EVENT_TYPES
-from .._wire import ApiFailure, public
+from .._envelopes import ApiFailure, public
+from .._plans_regions import EVENT_TYPES
 from ._base import Table, find
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """The catalog the seeded fleet is drawn from: regions, plans and OS templates.
 
-Units as the sandbox fixes them (DESIGN section 3): ram MiB, disk GiB, bandwidth GiB per month,
+Units as the sandbox fixes them: ram MiB, disk GiB, bandwidth GiB per month,
 networkSpeed Mbit/s; prices in EUR per month.
 """
 

@@ -7,8 +7,8 @@ own and those it mounted for proxies); a step then waits at most what is left of
 the calling thread set (:meth:`Deadline.until`), and one that would start after it fails at once
 as httpx's timeout of that step.
 
-Used by the client's httpx wire (``svcnb.client._wire``) and by alert delivery
-(``svcnb.alerts._deliver``). A leaf: it imports nothing of svcnb.
+Used by the client's httpx wire (``svcnb.client._wire``) and, as ``svcnb.client.bound``, by alert
+delivery (``svcnb.alerts._deliver``). A leaf: it imports nothing of svcnb.
 """
 
 from __future__ import annotations
