@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: test test-all demo bench lab lint format clean
+.PHONY: test test-all test-versions demo bench lab lint format clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,11 @@ test: $(STAMP) lint
 # the slow sweeps too (400 random dialects) and every fuzzer's full example count
 test-all: $(STAMP) lint
 	SVCNB_HYPOTHESIS_PROFILE=svcnb-all $(PY) -m pytest -m ""
+
+# the wheel, built once, installed on each of Python 3.11, 3.12 and 3.13 this machine has (3.10,
+# if there, must be refused), in new venvs outside the repository: the quick start and the help
+test-versions: $(STAMP)
+	$(PY) scripts/check_versions.py
 
 # In the repository the notebooks are worked on where they are (nbval checks them there):
 # --notebooks notebooks, instead of the copies `svcnb demo` and `svcnb lab` make for users.

@@ -7,7 +7,6 @@ This is the one module that may import both the client and the sandbox.
 from __future__ import annotations
 
 import atexit
-import json
 import logging
 import os
 import threading
@@ -27,6 +26,7 @@ from svcnb.client import (
     screened_url,
 )
 from svcnb.config import DEFAULT_ACCOUNT, ConfigError, account, accounts, config_path
+from svcnb.sandbox import connection
 
 if TYPE_CHECKING:
     from svcnb.sandbox import Control
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 _log = logging.getLogger("svcnb")
 
 # A sandbox connection file, as `svcnb lab` and `svcnb sandbox` write it.
-ENV_SANDBOX_FILE = "SVCNB_SANDBOX"
+ENV_SANDBOX_FILE = connection.ENV
 
 # The background sandbox of this process: started by the first connect() that needs it, kept
 # until the interpreter exits, and shared by every later connect() without a server named.
@@ -79,7 +79,7 @@ def connect(
         return Client(key, url, **client_options)
     connection_file = os.environ.get(ENV_SANDBOX_FILE)
     if connection_file and sandbox is None:
-        info = _read_connection_info(Path(connection_file))
+        info = _running_sandbox(Path(connection_file))
         return Client(info["admin"], info["base_url"], **client_options)
     sb = _background_sandbox(sandbox or {})
     return Client(sb.tokens["admin"], sb.base_url, **client_options)
@@ -104,12 +104,23 @@ def configured_client(**client_options: Any) -> Client:
         return Client(key, url, **client_options)
     connection_file = os.environ.get(ENV_SANDBOX_FILE)
     if connection_file:
-        info = _read_connection_info(Path(connection_file))
+        info = _running_sandbox(Path(connection_file))
         return Client(info["admin"], info["base_url"], **client_options)
     raise ConfigError(
         f"no server configured: set {ENV_BASE_URL} and {ENV_API_KEY} for the real service, or "
-        f"{ENV_SANDBOX_FILE} to a connection file of `svcnb sandbox --connection-file PATH`"
+        f"{ENV_SANDBOX_FILE} to the connection file `svcnb sandbox` writes (it prints the line "
+        "to export)"
     )
+
+
+def sandbox_connection_file() -> Path | None:
+    """The connection file :func:`configured_client` takes its server from, None when
+    ``SVC_BASE_URL``/``SVC_API_KEY`` name one (or nothing does): commands say "this is a new
+    sandbox" where they would otherwise speak of tokens and base URLs."""
+    if any(key_and_url(None, None)):
+        return None
+    named = os.environ.get(ENV_SANDBOX_FILE)
+    return Path(named) if named else None
 
 
 def account_names() -> list[str]:
@@ -174,7 +185,7 @@ def sandbox_control(client: Client | None = None) -> Control | None:
             return None
         connection_file = os.environ.get(ENV_SANDBOX_FILE)
         if connection_file:
-            return _file_control(_read_connection_info(Path(connection_file)))
+            return _file_control(_running_sandbox(Path(connection_file)))
         return _background_sandbox({}).control
     wanted = client.base_url.rstrip("/")
     with _sandbox_lock:
@@ -202,21 +213,56 @@ def _file_control(info: dict[str, str]) -> Control:
 
 
 def _read_connection_info(path: Path) -> dict[str, str]:
-    """``base_url``, ``control_url`` and the ``admin`` token of a sandbox connection file."""
+    """``base_url``, ``control_url``, ``admin`` (token) and ``instance`` of a sandbox connection
+    file; ConfigError naming the file when there is none or it is not one."""
+    where = f"{ENV_SANDBOX_FILE}={str(path)!r}"
     try:
-        info = json.loads(path.read_text())
-        base_url = str(info["base_url"])
-        return {
-            "base_url": base_url,
-            "control_url": str(info.get("control_url") or base_url.rstrip("/") + "/_sandbox"),
-            "admin": str(info["tokens"]["admin"]),
-        }
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ValueError(
-            f"{ENV_SANDBOX_FILE}={str(path)!r} is not a readable sandbox connection file with "
-            f"base_url and tokens.admin ({type(exc).__name__}); start one with `svcnb sandbox "
-            f"--connection-file PATH` or unset {ENV_SANDBOX_FILE}"
+        info = connection.read(path)
+    except FileNotFoundError:
+        raise ConfigError(
+            f"{where}: no such file; start a sandbox with `svcnb sandbox` (it writes the file "
+            f"and prints the line to export) or unset {ENV_SANDBOX_FILE}"
         ) from None
+    except (OSError, ValueError) as exc:
+        raise ConfigError(
+            f"{where} is not a readable sandbox connection file with base_url and tokens.admin "
+            f"({type(exc).__name__}); start a sandbox with `svcnb sandbox` (it writes one) or "
+            f"unset {ENV_SANDBOX_FILE}"
+        ) from None
+    return {
+        "base_url": info["base_url"],
+        "control_url": connection.control_url(info),
+        "admin": info["tokens"]["admin"],
+        "instance": str(info.get("instance") or ""),
+    }
+
+
+def _running_sandbox(path: Path) -> dict[str, str]:
+    """:func:`_read_connection_info`, and the sandbox it names is the one answering there: one
+    line naming the file when it has stopped or a new sandbox took its place (whose tokens
+    would be refused and whose account is another), rather than a failure on the first call."""
+    info = _read_connection_info(path)
+    where = f"{ENV_SANDBOX_FILE}={str(path)!r}"
+    found = connection.probe(
+        {"base_url": info["base_url"], "control_url": info["control_url"], **_instance(info)}
+    )
+    if found == connection.STOPPED:
+        raise ConfigError(
+            f"{where} names the sandbox at {info['base_url']}, which is not running: it was "
+            "stopped. Start it again with `svcnb sandbox` (with --state-file FILE to carry on "
+            f"the account it saved) or unset {ENV_SANDBOX_FILE}"
+        )
+    if found == connection.REPLACED:
+        raise ConfigError(
+            f"{where} names a sandbox that has stopped; a new sandbox answers at "
+            f"{info['base_url']} now, another account with other tokens: point "
+            f"{ENV_SANDBOX_FILE} at the connection file it printed, or unset {ENV_SANDBOX_FILE}"
+        )
+    return info
+
+
+def _instance(info: dict[str, str]) -> dict[str, str]:
+    return {"instance": info["instance"]} if info["instance"] else {}
 
 
 def _background_sandbox(options: dict[str, Any]) -> Any:

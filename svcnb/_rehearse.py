@@ -796,7 +796,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "examples:\n  svcnb sandbox --vms 40 --connection-file sandbox.json\n"
         "  svcnb sandbox --from-store data/store --anonymize --time-scale 0 "
         "--connection-file copy.json --save-state-on-exit copy-state.json\n"
-        "  svcnb sandbox --from-store s3://team/history --account prod --anonymize"
+        "  svcnb sandbox --from-store s3://team/history --account prod --anonymize "
+        "--connection-file prod-copy.json"
     )
 
 

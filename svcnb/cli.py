@@ -179,7 +179,23 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _complete() -> None:
+    """Answer the shell's completion request (argcomplete; ``eval "$(register-python-argcomplete
+    svcnb)"`` once in the shell's rc file) and exit. Only the command being typed has its
+    options added, as for --help, so completing a command name loads none of them."""
+    import argcomplete
+
+    line = os.environ.get("COMP_LINE", "")[: int(os.environ.get("COMP_POINT", "0") or 0)]
+    typed = line.split()[1:]
+    if line and not line[-1].isspace():
+        typed = typed[:-1]  # the word being completed is not a command yet
+    command = next((w for w in typed if not w.startswith("-")), None)
+    argcomplete.autocomplete(build_parser(command if command in _COMMANDS else None))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    if "_ARGCOMPLETE" in os.environ:  # set by the shell's completion hook, never by a user
+        _complete()
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in argv if not a.startswith("-")), None)
     name = command if command in _COMMANDS else None

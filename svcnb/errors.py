@@ -29,7 +29,9 @@ that builtin too (shown in brackets), so existing ``except ValueError`` code kee
     ├── UnknownMoneyKeyError [ValueError]  svcnb.frames.parse_money: a money key it cannot read
     ├── StoreError [RuntimeError]      svcnb.store: the store cannot be used as asked
     │   ├── MissingResourceError       a resource the snapshot asked for could not be read
-    │   └── DamagedCommitError         a commit of a store's table cannot be read (names it)
+    │   ├── DamagedCommitError         a commit of a store's table cannot be read (names it)
+    │   └── OriginError                a snapshot of another server or account than the store
+    │                                  holds under that name, or older than its latest
     ├── ConfigError [ValueError]       svcnb.config: the config file cannot be read or written
     ├── VocabularyError [ValueError]   svcnb.vocab: a status mapping names no known class
     ├── SignatureError [ValueError]    svcnb.webhooks: not signed by the subscription secret

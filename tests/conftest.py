@@ -5,6 +5,7 @@ environment and matplotlib."""
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -21,6 +22,9 @@ from svcnb.sandbox import Sandbox, serve
 
 SEED = 7
 VMS = 40
+# the buckets of the session's S3 server: the store tests', and those the README and the help
+# examples name
+S3_BUCKETS = ("svcnb-test", "svcnb", "team")
 
 
 @dataclass
@@ -79,6 +83,48 @@ def _own_files(tmp_path_factory) -> Iterator[Path]:
     return (folder / str(n) for n in itertools.count())
 
 
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[dict[str, str]]:
+    """An S3 server on loopback (moto's server mode) with the buckets ``S3_BUCKETS``, one per
+    session: the environment that points S3 clients at it (no real credentials)."""
+    boto3 = pytest.importorskip("boto3")
+    server_mod = pytest.importorskip("moto.server")
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    # moto lists its package folder (a stat per service) on every request to route it: a sixth
+    # of what an S3 test costs. The folder cannot change while the server runs.
+    patch = pytest.MonkeyPatch()
+    backends = pytest.importorskip("moto.backends")
+    modules = tuple(backends.list_of_moto_modules())
+    patch.setattr(backends, "list_of_moto_modules", lambda: modules)
+    server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    env = {
+        "AWS_ENDPOINT_URL": f"http://{host}:{port}",
+        "AWS_ALLOW_HTTP": "true",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_REGION": "us-east-1",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        # commits are put-if-absent: two writers never both write one version of a table log
+        "AWS_CONDITIONAL_PUT": "etag",
+    }
+    client = boto3.client(
+        "s3",
+        endpoint_url=env["AWS_ENDPOINT_URL"],
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        region_name="us-east-1",
+    )
+    for bucket in S3_BUCKETS:
+        client.create_bucket(Bucket=bucket)
+    try:
+        yield env
+    finally:
+        server.stop()
+        patch.undo()
+
+
 @pytest.fixture(autouse=True)
 def _clean_environment(monkeypatch: pytest.MonkeyPatch, _own_files: Iterator[Path]) -> None:
     """No test may reach a real account, a user's store or a user's config file through the
@@ -87,6 +133,8 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch, _own_files: Iterator[Pat
         monkeypatch.delenv(name, raising=False)
     own = next(_own_files)
     monkeypatch.setenv("SVCNB_CONFIG", f"{own}-config.toml")
+    # where `svcnb sandbox` writes its connection file unless told: never the user's
+    monkeypatch.setenv("XDG_STATE_HOME", f"{own}-state")
     # the cross-process rate budget too: a test's waits must not reach the next test or run
     monkeypatch.setenv("SVCNB_BUDGET", f"{own}-budget.sqlite")
     vocab.reload()

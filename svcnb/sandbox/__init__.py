@@ -4,10 +4,11 @@
 ``export_state``/``read_state_file``/``write_state_file`` save an account and ``serve(saved=...)``
 starts from one (format in ``svcnb.sandbox._saved``).
 
-``cli`` is the ``svcnb sandbox`` command (its options and ``run``). ``Dialect`` and the forms it
-chooses among (``MONEY``, ``TIMESTAMPS``, ``TOKEN_NAMES``, ``VALIDATION_STATUS``), with
-``write_money``, ``write_time`` and ``validation_wording``, say a value as a dialect would:
-``svcnb doctor`` names what a server speaks in the sandbox's own terms.
+``cli`` is the ``svcnb sandbox`` command (its options and ``run``); ``connection`` reads and
+writes a sandbox's connection file and asks whether the sandbox it names still answers.
+``Dialect`` and the forms it chooses among (``MONEY``, ``TIMESTAMPS``, ``TOKEN_NAMES``,
+``VALIDATION_STATUS``), with ``write_money``, ``write_time`` and ``validation_wording``, say a
+value as a dialect would: ``svcnb doctor`` names what a server speaks in the sandbox's own terms.
 
 The names load from their modules on first use, so ``svcnb sandbox --help`` (which needs only
 the options in ``_cli`` and ``_config``) imports neither uvicorn nor httpx.
@@ -20,6 +21,7 @@ import typing as _typing
 
 if _typing.TYPE_CHECKING:
     from . import _cli as cli
+    from . import _connection as connection
     from ._app import create_app
     from ._config import SandboxConfig
     from ._control_client import Control
@@ -57,7 +59,7 @@ _WHERE = {
     "write_time": "_speak",
 }
 # public name -> the module it is (under svcnb.sandbox)
-_MODULES = {"cli": "_cli"}
+_MODULES = {"cli": "_cli", "connection": "_connection"}
 
 __all__ = [
     "CURRENCY",
@@ -71,6 +73,7 @@ __all__ = [
     "SandboxConfig",
     "StateError",
     "cli",
+    "connection",
     "create_app",
     "daily_rate_bytes",
     "export_state",

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import logging
+import shlex
+import signal
 import sys
 import threading
+from pathlib import Path
 
 from ._config import DEFAULT_SEED, DEFAULT_VMS, SandboxConfig
 
@@ -15,7 +18,12 @@ from ._config import DEFAULT_SEED, DEFAULT_VMS, SandboxConfig
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    parser.add_argument("--port", type=int, default=0, help="port; 0 picks a free one")
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help="port; 0 picks a free one (default: the port saved in --state-file, else a free one)",
+    )
     parser.add_argument("--vms", type=int, default=DEFAULT_VMS, help="size of the seeded fleet")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of the fleet")
     parser.add_argument("--latency-ms", type=float, default=0.0, help="added to every request")
@@ -60,7 +68,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--connection-file",
         default=None,
-        help="write {base_url, api_root, control_url, tokens} as JSON here",
+        metavar="PATH",
+        help="write {base_url, api_root, control_url, tokens} as JSON here, readable by you "
+        "only; svcnb.connect() and every svcnb command use the sandbox it names when "
+        "SVCNB_SANDBOX=PATH is exported (default: $SVCNB_SANDBOX, else "
+        "~/.local/state/svcnb/sandbox.json; a file of a sandbox still running is refused)",
     )
     parser.add_argument(
         "--quiet", action="store_true", help="do not log each sandbox event to stderr"
@@ -75,14 +87,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="FILE",
         help="start from the account saved in FILE (GET /_sandbox/state or "
-        "--save-state-on-exit wrote it) instead of a seeded fleet; --vms and --seed are then "
-        "ignored, the saved clock and seed are used",
+        "--save-state-on-exit wrote it) instead of a seeded fleet, on the port saved with it; "
+        "--vms and --seed are then ignored, the saved clock and seed are used. A FILE that "
+        "does not exist yet is a seeded fleet when --save-state-on-exit names it too",
     )
     parser.add_argument(
         "--save-state-on-exit",
         default=None,
         metavar="FILE",
-        help="when the sandbox stops (Ctrl-C), write its account to FILE for --state-file",
+        help="when the sandbox stops (Ctrl-C or SIGTERM), write its account and port to FILE "
+        "for --state-file",
     )
     parser.add_argument(
         "--dialect-file",
@@ -144,17 +158,18 @@ def _log_to_stderr(quiet: bool) -> logging.Handler:
 def run(
     args: argparse.Namespace, stop: threading.Event | None = None, saved: dict | None = None
 ) -> int:
-    """Serve until Ctrl-C (or until ``stop`` is set, for tests). ``saved``: a state document
-    to start from (a caller that built one; ``--state-file`` reads one)."""
+    """Serve until Ctrl-C or SIGTERM (or until ``stop`` is set, for tests). ``saved``: a state
+    document to start from (a caller that built one; ``--state-file`` reads one)."""
     from ._saved import StateError, read_state_file
 
     handler = _log_to_stderr(getattr(args, "quiet", False))
     try:
         if getattr(args, "dialect_file", None) and not _speak_dialect_file(args):
             return 2
-        if saved is None and getattr(args, "state_file", None):
+        state_file = getattr(args, "state_file", None)
+        if saved is None and state_file and not _starts_afresh(args):
             try:
-                saved = read_state_file(args.state_file)
+                saved = read_state_file(state_file)
             except StateError as exc:
                 print(f"svcnb sandbox: {exc}", file=sys.stderr)
                 return 2
@@ -163,18 +178,64 @@ def run(
         logging.getLogger("svcnb.sandbox").removeHandler(handler)
 
 
+def _starts_afresh(args: argparse.Namespace) -> bool:
+    """``--state-file F --save-state-on-exit F`` with no F yet: the first run of a sandbox that
+    keeps its account in F starts from a seeded fleet (any other missing F is an error)."""
+    state_file, save_to = args.state_file, getattr(args, "save_state_on_exit", None)
+    return (
+        bool(save_to)
+        and not Path(state_file).exists()
+        and Path(state_file).absolute() == Path(save_to).absolute()
+    )
+
+
+def _saved_port(saved: dict | None) -> int | None:
+    """The port a sandbox saved with --save-state-on-exit listened on (None: none saved)."""
+    listen = (saved or {}).get("listen")
+    port = listen.get("port") if isinstance(listen, dict) else None
+    if isinstance(port, int) and not isinstance(port, bool) and 0 < port < 65536:
+        return port
+    return None
+
+
+def _in_use(path: Path) -> str | None:
+    """Why ``path`` must not be written: it is the connection file of a sandbox still running
+    (its users would be moved to this one without a word). None when it may be."""
+    from . import _connection
+
+    try:
+        info = _connection.read(path)
+    except (OSError, ValueError):
+        return None
+    if _connection.probe(info) != _connection.RUNNING:
+        return None
+    return (
+        f"{path} is the connection file of the sandbox running at {info['base_url']}; stop "
+        "that one first, or give this one a file of its own with --connection-file PATH"
+    )
+
+
 def _serve_until_stopped(
     args: argparse.Namespace, stop: threading.Event | None, saved: dict | None
 ) -> int:
+    from . import _connection
     from ._saved import export_state, write_state_file
     from ._serve import serve
 
+    connection_file = (
+        Path(args.connection_file) if args.connection_file else _connection.default_path()
+    )
+    refused = _in_use(connection_file)
+    if refused:
+        print(f"svcnb sandbox: {refused}", file=sys.stderr)
+        return 2
+    port = args.port if args.port is not None else _saved_port(saved)
     try:
         context = serve(
             saved=saved,
             host=args.host,
-            port=args.port,
-            connection_file=args.connection_file,
+            port=port or 0,
+            connection_file=str(connection_file),
             vms=args.vms,
             seed=args.seed,
             latency_ms=args.latency_ms,
@@ -188,7 +249,13 @@ def _serve_until_stopped(
         )
         sandbox = context.__enter__()
     except (ValueError, RuntimeError, OSError) as exc:  # StateError is a ValueError
-        print(f"svcnb sandbox: {exc}", file=sys.stderr)
+        message = str(exc)
+        if isinstance(exc, RuntimeError) and port and args.port is None:  # could not bind
+            message = (
+                f"port {port}, saved in {args.state_file}, is taken; pass --port 0 for a free "
+                "one (a store of this sandbox's snapshots then sees another server)"
+            )
+        print(f"svcnb sandbox: {message}", file=sys.stderr)
         return 2
     save_to = getattr(args, "save_state_on_exit", None)
     try:
@@ -196,24 +263,38 @@ def _serve_until_stopped(
         print(f"  public API: {sandbox.api_root}  control: {sandbox.control_url}", flush=True)
         if sandbox.state.dialect.name != "default":
             print(f"  dialect: {sandbox.state.dialect.name}", flush=True)
-        if args.connection_file:
-            print(
-                f"  tokens ({', '.join(sandbox.tokens)}) written to {args.connection_file}",
-                flush=True,
-            )
-        else:
-            print("  pass --connection-file PATH to get the API tokens", flush=True)
+        print(f"  tokens ({', '.join(sandbox.tokens)}) written to {connection_file}", flush=True)
         if saved is not None:
             print(f"  started from a saved state at sandbox time {saved['now']}", flush=True)
-        waiter = stop or threading.Event()
-        try:
-            while not waiter.wait(0.5):
-                pass
-        except KeyboardInterrupt:
-            pass
+        elif getattr(args, "state_file", None):
+            print(f"  {args.state_file} does not exist yet: a seeded fleet", flush=True)
         if save_to:
-            write_state_file(export_state(sandbox.state), save_to)
+            print(f"  Ctrl-C stops it and saves its account and port to {save_to}", flush=True)
+        print("svcnb.connect() and every svcnb command use it in a shell where you paste:")
+        print(f"export SVCNB_SANDBOX={shlex.quote(str(connection_file.absolute()))}", flush=True)
+        _wait(stop or threading.Event())
+        if save_to:
+            doc = export_state(sandbox.state)
+            doc["listen"] = {"port": int(sandbox.base_url.rsplit(":", 1)[1])}
+            write_state_file(doc, save_to)
             print(f"  state saved to {save_to}", flush=True)
     finally:
         context.__exit__(None, None, None)
     return 0
+
+
+def _wait(stop: threading.Event) -> None:
+    """Until ``stop`` is set, Ctrl-C, or SIGTERM (what `kill`, systemd and docker stop send):
+    both end the sandbox the same way, its state saved."""
+    terminated: list[int] = []
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, lambda signum, frame: terminated.append(signum))
+    try:
+        while not terminated and not stop.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)

@@ -110,6 +110,12 @@ def _put_state(state: State, base: SandboxConfig, params: dict, body: object) ->
     }
 
 
+def _instance(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:
+    """Which server this is (drawn at its start, the same after a reset): a connection file
+    records it, so a reader can tell a sandbox started since on the same port (``_connection``)."""
+    return 200, {"instance": state.instance}
+
+
 def _clock(state: State, base: SandboxConfig, params: dict, body: object) -> tuple[int, object]:
     return 200, {"now": state.stamp(), "timeScale": state.clock.time_scale}
 
@@ -395,6 +401,7 @@ _TABLE: list[tuple[str, str, Handler]] = [
     ("GET", "/truth", _truth),
     ("GET", "/state", _get_state),
     ("PUT", "/state", _put_state),
+    ("GET", "/instance", _instance),
     ("GET", "/clock", _clock),
     ("POST", "/clock/advance", _advance),
     ("GET", "/tokens", _tokens),

@@ -72,6 +72,10 @@ class Control:
 
         return write_state_file(self.state(), path)
 
+    def instance(self) -> str:
+        """This server's identity (drawn at its start; a reset keeps it)."""
+        return self._call("GET", "/instance")["instance"]
+
     def now(self) -> datetime:
         data = self._call("GET", "/clock")
         return parse_iso(data["now"])

@@ -6,7 +6,6 @@ with serve(vms=40, seed=7) as sb:
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import uvicorn
 
+from . import _connection
 from ._app import create_app
 from ._config import SandboxConfig
 from ._control_client import Control
@@ -38,11 +38,13 @@ class Sandbox:
         return f"Sandbox(base_url={self.base_url!r}, tokens=[{', '.join(self.tokens)}])"
 
     def connection_info(self) -> dict:
+        """What a connection file holds (``_connection``): where, the tokens, which server."""
         info = {
             "base_url": self.base_url,
             "api_root": self.api_root,
             "control_url": self.control_url,
             "tokens": dict(self.tokens),
+            "instance": self.state.instance,
         }
         if self.state.config.dialect != "default":
             info["dialect"] = self.state.config.dialect
@@ -50,13 +52,7 @@ class Sandbox:
 
     def write_connection_file(self, path: str | os.PathLike) -> Path:
         """Write the connection JSON readable by the owner only (it holds the tokens)."""
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            json.dump(self.connection_info(), handle, indent=2)
-            handle.write("\n")
-        return target
+        return _connection.write(self.connection_info(), path)
 
 
 class _Server(uvicorn.Server):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import secrets
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -66,6 +67,9 @@ class State:
         # secrets of the default tokens (admin, read, none): drawn once per server, kept across
         # resets so a handle's tokens stay valid; set by ``_build``
         self.default_secrets: dict[str, str] = {}
+        # this server's identity, kept across resets: a connection file records it, so a reader
+        # tells the sandbox that wrote the file from a new one started since on its port
+        self.instance = secrets.token_hex(8)
         # the saved state this server started from (``_saved``), which a reset goes back to
         self.start_doc: dict | None = None
         self.clear(config)

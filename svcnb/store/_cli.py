@@ -21,11 +21,16 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from svcnb._connect import account_client, account_names, configured_client
+from svcnb._connect import (
+    account_client,
+    account_names,
+    configured_client,
+    sandbox_connection_file,
+)
 from svcnb.config import ConfigError
 from svcnb.errors import SvcnbError
 
-from ._layout import add_store_option
+from ._layout import OriginError, add_store_option
 from ._pull import reason_of
 from ._store import Store
 
@@ -106,9 +111,12 @@ def _run_all(where: str | None, allow_older: bool) -> int:
     failed = [o.account for o in outcomes if o.code not in (0, INCOMPLETE)]
     incomplete = [o.account for o in outcomes if o.code == INCOMPLETE]
     if failed:
+        stored = (
+            "no account was stored" if len(failed) == len(outcomes) else "the others are stored"
+        )
         print(
             f"svcnb snapshot: {len(failed)} of {len(outcomes)} account(s) failed "
-            f"({', '.join(map(str, failed))}); the others are stored",
+            f"({', '.join(map(str, failed))}); {stored}",
             file=sys.stderr,
         )
         return FAILED
@@ -130,6 +138,21 @@ def _contained(where: str | None, name: str, allow_older: bool) -> Outcome:
         return outcome
 
 
+def _new_sandbox(exc: OriginError, sandbox_file: object, store: Store) -> str:
+    """The store's refusal said as what it means on a sandbox: this is a new one (a restart
+    without its saved state: another port, a clock that starts again, another account)."""
+    seen = {
+        "server": f"it answers at {exc.given}, the stored history's at {exc.held}",
+        "account": f"its account is {exc.given}, the stored history's {exc.held}",
+        "time": f"its clock reads {exc.given}, before the latest stored snapshot ({exc.held})",
+    }[exc.what]
+    return (
+        f"SVCNB_SANDBOX={sandbox_file} names a new sandbox, not the one whose history "
+        f"{store.path} holds ({seen}). Restart that one with `svcnb sandbox --state-file FILE` "
+        "(its saved account, on its port), or give this one another store (--store PATH)"
+    )
+
+
 def _one(
     where: str | None, name: str | None, progress: bool, allow_older: bool, prefix: str
 ) -> Outcome:
@@ -145,13 +168,21 @@ def _one(
         outcome.err.append(f"svcnb snapshot: {prefix}{exc}")
         outcome.code = NOT_CONFIGURED
         return outcome
-    # a Store per account (and so per thread): its catalog reader keeps state of its own
-    store = Store(where, account=name)
     try:
         with client:
+            # a Store per account (and so per thread): its catalog reader keeps state of its own
+            store = Store(where, account=name)
             snapshot_id = store.take(client, allow_older=allow_older)
-    except (SvcnbError, OSError) as exc:
+    except ConfigError as exc:  # the store's place cannot be used as configured
         outcome.err.append(f"svcnb snapshot: {prefix}{exc}")
+        outcome.code = NOT_CONFIGURED
+        return outcome
+    except (SvcnbError, OSError) as exc:
+        sandbox_file = sandbox_connection_file() if name is None else None
+        if isinstance(exc, OriginError) and sandbox_file is not None:
+            outcome.err.append(f"svcnb snapshot: {prefix}{_new_sandbox(exc, sandbox_file, store)}")
+        else:
+            outcome.err.append(f"svcnb snapshot: {prefix}{exc}")
         outcome.code = FAILED
         return outcome
     snaps = store.snapshots()

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -43,6 +44,7 @@ class Location:
         opts = {str(k): str(v) for k, v in (options or {}).items()}
         if is_remote(text):
             url = text.rstrip("/")
+            opts = _plain_http(url, opts)
             fs, root = pafs.FileSystem.from_uri(url)
             return cls(url, _with_options(fs, url, opts), root.rstrip("/"), False, opts)
         path = Path(text).absolute()
@@ -124,6 +126,41 @@ class Location:
     def delete(self, path: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             self.fs.delete_file(path)
+
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def _plain_http(url: str, opts: dict[str, str]) -> dict[str, str]:
+    """``opts`` with ``AWS_ALLOW_HTTP`` for an ``s3://`` store whose endpoint is an ``http://``
+    server on this machine (MinIO, a test server): deltalake refuses plain HTTP unless told,
+    and its refusal reads "builder error". An ``http://`` endpoint elsewhere would carry the
+    credentials unencrypted over the network: ConfigError saying so, unless
+    ``AWS_ALLOW_HTTP`` (environment or ``storage_options``) already decides."""
+    if not url.startswith(("s3://", "s3a://")):
+        return opts
+    lower = {k.lower(): v for k, v in opts.items()}
+    if "aws_allow_http" in lower or "allow_http" in lower or "AWS_ALLOW_HTTP" in os.environ:
+        return opts
+    endpoint = (
+        lower.get("aws_endpoint_url")
+        or lower.get("endpoint_url")
+        or lower.get("aws_endpoint")
+        or os.environ.get("AWS_ENDPOINT_URL_S3")
+        or os.environ.get("AWS_ENDPOINT_URL")
+        or ""
+    )
+    if not endpoint.lower().startswith("http://"):
+        return opts
+    host = urlsplit(endpoint).hostname or ""
+    if host in _LOOPBACK:
+        return {**opts, "AWS_ALLOW_HTTP": "true"}
+    from svcnb.config import ConfigError
+
+    raise ConfigError(
+        f"the S3 endpoint of {url} is plain http:// on {host}, which would carry the "
+        "credentials unencrypted; use https://, or set AWS_ALLOW_HTTP=true to allow it"
+    )
 
 
 def _with_options(fs: pafs.FileSystem, url: str, opts: Mapping[str, str]) -> pafs.FileSystem:

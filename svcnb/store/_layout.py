@@ -70,6 +70,23 @@ class DamagedCommitError(StoreError):
         self.problem = problem
 
 
+class OriginError(StoreError):
+    """The store refuses a snapshot: it is of another server or account than the one the store
+    holds under that account name, or older than that account's latest.
+
+    ``what`` is ``"server"``, ``"account"`` or ``"time"``; ``held`` is what the store holds
+    (the server URL, the account id, the latest server time), ``given`` what the snapshot
+    brought. A sandbox started afresh is all three: another port, and a clock that starts
+    again, for an account that is not the one stored.
+    """
+
+    def __init__(self, message: str, *, what: str, held: str, given: str) -> None:
+        super().__init__(message)
+        self.what = what
+        self.held = held
+        self.given = given
+
+
 class MissingResourceError(StoreError):
     """A resource could not be read when the snapshot asked for was taken.
 

@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import pandas as pd
 import pyarrow as pa
@@ -45,7 +46,7 @@ from svcnb.frames import KEYS, SCHEMAS
 from ._audit import scrub
 from ._catalog import Catalog, data_file, sync
 from ._fs import Location
-from ._layout import StoreError, warn
+from ._layout import OriginError, StoreError, warn
 from ._segments import (
     REMOVED,
     SEQ,
@@ -400,20 +401,41 @@ def check_origin(
         held = _identity(entries, key)
         if value and held and _same(key, value) != _same(key, held):
             name = account_of(entries[0])
-            raise StoreError(
+            advice = (
+                "Check the account's base_url and token (config file, or SVC_BASE_URL and "
+                "SVC_API_KEY), or use another store or account name for it"
+            )
+            if what == "server" and _on_this_machine(held) and _on_this_machine(value):
+                # two servers on this machine: most likely a sandbox started again afresh
+                advice = (
+                    "Both are on this machine: a sandbox started again without its saved state "
+                    "is a new one, with another account; restart the one whose history this is "
+                    "(`svcnb sandbox --state-file FILE` serves its saved account on its port), "
+                    "or use another store or account name for this one"
+                )
+            raise OriginError(
                 f"the store {loc.url} holds the history of {what} {held!r} under account "
-                f"{name!r}; this snapshot is from {what} {value!r}. Check the account's "
-                "base_url and token (config file, or SVC_BASE_URL and SVC_API_KEY), or use "
-                "another store or account name for it"
+                f"{name!r}; this snapshot is from {what} {value!r}. {advice}",
+                what=what,
+                held=str(held),
+                given=str(value),
             )
     if entries and when and not allow_older:
         latest = entries[-1]["server_time"] or entries[-1]["local_time"]
         if pd.Timestamp(when) < pd.Timestamp(latest):
-            raise StoreError(
+            raise OriginError(
                 f"this snapshot's server time {when} is earlier than the latest in {loc.url} "
                 f"({entries[-1]['snapshot_id']} at {latest}): the server's clock went back or "
-                "this is another server. Pass allow_older=True to store it anyway"
+                "this is another server. Pass allow_older=True to store it anyway",
+                what="time",
+                held=str(latest),
+                given=str(when),
             )
+
+
+def _on_this_machine(url: str) -> bool:
+    host = urlsplit(str(url)).hostname or ""
+    return host in ("127.0.0.1", "localhost", "::1")
 
 
 def _same(key: str, value: str) -> str:

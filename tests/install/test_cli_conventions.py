@@ -1,10 +1,14 @@
-"""The svcnb command's conventions: --version, a bare ``svcnb`` lists the commands, and every
-option's help shows its default (and nothing for an empty one)."""
+"""The svcnb command's conventions: --version, a bare ``svcnb`` lists the commands, every
+option's help shows its default (and nothing for an empty one), and the shell completes commands
+and options (argcomplete)."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
+import subprocess
+import sys
 from importlib.metadata import version
 
 import pytest
@@ -67,3 +71,29 @@ def test_the_options_the_issue_named():
     assert "random:SEED (default: default)" in flat
     # an empty default says what it means instead of "(default: [])"
     assert "(default: none, the socket peer counts)" in flat
+
+
+@pytest.mark.parametrize(
+    ("line", "offered"),
+    [
+        ("svcnb sna", {"snapshot", "snapshots"}),
+        ("svcnb ", set(cli._COMMANDS) | {"--version"}),
+        ("svcnb sandbox --sta", {"--state-file"}),
+        ("svcnb --version", {"--version"}),
+    ],
+)
+def test_the_shell_completes_commands_and_their_options(tmp_path, line, offered):
+    # what bash's hook (register-python-argcomplete svcnb) asks, and where argcomplete answers
+    out = tmp_path / "offered"
+    env = {
+        **os.environ,
+        "_ARGCOMPLETE": "1",
+        "COMP_LINE": line,
+        "COMP_POINT": str(len(line)),
+        "_ARGCOMPLETE_STDOUT_FILENAME": str(out),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "svcnb"], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert offered <= set(out.read_text().replace("\v", " ").split())

@@ -5,7 +5,8 @@ copied here, so a new one is run too. They run in order, in one empty folder, as
 type them in a terminal where ``SVCNB_SANDBOX`` names the sandbox the first example starts (the
 top-level help says so). What the examples refer to is put in that folder first: the
 certificate, key and secret file of ``svcnb listen``, a store of the first format for
-``svcnb migrate-store``, and a config file whose ``[alerts] ca_bundle`` trusts a local receiver.
+``svcnb migrate-store``, a config file whose ``[alerts] ca_bundle`` trusts a local receiver, and
+``s3://team/history`` (account ``prod``) on the session's S3 server on loopback.
 
 Two substitutions keep every byte on this machine and the run repeatable: a fixed ``--port N``
 becomes a free port, and an https URL of another host (the Slack webhook of ``svcnb check
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import http.server
-import json
 import os
 import re
 import shlex
@@ -128,8 +128,24 @@ class _Receiver(http.server.BaseHTTPRequestHandler):
         pass
 
 
+def _team_history(s3_env: dict[str, str]) -> None:
+    """``s3://team/history``, the store of several accounts an example copies one of: account
+    ``prod`` on the session's S3 server."""
+    from unittest import mock
+
+    from svcnb import Client, Store
+    from svcnb.sandbox import serve
+
+    with (
+        mock.patch.dict(os.environ, s3_env),
+        serve(vms=6, seed=11) as sb,
+        Client(sb.tokens["admin"], sb.base_url, progress=False) as client,
+    ):
+        Store("s3://team/history").take(client, account="prod")
+
+
 @pytest.fixture(scope="module")
-def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+def session(tmp_path_factory: pytest.TempPathFactory, s3_server: dict) -> Iterator[dict]:
     trustme = pytest.importorskip("trustme")
     home = tmp_path_factory.mktemp("examples")
     ca = trustme.CA()
@@ -154,6 +170,9 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         for k, v in os.environ.items()
         if k not in ("SVC_API_KEY", "SVC_BASE_URL", "SVCNB_STORE", "SVCNB_ALERT_URL")
     }
+    _team_history(s3_server)
+    # the S3 server as a user points svcnb at it: an http:// endpoint on this machine and keys
+    env.update({k: v for k, v in s3_server.items() if k != "AWS_ALLOW_HTTP"})
     env.update(
         SVCNB_SANDBOX=str(home / "sandbox.json"),
         SVCNB_CONFIG=str(home / "config.toml"),
@@ -201,12 +220,8 @@ def _ready(command: str, example: str, log: Path, home: Path, proc: subprocess.P
     while time.monotonic() < deadline:
         assert proc.poll() is None, f"{example} exited {proc.returncode}:\n{log.read_text()}"
         if command == "sandbox":
-            file = re.search(r"--connection-file (\S+)", example).group(1)
-            try:
-                if json.loads((home / file).read_text()).get("base_url"):
-                    return
-            except (OSError, ValueError):
-                pass
+            if "export SVCNB_SANDBOX=" in log.read_text():  # its last line at start-up
+                return
         elif command == "listen":
             port = int(re.search(r"--port (\d+)", example).group(1))
             with socket.socket() as probe:

@@ -9,6 +9,7 @@ and ``svcnb lab`` must copy nothing over them and serve JupyterLab until it is s
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -30,6 +31,16 @@ NOTEBOOKS = sorted(p.name for p in (REPO / "notebooks").glob("*.ipynb"))
 LAB_PACKAGES = ("ipywidgets", "itables", "jupyterlab", "nbclient", "nbconvert", "trustme")
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
+
+
+def _versions_script():
+    """scripts/check_versions.py (make test-versions), whose build_wheel builds the wheel."""
+    spec = importlib.util.spec_from_file_location(
+        "check_versions", REPO / "scripts" / "check_versions.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _user_env() -> dict[str, str]:
@@ -64,27 +75,7 @@ def _ok(done: subprocess.CompletedProcess[str]) -> str:
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not (REPO / ".git").exists() or shutil.which("git") is None:
         pytest.skip("builds from a git checkout")
-    work = tmp_path_factory.mktemp("build")
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=REPO,
-        capture_output=True,
-        check=True,
-    ).stdout.split(b"\0")
-    source = work / "src"
-    for name in filter(None, listed):
-        path = REPO / os.fsdecode(name)
-        if path.is_file():  # a file deleted but not yet committed is listed too
-            (source / path.relative_to(REPO)).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, source / path.relative_to(REPO))
-    _ok(
-        _run(
-            [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", work / "dist", source],
-            work,
-        )
-    )
-    (built,) = (work / "dist").glob("svcnb-*.whl")
-    return built
+    return _versions_script().build_wheel(tmp_path_factory.mktemp("build"))
 
 
 def test_the_wheel_holds_the_notebooks_and_no_test_files(wheel: Path) -> None:

@@ -24,6 +24,7 @@ def test_serve_writes_a_private_connection_file(make_sandbox, tmp_path):
         "api_root": sb.base_url + "/api/public/v1",
         "control_url": sb.base_url + "/_sandbox",
         "tokens": sb.tokens,
+        "instance": sb.control.instance(),
     }
     assert set(info["tokens"]) >= {"admin", "read"}
     assert all(t.startswith("svc_") for t in info["tokens"].values())

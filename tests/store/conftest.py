@@ -1,13 +1,11 @@
-"""An S3 server on loopback (moto's server mode) for the store's object-storage tests: one per
-session, a fresh prefix per test."""
+"""The store's object-storage tests: a fresh prefix per test on the session's S3 server on
+loopback (``s3_server``, tests/conftest.py)."""
 
 from __future__ import annotations
 
 import copy
-import logging
 import shutil
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -18,47 +16,7 @@ from svcnb.store import Store
 
 from .test_store_disk import DAY, T0, evolve, frames_of
 
-BUCKET = "svcnb-test"
-
-
-@pytest.fixture(scope="session")
-def s3_server() -> Iterator[dict[str, str]]:
-    """The environment that points S3 clients at the server (no real credentials)."""
-    boto3 = pytest.importorskip("boto3")
-    server_mod = pytest.importorskip("moto.server")
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    # moto lists its package folder (a stat per service) on every request to route it: a sixth
-    # of what an S3 test costs. The folder cannot change while the server runs.
-    patch = pytest.MonkeyPatch()
-    backends = pytest.importorskip("moto.backends")
-    modules = tuple(backends.list_of_moto_modules())
-    patch.setattr(backends, "list_of_moto_modules", lambda: modules)
-    server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    env = {
-        "AWS_ENDPOINT_URL": f"http://{host}:{port}",
-        "AWS_ALLOW_HTTP": "true",
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_REGION": "us-east-1",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        # commits are put-if-absent: two writers never both write one version of a table log
-        "AWS_CONDITIONAL_PUT": "etag",
-    }
-    client = boto3.client(
-        "s3",
-        endpoint_url=env["AWS_ENDPOINT_URL"],
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-        region_name="us-east-1",
-    )
-    client.create_bucket(Bucket=BUCKET)
-    try:
-        yield env
-    finally:
-        server.stop()
-        patch.undo()
+BUCKET = "svcnb-test"  # one of the S3 server's buckets (tests/conftest.py)
 
 
 @pytest.fixture

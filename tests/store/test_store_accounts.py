@@ -251,6 +251,21 @@ def test_one_failing_account_is_reported_and_the_others_land(
     assert sorted(Store(path).accounts()) == ["north", "south"]
 
 
+def test_when_every_account_failed_nothing_is_said_to_be_stored(monkeypatch, tmp_path, capsys):
+    config = tmp_path / "config.toml"
+    config.write_text(
+        "".join(
+            f'[accounts.{name}]\nbase_url = "http://127.0.0.1:9"\ntoken_env = "SVC_TOKEN_{name}"\n'
+            for name in ("a", "b")
+        )
+    )
+    monkeypatch.setenv("SVCNB_CONFIG", str(config))
+    assert main(["snapshot", "--all", "--store", str(tmp_path / "store")]) == 1
+    err = capsys.readouterr().err
+    assert "2 of 2 account(s) failed (a, b); no account was stored" in err
+    assert "the others" not in err
+
+
 def test_snapshot_account_pulls_one_and_a_store_refuses_another_server_under_its_name(
     make_sandbox, monkeypatch, tmp_path, capsys
 ):

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from frames._samples import account, vm
 
 from svcnb.store import RESOURCES, Store
@@ -151,3 +152,22 @@ def test_a_writer_killed_mid_snapshot_on_s3(s3_url, tmp_path):
         reader.load("vms"), sorted_frame("vms", frames_of(records)["vms"])
     )
     assert "vm-00077" not in set(Store(s3_url).load("vms", at=T0 + 10 * DAY)["id"])
+
+
+def test_an_http_endpoint_on_this_machine_needs_no_allow_http(s3_url, monkeypatch):
+    # what a user sets for MinIO or a test server: the endpoint and keys, nothing about HTTP
+    monkeypatch.delenv("AWS_ALLOW_HTTP")
+    store = Store(s3_url)
+    store.write(frames_of(account(3)), server_time=T0)
+    assert Store(s3_url).load("vms")["id"].tolist() == store.load("vms")["id"].tolist()
+
+
+def test_an_http_endpoint_elsewhere_is_refused_naming_the_way(s3_url, monkeypatch):
+    from svcnb.config import ConfigError
+
+    monkeypatch.delenv("AWS_ALLOW_HTTP")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://minio.example.net:9000")
+    with pytest.raises(ConfigError, match="plain http:// on minio.example.net.*AWS_ALLOW_HTTP"):
+        Store(s3_url)
+    monkeypatch.setenv("AWS_ALLOW_HTTP", "true")  # said explicitly: svcnb does not overrule it
+    Store(s3_url)
