@@ -26,12 +26,6 @@ import pandas as pd
 from svcnb.reports._columns import KINDS
 from svcnb.reports._display import display_frame, kind_text, text_table
 
-# The sentence of every view's ``unknown_status`` figure (one meaning, one name).
-UNKNOWN_STATUS_MEANS = (
-    "VMs whose status or billing word svcnb does not know: left out of every sum, forecast "
-    "and projection (map their words with svcnb.vocab.extend)."
-)
-
 # How a figure holds: exactly, or only as a bound in the direction named.
 QUALIFIERS = {"": "", "at least": "at least ", "at most": "at most ", "by": "by "}
 
@@ -49,6 +43,16 @@ class FigureSpec:
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"figure {self.name}: unknown kind {self.kind!r}")
+
+
+# Every view's ``unknown_status`` figure: one meaning, one name, declared once.
+UNKNOWN_STATUS = FigureSpec(
+    "unknown_status",
+    "VMs left out (status word unknown)",
+    "count",
+    "VMs whose status or billing word svcnb does not know: left out of every sum, forecast "
+    "and projection (map their words with svcnb.vocab.extend).",
+)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from svcnb.reports._duration import duration, duration_text
 from svcnb.reports._replay import latest_per_time, report, resolve_now
 from svcnb.reports._timeaxis import STATUS_COLOURS, concise_dates, legend_outside, thousands
 from svcnb.reports._view import (
-    UNKNOWN_STATUS_MEANS,
+    UNKNOWN_STATUS,
     FigureSpec,
     PlotSpec,
     TableSpec,
@@ -527,12 +527,7 @@ VIEW = ViewSpec(
             "The soonest time after the snapshot a VM within its pack is projected to pass it "
             "(the VM in brackets); VMs already over are counted above.",
         ),
-        FigureSpec(
-            "unknown_status",
-            "VMs left out (status word unknown)",
-            "count",
-            UNKNOWN_STATUS_MEANS,
-        ),
+        UNKNOWN_STATUS,
     ),
     tables=(
         TableSpec(

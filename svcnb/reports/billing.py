@@ -58,7 +58,7 @@ from svcnb.reports._reuse import active as reuse_active
 from svcnb.reports._reuse import reusable
 from svcnb.reports._timeaxis import concise_dates, legend_outside, money_axis
 from svcnb.reports._view import (
-    UNKNOWN_STATUS_MEANS,
+    UNKNOWN_STATUS,
     FigureSpec,
     PlotSpec,
     TableSpec,
@@ -1146,12 +1146,7 @@ VIEW = ViewSpec(
             "VMs suspended by their status or their billing status.",
         ),
         FigureSpec("vms_total", "VMs in the snapshot", "count", "Every VM listed, any status."),
-        FigureSpec(
-            "unknown_status",
-            "VMs left out (status word unknown)",
-            "count",
-            UNKNOWN_STATUS_MEANS,
-        ),
+        UNKNOWN_STATUS,
     ),
     tables=(
         TableSpec(
