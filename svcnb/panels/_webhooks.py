@@ -113,18 +113,23 @@ class WebhooksPanel(Displayed):
                     records.append({**delivery, "webhookId": sub["id"]})
             self.webhooks = frames.webhooks(subs)
             self.deliveries = frames.deliveries(records)
-            self.health = health_report.health(webhooks=self.webhooks, deliveries=self.deliveries)
-            self.plot.draw(lambda ax: health_report.plot_health(self.health, ax=ax))
+            # the webhooks view is the one source of the health table and its counts
+            view = health_report.frames_view(self.webhooks, self.deliveries)
+            self.health = view.tables["health"]
+            self.plot.draw(view.plots["health"])
             self._redraw()
-            disabled = int((~self.webhooks["is_active"].fillna(True)).sum())
+            counts = view.values()
+            disabled, unknown, bounded = (
+                counts["disabled"],
+                counts["unknown"],
+                counts["bounded"],
+            )
             words = f"{len(self.webhooks)} subscriptions, {len(self.deliveries)} delivery records"
-            unknown = int(self.health["unknown"].sum()) if len(self.health) else 0
             if unknown:
                 words += (
                     f"; {unknown} event(s) of unknown outcome (no success flag svcnb can read), "
                     "left out of the success rates"
                 )
-            bounded = self._bounded_runs()
             if bounded:
                 words += (
                     f"; {bounded} subscription(s) whose run of failures is only a bound or "
@@ -133,15 +138,6 @@ class WebhooksPanel(Displayed):
             words += f"; {disabled} disabled." if disabled else "."
             level = "warn" if disabled or bounded else "info"
             show(self.status, level, words + waited.words())
-
-    def _bounded_runs(self) -> int:
-        """Subscriptions whose consecutive failures or distance to auto-disable is not exact."""
-        if not len(self.health) or "consecutive_failures_bound" not in self.health:
-            return 0
-        exact = (self.health["consecutive_failures_bound"] == "exact") & (
-            self.health["failures_to_disable_bound"] == "exact"
-        )
-        return int((~exact.fillna(False)).sum())
 
     def _redraw(self) -> None:
         keep = self.selected_id

@@ -661,13 +661,9 @@ VIEW = ViewSpec(
     report="whatif",
     title="What if",
     figures=(
-        FigureSpec("balance", "Wallet balance", "money", "The wallet's balance at the snapshot."),
-        FigureSpec(
-            "owed",
-            "Owed now (overdue and suspended VMs)",
-            "money",
-            "The unpaid renewals of overdue and suspended VMs: the first thing a top-up pays.",
-        ),
+        # the same figures as billing's, declared there once
+        billing.VIEW.figure("balance"),
+        billing.VIEW.figure("owed"),
         FigureSpec(
             "renewals_if_paid",
             "Renewals due in {horizon} days once debts are paid",
