@@ -23,7 +23,8 @@ import pandas as pd
 from dialects.sweep import reports, same_frame  # tests/ is on sys.path (pytest rootdir insertion)
 
 from svcnb import vocab
-from svcnb._doctor import Doctor, Finding, Recorder, write_dialect_file
+from svcnb._doctor import Doctor, Finding
+from svcnb._doctor_record import Recorder, write_dialect_file
 from svcnb.client import Client
 from svcnb.errors import SchemaDriftWarning
 from svcnb.sandbox import Sandbox, serve
