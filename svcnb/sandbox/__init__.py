@@ -24,7 +24,7 @@ if _typing.TYPE_CHECKING:
     from . import _connection as connection
     from ._app import create_app
     from ._config import SandboxConfig
-    from ._control_client import Control
+    from ._control_client import ClockReading, Control
     from ._deliveries import wait_idle
     from ._dialect import MONEY, TIMESTAMPS, TOKEN_NAMES, VALIDATION_STATUS, Dialect
     from ._life import daily_rate_bytes, will_exceed_pack
@@ -41,6 +41,7 @@ _WHERE = {
     "TIMESTAMPS": "_dialect",
     "TOKEN_NAMES": "_dialect",
     "VALIDATION_STATUS": "_dialect",
+    "ClockReading": "_control_client",
     "Control": "_control_client",
     "Dialect": "_dialect",
     "Sandbox": "_serve",
@@ -67,6 +68,7 @@ __all__ = [
     "TIMESTAMPS",
     "TOKEN_NAMES",
     "VALIDATION_STATUS",
+    "ClockReading",
     "Control",
     "Dialect",
     "Sandbox",

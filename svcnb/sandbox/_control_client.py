@@ -2,11 +2,18 @@
 
 Each method returns the envelope's ``data``; a failure envelope raises ``RuntimeError`` carrying
 the sandbox's own message.
+
+:meth:`Control.clock` is the one reader of the sandbox clock over HTTP (``GET /_sandbox/clock``):
+``Control.now()`` and ``svcnb.webhooks.SandboxClock`` both read it through it. It is here, not on
+the client's side of the HTTP line, because the control endpoints are the sandbox's own wire
+(outside the API prefix, in no dialect): their client ships with the sandbox, and this module
+imports httpx and nothing of the emulator, so a receiver reading the clock loads no server.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -15,12 +22,31 @@ import httpx
 from ._envelopes import parse_iso
 
 
-class Control:
-    """Drives ``/_sandbox/`` of one sandbox."""
+@dataclass(frozen=True)
+class ClockReading:
+    """One answer of ``GET /_sandbox/clock``: the sandbox's time (UTC) and ``time_scale``, the
+    sandbox seconds that pass per real second (0: the clock moves only when advanced)."""
 
-    def __init__(self, control_url: str, transport: httpx.BaseTransport | None = None) -> None:
+    now: datetime
+    time_scale: float
+
+
+class Control:
+    """Drives ``/_sandbox/`` of one sandbox. ``timeout`` (seconds) bounds each request;
+    ``trust_env=False`` ignores proxy settings in the environment."""
+
+    def __init__(
+        self,
+        control_url: str,
+        transport: httpx.BaseTransport | None = None,
+        *,
+        timeout: float = 60.0,
+        trust_env: bool = True,
+    ) -> None:
         self.url = control_url.rstrip("/")
-        self._http = httpx.Client(base_url=self.url, timeout=60.0, transport=transport)
+        self._http = httpx.Client(
+            base_url=self.url, timeout=timeout, transport=transport, trust_env=trust_env
+        )
 
     def __repr__(self) -> str:
         return f"Control({self.url!r})"
@@ -76,9 +102,22 @@ class Control:
         """This server's identity (drawn at its start; a reset keeps it)."""
         return self._call("GET", "/instance")["instance"]
 
-    def now(self) -> datetime:
+    @property
+    def timeout(self) -> float | None:
+        """The read timeout of each request, in seconds."""
+        return self._http.timeout.read
+
+    def clock(self) -> ClockReading:
+        """The sandbox clock as it answers now. RuntimeError (a failure envelope), ValueError,
+        KeyError or TypeError when the answer is not a clock's; httpx.HTTPError when it cannot
+        be asked."""
         data = self._call("GET", "/clock")
-        return parse_iso(data["now"])
+        if not isinstance(data, dict):
+            raise TypeError(f"the clock answer is a {type(data).__name__}, not an object")
+        return ClockReading(parse_iso(data["now"]), float(data.get("timeScale") or 0.0))
+
+    def now(self) -> datetime:
+        return self.clock().now
 
     def advance(self, seconds: float) -> datetime:
         data = self._call("POST", "/clock/advance", {"seconds": seconds})

@@ -3,7 +3,9 @@
 The sandbox starts its clock at a fixed epoch and moves it only when told (or K times real time),
 so against the machine's clock every sandbox event would look days old and be flagged as a
 possible replay. :class:`SandboxClock` samples ``GET {control_url}/clock`` from a background thread
-and extrapolates between samples with the sandbox's ``timeScale``.
+through the sandbox's control client (``svcnb.sandbox.Control.clock``, the one reader of that
+clock: an HTTP client importing nothing of the emulator) and extrapolates between samples with
+the sandbox's ``timeScale``.
 
 It is sampled in the background, never while a request is being handled, because the sandbox runs
 a delivery while holding its own state lock: asking it the time from inside the delivery it is
@@ -16,11 +18,16 @@ from __future__ import annotations
 
 import threading
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import httpx
 
+from svcnb.sandbox import ClockReading, Control
+
 __all__ = ["SandboxClock"]
+
+# what Control.clock raises when the sandbox cannot be asked or its answer is not a clock's
+_UNREAD = (httpx.HTTPError, RuntimeError, AttributeError, ValueError, KeyError, TypeError)
 
 
 class SandboxClock:
@@ -35,13 +42,13 @@ class SandboxClock:
             raise ValueError(f"interval must be > 0 seconds, got {interval}")
         self.url = control_url.rstrip("/") + "/clock"
         self.interval = interval
-        self._http = httpx.Client(timeout=timeout, trust_env=False)
+        self._control = Control(control_url, timeout=timeout, trust_env=False)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         try:
             self._sample = self._fetch()
-        except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
-            self._http.close()
+        except _UNREAD as exc:
+            self._control.close()
             raise ConnectionError(
                 f"cannot read the sandbox clock at {self.url}: {exc}; is the sandbox running and "
                 "is this its control URL (sb.control_url)?"
@@ -61,8 +68,8 @@ class SandboxClock:
         """Stop sampling; the clock keeps extrapolating from the last sample."""
         self._stop.set()
         if self._thread.is_alive() and self._thread is not threading.current_thread():
-            self._thread.join(timeout=self._http.timeout.read or 5.0)
-        self._http.close()
+            self._thread.join(timeout=self._control.timeout or 5.0)
+        self._control.close()
 
     def __enter__(self) -> SandboxClock:
         return self
@@ -71,19 +78,14 @@ class SandboxClock:
         self.close()
 
     def _fetch(self) -> tuple[datetime, float, float]:
-        response = self._http.get(self.url)
-        response.raise_for_status()
-        data = response.json()["data"]
-        now = datetime.fromisoformat(data["now"])
-        if now.tzinfo is None:
-            now = now.replace(tzinfo=UTC)
-        return now, float(data.get("timeScale") or 0.0), time.monotonic()
+        reading: ClockReading = self._control.clock()
+        return reading.now, reading.time_scale, time.monotonic()
 
     def _poll(self) -> None:
         while not self._stop.wait(self.interval):
             try:
                 sample = self._fetch()
-            except (httpx.HTTPError, ValueError, KeyError, TypeError):
+            except _UNREAD:
                 continue  # keep the last good sample; the sandbox may be busy or restarting
             with self._lock:
                 self._sample = sample
