@@ -79,12 +79,21 @@ class Report:
             return self.fn(*args, **kwargs)
 
     def __repr__(self) -> str:
-        return f"<report {self.fn.__module__}.{self.fn.__qualname__}>"
+        return f"<report {self._module}.{self.fn.__qualname__}>"
+
+    @property
+    def _module(self) -> str:
+        """The public module users reach the report by: ``svcnb.reports.firewall`` for a report
+        written in ``svcnb.reports.firewall._findings``."""
+        parts = self.fn.__module__.split(".")
+        while len(parts) > 1 and parts[-1].startswith("_"):
+            parts.pop()
+        return ".".join(parts)
 
     @property
     def name(self) -> str:
         """``billing.runway``: the report module and function, as users call it."""
-        return f"{self.fn.__module__.rpartition('.')[2]}.{self.fn.__qualname__}"
+        return f"{self._module.rpartition('.')[2]}.{self.fn.__qualname__}"
 
     def missing_inputs(self, snap: pd.Series) -> list[str]:
         """The resources this report loads that snapshot row ``snap`` could not read."""

@@ -1,0 +1,81 @@
+"""Firewall audit: which rules expose which VMs, which rules never apply, what changed.
+
+:func:`audit` returns one findings frame; each finding names its ``check``:
+
+==========================  ========  ==========================================================
+check                       severity  meaning
+==========================  ========  ==========================================================
+exposed_sensitive_port      high      inbound ACCEPT from any source to SSH, RDP, a database,
+                                      a cache, a search engine or the Docker API
+accept_any_protocol         high/med  ACCEPT with protocol ANY (high when inbound from anywhere)
+shadowed                    med/low   an earlier rule matches everything this one does (medium
+                                      when its action differs: this rule never takes effect)
+duplicate                   low       the same match and action as an earlier rule
+unparsed_port               medium    the port string is in no known form: cannot be audited
+unparsed_ip                 medium    an IP entry is not an address or CIDR
+ip_list_near_cap            low       an IP list holds 45 or more of the 50 entries allowed
+vm_without_firewall         medium    a VM (status class not terminated) has no firewall attached
+firewall_unattached         info      a firewall protects no VM
+==========================  ========  ==========================================================
+
+"From any source" means an empty source list (the contract: ``[]`` is any), ``0.0.0.0/0``,
+``::/0`` or ``any``. A missing (NA) port is read as no port restriction. Rules whose port or IPs do
+not parse are never called shadowed nor said to shadow others: their match is unknown.
+
+:func:`reach` answers one flow ("22/TCP from 203.0.113.5") per VM with the rule that decides it,
+on the same parsed rules and first-match model; :func:`reach_diff` lists the flows an edit
+opens, closes or makes unknown over the VMs of the changed firewalls.
+"""
+
+from __future__ import annotations
+
+from svcnb.reports.firewall._audit_view import VIEW, view
+from svcnb.reports.firewall._changes import changes, finding_changes, rule_changes
+from svcnb.reports.firewall._findings import (
+    FINDING_CHANGE_COLUMNS,
+    FINDING_COLUMNS,
+    FINDING_STATES,
+    IP_LIST_CAP,
+    IP_LIST_WARN,
+    SENSITIVE_PORTS,
+    SEVERITIES,
+    audit,
+    plot_findings,
+    shadowing,
+)
+from svcnb.reports.firewall._reachability import (
+    DEFAULT_ACTION,
+    NO_FIREWALL_ACTION,
+    PROBE_PORTS,
+    REACH_COLUMNS,
+    REACH_DIFF_COLUMNS,
+    reach,
+    reach_diff,
+    reach_diff_words,
+)
+
+__all__ = [
+    "FINDING_CHANGE_COLUMNS",
+    "FINDING_COLUMNS",
+    "FINDING_STATES",
+    "IP_LIST_CAP",
+    "DEFAULT_ACTION",
+    "IP_LIST_WARN",
+    "NO_FIREWALL_ACTION",
+    "PROBE_PORTS",
+    "REACH_COLUMNS",
+    "REACH_DIFF_COLUMNS",
+    "SENSITIVE_PORTS",
+    "SEVERITIES",
+    "VIEW",
+    "audit",
+    "changes",
+    "finding_changes",
+    "plot_findings",
+    "reach",
+    "reach_diff",
+    "reach_diff_words",
+    "rule_changes",
+    "shadowing",
+    "view",
+]
