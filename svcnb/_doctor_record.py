@@ -60,12 +60,7 @@ _LENIENT = ("offset", "token", "hal")
 _DETAIL_KEYS = frozenset({"sshKeys", "firewalls", "privateNetworks"})
 # the canonical delivery fields a dialect names, and the frame column each is read into
 _DELIVERY_FIELDS = {
-    "statusCode": "status_code",
-    "success": "success",
-    "attempts": "attempts",
-    "eventId": "event_id",
-    "createdAt": "created_at",
-    "lastAttemptAt": "last_attempt_at",
+    name: frames.column_of("deliveries", name) for name in Dialect().delivery_fields
 }
 _DELIVERY_FIXED = ("id", "event", "url", "error")  # keys every sandbox delivery record has
 _TIME_LAYOUT = "not in the sandbox's layouts"

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from svcnb.client import Client
+    from svcnb.frames import ResourceName
     from svcnb.sandbox import Control, Sandbox
     from svcnb.store import Store
 
@@ -338,6 +339,75 @@ def _key(key: bytes | str | None) -> bytes:
     return key.encode() if isinstance(key, str) else key
 
 
+# the VM's fields up to its links, in the spec's key order (the copy keeps it: the sandbox
+# answers records in the order it holds their keys); plan and billing are stated by the copy
+_VM_HEAD = (
+    "id", "name", "hostname", "status", "vcpu", "ram_mib", "disk_gib", "bandwidth_gib",
+    "network_speed_mbps", "network_10g_enabled", "daily_backup_enabled", "is_protected",
+    "ip_address", "region_slug", "region_name", "plan_slug", "plan_name", "os_slug", "os_name",
+    "os_version", "billing_status", "created_at", "bandwidth_used_bytes", "bandwidth_pack_bytes",
+)  # fmt: skip
+_WEBHOOK_ORDER = (
+    "id", "url", "events", "description", "is_active", "created_at", "updated_at",
+    "consecutive_failures",
+)  # fmt: skip
+_DELIVERY_ORDER = (
+    "id", "event_id", "event", "url", "status_code", "success", "attempts", "created_at",
+    "last_attempt_at", "error",
+)  # fmt: skip
+
+
+def _said(resource: ResourceName, row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with each value as the API states it, by the column's schema entry: times as
+    text, lists as lists (none: empty), decimal strings as strings."""
+    from svcnb.frames import SCHEMAS
+
+    out = dict(row)
+    for column, spec in SCHEMAS[resource].items():
+        if column not in out:
+            continue
+        value = out[column]
+        if spec.dtype == "datetime64[ns, UTC]":
+            out[column] = _time(value)
+        elif spec.parse == "list":
+            out[column] = list(value or [])
+        elif spec.parse == "decimal":
+            out[column] = None if value is None else str(value)
+    return out
+
+
+def _record(
+    resource: ResourceName, row: dict[str, Any], columns: tuple[str, ...] | None = None
+) -> dict[str, Any]:
+    """``row`` (a frame row as :func:`_rows` gives it) as the API record the copy states."""
+    from svcnb.frames import api_record
+
+    return dict(api_record(resource, _said(resource, row), columns))
+
+
+def _renamed(p: Pseudonyms | None, row: dict[str, Any], **kinds: str | tuple[str, str]) -> None:
+    """Replace the columns named in ``kinds`` by their pseudonyms, in place (nothing without
+    ``p``). A kind is a :meth:`Pseudonyms.name` kind, or (kind, pattern); ``address`` and
+    ``url`` take those pseudonyms, lists of addresses each one."""
+    if p is None:
+        return
+    for column, kind in kinds.items():
+        value = row[column]
+        if kind == "address":
+            row[column] = (
+                [p.address(x) for x in value] if isinstance(value, list) else p.address(value)
+            )
+        elif kind == "url":
+            row[column] = p.url(value)
+        elif isinstance(kind, tuple):
+            row[column] = p.name(kind[0], value, kind[1])
+        else:
+            row[column] = p.name(kind, value)
+
+
+_DESCRIPTION = ("description", "description {n}")
+
+
 def _document(
     frames: dict[str, pd.DataFrame | None], now: str, notes: _Notes, p: Pseudonyms | None
 ) -> dict:
@@ -369,60 +439,42 @@ def _document(
                 billing["priceMonthly"] = price
             billing["nextRenewalAt"] = _time(r["next_renewal_at"])
             billing["status"] = _billing_word(r["billing_status"], billing_words)
-        plan: dict = {"slug": r["plan_slug"], "name": r["plan_name"]}
+        _renamed(
+            p,
+            r,
+            name="vm",
+            hostname=("host", "host-{n:03d}.example.invalid"),
+            ip_address="address",
+        )
+        # pseudonyms are numbered in the order asked for: a VM's links right after the VM
+        for k in keys.get(r["id"], []):
+            _renamed(p, k, name="key", fingerprint=("fingerprint", "SHA256:anon{n:04d}"))
+        for f in fws.get(r["id"], []):
+            _renamed(p, f, name="fw")
+        for n in nets.get(r["id"], []):
+            _renamed(p, n, name="net")
+        vm = _record("vms", {**r, "status": status}, _VM_HEAD)
         if billing is None and price is not None:
-            plan["priceMonthly"] = price
-        name = p.name("vm", r["name"]) if p else r["name"]
-        vm = {
-            "id": r["id"],
-            "name": name,
-            "hostname": p.name("host", r["hostname"], "host-{n:03d}.example.invalid")
-            if p
-            else r["hostname"],
-            "status": status,
-            "vcpu": r["vcpu"],
-            "ram": r["ram_mib"],
-            "disk": r["disk_gib"],
-            "bandwidth": r["bandwidth_gib"],
-            "networkSpeed": r["network_speed_mbps"],
-            "network10gEnabled": r["network_10g_enabled"],
-            "dailyBackupEnabled": r["daily_backup_enabled"],
-            "isProtected": r["is_protected"],
-            "ipAddress": p.address(r["ip_address"]) if p else r["ip_address"],
-            "region": {"slug": r["region_slug"], "name": r["region_name"]},
-            "plan": plan,
-            "osTemplate": {"slug": r["os_slug"], "name": r["os_name"], "version": r["os_version"]},
-            "billing": billing,
-            "createdAt": _time(r["created_at"]),
-            "bandwidthUsedBytes": r["bandwidth_used_bytes"],
-            "bandwidthPackBytes": None
-            if r["bandwidth_pack_bytes"] is None
-            else str(r["bandwidth_pack_bytes"]),
-            "sshKeys": [
-                {
-                    "id": k["ssh_key_id"],
-                    "name": p.name("key", k["name"]) if p else k["name"],
-                    "fingerprint": p.name("fingerprint", k["fingerprint"], "SHA256:anon{n:04d}")
-                    if p
-                    else k["fingerprint"],
-                }
-                for k in keys.get(r["id"], [])
-            ],
-            "firewalls": [
-                {"id": f["firewall_id"], "name": p.name("fw", f["name"]) if p else f["name"]}
-                for f in fws.get(r["id"], [])
-            ],
-            "privateNetworks": [
-                {"id": n["network_id"], "name": p.name("net", n["name"]) if p else n["name"]}
-                for n in nets.get(r["id"], [])
-            ],
-            "updatedAt": _time(r["updated_at"]),
-            "_price": str(_decimal(r["price_monthly_amount"]))
+            vm["plan"]["priceMonthly"] = price
+        vm["billing"] = billing
+        vm["sshKeys"] = [
+            _record("vm_ssh_keys", k, ("ssh_key_id", "name", "fingerprint"))
+            for k in keys.get(r["id"], [])
+        ]
+        vm["firewalls"] = [
+            _record("vm_firewalls", f, ("firewall_id", "name")) for f in fws.get(r["id"], [])
+        ]
+        vm["privateNetworks"] = [
+            _record("vm_private_networks", n, ("network_id", "name")) for n in nets.get(r["id"], [])
+        ]
+        vm.update(_record("vms", r, ("updated_at",)))
+        vm["_price"] = (
+            str(_decimal(r["price_monthly_amount"]))
             if r["price_monthly_amount"] is not None
-            else "0",
-            "_priceForm": "string",
-            "_index": index,
-        }
+            else "0"
+        )
+        vm["_priceForm"] = "string"
+        vm["_index"] = index
         vms.append(vm)
         if job is not None:
             pending.append({"vmId": r["id"], "kind": job, "at": now, "actionId": None})
@@ -475,44 +527,15 @@ def _firewalls(doc: dict, frames: dict, p: Pseudonyms | None) -> None:
     if frames.get("firewalls") is not None:
         for r in _rows(frames["firewalls"]):
             known.add(r["id"])
-            doc["firewalls"].append(
-                {
-                    "id": r["id"],
-                    "name": p.name("fw", r["name"]) if p else r["name"],
-                    "description": p.name("description", r["description"], "description {n}")
-                    if p
-                    else r["description"],
-                    "createdAt": _time(r["created_at"]),
-                    "updatedAt": _time(r["updated_at"]),
-                }
-            )
+            _renamed(p, r, name="fw", description=_DESCRIPTION)
+            doc["firewalls"].append(_record("firewalls", r))
     if frames.get("firewall_rules") is None:
         return
     for r in _rows(frames["firewall_rules"]):
         if r["firewall_id"] not in known:
             continue  # a rule whose firewall the snapshot did not read: noted with firewalls
-        doc["rules"].append(
-            {
-                "id": r["id"],
-                "firewallId": r["firewall_id"],
-                "position": r["position"],
-                "direction": r["direction"],
-                "action": r["action"],
-                "protocol": r["protocol"],
-                "port": r["port"],
-                "sourceIps": [p.address(x) for x in r["source_ips"] or []]
-                if p
-                else list(r["source_ips"] or []),
-                "destIps": [p.address(x) for x in r["dest_ips"] or []]
-                if p
-                else list(r["dest_ips"] or []),
-                "description": p.name("description", r["description"], "description {n}")
-                if p
-                else r["description"],
-                "createdAt": _time(r["created_at"]),
-                "updatedAt": _time(r["updated_at"]),
-            }
-        )
+        _renamed(p, r, source_ips="address", dest_ips="address", description=_DESCRIPTION)
+        doc["rules"].append(_record("firewall_rules", r))
 
 
 def _networks(doc: dict, frames: dict, p: Pseudonyms | None) -> None:
@@ -520,33 +543,16 @@ def _networks(doc: dict, frames: dict, p: Pseudonyms | None) -> None:
     if frames.get("networks") is not None:
         for r in _rows(frames["networks"]):
             known.add(r["id"])
-            doc["networks"].append(
-                {
-                    "id": r["id"],
-                    "name": p.name("net", r["name"]) if p else r["name"],
-                    "region": {"slug": r["region_slug"], "name": r["region_name"]},
-                    "ipRange": p.address(r["ip_range"]) if p else r["ip_range"],
-                    "createdAt": _time(r["created_at"]),
-                    "updatedAt": _time(r["updated_at"]),
-                    # addresses past every one in use: the copy's next attach picks a free one
-                    "_nextHost": 10,
-                }
-            )
+            _renamed(p, r, name="net", ip_range="address")
+            # addresses past every one in use: the copy's next attach picks a free one
+            doc["networks"].append({**_record("networks", r), "_nextHost": 10})
     if frames.get("attachments") is None:
         return
     for r in _rows(frames["attachments"]):
         if r["network_id"] not in known:
             continue
-        doc["attachments"].append(
-            {
-                "id": r["id"],
-                "vmId": r["vm_id"],
-                "networkId": r["network_id"],
-                "privateIp": p.address(r["private_ip"]) if p else r["private_ip"],
-                "netInterface": r["net_interface"],
-                "attachedAt": _time(r["attached_at"]),
-            }
-        )
+        _renamed(p, r, private_ip="address")
+        doc["attachments"].append(_record("attachments", r))
 
 
 def _wallet(doc: dict, frames: dict, notes: _Notes) -> None:
@@ -590,46 +596,19 @@ def _wallet(doc: dict, frames: dict, notes: _Notes) -> None:
 
 def _webhooks(doc: dict, frames: dict, p: Pseudonyms | None) -> None:
     known: set[str] = set()
-    urls: dict[str, str] = {}
     if frames.get("webhooks") is not None:
         for r in _rows(frames["webhooks"]):
             known.add(r["id"])
-            url = p.url(r["url"]) if p else r["url"]
-            urls[r["id"]] = url
-            doc["webhooks"].append(
-                {
-                    "id": r["id"],
-                    "url": url,
-                    "events": list(r["events"] or []),
-                    "description": p.name("description", r["description"], "description {n}")
-                    if p
-                    else r["description"],
-                    "isActive": r["is_active"],
-                    "createdAt": _time(r["created_at"]),
-                    "updatedAt": _time(r["updated_at"]),
-                    "consecutiveFailures": r["consecutive_failures"],
-                }
-            )
+            _renamed(p, r, url="url", description=_DESCRIPTION)
+            doc["webhooks"].append(_record("webhooks", r, _WEBHOOK_ORDER))
     if frames.get("deliveries") is None:
         return
     for r in _rows(frames["deliveries"]):
         if r["webhook_id"] not in known:
             continue
-        doc["deliveries"].append(
-            {
-                "id": r["id"],
-                "eventId": r["event_id"],
-                "event": r["event"],
-                "url": p.url(r["url"]) if p else r["url"],
-                "statusCode": r["status_code"],
-                "success": r["success"],
-                "attempts": r["attempts"],
-                "createdAt": _time(r["created_at"]),
-                "lastAttemptAt": _time(r["last_attempt_at"]),
-                "error": r["error"],
-                "_webhookId": r["webhook_id"],
-            }
-        )
+        _renamed(p, r, url="url")
+        record = _record("deliveries", r, _DELIVERY_ORDER)
+        doc["deliveries"].append({**record, "_webhookId": r["webhook_id"]})
 
 
 # -- the copy -----------------------------------------------------------------------------------

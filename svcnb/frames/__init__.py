@@ -1,7 +1,9 @@
 """API records -> typed pandas DataFrames, one function per resource, one schema table each.
 
 ``SCHEMAS[name]`` maps every column to ``(source path, dtype)``; ``KEYS[name]`` names the columns
-that identify a row. Datetimes are ``datetime64[ns, UTC]``, integers ``Int64``, booleans
+that identify a row. ``API_FIELDS``/``COLUMNS`` are the same table read both ways (column -> the
+API field it is read from, any API name -> its columns); ``api_record`` writes a row back at its
+API fields. Datetimes are ``datetime64[ns, UTC]``, integers ``Int64``, booleans
 ``boolean``, text ``string``, lists ``object`` holding lists of str, money ``Float64`` plus
 ``*_currency`` and ``*_raw``. Empty input gives an empty frame with the same columns and dtypes.
 A value that cannot be read (wrong type, a time without a zone, an unknown money form, a money
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 from ._build import RecordError, UnreadableValueWarning, empty
 from ._deliveries import MEANINGS, PLACED, UnplacedKeyWarning, unplaced_keys
+from ._fields import API_FIELDS, COLUMNS, api_record, column_of
 from ._money import Money, UnknownMoneyKeyError, parse_money
 from ._records import vm_records
 from ._resources import (
@@ -36,6 +39,8 @@ from ._schema import KEYS, SCHEMAS, Field, ResourceName
 from ._units import UnitCheck, UnitWarning, check_units
 
 __all__ = [
+    "API_FIELDS",
+    "COLUMNS",
     "KEYS",
     "MEANINGS",
     "PLACED",
@@ -49,8 +54,10 @@ __all__ = [
     "UnknownMoneyKeyError",
     "UnplacedKeyWarning",
     "UnreadableValueWarning",
+    "api_record",
     "attachments",
     "check_units",
+    "column_of",
     "deliveries",
     "empty",
     "firewall_rules",
