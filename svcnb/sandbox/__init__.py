@@ -27,6 +27,7 @@ if _typing.TYPE_CHECKING:
     from ._control_client import ClockReading, Control
     from ._deliveries import wait_idle
     from ._dialect import MONEY, TIMESTAMPS, TOKEN_NAMES, VALIDATION_STATUS, Dialect
+    from ._following import SandboxClock
     from ._life import daily_rate_bytes, will_exceed_pack
     from ._plans_regions import CURRENCY
     from ._saved import StateError, export_state, read_state_file, write_state_file
@@ -45,6 +46,7 @@ _WHERE = {
     "Control": "_control_client",
     "Dialect": "_dialect",
     "Sandbox": "_serve",
+    "SandboxClock": "_following",
     "SandboxConfig": "_config",
     "StateError": "_saved",
     "create_app": "_app",
@@ -72,6 +74,7 @@ __all__ = [
     "Control",
     "Dialect",
     "Sandbox",
+    "SandboxClock",
     "SandboxConfig",
     "StateError",
     "cli",

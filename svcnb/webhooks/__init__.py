@@ -13,7 +13,6 @@ Accepted events are read back with ``Store.events()``.
 
 from __future__ import annotations
 
-from svcnb.webhooks._clock import SandboxClock
 from svcnb.webhooks._errors import (
     MalformedSignature,
     MissingSignature,
@@ -32,7 +31,6 @@ __all__ = [
     "PayloadError",
     "Receiver",
     "RunningReceiver",
-    "SandboxClock",
     "SignatureError",
     "SignatureMismatch",
     "free_port",

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 from svcnb.store import add_store_option, is_remote, resolve_path, resolve_url
-from svcnb.webhooks._clock import SandboxClock
 from svcnb.webhooks._receiver import DEFAULT_TOLERANCE, Receiver
 from svcnb.webhooks._server import RunningReceiver, bind, uvicorn_server
 
@@ -94,6 +93,9 @@ def run(args: argparse.Namespace) -> int:
         if args.tolerance < 0:
             raise ValueError(f"--tolerance must be >= 0 seconds, got {args.tolerance:g}")
         if args.sandbox_clock:
+            # the command joins the two sides, as connect() does; the receiver takes any clock
+            from svcnb.sandbox import SandboxClock
+
             clock = SandboxClock(args.sandbox_clock)
         receiver = Receiver(secret, store, tolerance=args.tolerance, clock=clock)
         server = uvicorn_server(receiver, args.cert, args.key)

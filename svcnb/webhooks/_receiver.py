@@ -123,7 +123,7 @@ class Receiver:
     clock
         Zero-argument callable returning the current time as an aware ``datetime``; the machine's
         UTC time by default. Against the sandbox, whose clock is simulated, pass a clock that
-        follows it (``svcnb.webhooks.SandboxClock``), or every event would look days old.
+        follows it (``svcnb.sandbox.SandboxClock``), or every event would look days old.
 
     POST to any path is handled (the subscription URL picks the path); every answer is JSON:
     200 ``{"received": true, "duplicate": bool, "eventId": ...}``, 400/401/413/503

@@ -21,10 +21,10 @@ import pytest
 from _webhooks_support import FailFirstAnswers, Recorder, needs_openssl, openssl_signature
 
 import svcnb
+from svcnb.sandbox import SandboxClock, wait_idle
 from svcnb.sandbox import serve as serve_sandbox
-from svcnb.sandbox import wait_idle
 from svcnb.store import EventLog, Store
-from svcnb.webhooks import Receiver, SandboxClock, free_port, serve
+from svcnb.webhooks import Receiver, free_port, serve
 
 # more than a sandbox stop takes, so one advance stops the VM (its retries would fall due in the
 # same advance, so the retry tests emit their event instead)

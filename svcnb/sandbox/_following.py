@@ -1,11 +1,11 @@
-"""A receiver clock that follows a sandbox's simulated clock.
+"""A clock that follows a sandbox's simulated clock, for a webhook receiver's ``clock=``.
 
 The sandbox starts its clock at a fixed epoch and moves it only when told (or K times real time),
 so against the machine's clock every sandbox event would look days old and be flagged as a
 possible replay. :class:`SandboxClock` samples ``GET {control_url}/clock`` from a background thread
-through the sandbox's control client (``svcnb.sandbox.Control.clock``, the one reader of that
-clock: an HTTP client importing nothing of the emulator) and extrapolates between samples with
-the sandbox's ``timeScale``.
+through :meth:`Control.clock`, the one reader of that clock, and extrapolates between samples
+with the sandbox's ``timeScale``. It lives with the sandbox, not with the receiver, so that
+``svcnb.webhooks`` shares nothing with the sandbox: the receiver takes any clock callable.
 
 It is sampled in the background, never while a request is being handled, because the sandbox runs
 a delivery while holding its own state lock: asking it the time from inside the delivery it is
@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 
 import httpx
 
-from svcnb.sandbox import ClockReading, Control
+from ._control_client import ClockReading, Control
 
 __all__ = ["SandboxClock"]
 
