@@ -7,8 +7,8 @@ store (``svcnb.alerts._state``), and returns what fired (new since the last chec
 checked. With a ``send`` callable (``svcnb check`` passes the HTTPS delivery), the fired alerts
 are claimed, sent, and recorded as fired once sent: an alert that could not be delivered stays
 unannounced and is sent by the next check. The claim (a compare-and-set on the journal's
-alerts table, ``svcnb.alerts._state``) makes each alert announced once however many checks run at once,
-on one machine or several, on a local store or on object storage.
+alerts table, ``svcnb.alerts._state``) makes each alert announced once however many checks run
+at once, on one machine or several, on a local store or on object storage.
 
 Layer: above reports and store (imports both); the CLI (``svcnb check``) and notebooks use it.
 """

@@ -368,9 +368,8 @@ class Journal:
             raise ValueError("append_if needs at least one record")
         kinds = {type(r) for r in records}
         if len(kinds) != 1:
-            raise ValueError(
-                f"append_if writes records of one kind in one commit, got {sorted(k.__name__ for k in kinds)}"
-            )
+            names = sorted(k.__name__ for k in kinds)
+            raise ValueError(f"append_if writes records of one kind in one commit, got {names}")
         self.migrate()
         written = [r.scrubbed() for r in records]
         return self._logs[type(written[0])].append_if(_rows(written), version)
