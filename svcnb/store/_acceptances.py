@@ -42,8 +42,8 @@ def _time(value: Any, name: str) -> pd.Timestamp:
     try:
         ts = pd.Timestamp(value)
     except (TypeError, ValueError):
-        ts = pd.NaT
-    if ts is pd.NaT:
+        ts = None
+    if not isinstance(ts, pd.Timestamp):  # NaT, from None or ""
         raise StoreError(
             f"{name}={value!r} is not a time; give a datetime or ISO 8601 text such as "
             "'2030-01-31' or '2030-01-31T12:00Z' (a time without a zone is UTC)"
@@ -146,10 +146,12 @@ def table(journal: Journal, account: str) -> pd.DataFrame:
     revoked_at, revoked_by, revoke_reason NA while it stands)."""
     rows: list[dict[str, Any]] = []
     records = [
-        r for r in journal.records(FindingAccepted, AcceptanceRevoked) if r.account == account
+        r
+        for r in journal.records(FindingAccepted, AcceptanceRevoked)
+        if isinstance(r, FindingAccepted | AcceptanceRevoked) and r.account == account
     ]
     # by when each happened; those of one time in the order written
-    records.sort(key=lambda r: pd.Timestamp(r.time))
+    records.sort(key=lambda r: r.when())
     for record in records:
         if isinstance(record, FindingAccepted):
             rows.append(

@@ -80,24 +80,13 @@ def _jsonable(value: Any) -> Any:
     return redact(str(value))
 
 
-def _clean(record: Mapping[str, Any]) -> dict[str, Any]:
-    missing = [k for k in ("firewall_id", "rule_id", "outcome") if k not in record]
-    if missing:
-        raise ValueError(f"audit record lacks {missing}; fields are {', '.join(AUDIT_COLUMNS)}")
-    clean = scrub(dict(record))
-    when = pd.Timestamp(clean.get("time") or datetime.now(UTC))
-    when = when.tz_localize("UTC") if when.tzinfo is None else when.tz_convert("UTC")
-    clean["time"] = when.isoformat()
-    return clean
-
-
 def clean(record: Mapping[str, Any]) -> dict[str, Any]:
     """``record`` as the audit log took it: scrubbed, ``time`` as UTC ISO 8601 text (now when
     it had none); ValueError when it lacks firewall_id, rule_id or outcome."""
     missing = [k for k in ("firewall_id", "rule_id", "outcome") if k not in record]
     if missing:
         raise ValueError(f"audit record lacks {missing}; fields are {', '.join(AUDIT_COLUMNS)}")
-    cleaned: dict[str, Any] = scrub(dict(record))
+    cleaned = dict(scrub(dict(record)))
     when = pd.Timestamp(cleaned.get("time") or datetime.now(UTC))
     when = when.tz_localize("UTC") if when.tzinfo is None else when.tz_convert("UTC")
     cleaned["time"] = when.isoformat()

@@ -79,8 +79,8 @@ def _utc(value: object, name: str) -> pd.Timestamp:
     try:
         ts = pd.Timestamp(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        ts = pd.NaT
-    if ts is pd.NaT:
+        ts = None
+    if not isinstance(ts, pd.Timestamp):  # NaT, from None or ""
         raise StoreError(f"{name}={value!r} is not a time; give a datetime or ISO 8601 text")
     return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
 
@@ -106,6 +106,10 @@ class JournalRecord:
 
     time: TimeLike | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def when(self) -> pd.Timestamp:
+        """``time`` as a UTC Timestamp."""
+        return _utc(self.time, "time")
 
     @classmethod
     def schema(cls) -> pa.Schema:
@@ -135,7 +139,7 @@ class JournalRecord:
     def as_audit(self) -> dict[str, Any]:
         """The record as the audit log held it: ``time`` and other times as ISO 8601 text,
         ``kind``, the fields of the kind and those of ``extra``."""
-        out: dict[str, Any] = {"time": _utc(self.time, "time").isoformat()}
+        out: dict[str, Any] = {"time": self.when().isoformat()}
         if self.AUDIT_KIND is not None:
             out["kind"] = self.AUDIT_KIND
         out.update(self.IMPLIED)
