@@ -380,10 +380,11 @@ class Journal:
 
     def migrate(self, records: Sequence[tuple[str, Mapping[str, Any]]] | None = None) -> int:
         """Copy the old audit log's records into the journal, each once (by its id), then
-        check them field for field; returns how many it holds. Runs by itself before the
-        first write of this Journal; ``records`` (id, record) copies those instead (from a
-        store of the first format). StoreError naming a record of a kind the journal does
-        not keep, or one that reads back differently."""
+        check them field for field; returns how many old records it checked (0 when this
+        Journal had already migrated). Runs by itself before the first write of this
+        Journal; ``records`` (id, record) copies those instead (from a store of the first
+        format). StoreError naming a record of a kind the journal does not keep, or one that
+        reads back differently."""
         if records is None:
             if self._migrated:
                 return 0
