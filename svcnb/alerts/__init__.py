@@ -6,9 +6,9 @@ store (``svcnb.alerts._state``), and returns what fired (new since the last chec
 (its condition went away, so it may fire again at the next crossing) and what could not be
 checked. With a ``send`` callable (``svcnb check`` passes the HTTPS delivery), the fired alerts
 are claimed, sent, and recorded as fired once sent: an alert that could not be delivered stays
-unannounced and is sent by the next check. The claim (a compare-and-set on the store's audit
-log, ``svcnb.alerts._state``) makes each alert announced once however many checks run at once,
-on one machine or several, on a local store or on object storage.
+unannounced and is sent by the next check. The claim (a compare-and-set on the journal's
+alerts table, ``svcnb.alerts._state``) makes each alert announced once however many checks run
+at once, on one machine or several, on a local store or on object storage.
 
 Layer: above reports and store (imports both); the CLI (``svcnb check``) and notebooks use it.
 """
@@ -65,8 +65,8 @@ __all__ = [
 ]
 
 
-# how often a check reads the alert state again after another writer to the audit log went
-# first; each refusal means some record landed, so this bounds only a store under a storm
+# how often a check reads the alert state again after another writer of alerts went first;
+# each refusal means some record landed, so this bounds only a store under a storm
 CLAIM_ATTEMPTS = 30
 # a claim outlives the longest delivery by this much: the rest of the check (writing "fired")
 CLAIM_MARGIN_SECONDS = 60.0
@@ -147,7 +147,7 @@ def check(
     send: Callable[[Mapping[str, Any]], int] | None = None,
 ) -> CheckResult:
     """Evaluate ``rules`` (default: the config file's) on the snapshot as of ``at`` (latest)
-    and record what fired and cleared in the store's audit log.
+    and record what fired and cleared in the store's journal.
 
     Each new alert is claimed first, in one compare-and-set commit with what cleared; an alert
     another check has claimed and not yet announced is left to it (it is in ``standing``), so
@@ -182,13 +182,13 @@ def check(
             snapshot_id=seen.snapshot_id,
             server_time=seen.server_time,
         )
-        if not claims or store.append_audit_if(claims, version=state.version):
+        if not claims or store.journal.append_if(claims, version=state.version):
             break
         time.sleep(min(0.01 * 2**attempt, 0.5) * (0.5 + secrets.randbelow(100) / 100))
     else:
         raise StoreError(
             f"could not record the alerts of snapshot {seen.snapshot_id}: other writers to the "
-            f"store's audit log went first {CLAIM_ATTEMPTS} times in a row; run the check again"
+            f"store's journal went first {CLAIM_ATTEMPTS} times in a row; run the check again"
         )
     if send is not None and len(result.fired):
         try:

@@ -2,17 +2,17 @@
 
 An alert fires when its condition holds and it is not already standing; it stands until a check
 finds its condition gone, which clears it (and it may fire again at a later crossing). Each fire
-and each clear is one audit record (``Store.append_audit``) with ``kind = "alert"``,
-``outcome`` "alert fired" or "alert cleared", ``alert_key``, ``alert_rule``, ``snapshot_id`` and
-``message``; ``firewall_id`` and ``rule_id`` are empty, so a rule's edit history never shows
-them. The audit log is append-only, kept in the store wherever it is (a folder or object
-storage: a team sharing a store shares what fired) and on file with the rule edits and accepted
-findings, so what was announced and when is audited like everything else.
+and each clear is one record of the store's journal (``svcnb.store.AlertRecord``, in the
+journal's alerts table) with ``outcome`` "alert fired" or "alert cleared", ``alert_key``,
+``alert_rule``, ``snapshot_id`` and ``message``. The journal is append-only, kept in the store
+wherever it is (a folder or object storage: a team sharing a store shares what fired) and on
+file with the rule edits and accepted findings, so what was announced and when is audited like
+everything else.
 
 Delivery is claimed before it is made, so two checks at once announce each alert once: a check
 writes "alert claimed" records (with ``claimed_until``, its own clock plus the longest its
-delivery may take) for the alerts it is about to send, with ``Store.append_audit_if`` — one
-commit at the audit log's next version, refused when anyone wrote since the check read it (then
+delivery may take) for the alerts it is about to send, with ``Journal.append_if`` — one
+commit at the alerts table's next version, refused when anyone wrote since the check read it (then
 it reads again and claims what is still unclaimed). Once sent it writes "alert fired"; when the
 delivery failed, "alert not delivered", which frees the alert for the next check. A claim whose
 check died mid-delivery frees it when ``claimed_until`` has passed. One mechanism serves both
@@ -34,6 +34,8 @@ from typing import Any
 
 import pandas as pd
 
+from svcnb.store import AlertRecord
+
 __all__ = [
     "CLAIMED",
     "CLEARED",
@@ -49,7 +51,7 @@ __all__ = [
     "records",
 ]
 
-KIND = "alert"
+KIND = AlertRecord.AUDIT_KIND  # the ``kind`` of its records in ``Store.audit_log()``
 FIRED = "alert fired"
 CLEARED = "alert cleared"
 CLAIMED = "alert claimed"
@@ -59,7 +61,7 @@ STATE_COLUMNS = ["alert_key", "alert_rule", "outcome", "time", "snapshot_id", "m
 
 @dataclass
 class Ledger:
-    """The alert records of the account in scope, read at audit log ``version``."""
+    """The alert records of the account in scope, read at the alerts table's ``version``."""
 
     rows: pd.DataFrame  # STATE_COLUMNS and claimed_until, in the order written, every outcome
     version: int
@@ -87,20 +89,14 @@ class Ledger:
 
 
 def ledger(store: Any) -> Ledger:
-    """Every alert record of the account in scope, and the audit log version read."""
-    log = store.audit_log()
+    """Every alert record of the account in scope, and the alerts table's version read."""
+    log = store.journal.read(AlertRecord)
     version = int(log.attrs.get("version", -1))
     columns = [*STATE_COLUMNS, "claimed_until"]
-    if log.empty or "kind" not in log:
-        empty = pd.DataFrame({c: pd.Series(dtype="string") for c in columns})
-        return Ledger(empty.astype({"time": "datetime64[ns, UTC]"}), version)
-    keep = (log["kind"] == KIND).fillna(False).to_numpy(dtype=bool)
-    if "account" in log:
-        named = log["account"]
-        ours = (named.isna() | (named == store.account_in_scope())).fillna(False)
-        keep = keep & ours.to_numpy(dtype=bool)
-    out = log[keep].reindex(columns=columns).reset_index(drop=True)
-    text = [c for c in columns if c != "time"]
+    named = log["account"]
+    keep = (named.isna() | (named == store.account_in_scope())).fillna(False)
+    out = log[keep.to_numpy(dtype=bool)].reindex(columns=columns).reset_index(drop=True)
+    text = [c for c in columns if c not in ("time", "claimed_until")]
     return Ledger(out.astype(dict.fromkeys(text, "string")), version)
 
 
@@ -123,29 +119,24 @@ def records(
     snapshot_id: str,
     server_time: Any,
     claim_seconds: float | None = None,
-) -> list[dict[str, Any]]:
+) -> list[AlertRecord]:
     """One ``outcome`` record per row of ``rows`` (columns key, rule, message); a claim runs
     out ``claim_seconds`` from now."""
     account = store.account_in_scope()
     until = None
     if claim_seconds is not None:
-        until = (datetime.now(UTC) + timedelta(seconds=claim_seconds)).isoformat()
+        until = datetime.now(UTC) + timedelta(seconds=claim_seconds)
     return [
-        {
-            "time": server_time,
-            "kind": KIND,
-            "account": account,
-            "outcome": outcome,
-            "alert_key": str(row.key),
-            "alert_rule": str(row.rule),
-            "snapshot_id": snapshot_id,
-            "message": str(row.message),
-            **({"claimed_until": until} if until is not None else {}),
-            "firewall_id": None,
-            "rule_id": None,
-            "before": None,
-            "after": None,
-        }
+        AlertRecord(
+            time=server_time,
+            account=account,
+            outcome=outcome,
+            alert_key=str(row.key),
+            alert_rule=str(row.rule),
+            snapshot_id=snapshot_id,
+            message=str(row.message),
+            claimed_until=until,
+        )
         for row in rows.itertuples(index=False)
     ]
 
@@ -160,4 +151,4 @@ def record(
 ) -> None:
     """Append one ``outcome`` record per row of ``rows`` (columns key, rule, message)."""
     for one in records(store, outcome, rows, snapshot_id=snapshot_id, server_time=server_time):
-        store.append_audit(one)
+        store.journal.append(one)

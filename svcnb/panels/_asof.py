@@ -26,14 +26,14 @@ from typing import Any
 import ipywidgets as widgets
 import pandas as pd
 
-from svcnb.panels._accounts import PerAccount, known
+from svcnb.panels._accounts import PerAccount
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import banner, folder_problem, show, shown_in
 from svcnb.panels._quiet import quietly
 from svcnb.panels._render import THEME_STYLE, PlotView, grid, shown
 from svcnb.reports import Histories, Reuse, View, ViewSpec
 from svcnb.reports.billing import export_csv
-from svcnb.store import Store
+from svcnb.store import EVERY_ACCOUNT, Store, account_names
 
 _NO_SNAPSHOT = "no snapshot"  # the slider's only option (value "") while the store is empty
 # as-of times whose frames and answers a panel keeps (moving back to the last one is instant)
@@ -289,6 +289,6 @@ def one_account(store: Store, account: Any) -> Store:
     reach a panel's own constructor (``PerAccount`` makes one panel per account instead)."""
     if account is None:
         return store
-    if isinstance(account, str) and account != "*":
-        return store.for_account(known(store, account))
+    if isinstance(account, str) and account != EVERY_ACCOUNT:
+        return store.for_account(account_names(account, store.accounts(), store.path)[0])
     raise ValueError(f"account={account!r}: one panel shows one account (see AccountTabs)")

@@ -20,7 +20,7 @@ from svcnb.panels._messages import RateWait, banner, describe, show, shown_in
 from svcnb.panels._quiet import quietly
 from svcnb.panels._render import cell, table, theme_style
 from svcnb.reports import firewall as firewall_report
-from svcnb.store import Store
+from svcnb.store import RuleEdit, Store
 
 # API field -> label shown next to its input
 EDITABLE = {
@@ -95,9 +95,9 @@ class RuleEditor(Displayed):
     """Pick a firewall and a rule, edit it in a validated form, review the diff, save, audit.
 
     Reads firewall records ``{id, name}`` and rule records with the API's keys (position, port,
-    sourceIps, destIps, description, ...). Every save that is sent is appended to
-    ``store.append_audit`` with time, firewall_id, rule_id, before and after (dicts of the
-    changed fields), outcome and detail; ``audit_log()`` returns them as a frame.
+    sourceIps, destIps, description, ...). Every save that is sent is a ``RuleEdit`` in the
+    store's journal with time, firewall_id, rule_id, before and after (dicts of the changed
+    fields), outcome and detail; ``audit_log()`` returns them as a frame.
 
     Widgets (stable attribute names): ``firewall_picker`` (CSS ``svcnb-firewall-picker``),
     ``rule_picker`` (CSS ``svcnb-rule-picker``), one input per
@@ -550,28 +550,29 @@ class RuleEditor(Displayed):
         detail: str,
         time: pd.Timestamp,
     ) -> None:
-        record = {
-            "time": time,
-            "firewall_id": fw_id,
-            "rule_id": rule_id,
-            "before": before,
-            "after": after,
-            "outcome": outcome,
-            "detail": detail,
-        }
+        record = RuleEdit(
+            time=time,
+            firewall_id=fw_id,
+            rule_id=rule_id,
+            before=before,
+            after=after,
+            outcome=outcome,
+            detail=detail,
+        )
         with shown_in(self.status, "writing the audit log"):
-            self.store.append_audit(record)
+            self.store.journal.append(record)
 
     def audit_log(self) -> pd.DataFrame:
-        """The store's audit log (time, firewall_id, rule_id, before, after, outcome, detail)."""
-        return self.store.audit_log()
+        """The store's journal, every kind, as the audit log (time, firewall_id, rule_id,
+        before, after, outcome, detail, ...)."""
+        return self.store.journal.log()
 
     def _show_history(self) -> None:
         if self.rule is None:
             self.history.value = ""
             return
         with shown_in(self.status, "reading the audit log"):
-            log = self.store.audit_log()
+            log = self.store.journal.log()
             if log.empty or "rule_id" not in log:
                 self.history.value = ""
                 return

@@ -6,7 +6,7 @@ refuses a plan whose content no longer gives its digest (``plan_id``), re-reads 
 decides it again under the plan's rules (a saved file is data anyone can edit: its decisions are
 never trusted), and refuses any the rules hold back now or whose guarded fields moved since the
 plan was built; the rest are stopped and waited for with the client's own stop machinery, and the
-plan, the approver and each VM's outcome go to the store's audit log.
+plan, the approver and each VM's outcome go to the store's journal (a ``StopPlanRecord``).
 """
 
 from __future__ import annotations
@@ -27,11 +27,12 @@ import pandas as pd
 from svcnb import frames, vocab
 from svcnb.config import service_url
 from svcnb.errors import Conflict, NotFound, SvcnbError, WaitTimeout
+from svcnb.store import StopPlanRecord
 
 DEFAULT_LIMIT = 10
 PLAN_KIND = "svcnb.stop_plan"
 PLAN_VERSION = 1
-AUDIT_KIND = "stop_plan"
+AUDIT_KIND = StopPlanRecord.AUDIT_KIND  # its ``kind`` in ``Store.audit_log()``
 
 STOP, PROTECTED, NOT_STOPPABLE = "stop", "protected", "not stoppable"
 # outcomes of applying a plan, per VM
@@ -688,28 +689,25 @@ class StopRun:
         return self.outcomes
 
     def record(self, stage: str = "applied") -> dict[str, Any]:
-        """Write the plan, the approver and each VM's outcome to the store's audit log."""
+        """Write the plan, the approver and each VM's outcome to the store's journal; returns
+        the record as ``Store.audit_log()`` shows it."""
         counts = self.outcomes["outcome"].value_counts()
         order = (STOPPED, QUEUED, STRAGGLER, REFUSED, FAILED, SKIPPED)
         said = ", ".join(f"{int(counts[k])} {k}" for k in order if counts.get(k, 0))
         when = self.client.server_time or datetime.now(UTC)
-        record = {
-            "time": when,
-            "kind": AUDIT_KIND,
-            "stage": stage,
-            "firewall_id": None,
-            "rule_id": None,
-            "outcome": f"stop plan {stage}: {said}",
-            "plan_id": self.plan.plan_id,
-            "approver": self.approver,
-            "plan": self.plan.to_dict(),
-            "vms": [
+        record = StopPlanRecord(
+            time=when,
+            stage=stage,
+            outcome=f"stop plan {stage}: {said}",
+            plan_id=self.plan.plan_id,
+            approver=self.approver,
+            plan=self.plan.to_dict(),
+            vms=[
                 {k: (None if pd.isna(v) else v) for k, v in row.items()}
                 for row in self.outcomes.to_dict("records")
             ],
-        }
-        self.store.append_audit(record)
-        return record
+        )
+        return self.store.journal.append(record).as_audit()
 
 
 def apply_plan(

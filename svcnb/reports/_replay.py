@@ -36,6 +36,7 @@ import pandas as pd
 
 from svcnb.reports import _reuse
 from svcnb.store import MissingResourceError
+from svcnb.store import account_names as parse_accounts
 
 UTC = "UTC"
 
@@ -260,16 +261,12 @@ SEVERAL_ACCOUNTS_NOTE = (
 
 
 def account_names(store: StoreLike, account: Any) -> list[str] | None:
-    """None for one account (``account`` None: the store as bound, or one name: that one's
-    view is taken by the caller), else the names of several: a list, or ``"*"`` for all."""
+    """None for ``account`` None (the store as bound), else the names ``account`` asks for
+    (one name, a list, or ``"*"`` for all), checked against the store's
+    (``svcnb.store.account_names``)."""
     if account is None:
         return None
-    if isinstance(account, str):
-        return store.accounts() if account == "*" else [account]
-    names = list(dict.fromkeys(account))
-    if not names:
-        raise ValueError("account=[] names no account; give a name, a list of names or '*'")
-    return names
+    return parse_accounts(account, store.accounts(), getattr(store, "path", store))
 
 
 def per_account(names: list[str], answer: Callable[[str], Any]) -> Any:

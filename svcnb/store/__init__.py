@@ -5,15 +5,29 @@ Spark read without svcnb (layout in ``svcnb.store._layout``). Unchanged rows are
 again; a snapshot is published by one commit to the catalog table, whole or not at all, also
 with several writers; a store holds one account's history, or several partitioned by account
 (``Store.accounts()``, ``account=`` on every reader), each account name bound to one server and
-wallet; tokens and webhook secrets never enter it.
+wallet; tokens and webhook secrets never enter it. Beside the snapshots, ``Store.journal``
+(``Journal``) keeps what was done with the store: rule edits, accepted findings and their
+revocations, stop plans and alert state, one typed record kind per table.
 A resource that could not be read is recorded as missing, with the reason, never as empty:
 reading it at that snapshot raises ``MissingResourceError``.
 """
 
 from __future__ import annotations
 
+from ._accounts import EVERY_ACCOUNT, Accounts, account_names
 from ._eventlog import EventLog
 from ._fs import is_remote
+from ._journal import (
+    KINDS,
+    AcceptanceRevoked,
+    AlertRecord,
+    FindingAccepted,
+    Journal,
+    JournalRecord,
+    RuleEdit,
+    StopPlanRecord,
+    from_audit,
+)
 from ._layout import (
     ENV_PATH,
     DamagedCommitError,
@@ -31,16 +45,28 @@ from ._store import Store
 
 __all__ = [
     "ENV_PATH",
+    "EVERY_ACCOUNT",
+    "KINDS",
     "RESOURCES",
+    "AcceptanceRevoked",
+    "Accounts",
+    "AlertRecord",
     "DamagedCommitError",
     "EventLog",
+    "FindingAccepted",
+    "Journal",
+    "JournalRecord",
     "MissingResourceError",
     "OriginError",
+    "RuleEdit",
     "SnapshotWarning",
+    "StopPlanRecord",
     "Store",
     "StoreError",
+    "account_names",
     "add_store_option",
     "check_readable",
+    "from_audit",
     "is_remote",
     "resolve_path",
     "resolve_url",

@@ -6,8 +6,11 @@
   <resource>/                    Delta table per resource: versions of rows (svcnb.store._segments)
     account=NAME/                in a store of several accounts: that account's files (a Delta
                                  partition: readers see an ``account`` column)
-  _audit/                        Delta table: the audit log, a record per commit (store._audit)
-  audit.jsonl                    the audit log before the table (local stores; read, never written)
+  _journal/<kind>/               Delta table per journal record kind: rule_edits, acceptances,
+                                 revocations, stop_plans, alerts (svcnb.store._journal)
+  _audit/                        the audit log before the journal, a record per commit; copied
+                                 into the journal on its first write, then only read
+  audit.jsonl                    the audit log before that table (local stores; read, never written)
   webhook_events.jsonl           webhook event log (svcnb.store._eventlog; local stores)
 ```
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ._audit import _frame, _legacy
+from ._audit import audit_frame, legacy_lines
 from ._layout import MissingResourceError, StoreError
 from ._legacy import frame_at, is_legacy, read_entries
 from ._snapshots import RESOURCES, has, reason, unreadable
@@ -75,9 +75,9 @@ def migrate(
             raise StoreError(f"snapshot {entry['snapshot_id']} was written as {written}")
         say(f"wrote {written}")
     # the audit log (rule edits, accepted findings, stop plans, alerts) goes with the history,
-    # in the order it was written
-    for record in _legacy(source):
-        target.append_audit(record)
+    # into the journal, in the order it was written (the journal checks each record field for
+    # field as it copies it)
+    target.journal.migrate(legacy_lines(source))
     return check(source, Store(new, storage_options=storage_options), say)
 
 
@@ -121,7 +121,7 @@ def check(source: Path, target: Store, say: Callable[[str], object]) -> Migrated
 def _check_audit(source: Path, target: Store) -> int:
     """The old audit log's records, in order, are the new store's (by time, firewall, rule,
     outcome and every other field they hold)."""
-    want = _frame(_legacy(source))
+    want = audit_frame([record for _, record in legacy_lines(source)])
     got = target.audit_log()
     if len(got) != len(want):
         raise StoreError(f"the audit log has {len(got)} records, the old store {len(want)}")

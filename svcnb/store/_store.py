@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import os
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -29,11 +29,13 @@ from svcnb.errors import IncompleteWarning
 from svcnb.frames import KEYS, SCHEMAS, ResourceName, vm_records
 
 from . import _acceptances
-from ._audit import AuditLog
+from ._accounts import EVERY_ACCOUNT, Accounts, account_names
+from ._audit import clean
 from ._catalog import Catalog
 from ._diff import diff_frames
 from ._eventlog import EventLog
 from ._fs import Location
+from ._journal import Journal, JournalRecord, from_audit
 from ._layout import MissingResourceError, StoreError, resolve_url, warn
 from ._pull import pull
 from ._segments import state, to_frame
@@ -55,11 +57,9 @@ from ._snapshots import (
     unreadable,
     write_snapshot,
 )
+from ._snapshots import _identity as identity
 
 TimeLike = str | datetime | pd.Timestamp
-# ``account=`` of the readers: one name, several, or "*" for every account of the store
-Accounts = str | Sequence[str]
-EVERY_ACCOUNT = "*"
 
 
 def _utc(value: TimeLike, name: str) -> pd.Timestamp:
@@ -131,7 +131,7 @@ class Store:
         # a folder for a local store; the URL for one on object storage
         self.path: Path | str = Path(resolve_url(path)) if self._loc.local else self.url
         self._catalog = Catalog(self._loc)
-        self._audit = AuditLog(self._loc)  # shared with the account views, as the catalog is
+        self._journal = Journal(self._loc)  # shared with the account views, as the catalog is
         self._known: dict = {}  # this process's last write, to skip re-reading it
         # the catalog list the catalog shares while it is unchanged, and its times
         self._times: tuple[list[dict[str, Any]], list[datetime]] = ([], [])
@@ -175,18 +175,7 @@ class Store:
 
     def _names(self, account: Accounts) -> list[str]:
         """The account names ``account`` asks for, each checked against the store's."""
-        held = self.accounts()
-        if isinstance(account, str):
-            wanted = held if account == EVERY_ACCOUNT else [account]
-        else:
-            wanted = list(dict.fromkeys(account))
-        unknown = [n for n in wanted if n not in held]
-        if unknown or not wanted:
-            raise StoreError(
-                f"the store {self.path} holds no account {', '.join(map(repr, unknown))}; "
-                f"its accounts: {', '.join(held) or 'none yet'}"
-            )
-        return wanted
+        return account_names(account, self.accounts(), self.path)
 
     def _across(self, account: Accounts, read: Callable[[Store], pd.DataFrame]) -> pd.DataFrame:
         """``read`` of one account, or of several stacked with an ``account`` column first."""
@@ -353,18 +342,20 @@ class Store:
             ids.append(self.take(client))
         return ids
 
-    def append_audit(self, record: Mapping[str, Any]) -> None:
-        """Append one rule edit to the audit log: time, firewall_id, rule_id, before, after,
-        outcome (extra keys are kept). Secret-named keys are dropped, tokens masked. The log is
-        the store's Delta table ``_audit``, on every store (a folder or a URL such as s3://)."""
-        self._audit.append(record)
+    @property
+    def journal(self) -> Journal:
+        """The store's journal: rule edits, accepted findings and their revocations, stop
+        plans and alert state, one typed record kind per table (``svcnb.store.Journal``)."""
+        return self._journal
 
-    def append_audit_if(self, records: Sequence[Mapping[str, Any]], *, version: int) -> bool:
-        """Append ``records`` to the audit log in one commit only if nobody appended since the
-        log was read at ``version`` (``audit_log().attrs["version"]``): a compare-and-set, on a
-        local store and on object storage alike. False, nothing written, when someone did: read
-        the log again and decide again. Records are scrubbed as by ``append_audit``."""
-        return self._audit.append_if(list(records), version) is not None
+    def append_audit(self, record: Mapping[str, Any]) -> JournalRecord:
+        """Append one record given as a dict (time, firewall_id, rule_id, before, after,
+        outcome; extra keys are kept) to the journal, as the record of its ``kind`` (none: a
+        rule edit); returns it as written. Kept for code written before the journal: it
+        delegates to ``journal.append(from_audit(record))``. Secret-named keys are dropped,
+        tokens masked; ValueError when it lacks firewall_id, rule_id or outcome, StoreError
+        when its kind is not one the journal keeps."""
+        return self.journal.append(from_audit(clean(record)))
 
     def accept_finding(
         self,
@@ -379,14 +370,15 @@ class Store:
         rule_id: str | None = None,
     ) -> dict[str, Any]:
         """Accept the risk of a firewall finding (``finding_id`` of ``firewall.audit``) until a
-        time; written to the audit log, which is the register (``svcnb.store._acceptances``).
+        time; written to the journal, which is the register (``svcnb.store._acceptances``).
         Reason and owner are required and ``until`` must be after ``now`` (the clock by default),
         else StoreError. The acceptance is the account's in scope (``account``, else the bound
-        one, else the store's only one). Returns the record written."""
+        one, else the store's only one). Returns the record written, as ``audit_log()`` shows
+        it. A thin delegation to the journal's ``FindingAccepted`` records."""
         store = self if account is None else self.for_account(account)
         return _acceptances.accept(
-            self._audit,
-            store._entries(),
+            self.journal,
+            identity(store._entries(), "account"),
             finding_id,
             reason=reason,
             owner=owner,
@@ -400,10 +392,11 @@ class Store:
     def revoke_acceptance(
         self, finding_id: str, *, owner: str, reason: str, now: TimeLike | None = None
     ) -> dict[str, Any]:
-        """End the acceptance of ``finding_id`` (audited); StoreError when none stands."""
+        """End the acceptance of ``finding_id`` (a journal ``AcceptanceRevoked`` record);
+        StoreError when none stands."""
         return _acceptances.revoke(
-            self._audit,
-            self._entries(),
+            self.journal,
+            identity(self._entries(), "account"),
             finding_id,
             owner=owner,
             reason=reason,
@@ -624,16 +617,18 @@ class Store:
         return EventLog(self._local("webhook event log")).frame()
 
     def audit_log(self) -> pd.DataFrame:
-        """The audit log: time, firewall_id, rule_id, before, after, outcome, then any extra
-        fields (kind, account, ...); records in the order written (``svcnb.store._audit``).
-        ``attrs["version"]`` is the version read, for ``append_audit_if``."""
-        return self._audit.read()
+        """Every journal record, of every kind, in the order written: time, firewall_id,
+        rule_id, before, after, outcome, then any other field (kind, account, ...). Kept for
+        code written before the journal: it delegates to ``journal.log()``; ``journal.read(kind)``
+        gives one kind with its own columns."""
+        return self.journal.log()
 
     def acceptances(self) -> pd.DataFrame:
         """Accepted findings of the account in scope, oldest first: finding_id, reason, owner,
         until, accepted_at, revoked_at, revoked_by, revoke_reason, account (its name), wallet,
-        firewall_id, rule_id."""
-        return _acceptances.table(self._audit, self.account_in_scope())
+        firewall_id, rule_id. Read from the journal (``FindingAccepted`` and
+        ``AcceptanceRevoked`` records)."""
+        return _acceptances.table(self.journal, self.account_in_scope())
 
     # -- helpers -------------------------------------------------------------------------------
 

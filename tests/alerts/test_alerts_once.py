@@ -18,7 +18,7 @@ from test_alerts import OFF, vm
 import svcnb.alerts
 from svcnb import frames
 from svcnb.alerts import _state, check
-from svcnb.store import Store
+from svcnb.store import RuleEdit, Store
 
 RULES = replace(OFF, bandwidth_days=3)
 KEYS = [f"bandwidth:vm-{i}" for i in range(5)]
@@ -151,7 +151,7 @@ def test_a_claim_left_by_a_check_that_died_holds_until_it_runs_out(tmp_path):
         for one in _state.records(
             store, _state.CLAIMED, rows, snapshot_id="x", server_time=WHEN, claim_seconds=seconds
         ):
-            store.append_audit(one)
+            store.journal.append(one)
 
     sent: list[dict] = []
 
@@ -188,17 +188,17 @@ def test_an_alert_not_delivered_is_freed_for_the_next_check(tmp_path):
 @pytest.mark.parametrize("where", ["local", "s3"])
 def test_of_writers_that_read_the_same_audit_version_one_lands(where, tmp_path, request):
     url = str(tmp_path / "s") if where == "local" else request.getfixturevalue("s3_url")
-    Store(url).append_audit({"firewall_id": None, "rule_id": None, "outcome": "first"})
+    Store(url).journal.append(RuleEdit(firewall_id=None, rule_id=None, outcome="first"))
     stores = [Store(url) for _ in range(6)]
-    versions = [s.audit_log().attrs["version"] for s in stores]
+    versions = [s.journal.read(RuleEdit).attrs["version"] for s in stores]
     assert len(set(versions)) == 1
     go = threading.Barrier(len(stores), timeout=60)
     landed: list[bool] = [False] * len(stores)
 
     def write(i: int) -> None:
         go.wait()
-        record = {"firewall_id": None, "rule_id": None, "outcome": f"writer {i}"}
-        landed[i] = stores[i].append_audit_if([record], version=versions[i])
+        record = RuleEdit(firewall_id=None, rule_id=None, outcome=f"writer {i}")
+        landed[i] = stores[i].journal.append_if([record], version=versions[i])
 
     threads = [threading.Thread(target=write, args=(i,)) for i in range(len(stores))]
     for t in threads:
@@ -208,4 +208,4 @@ def test_of_writers_that_read_the_same_audit_version_one_lands(where, tmp_path, 
     assert sum(landed) == 1
     log = Store(url).audit_log()
     assert log["outcome"].tolist() == ["first", f"writer {landed.index(True)}"]
-    assert log.attrs["version"] == versions[0] + 1
+    assert Store(url).journal.read(RuleEdit).attrs["version"] == versions[0] + 1

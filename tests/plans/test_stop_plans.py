@@ -146,8 +146,10 @@ def test_a_saved_plan_applies_waits_and_is_audited(
     assert entry["plan"] == json.loads(path.read_text())
     assert {v["name"]: v["outcome"] for v in entry["vms"]} == _by_name(out)
     assert entry["outcome"] == "stop plan applied: 3 stopped, 1 skipped"
-    # the record as stored (the store's audit table), read without svcnb
-    text = "".join(DeltaTable(str(store.path / "_audit")).to_pyarrow_table()["record"].to_pylist())
+    # the record as stored (the journal's stop plans table), read without svcnb
+    text = str(
+        DeltaTable(str(store.path / "_journal" / "stop_plans")).to_pyarrow_table().to_pylist()
+    )
     assert fleet.tokens["admin"] not in text and fleet.tokens["admin"][-4:] not in text
 
 

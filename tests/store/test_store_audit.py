@@ -28,9 +28,10 @@ def edit(rule_id: str) -> dict[str, object]:
 
 
 def stored_records(url: str, options: dict[str, str] | None = None) -> list[str]:
-    """The record column as any Delta reader sees it, without svcnb."""
-    table = DeltaTable(f"{url}/_audit", storage_options=options).to_pyarrow_table()
-    return table["record"].to_pylist()
+    """The journal's rule edits as any Delta reader sees them, without svcnb: each row's
+    values as text."""
+    table = DeltaTable(f"{url}/_journal/rule_edits", storage_options=options).to_pyarrow_table()
+    return [" ".join(str(v) for v in row.values()) for row in table.to_pylist()]
 
 
 def test_records_round_trip_on_s3_in_the_order_written(s3_url, s3_server):

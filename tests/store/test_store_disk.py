@@ -283,7 +283,7 @@ def test_audit_log_is_durable_and_keeps_nothing_secret(tmp_path):
     assert log["note"].iloc[0] == "edited with svc_…1234"
     assert str(log["time"].dtype) == "datetime64[ns, UTC]"
     # what is on disk, as any Delta reader sees it
-    text = "".join(DeltaTable(str(tmp_path / "_audit")).to_pyarrow_table()["record"].to_pylist())
+    text = str(DeltaTable(str(tmp_path / "_journal" / "rule_edits")).to_pyarrow_table().to_pylist())
     assert "rule-2" in text and token not in text and "whsec_x" not in text
     with pytest.raises(ValueError, match="lacks"):
         store.append_audit({"rule_id": "r"})

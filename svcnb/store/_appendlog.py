@@ -1,0 +1,223 @@
+"""An append-only Delta table inside the store: rows added, never changed, read in commit order.
+
+The journal keeps one per record kind (``svcnb.store._journal``). Each append is one data file
+and one commit: the file is written under a name no other writer uses (``fsync``'d on a local
+store), then added in a Delta commit that names it (``svcnb.journal`` in the commit's metadata).
+Two writers at once both land: Delta lets only one commit take a version and the other commits
+again at the next one, so no row is lost. Rows are read back in commit order (the version that
+added each file), which is the order they were written.
+
+A caller that decides what to write from what it read (``svcnb check``: an alert is claimed only
+when no one else claimed it) appends with :meth:`AppendLog.append_if`: all its rows in one
+commit, at the version right after the one it read, or nothing. That is a compare-and-set any
+store gives: Delta writes a commit file only if no file of that version exists (an atomic
+create on a local disk; a conditional put on object storage, the same the catalog relies on).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+from pathlib import Path
+from urllib.parse import unquote
+
+import pyarrow as pa
+from deltalake import CommitProperties, DeltaTable
+from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
+from deltalake.transaction import AddAction
+
+from ._catalog import _now_ms
+from ._fs import Location
+from ._layout import StoreError, fsync_dir
+
+_META = "svcnb.journal"  # the commit metadata key naming the file a commit added
+_ATTEMPTS = 20
+# the order of rows is the commit order: the commit log is kept, never cleaned up
+_CONFIGURATION = {"delta.enableExpiredLogCleanup": "false"}
+
+
+class AppendLog:
+    """The append-only table ``name`` of the store at ``loc``, with columns ``schema``;
+    remembers what it read until the table moves."""
+
+    def __init__(self, loc: Location, name: str, schema: pa.Schema, what: str) -> None:
+        self.loc = loc
+        self.name = name
+        self.schema = schema
+        self.what = what  # how errors name the table: "the journal's alerts"
+        self.url = loc.table_url(name)
+        self._created = False
+        self._table: DeltaTable | None = None
+        self._write_table: DeltaTable | None = None
+        self._version = -1
+        self._files: dict[str, pa.Table] = {}  # data file -> its rows
+        self._order: dict[str, int] = {}  # data file -> the version that added it
+
+    def _options(self) -> dict[str, str] | None:
+        return self.loc.storage_options or None
+
+    def append(self, rows: pa.Table) -> None:
+        """Add ``rows`` in one commit, on top of whatever others committed; StoreError when the
+        store cannot be written."""
+        path, add, props = self._stage(rows)
+        error: Exception | None = None
+        for _ in range(_ATTEMPTS):
+            try:
+                # a blind append: another writer's commit at the same version makes Delta
+                # refuse this one, and it commits again on top of theirs
+                table = self._writer()
+                table.create_write_transaction(
+                    [add], mode="append", schema=self.schema, commit_properties=props
+                )
+                break
+            except (DeltaError, OSError) as exc:
+                error, self._write_table = exc, None  # read the log afresh next attempt
+                time.sleep(0.01 + secrets.randbelow(50) / 1000)
+        else:
+            self.loc.delete(path)
+            raise StoreError(
+                f"{self.what} ({self.url}) could not be committed after {_ATTEMPTS} attempts "
+                f"({error}); nothing was recorded, try again"
+            )
+        self._sync(table)
+
+    def append_if(self, rows: pa.Table, version: int) -> bool:
+        """Add ``rows`` in one commit if the table is still at ``version`` (as :meth:`read`
+        reported it); False, writing nothing, when anyone appended since. StoreError when the
+        store cannot be written."""
+        # no retry: a commit at the next version is the compare-and-set; another writer's commit
+        # there makes Delta refuse this one instead of committing it on top
+        path, add, props = self._stage(rows, retries=0)
+        # a table not created yet when it was read is at version 0 once created, with no row
+        expected = max(version, 0)
+        try:
+            table = self._writer()
+            if table.version() != expected:
+                self.loc.delete(path)
+                return False
+            table.create_write_transaction(
+                [add], mode="append", schema=self.schema, commit_properties=props
+            )
+        except CommitFailedError:
+            self.loc.delete(path)
+            self._write_table = None
+            return False
+        except (DeltaError, OSError) as exc:
+            self.loc.delete(path)
+            self._write_table = None
+            raise StoreError(f"{self.what} ({self.url}) cannot be written: {exc}") from None
+        self._sync(table)
+        return True
+
+    def _stage(
+        self, rows: pa.Table, retries: int | None = None
+    ) -> tuple[str, AddAction, CommitProperties]:
+        """Write ``rows`` as one data file under a name no one else uses; return the file's
+        path, its add action and the commit's properties."""
+        if rows.num_rows == 0:
+            raise ValueError(f"nothing to append to {self.what}")
+        rid = secrets.token_hex(8)
+        name = f"{int(time.time() * 1000):013d}-{rid}.parquet"
+        path = self.loc.file(self.name, name)
+        try:
+            self._create()
+            size = self.loc.write_parquet(path, rows.cast(self.schema), compression="zstd")
+        except (DeltaError, OSError) as exc:
+            raise StoreError(f"{self.what} ({self.url}) cannot be written: {exc}") from None
+        stats = json.dumps({"numRecords": rows.num_rows})
+        add = AddAction(name, size, {}, _now_ms(), True, stats)
+        props = CommitProperties(custom_metadata={_META: rid}, max_commit_retries=retries)
+        return path, add, props
+
+    def _sync(self, table: DeltaTable) -> None:
+        if self.loc.local:
+            # on disk before append returns (the data file already is); the commit is one of
+            # those after the version it was built on
+            log = Path(self.loc.root) / self.name / "_delta_log"
+            start = table.version() + 1
+            table.update_incremental()
+            for version in range(start, table.version() + 1):
+                _fsync(log / f"{version:020d}.json")
+            fsync_dir(log)
+
+    def _writer(self) -> DeltaTable:
+        # the table at its latest version; kept between appends so each reads only the commits
+        # since the last (loading it afresh replays the whole log, one read per append)
+        if self._write_table is None:
+            self._write_table = DeltaTable(self.url, storage_options=self._options())
+        else:
+            self._write_table.update_incremental()
+        return self._write_table
+
+    def _create(self) -> None:
+        if self._created:
+            return
+        try:
+            DeltaTable.create(
+                self.url,
+                self.schema,
+                mode="ignore",
+                configuration=_CONFIGURATION,
+                storage_options=self._options(),
+            )
+        except (DeltaError, OSError):
+            # another writer created it at the same moment: use theirs
+            DeltaTable(self.url, storage_options=self._options())
+        self._created = True
+
+    def read(self) -> tuple[list[tuple[int, pa.Table]], int]:
+        """Each data file's rows with the version that added it, in commit order, and the
+        table's version read (-1: no table yet), for :meth:`append_if`."""
+        try:
+            if self._table is None:
+                self._table = DeltaTable(self.url, storage_options=self._options())
+            else:
+                self._table.update_incremental()
+        except TableNotFoundError:
+            return [], -1
+        except (DeltaError, OSError) as exc:
+            raise StoreError(f"{self.what} ({self.url}) cannot be read: {exc}") from None
+        version = self._table.version()
+        if version != self._version:
+            self._catch_up(self._table, version)
+        # a file whose commit is not in the log (none should be: the log is kept) first
+        names = sorted(self._files, key=lambda name: (self._order.get(name, -1), name))
+        return [(self._order.get(name, -1), self._files[name]) for name in names], version
+
+    def _catch_up(self, table: DeltaTable, version: int) -> None:
+        try:
+            # the commit that added each file is its place in the order; the commits are read
+            # once each (pyarrow's file system: deltalake's history() holds the interpreter)
+            for commit in range(self._version + 1, version + 1):
+                path = f"{self.loc.root}/{self.name}/_delta_log/{commit:020d}.json"
+                with self.loc.fs.open_input_stream(path) as stream:
+                    for line in stream.read().splitlines():
+                        action = json.loads(line) if line.strip() else {}
+                        if "add" in action:
+                            self._order[unquote(action["add"]["path"])] = commit
+            paths = {
+                unquote(p) for p in table.get_add_actions(flatten=True).column("path").to_pylist()
+            }
+            for gone in set(self._files) - paths:
+                del self._files[gone]
+            for name in sorted(paths - set(self._files)):
+                self._files[name] = self.loc.read_parquet(self.loc.file(self.name, name))
+        except (DeltaError, OSError, pa.ArrowException, KeyError, ValueError) as exc:
+            raise StoreError(
+                f"{self.what} ({self.url}) cannot be read ({exc}); its rows are in Delta "
+                f"table {self.url}, which any Delta reader opens"
+            ) from None
+        self._version = version
+
+
+def _fsync(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # pragma: no cover - the commit is there; only its durability is unsure
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
