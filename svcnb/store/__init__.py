@@ -15,21 +15,24 @@ from __future__ import annotations
 from ._eventlog import EventLog
 from ._fs import is_remote
 from ._layout import (
+    DEFAULT_PATH,
     ENV_PATH,
     DamagedCommitError,
     MissingResourceError,
     OriginError,
     SnapshotWarning,
     StoreError,
-    add_store_option,
     resolve_path,
     resolve_url,
 )
+from ._migrate import migrate
+from ._pull import reason_of
 from ._reading import check_readable
 from ._snapshots import RESOURCES
 from ._store import Store
 
 __all__ = [
+    "DEFAULT_PATH",
     "ENV_PATH",
     "RESOURCES",
     "DamagedCommitError",
@@ -39,9 +42,10 @@ __all__ = [
     "SnapshotWarning",
     "Store",
     "StoreError",
-    "add_store_option",
     "check_readable",
     "is_remote",
+    "migrate",
+    "reason_of",
     "resolve_path",
     "resolve_url",
 ]
