@@ -57,6 +57,7 @@ _LAZY_NAMES = {
 # Subpackages reached as attributes (``svcnb.reports.billing``), imported on first access.
 _LAZY = (
     "alerts",
+    "cli",
     "client",
     "frames",
     "money",
