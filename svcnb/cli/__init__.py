@@ -213,9 +213,9 @@ class _Version(argparse.Action):
     """``--version``: the installed distribution's version (looked up only when asked)."""
 
     def __init__(
-        self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kw: object
+        self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, help: str | None = None
     ) -> None:
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
 
     def __call__(
         self,
