@@ -1,6 +1,8 @@
 """svcnb: the VM-hosting public API in Jupyter.
 
 ``svcnb.connect()`` returns a :class:`Client` (on a local sandbox when no server is configured);
+``svcnb.configured_client("prod")`` the Client of an account of the config file (or of the
+server the environment names), never on a sandbox started for it;
 ``svcnb.sandbox_control()`` returns that sandbox's control helper (None on the real service);
 ``svcnb.rehearse(store)`` starts a sandbox holding a copy of a stored snapshot;
 errors live in :mod:`svcnb.errors`. Everything but the errors, ``svcnb.config`` and
@@ -42,6 +44,7 @@ from svcnb.errors import (
 # the Delta store. tests/install/test_startup_imports.py holds each entry point to that.
 _LAZY_NAMES = {
     "Client": "svcnb.client",
+    "configured_client": "svcnb._connect",
     "connect": "svcnb._connect",
     "sandbox_control": "svcnb._connect",
     "Rehearsal": "svcnb._rehearse",
@@ -54,6 +57,7 @@ _LAZY_NAMES = {
 # Subpackages reached as attributes (``svcnb.reports.billing``), imported on first access.
 _LAZY = (
     "alerts",
+    "cli",
     "client",
     "frames",
     "money",
@@ -66,7 +70,7 @@ _LAZY = (
 )
 
 if _typing.TYPE_CHECKING:
-    from svcnb._connect import connect, sandbox_control
+    from svcnb._connect import configured_client, connect, sandbox_control
     from svcnb._rehearse import Rehearsal, rehearse
     from svcnb.client import Client
     from svcnb.store import MissingResourceError, SnapshotWarning, Store, StoreError
@@ -98,6 +102,7 @@ __all__ = [
     "UpstreamSyncError",
     "ValidationError",
     "WaitTimeout",
+    "configured_client",
     "connect",
     "rehearse",
     "sandbox_control",

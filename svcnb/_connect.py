@@ -1,4 +1,6 @@
-"""``connect()``: a Client on the real service, or on a background sandbox when none is named;
+"""``configured_client()``: the one way svcnb builds a Client from settings (an account of the
+config file, arguments, ``SVC_API_KEY``/``SVC_BASE_URL``, the sandbox ``SVCNB_SANDBOX`` names);
+``connect()``: that Client, or one on a background sandbox when nothing names a server;
 ``sandbox_control()``: the control helper of that sandbox, or None on the real service.
 
 This is the one module that may import both the client and the sandbox.
@@ -20,6 +22,7 @@ from svcnb.client import (
     TOKEN_MIN_LENGTH,
     Client,
     RefusedBaseUrl,
+    Secret,
     as_secret,
     key_and_url,
     looks_like_token,
@@ -76,23 +79,39 @@ def connect(
                 "sandbox= options apply only when no server is named; unset "
                 f"{ENV_API_KEY}/{ENV_BASE_URL} and pass neither api_key nor base_url"
             )
-        return Client(key, url, **client_options)
-    connection_file = os.environ.get(ENV_SANDBOX_FILE)
-    if connection_file and sandbox is None:
-        info = _running_sandbox(Path(connection_file))
-        return Client(info["admin"], info["base_url"], **client_options)
+        if url is None:  # Client's ConfigError, which names connect()'s sandbox as the way out
+            return Client(key, url, **client_options)
+    if sandbox is None and (url is not None or os.environ.get(ENV_SANDBOX_FILE)):
+        return configured_client(api_key=key, base_url=url, **client_options)
     sb = _background_sandbox(sandbox or {})
     return Client(sb.tokens["admin"], sb.base_url, **client_options)
 
 
-def configured_client(**client_options: Any) -> Client:
-    """A :class:`Client` on the server the environment names, never a sandbox started here.
+def configured_client(
+    account: str | None = None,
+    *,
+    api_key: str | Secret | None = None,
+    base_url: str | RefusedBaseUrl | None = None,
+    **client_options: Any,
+) -> Client:
+    """A :class:`Client` on the server the settings name, never a sandbox started here.
 
-    ``SVC_API_KEY``/``SVC_BASE_URL`` first, else the sandbox connection file ``SVCNB_SANDBOX``
-    names. Commands that read or write a real account (``svcnb doctor``) use this, so a missing
-    setting is an error that says what to set, not a throwaway sandbox answering instead.
+    ``account`` names an ``[accounts.NAME]`` table of the config file: its ``base_url`` and the
+    token in the variable its ``token_env`` names (``default`` without such a table is the
+    server the environment names). Without ``account``: ``api_key``/``base_url``, then
+    ``SVC_API_KEY``/``SVC_BASE_URL``, else the sandbox connection file ``SVCNB_SANDBOX`` names.
+    ``client_options`` go to ``Client`` (``timeout``, ``max_retries``, ``progress``).
+
+    The ``svcnb`` commands and :func:`connect` build their clients here, so a missing setting
+    is a ConfigError that says what to set, not a throwaway sandbox answering instead. One
+    Client per account: each token has its own rate governor (and, across processes, its own
+    shared budget). Example, in a notebook with two accounts configured::
+
+        prod = svcnb.configured_client("prod")
     """
-    key, url = key_and_url(None, None)
+    if account is not None and not (account == DEFAULT_ACCOUNT and account not in accounts()):
+        return _account_client(account, client_options)
+    key, url = key_and_url(api_key, base_url)
     if isinstance(url, RefusedBaseUrl):
         raise url.error()
     if key is not None or url is not None:
@@ -113,38 +132,10 @@ def configured_client(**client_options: Any) -> Client:
     )
 
 
-def sandbox_connection_file() -> Path | None:
-    """The connection file :func:`configured_client` takes its server from, None when
-    ``SVC_BASE_URL``/``SVC_API_KEY`` name one (or nothing does): commands say "this is a new
-    sandbox" where they would otherwise speak of tokens and base URLs."""
-    if any(key_and_url(None, None)):
-        return None
-    named = os.environ.get(ENV_SANDBOX_FILE)
-    return Path(named) if named else None
-
-
-def account_names() -> list[str]:
-    """The accounts ``svcnb snapshot --all`` pulls: those of the config file; ConfigError when
-    it names none."""
-    names = list(accounts())
-    if not names:
-        raise ConfigError(
-            f"{config_path()} names no accounts; add [accounts.NAME] tables with base_url and "
-            "token_env, or run without --all for the server SVC_BASE_URL/SVC_API_KEY name"
-        )
-    return names
-
-
-def account_client(name: str, **client_options: Any) -> Client:
-    """A :class:`Client` on account ``name``: its ``base_url`` and the token in the variable its
-    ``token_env`` names ([accounts.NAME] of the config file). ``default`` without such a table
-    is the server the environment names (``configured_client``). ConfigError when the account
-    is not in the config, its base_url could hold a secret, or its variable is not set or holds
-    no token (``token_env = "PATH"`` must not send the PATH to the service). One Client per
-    account: each token has its own rate governor (and, across processes, its own shared
-    budget)."""
-    if name == DEFAULT_ACCOUNT and name not in accounts():
-        return configured_client(**client_options)
+def _account_client(name: str, client_options: dict[str, Any]) -> Client:
+    """The Client of account ``name`` of the config file. ConfigError when the account is not
+    in the config, its base_url could hold a secret, or its variable is not set or holds no
+    token (``token_env = "PATH"`` must not send the PATH to the service)."""
     spec = account(name)
     where = f"{config_path()}: [accounts.{name}]"
     screened = screened_url(spec.base_url, f"{where} base_url")

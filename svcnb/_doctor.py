@@ -37,10 +37,8 @@ the file names the account: no ids, no host, no token, no text the service wrote
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
-import sys
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -51,9 +49,7 @@ from typing import Any
 import pandas as pd
 
 from svcnb import frames, vocab
-from svcnb._connect import configured_client
 from svcnb.client import Client, Listing, Page, parse_page
-from svcnb.config import config_path, write_section
 from svcnb.errors import (
     ApiError,
     AuthError,
@@ -702,113 +698,3 @@ def verdict(findings: list[Finding]) -> str:
         f"{UNPROVEN} (exit 3): {', '.join(unproven)}: svcnb does not vouch for what these lines "
         "name"
     )
-
-
-def _parse_maps(values: list[str]) -> dict[str, dict[str, str]]:
-    out: dict[str, dict[str, str]] = {"vm_status": {}, "billing_status": {}}
-    for raw in values:
-        kind = "vm_status"
-        text = raw
-        if text.startswith("billing:"):
-            kind, text = "billing_status", text.removeprefix("billing:")
-        word, sep, cls = text.partition("=")
-        if not sep or not word or cls not in vocab.CLASSES[kind]:
-            raise ValueError(
-                f"--map {raw!r}: write WORD=CLASS for a VM status (CLASS one of "
-                f"{', '.join(vocab.VM_CLASSES)}) or billing:WORD=CLASS (one of "
-                f"{', '.join(vocab.BILLING_CLASSES)})"
-            )
-        out[kind][word] = cls
-    return out
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.epilog = (
-        "examples:\n  svcnb doctor\n  svcnb doctor --json\n"
-        "  svcnb doctor --map live=running --map billing:arrears=owing --write-config\n"
-        "  svcnb doctor --record my-service.toml"
-    )
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("--json", action="store_true", help="print the findings as JSON")
-    parser.add_argument(
-        "--write-config",
-        action="store_true",
-        help="write the status words seen (and --map entries) to the config file",
-    )
-    parser.add_argument(
-        "--map",
-        action="append",
-        default=[],
-        metavar="WORD=CLASS",
-        help="map a word svcnb does not know (billing:WORD=CLASS for billing words)",
-    )
-    parser.add_argument("--config", metavar="PATH", help="config file (default: $SVCNB_CONFIG)")
-    parser.add_argument(
-        "--record",
-        metavar="FILE",
-        help="also write what was proven as a dialect file, for `svcnb sandbox --dialect-file "
-        "FILE` (a twin of this service; docs/twin.md)",
-    )
-
-
-def run(args: argparse.Namespace) -> int:
-    # the recorder reads a Doctor: imported here, as it imports this module
-    from svcnb._doctor_record import Recorder, write_dialect_file
-
-    try:
-        extra = _parse_maps(args.map)
-        client = configured_client(progress=False)
-    except (SvcnbError, ValueError) as exc:
-        print(f"svcnb doctor: {exc}", file=sys.stderr)
-        return 2
-    # the user's mappings count in this run too, so the table shows what the config will say
-    vocab.extend(**extra)
-    doctor = Doctor(client, record=args.record is not None)
-    try:
-        with client:
-            findings = doctor.run()
-            record = Recorder(doctor).record() if args.record is not None else None
-    except SvcnbError as exc:
-        print(f"svcnb doctor: {exc}", file=sys.stderr)
-        if doctor.findings:
-            print(render(doctor.findings), file=sys.stderr)
-        return 1
-    if args.json:
-        shown = [{**f.__dict__, "unproven": not f.ok} for f in findings]
-        print(json.dumps(shown, indent=2, default=str))
-    else:
-        print(f"svcnb doctor: {client.base_url} (token {client._req.masked_token}), GET only\n")
-        print(render(findings))
-        print(f"\n{verdict(findings)}")
-    if record is not None:
-        try:
-            written = write_dialect_file(record, args.record)
-        except SvcnbError as exc:
-            print(f"svcnb doctor: {exc}", file=sys.stderr)
-            return 2
-        print(
-            f"\nrecorded the dialect to {written}: {len(record.dialect) + len(record.service)} "
-            f"points stated, {len(record.not_observed)} not observed, "
-            f"{len(record.not_expressible)} not expressible, {len(record.inferred)} inferred "
-            f"(svcnb sandbox --dialect-file {written})",
-            file=sys.stderr if args.json else sys.stdout,
-        )
-    if args.write_config:
-        words = doctor.vocabulary(extra)
-        try:
-            for kind, mapping in words.items():
-                if mapping:
-                    write_section(f"vocabulary.{kind}", mapping, args.config)
-        except SvcnbError as exc:
-            print(f"svcnb doctor: {exc}", file=sys.stderr)
-            return 2
-        print(f"\nwrote the vocabulary seen to {config_path(args.config)}")
-        left = [
-            w
-            for f in findings
-            for w in f.detail.get("unknown", [])
-            if w not in extra["vm_status"] and w not in extra["billing_status"]
-        ]
-        if left:
-            print(f"not written (svcnb cannot tell their class): {', '.join(left)}; add --map")
-    return 3 if any(not f.ok for f in findings) else 0

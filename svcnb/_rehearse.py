@@ -3,7 +3,7 @@
 ``state_from_store(store, at, anonymize=...)`` turns the frames of one snapshot into the sandbox's
 saved-state document (``svcnb.sandbox._saved``); ``rehearse(store, ...)`` starts a sandbox from it
 and gives a :class:`Rehearsal` a notebook connects to. ``svcnb sandbox --from-store PATH`` does
-the same from the command line (this module's ``add_arguments``/``run`` wrap the sandbox's own).
+the same from the command line (``svcnb.cli.sandbox``).
 
 The copy holds what the store holds and nothing it does not: every gap is a line in
 ``Rehearsal.notes`` (printed at start by the command), never a silently invented value. Tokens and
@@ -24,21 +24,17 @@ imports it only when ``--from-store`` is given.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import hmac
 import ipaddress
 import json
 import math
 import secrets
-import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC
 from typing import TYPE_CHECKING, Any
-
-from svcnb.config import ConfigError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -48,7 +44,7 @@ if TYPE_CHECKING:
     from svcnb.sandbox import Control, Sandbox
     from svcnb.store import Store
 
-__all__ = ["Rehearsal", "StoredCopy", "add_arguments", "rehearse", "run", "state_from_store"]
+__all__ = ["Rehearsal", "StoredCopy", "rehearse", "state_from_store"]
 
 # sandbox-side words for each class of the one vocabulary (svcnb.vocab)
 _VM_WORD = {
@@ -736,74 +732,3 @@ def rehearse(
     stack = ExitStack()
     sandbox = stack.enter_context(serve(saved=copy.doc, **sandbox_options))
     return Rehearsal(sandbox, stack, copy.notes, copy.snapshot_id, copy.pseudonyms)
-
-
-# -- `svcnb sandbox` with --from-store ------------------------------------------------------------
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The sandbox's own options plus --from-store, --at and --anonymize."""
-    from svcnb.sandbox import cli as _cli
-
-    _cli.add_arguments(parser)
-    parser.add_argument(
-        "--from-store",
-        default=None,
-        metavar="PATH",
-        help="start from the account as a snapshot in this store holds it (a copy to rehearse "
-        "a firewall change or a bulk stop on); the store is only read",
-    )
-    parser.add_argument(
-        "--at",
-        default=None,
-        metavar="TIME",
-        help="with --from-store: the snapshot as of this server time or snapshot id "
-        "(default: the latest)",
-    )
-    parser.add_argument(
-        "--account",
-        default=None,
-        metavar="NAME",
-        help="with --from-store: the account to copy, in a store of several (default: the "
-        "store's only one)",
-    )
-    parser.add_argument(
-        "--anonymize",
-        action="store_true",
-        help="with --from-store: replace names, hostnames, addresses, descriptions and webhook "
-        "URLs by consistent pseudonyms (firewall rules still match the same VMs)",
-    )
-    parser.epilog = (
-        "examples:\n  svcnb sandbox --vms 40 --connection-file sandbox.json\n"
-        "  svcnb sandbox --from-store data/store --anonymize --time-scale 0 "
-        "--connection-file copy.json --save-state-on-exit copy-state.json\n"
-        "  svcnb sandbox --from-store s3://team/history --account prod --anonymize "
-        "--connection-file prod-copy.json"
-    )
-
-
-def run(args: argparse.Namespace, stop: Any = None) -> int:
-    """``svcnb sandbox``; with --from-store the copy of a snapshot (notes printed first)."""
-    from svcnb.sandbox import cli as _cli
-
-    if args.from_store is None:
-        if args.at is not None or args.anonymize or args.account is not None:
-            raise ConfigError("--at, --account and --anonymize need --from-store PATH")
-        return _cli.run(args, stop)
-    if getattr(args, "state_file", None):
-        raise ConfigError("--from-store and --state-file both name a starting state; give one")
-    from svcnb.store import Store, StoreError
-
-    try:
-        store = _one_account(Store(args.from_store), args.account, option="--account ")
-        copy = state_from_store(store, args.at, anonymize=args.anonymize)
-    except (StoreError, ValueError) as exc:  # no such snapshot, a time that does not parse
-        print(f"svcnb sandbox: {exc}", file=sys.stderr)
-        return 2
-    print(
-        f"svcnb sandbox: a copy of snapshot {copy.snapshot_id} ({copy.doc['now']})"
-        + (f" of account {store.account}" if store.account else "")
-        + (", anonymized" if args.anonymize else ""),
-        flush=True,
-    )
-    for line in copy.notes:
-        print(f"  note: {line}", flush=True)
-    return _cli.run(args, stop, saved=copy.doc)

@@ -223,7 +223,7 @@ class Account:
 
     def token(self) -> str:
         """The token, read from the environment now; ConfigError when the variable is unset.
-        (``svcnb._connect.account_client`` also refuses a value not shaped like a token before
+        (``svcnb.configured_client(NAME)`` also refuses a value not shaped like a token before
         it makes a client: this leaf module does not know the token's shape.)"""
         value = os.environ.get(self.token_env)
         if not value:

@@ -10,6 +10,7 @@ import pytest
 from _leaks import files_under, leaks
 
 from svcnb import _demo
+from svcnb.cli import demo as demo_command
 from svcnb.client._redact import TOKEN_RE
 
 REPO = Path(__file__).resolve().parents[1]
@@ -29,13 +30,13 @@ def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """What one small ``svcnb demo`` run wrote: its pages and its store."""
     out = tmp_path_factory.mktemp("demo")
     parser = argparse.ArgumentParser()
-    _demo.add_arguments(parser)
+    demo_command.add_arguments(parser)
     # the shipped notebooks are copied into a working folder and rendered from there
     work = out / "work"
     args = parser.parse_args(
         ["--days", "3", "--vms", "20", "--out", str(out), "--notebooks", str(work)]
     )
-    assert _demo.run(args) == 0
+    assert demo_command.run(args) == 0
     assert sorted(p.name for p in work.glob("*.ipynb")) == sorted(
         p.name for p in (REPO / "notebooks").glob("*.ipynb")
     )

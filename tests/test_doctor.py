@@ -10,7 +10,8 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from svcnb import _doctor, cli, vocab
+from svcnb import cli, vocab
+from svcnb.cli import _common
 from svcnb.client import Client
 from svcnb.config import read_config
 from svcnb.errors import SchemaDriftWarning
@@ -171,7 +172,7 @@ def through(sandbox: Sandbox, monkeypatch, transport: httpx.BaseTransport) -> No
             sandbox.tokens["admin"], sandbox.base_url, progress=False, transport=transport
         )
 
-    monkeypatch.setattr(_doctor, "configured_client", connect)
+    monkeypatch.setattr(_common, "client", connect)
 
 
 def test_an_unknown_paging_key_without_total_is_unproven(sandbox, monkeypatch, capsys):

@@ -24,7 +24,7 @@ INTERNAL = {
     "svcnb.sandbox._http.DroppedConnection": "the sandbox raises it to cut a connection on purpose",
     "svcnb.sandbox._http._Refused": "the sandbox's body parser answers it as a 400 envelope",
     "svcnb.store._snapshots.Unreadable": "the store catches it and warns or raises StoreError",
-    "svcnb.reports._cli.UserError": "`svcnb report` catches it and prints one line (exit 2)",
+    "svcnb.cli.report.UserError": "`svcnb report` catches it and prints one line (exit 2)",
     "svcnb.client._wire.WireError": "the request path retries it or raises TransportError",
     "svcnb.client._wire.BadEncoding": "the request path raises ApiError naming the encoding",
     "svcnb._notebooks.NotebooksMissing": "svcnb demo and lab print it in one line (exit 2)",

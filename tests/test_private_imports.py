@@ -4,7 +4,8 @@ Every module under ``svcnb/`` is parsed (not imported) and each import in it, at
 (functions, ``TYPE_CHECKING`` blocks, ``from svcnb.pkg import _module``, relative imports), is
 checked: ``svcnb.<pkg>._<module>`` may be imported only by modules of ``svcnb.<pkg>``; what another
 package needs, ``svcnb.<pkg>`` exports. The top-level ``svcnb/_*.py`` modules are the root's own in
-the same way: its subpackages do not import them.
+the same way: its subpackages do not import them, but for the command line (``svcnb.cli``), the
+top floor that drives them.
 """
 
 from __future__ import annotations
@@ -16,13 +17,10 @@ import svcnb
 
 ROOT = Path(svcnb.__file__).parent
 
-# Upward imports of top-level private modules that the CLI rework (one svcnb/cli/ package with
-# its common module for client construction) removes; each entry must still exist.
-KNOWN_ROOT_IMPORTS = {
-    ("svcnb.plans._cli", "svcnb._connect"),
-    ("svcnb.reports._cli", "svcnb._connect"),
-    ("svcnb.store._cli", "svcnb._connect"),
-}
+# Who may import the root's top-level private modules: the root itself, and the command line,
+# whose doctor, demo, lab and sandbox --from-store commands drive the root's _doctor, _demo,
+# _lab and _rehearse (they belong to no layer below). Every layer below is held to the rule.
+ROOT_ROOMS = ("svcnb", "svcnb.cli")
 
 
 def _module_name(path: Path) -> str:
@@ -78,8 +76,8 @@ def _crossings() -> set[tuple[str, str]]:
                 continue
             owner = private.rpartition(".")[0]
             inside = package == owner or package.startswith(owner + ".")
-            if owner == "svcnb":  # the root's own: its top-level modules only
-                inside = package == "svcnb"
+            if owner == "svcnb":  # the root's own: its top-level modules and the command line
+                inside = package in ROOT_ROOMS
             if not inside:
                 found.add((importer, private))
     return found
@@ -93,15 +91,9 @@ def test_the_walk_sees_imports_inside_a_package():
 
 
 def test_no_package_imports_another_packages_private_module():
-    crossings = _crossings() - KNOWN_ROOT_IMPORTS
+    crossings = _crossings()
     shown = "\n".join(f"  {importer} imports {private}" for importer, private in sorted(crossings))
     assert not crossings, (
         "underscore modules imported from outside their package (export the name from the "
         f"owning package's __init__ and import that):\n{shown}"
     )
-
-
-def test_the_known_upward_imports_are_still_there():
-    # once one goes, drop it from KNOWN_ROOT_IMPORTS so it cannot come back unnoticed
-    gone = KNOWN_ROOT_IMPORTS - _crossings()
-    assert not gone, sorted(gone)

@@ -19,8 +19,7 @@ import pytest
 from _leaks import files_under, leaks
 
 import svcnb
-from svcnb import cli
-from svcnb._connect import account_client
+from svcnb import cli, configured_client
 from svcnb.client._budget import ENV_BUDGET, budget_key
 from svcnb.client._shared_budget import SharedBudget
 from svcnb.config import ConfigError, read_config, write_section
@@ -80,14 +79,14 @@ def test_token_env_naming_a_variable_without_a_token_is_refused_and_its_value_ne
     assert sandbox.control.stats()["requests"] == 0  # nothing went to the service
 
     with pytest.raises(SvcnbError) as raised:
-        account_client("prod", progress=False)
+        configured_client("prod", progress=False)
     assert value not in _traceback_with_locals(raised.value)
 
 
 def test_token_env_naming_a_variable_with_a_token_still_works(sandbox, monkeypatch, tmp_path):
     monkeypatch.setenv("SVC_TOKEN_PROD", sandbox.tokens["read"])
     _accounts(tmp_path / "config.toml", monkeypatch, prod=(sandbox.base_url, "SVC_TOKEN_PROD"))
-    with account_client("prod", progress=False) as client:
+    with configured_client("prod", progress=False) as client:
         assert len(client.vms.list()) == 40
 
 

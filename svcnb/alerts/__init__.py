@@ -24,7 +24,13 @@ from typing import Any
 
 import pandas as pd
 
-from svcnb.alerts._deliver import DeliveryError, deliver, endpoint_label, longest_delivery
+from svcnb.alerts._deliver import (
+    DeliveryError,
+    check_url,
+    deliver,
+    endpoint_label,
+    longest_delivery,
+)
 from svcnb.alerts._rules import (
     CONDITION_COLUMNS,
     ENV_URL,
@@ -56,6 +62,7 @@ __all__ = [
     "Evaluation",
     "active",
     "check",
+    "check_url",
     "deliver",
     "endpoint_label",
     "evaluate",

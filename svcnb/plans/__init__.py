@@ -14,6 +14,9 @@ from svcnb.plans._stop import (
     DEFAULT_LIMIT,
     NOT_STOPPABLE,
     PROTECTED,
+    SKIPPED,
+    STOP,
+    STOPPED,
     Filter,
     PlanChangedError,
     PlanError,
@@ -22,6 +25,8 @@ from svcnb.plans._stop import (
     StopRun,
     apply_plan,
     build_stop_plan,
+    changes,
+    held_back,
     vms_text,
 )
 
@@ -29,6 +34,9 @@ __all__ = [
     "DEFAULT_LIMIT",
     "NOT_STOPPABLE",
     "PROTECTED",
+    "SKIPPED",
+    "STOP",
+    "STOPPED",
     "Filter",
     "PlanChangedError",
     "PlanError",
@@ -37,5 +45,7 @@ __all__ = [
     "StopRun",
     "apply_plan",
     "build_stop_plan",
+    "changes",
+    "held_back",
     "vms_text",
 ]

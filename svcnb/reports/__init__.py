@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from svcnb.reports import bandwidth, billing, firewall, webhooks, whatif
 from svcnb.reports._classes import vm_classes
-from svcnb.reports._columns import VALUES, value_label
+from svcnb.reports._columns import MONEY_COLUMNS, VALUES, currency_of, value_label
 from svcnb.reports._display import display_frame, kind, label, text_table
 from svcnb.reports._duration import DurationError, duration
-from svcnb.reports._replay import Histories, Report, replay, snapshot_at
+from svcnb.reports._replay import Histories, Report, replay, snapshot_at, to_utc
 from svcnb.reports._reuse import Reuse
 from svcnb.reports._view import Figure, View, ViewSpec
 
@@ -28,6 +28,7 @@ __all__ = [
     "DurationError",
     "Figure",
     "Histories",
+    "MONEY_COLUMNS",
     "Report",
     "Reuse",
     "VALUES",
@@ -35,6 +36,7 @@ __all__ = [
     "ViewSpec",
     "bandwidth",
     "billing",
+    "currency_of",
     "display_frame",
     "duration",
     "firewall",
@@ -43,6 +45,7 @@ __all__ = [
     "replay",
     "snapshot_at",
     "text_table",
+    "to_utc",
     "value_label",
     "vm_classes",
     "webhooks",

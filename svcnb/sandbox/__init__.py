@@ -4,14 +4,16 @@
 ``export_state``/``read_state_file``/``write_state_file`` save an account and ``serve(saved=...)``
 starts from one (format in ``svcnb.sandbox._saved``).
 
-``cli`` is the ``svcnb sandbox`` command (its options and ``run``); ``connection`` reads and
-writes a sandbox's connection file and asks whether the sandbox it names still answers.
+``connection`` reads and writes a sandbox's connection file and asks whether the sandbox it
+names still answers; ``read_dialect_file`` reads the dialect file ``svcnb doctor --record``
+writes (``svcnb sandbox --dialect-file``, whose command lives in ``svcnb.cli.sandbox``).
 ``Dialect`` and the forms it chooses among (``MONEY``, ``TIMESTAMPS``, ``TOKEN_NAMES``,
 ``VALIDATION_STATUS``), with ``write_money``, ``write_time`` and ``validation_wording``, say a
 value as a dialect would: ``svcnb doctor`` names what a server speaks in the sandbox's own terms.
 
 The names load from their modules on first use, so ``svcnb sandbox --help`` (which needs only
-the options in ``_cli`` and ``_config``) imports neither uvicorn nor httpx.
+the defaults in ``_config``) imports neither uvicorn nor httpx. Nothing here imports svcnb's
+client side: the two meet only over HTTP.
 """
 
 from __future__ import annotations
@@ -20,10 +22,9 @@ import importlib
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
-    from . import _cli as cli
     from . import _connection as connection
     from ._app import create_app
-    from ._config import SandboxConfig
+    from ._config import DEFAULT_SEED, DEFAULT_VMS, SandboxConfig
     from ._control_client import ClockReading, Control
     from ._deliveries import wait_idle
     from ._dialect import MONEY, TIMESTAMPS, TOKEN_NAMES, VALIDATION_STATUS, Dialect
@@ -33,11 +34,13 @@ if _typing.TYPE_CHECKING:
     from ._saved import StateError, export_state, read_state_file, write_state_file
     from ._serve import Sandbox, serve
     from ._speak import write_money, write_time
-    from ._twin import validation_wording
+    from ._twin import read_dialect_file, validation_wording
 
 # public name -> the module (under svcnb.sandbox) that defines it
 _WHERE = {
     "CURRENCY": "_plans_regions",
+    "DEFAULT_SEED": "_config",
+    "DEFAULT_VMS": "_config",
     "MONEY": "_dialect",
     "TIMESTAMPS": "_dialect",
     "TOKEN_NAMES": "_dialect",
@@ -52,6 +55,7 @@ _WHERE = {
     "create_app": "_app",
     "daily_rate_bytes": "_life",
     "export_state": "_saved",
+    "read_dialect_file": "_twin",
     "read_state_file": "_saved",
     "serve": "_serve",
     "validation_wording": "_twin",
@@ -62,10 +66,12 @@ _WHERE = {
     "write_time": "_speak",
 }
 # public name -> the module it is (under svcnb.sandbox)
-_MODULES = {"cli": "_cli", "connection": "_connection"}
+_MODULES = {"connection": "_connection"}
 
 __all__ = [
     "CURRENCY",
+    "DEFAULT_SEED",
+    "DEFAULT_VMS",
     "MONEY",
     "TIMESTAMPS",
     "TOKEN_NAMES",
@@ -77,11 +83,11 @@ __all__ = [
     "SandboxClock",
     "SandboxConfig",
     "StateError",
-    "cli",
     "connection",
     "create_app",
     "daily_rate_bytes",
     "export_state",
+    "read_dialect_file",
     "read_state_file",
     "serve",
     "validation_wording",

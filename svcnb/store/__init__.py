@@ -29,21 +29,24 @@ from ._journal import (
     from_audit,
 )
 from ._layout import (
+    DEFAULT_PATH,
     ENV_PATH,
     DamagedCommitError,
     MissingResourceError,
     OriginError,
     SnapshotWarning,
     StoreError,
-    add_store_option,
     resolve_path,
     resolve_url,
 )
+from ._migrate import migrate
+from ._pull import reason_of
 from ._reading import check_readable
 from ._snapshots import RESOURCES
 from ._store import Store
 
 __all__ = [
+    "DEFAULT_PATH",
     "ENV_PATH",
     "EVERY_ACCOUNT",
     "KINDS",
@@ -64,10 +67,11 @@ __all__ = [
     "Store",
     "StoreError",
     "account_names",
-    "add_store_option",
     "check_readable",
     "from_audit",
     "is_remote",
+    "migrate",
+    "reason_of",
     "resolve_path",
     "resolve_url",
 ]

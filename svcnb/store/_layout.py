@@ -20,7 +20,6 @@ the catalog after it (``svcnb.store._catalog``).
 
 from __future__ import annotations
 
-import argparse
 import os
 import warnings
 from pathlib import Path
@@ -29,25 +28,6 @@ from svcnb.errors import SvcnbError
 
 DEFAULT_PATH = "data/store"
 ENV_PATH = "SVCNB_STORE"
-
-
-def add_store_option(
-    parser: argparse.ArgumentParser,
-    what: str = "",
-    default: str | None = None,
-    local_only: bool = False,
-) -> None:
-    """``--store PATH`` (default None: ``Store`` then reads ``$SVCNB_STORE``, else data/store).
-    ``what`` says what the command does with it; ``default`` words a default of the command's
-    own (``svcnb lab`` starts a new store); ``local_only`` for what is kept in a folder only."""
-    said = default or f"${ENV_PATH}, else {DEFAULT_PATH}"
-    where = "a folder" if local_only else "a folder or a URL such as s3://bucket/prefix"
-    parser.add_argument(
-        "--store",
-        default=None,
-        metavar="PATH",
-        help=f"snapshot store: {where}{what} (default: {said})",
-    )
 
 
 class SnapshotWarning(UserWarning):

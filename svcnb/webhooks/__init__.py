@@ -20,11 +20,18 @@ from svcnb.webhooks._errors import (
     SignatureError,
     SignatureMismatch,
 )
-from svcnb.webhooks._receiver import Event, Receiver, parse_event, system_clock
-from svcnb.webhooks._server import RunningReceiver, free_port, serve
+from svcnb.webhooks._receiver import (
+    DEFAULT_TOLERANCE,
+    Event,
+    Receiver,
+    parse_event,
+    system_clock,
+)
+from svcnb.webhooks._server import RunningReceiver, bind, free_port, serve, uvicorn_server
 from svcnb.webhooks._verify import verify
 
 __all__ = [
+    "DEFAULT_TOLERANCE",
     "Event",
     "MalformedSignature",
     "MissingSignature",
@@ -33,9 +40,11 @@ __all__ = [
     "RunningReceiver",
     "SignatureError",
     "SignatureMismatch",
+    "bind",
     "free_port",
     "parse_event",
     "serve",
     "system_clock",
+    "uvicorn_server",
     "verify",
 ]

@@ -34,7 +34,7 @@ def test_svcnb_alone_lists_the_commands(capsys):
     out, err = capsys.readouterr()
     assert err == ""
     assert "arguments are required" not in out
-    for name, (_module, help_text, _example) in cli._COMMANDS.items():
+    for name, (_module, help_text, _example) in cli.COMMANDS.items():
         assert re.search(rf"^\s+{re.escape(name)}\s", out, re.M), name
         assert help_text.split()[0] in out
     assert "--version" in out
@@ -47,7 +47,7 @@ def test_an_unknown_command_is_still_a_usage_error(capsys):
     assert "invalid choice: 'nosuch'" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("name", list(cli._COMMANDS))
+@pytest.mark.parametrize("name", list(cli.COMMANDS))
 def test_every_option_shows_its_default(name):
     parser = _subparser(name)
     text = parser.format_help()
@@ -77,7 +77,7 @@ def test_the_options_the_issue_named():
     ("line", "offered"),
     [
         ("svcnb sna", {"snapshot", "snapshots"}),
-        ("svcnb ", set(cli._COMMANDS) | {"--version"}),
+        ("svcnb ", set(cli.COMMANDS) | {"--version"}),
         ("svcnb sandbox --sta", {"--state-file"}),
         ("svcnb --version", {"--version"}),
     ],

@@ -78,7 +78,7 @@ def _epilog(name: str) -> str | None:
 
 def all_examples() -> list[str]:
     seen: list[str] = []
-    for epilog in [cli.build_parser().epilog, *map(_epilog, cli._COMMANDS)]:
+    for epilog in [cli.build_parser().epilog, *map(_epilog, cli.COMMANDS)]:
         for line in _example_lines(epilog):
             if line not in seen:
                 seen.append(line)
@@ -241,7 +241,7 @@ def _ready(command: str, example: str, log: Path, home: Path, proc: subprocess.P
 
 def test_examples_are_found():
     commands = {_command(e) for e in EXAMPLES}
-    assert commands == set(cli._COMMANDS), commands ^ set(cli._COMMANDS)
+    assert commands == set(cli.COMMANDS), commands ^ set(cli.COMMANDS)
     assert EXAMPLES[0] == "svcnb sandbox --vms 40 --connection-file sandbox.json"
 
 

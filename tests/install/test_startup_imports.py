@@ -57,7 +57,7 @@ def test_help_and_version_load_no_data_or_http_stack(argv):
 def test_sandbox_help_loads_no_server():
     loaded = _modules_after(_cli("sandbox", "--help"))
     assert not loaded & {"uvicorn", "starlette"}, sorted(loaded & {"uvicorn", "starlette"})
-    assert "svcnb.sandbox._cli" in loaded
+    assert "svcnb.cli.sandbox" in loaded
 
 
 def test_import_svcnb_loads_neither_store_nor_client_until_used():

@@ -15,9 +15,9 @@ import pytest
 
 import svcnb
 from svcnb import vocab
-from svcnb._rehearse import run as sandbox_command
 from svcnb._rehearse import state_from_store
 from svcnb.cli import build_parser
+from svcnb.cli.sandbox import run as sandbox_command
 from svcnb.client import Client
 from svcnb.frames import KEYS
 from svcnb.reports import firewall

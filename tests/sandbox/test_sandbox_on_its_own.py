@@ -204,7 +204,7 @@ def test_a_missing_file_is_one_line_for_every_command_that_reads_a_server(tmp_pa
 
 @pytest.mark.parametrize("content", ["", "{}", "[1]", '{"base_url": "http://127.0.0.1:1"}'])
 def test_a_file_that_is_no_connection_file_is_named(tmp_path, monkeypatch, content):
-    from svcnb._connect import configured_client
+    from svcnb import configured_client
 
     path = tmp_path / "sandbox.json"
     path.write_text(content)

@@ -11,8 +11,8 @@ import threading
 import httpx
 
 from svcnb.cli import build_parser
+from svcnb.cli import sandbox as sandbox_cli
 from svcnb.sandbox import SandboxConfig, create_app
-from svcnb.sandbox import _cli as sandbox_cli
 
 
 def test_serve_writes_a_private_connection_file(make_sandbox, tmp_path):
@@ -89,7 +89,7 @@ def test_cli_reports_bad_settings_without_a_traceback(capsys):
         time_scale=1.0,
         ca_bundle=None,
     )
-    assert sandbox_cli.run(args) == 2
+    assert sandbox_cli.serve_until_stopped(args) == 2
     assert "vms" in capsys.readouterr().err
 
 

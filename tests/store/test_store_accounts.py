@@ -16,8 +16,7 @@ import polars as pl
 import pytest
 from frames._samples import account
 
-from svcnb import frames
-from svcnb._connect import account_client
+from svcnb import configured_client, frames
 from svcnb.cli import main
 from svcnb.config import ConfigError, accounts
 from svcnb.panels import AccountTabs, BillingPanel
@@ -101,9 +100,9 @@ def test_an_account_whose_token_variable_is_unset_is_a_config_error(tmp_path, mo
     monkeypatch.setenv("SVCNB_CONFIG", str(path))
     monkeypatch.delenv("SVC_TOKEN_UNSET_HERE", raising=False)
     with pytest.raises(ConfigError, match="SVC_TOKEN_UNSET_HERE.*is not set"):
-        account_client("prod", progress=False)
+        configured_client("prod", progress=False)
     with pytest.raises(ConfigError, match="names no account 'other'.*accounts: prod"):
-        account_client("other", progress=False)
+        configured_client("other", progress=False)
 
 
 def test_one_service_is_one_url_however_it_is_written():

@@ -13,8 +13,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
+from svcnb.cli.migrate_store import add_arguments, run
 from svcnb.store import RESOURCES, MissingResourceError, Store, StoreError
-from svcnb.store._cli_migrate import add_arguments, run
 from svcnb.store._legacy import frame_at, read_entries
 from svcnb.store._migrate import migrate
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from svcnb import cli
-from svcnb._rehearse import run as sandbox_command
+from svcnb.cli.sandbox import run as sandbox_command
 from svcnb.client import Client
 from svcnb.sandbox import StateError
 from svcnb.sandbox._twin import place_transitional, read_dialect_file

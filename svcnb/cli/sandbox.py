@@ -1,4 +1,11 @@
-"""``svcnb sandbox``: serve the sandbox on loopback until interrupted (DESIGN section 4)."""
+"""``svcnb sandbox``: serve the sandbox on loopback until interrupted, a seeded fleet, a saved
+account (``--state-file``) or a copy of a stored snapshot (``--from-store``, made by
+``svcnb.rehearse``'s ``state_from_store``).
+
+The server is ``svcnb.sandbox.serve``; this module parses the options and says what runs where.
+The server (uvicorn, starlette, httpx for its control client), the saved-state format and the
+store are imported by run(): ``svcnb sandbox --help`` needs only the options.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +16,13 @@ import signal
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
-from ._config import DEFAULT_SEED, DEFAULT_VMS, SandboxConfig
+from svcnb.config import ConfigError
+from svcnb.sandbox import DEFAULT_SEED, DEFAULT_VMS, SandboxConfig
 
-# The server (uvicorn, starlette, httpx for its control client) and the saved-state format are
-# imported by run(): `svcnb sandbox --help` needs only the options.
+# a saved account as the sandbox's state files hold it (svcnb.sandbox.read_state_file)
+Saved = dict[str, Any]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -106,6 +115,68 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "with --from-store it holds that account too); each point the file does not prove is "
         "listed on stderr at start, and keeps the default",
     )
+    parser.add_argument(
+        "--from-store",
+        default=None,
+        metavar="PATH",
+        help="start from the account as a snapshot in this store holds it (a copy to rehearse "
+        "a firewall change or a bulk stop on); the store is only read",
+    )
+    parser.add_argument(
+        "--at",
+        default=None,
+        metavar="TIME",
+        help="with --from-store: the snapshot as of this server time or snapshot id "
+        "(default: the latest)",
+    )
+    parser.add_argument(
+        "--account",
+        default=None,
+        metavar="NAME",
+        help="with --from-store: the account to copy, in a store of several (default: the "
+        "store's only one)",
+    )
+    parser.add_argument(
+        "--anonymize",
+        action="store_true",
+        help="with --from-store: replace names, hostnames, addresses, descriptions and webhook "
+        "URLs by consistent pseudonyms (firewall rules still match the same VMs)",
+    )
+    parser.epilog = (
+        "examples:\n  svcnb sandbox --vms 40 --connection-file sandbox.json\n"
+        "  svcnb sandbox --from-store data/store --anonymize --time-scale 0 "
+        "--connection-file copy.json --save-state-on-exit copy-state.json\n"
+        "  svcnb sandbox --from-store s3://team/history --account prod --anonymize "
+        "--connection-file prod-copy.json"
+    )
+
+
+def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
+    """``svcnb sandbox``; with --from-store the copy of a snapshot (notes printed first)."""
+    if args.from_store is None:
+        if args.at is not None or args.anonymize or args.account is not None:
+            raise ConfigError("--at, --account and --anonymize need --from-store PATH")
+        return serve_until_stopped(args, stop)
+    if getattr(args, "state_file", None):
+        raise ConfigError("--from-store and --state-file both name a starting state; give one")
+    from svcnb._rehearse import _one_account, state_from_store
+    from svcnb.store import Store, StoreError
+
+    try:
+        store = _one_account(Store(args.from_store), args.account, option="--account ")
+        copy = state_from_store(store, args.at, anonymize=args.anonymize)
+    except (StoreError, ValueError) as exc:  # no such snapshot, a time that does not parse
+        print(f"svcnb sandbox: {exc}", file=sys.stderr)
+        return 2
+    print(
+        f"svcnb sandbox: a copy of snapshot {copy.snapshot_id} ({copy.doc['now']})"
+        + (f" of account {store.account}" if store.account else "")
+        + (", anonymized" if args.anonymize else ""),
+        flush=True,
+    )
+    for line in copy.notes:
+        print(f"  note: {line}", flush=True)
+    return serve_until_stopped(args, stop, saved=copy.doc)
 
 
 def _speak_dialect_file(args: argparse.Namespace) -> bool:
@@ -113,8 +184,7 @@ def _speak_dialect_file(args: argparse.Namespace) -> bool:
     ``args.rate_limit`` unless ``--rate-limit`` was given), and each point it does not state as
     proven is one line on stderr. False, after one line saying why, when the file cannot be
     used (not TOML, another version, a key the sandbox does not know)."""
-    from ._saved import StateError
-    from ._twin import read_dialect_file
+    from svcnb.sandbox import StateError, read_dialect_file
 
     if getattr(args, "dialect", "default") != "default":
         print(
@@ -155,12 +225,12 @@ def _log_to_stderr(quiet: bool) -> logging.Handler:
     return handler
 
 
-def run(
-    args: argparse.Namespace, stop: threading.Event | None = None, saved: dict | None = None
+def serve_until_stopped(
+    args: argparse.Namespace, stop: threading.Event | None = None, saved: Saved | None = None
 ) -> int:
     """Serve until Ctrl-C or SIGTERM (or until ``stop`` is set, for tests). ``saved``: a state
-    document to start from (a caller that built one; ``--state-file`` reads one)."""
-    from ._saved import StateError, read_state_file
+    document to start from (a copy of a snapshot; ``--state-file`` reads one)."""
+    from svcnb.sandbox import StateError, read_state_file
 
     handler = _log_to_stderr(getattr(args, "quiet", False))
     try:
@@ -173,7 +243,7 @@ def run(
             except StateError as exc:
                 print(f"svcnb sandbox: {exc}", file=sys.stderr)
                 return 2
-        return _serve_until_stopped(args, stop, saved)
+        return _serve(args, stop, saved)
     finally:
         logging.getLogger("svcnb.sandbox").removeHandler(handler)
 
@@ -189,7 +259,7 @@ def _starts_afresh(args: argparse.Namespace) -> bool:
     )
 
 
-def _saved_port(saved: dict | None) -> int | None:
+def _saved_port(saved: Saved | None) -> int | None:
     """The port a sandbox saved with --save-state-on-exit listened on (None: none saved)."""
     listen = (saved or {}).get("listen")
     port = listen.get("port") if isinstance(listen, dict) else None
@@ -201,13 +271,13 @@ def _saved_port(saved: dict | None) -> int | None:
 def _in_use(path: Path) -> str | None:
     """Why ``path`` must not be written: it is the connection file of a sandbox still running
     (its users would be moved to this one without a word). None when it may be."""
-    from . import _connection
+    from svcnb.sandbox import connection
 
     try:
-        info = _connection.read(path)
+        info = connection.read(path)
     except (OSError, ValueError):
         return None
-    if _connection.probe(info) != _connection.RUNNING:
+    if connection.probe(info) != connection.RUNNING:
         return None
     return (
         f"{path} is the connection file of the sandbox running at {info['base_url']}; stop "
@@ -215,15 +285,11 @@ def _in_use(path: Path) -> str | None:
     )
 
 
-def _serve_until_stopped(
-    args: argparse.Namespace, stop: threading.Event | None, saved: dict | None
-) -> int:
-    from . import _connection
-    from ._saved import export_state, write_state_file
-    from ._serve import serve
+def _serve(args: argparse.Namespace, stop: threading.Event | None, saved: Saved | None) -> int:
+    from svcnb.sandbox import connection, export_state, serve, write_state_file
 
     connection_file = (
-        Path(args.connection_file) if args.connection_file else _connection.default_path()
+        Path(args.connection_file) if args.connection_file else connection.default_path()
     )
     refused = _in_use(connection_file)
     if refused:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._layout import StoreError, add_store_option
-from ._store import Store
+from svcnb.cli._common import add_store_option
+from svcnb.store import Store, StoreError
 
 _SHOWN = ("snapshot_id", "server_time", "local_time", "vms_rows", "firewall_rules_rows", "missing")
 

@@ -21,22 +21,14 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from svcnb._connect import (
-    account_client,
-    account_names,
-    configured_client,
-    sandbox_connection_file,
-)
+from svcnb.cli import _common
 from svcnb.config import ConfigError
 from svcnb.errors import SvcnbError
-
-from ._layout import OriginError, add_store_option
-from ._pull import reason_of
-from ._store import Store
+from svcnb.store import OriginError, Store, reason_of
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_store_option(parser, ", to write the snapshot to")
+    _common.add_store_option(parser, ", to write the snapshot to")
     which = parser.add_mutually_exclusive_group()
     which.add_argument(
         "--account",
@@ -95,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_all(where: str | None, allow_older: bool) -> int:
     try:
-        names = account_names()
+        names = _common.account_names()
     except ConfigError as exc:
         print(f"svcnb snapshot: {exc}", file=sys.stderr)
         return NOT_CONFIGURED
@@ -159,11 +151,7 @@ def _one(
     """One account's snapshot; never raises for what the user can fix (the message says)."""
     outcome = Outcome(name)
     try:
-        client = (
-            configured_client(progress=progress)
-            if name is None
-            else account_client(name, progress=progress)
-        )
+        client = _common.client(name, progress=progress)
     except ConfigError as exc:
         outcome.err.append(f"svcnb snapshot: {prefix}{exc}")
         outcome.code = NOT_CONFIGURED
@@ -178,7 +166,7 @@ def _one(
         outcome.code = NOT_CONFIGURED
         return outcome
     except (SvcnbError, OSError) as exc:
-        sandbox_file = sandbox_connection_file() if name is None else None
+        sandbox_file = _common.sandbox_connection_file() if name is None else None
         if isinstance(exc, OriginError) and sandbox_file is not None:
             outcome.err.append(f"svcnb snapshot: {prefix}{_new_sandbox(exc, sandbox_file, store)}")
         else:

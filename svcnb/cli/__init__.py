@@ -1,9 +1,12 @@
-"""The svcnb command.
+"""The svcnb command: one module per subcommand in this package, dispatched by :data:`COMMANDS`.
 
-Each subcommand lives with the layer it drives (``svcnb.sandbox._cli``, ``svcnb.store._cli``,
-``svcnb.reports._cli``, ``svcnb.webhooks._cli``, ``svcnb._demo``). They are imported only when
-their subcommand runs, so ``svcnb snapshot`` never loads the server stack and ``svcnb sandbox``
-never loads pandas.
+Each command module (``svcnb.cli.snapshot``, ``svcnb.cli.report``, ...) has
+``add_arguments(parser)`` and ``run(args) -> int``; it parses and prints, and the work is done by
+the layer it drives (``svcnb.store``, ``svcnb.reports``, ``svcnb.sandbox``, ...). A command's
+module is imported only when that command is parsed or run: ``svcnb --help`` imports none of
+them, ``svcnb snapshot`` never loads the server stack and ``svcnb sandbox`` never loads pandas.
+What they share (the ``--store`` option, the client, errors as one line and an exit code) is in
+``svcnb.cli._common``.
 
 A user's mistake never ends in a traceback: argparse names a bad option, and the errors that
 come from what the user asked for (a folder that cannot be written, missing configuration, a
@@ -13,69 +16,147 @@ closed pipe, Ctrl-C) are one line on stderr and a non-zero exit code.
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from types import ModuleType
+from typing import NamedTuple
 
-# subcommand -> (module whose ``add_arguments(parser)`` and ``run(args) -> int`` implement it,
-# one-line help, an example)
-_COMMANDS = {
-    "sandbox": (
-        # the sandbox's own options plus --from-store (a copy of a stored snapshot)
-        "svcnb._rehearse",
+from svcnb.cli._common import one_line_errors
+
+
+class Command(NamedTuple):
+    """One subcommand: ``load()`` imports its module (``add_arguments``, ``run``), ``help`` is
+    its one-line help, ``example`` the example ``svcnb --help`` lists."""
+
+    load: Callable[[], ModuleType]
+    help: str
+    example: str
+
+
+# One function per command imports its module, by name, when the command is parsed or run:
+# an editor follows each to its module, and `svcnb --help` imports none of them.
+def _sandbox() -> ModuleType:
+    from svcnb.cli import sandbox
+
+    return sandbox
+
+
+def _snapshot() -> ModuleType:
+    from svcnb.cli import snapshot
+
+    return snapshot
+
+
+def _snapshots() -> ModuleType:
+    from svcnb.cli import snapshots
+
+    return snapshots
+
+
+def _report() -> ModuleType:
+    from svcnb.cli import report
+
+    return report
+
+
+def _listen() -> ModuleType:
+    from svcnb.cli import listen
+
+    return listen
+
+
+def _check() -> ModuleType:
+    from svcnb.cli import check
+
+    return check
+
+
+def _migrate_store() -> ModuleType:
+    from svcnb.cli import migrate_store
+
+    return migrate_store
+
+
+def _stop() -> ModuleType:
+    from svcnb.cli import stop
+
+    return stop
+
+
+def _doctor() -> ModuleType:
+    from svcnb.cli import doctor
+
+    return doctor
+
+
+def _demo() -> ModuleType:
+    from svcnb.cli import demo
+
+    return demo
+
+
+def _lab() -> ModuleType:
+    from svcnb.cli import lab
+
+    return lab
+
+
+# subcommand -> its module, one-line help and an example, in the order `svcnb --help` lists them
+COMMANDS: dict[str, Command] = {
+    "sandbox": Command(
+        _sandbox,
         "serve the local sandbox emulator of the API, or a copy of a stored snapshot",
         "svcnb sandbox --vms 40 --connection-file sandbox.json",
     ),
-    "snapshot": (
-        "svcnb.store._cli",
+    "snapshot": Command(
+        _snapshot,
         "take one snapshot of the account (or of every configured account) into the store",
         "svcnb snapshot --store data/store",
     ),
-    "snapshots": (
-        "svcnb.store._cli_list",
+    "snapshots": Command(
+        _snapshots,
         "list the snapshots in the store",
         "svcnb snapshots --store data/store",
     ),
-    "report": (
-        "svcnb.reports._cli",
+    "report": Command(
+        _report,
         "print or export a report as of a snapshot",
         "svcnb report billing --table runway",
     ),
-    "listen": (
-        "svcnb.webhooks._cli",
+    "listen": Command(
+        _listen,
         "run the verifying webhook receiver over HTTPS",
         "svcnb listen --port 8443 --cert cert.pem --key key.pem --secret-file secret.txt",
     ),
-    "check": (
-        "svcnb.alerts._cli",
+    "check": Command(
+        _check,
         "evaluate the [alerts] rules on the latest snapshot (exit 1 when one fired), for cron",
         "svcnb check --store data/store",
     ),
-    "migrate-store": (
-        "svcnb.store._cli_migrate",
+    "migrate-store": Command(
+        _migrate_store,
         "convert a store of the first format to Delta tables, checked row for row",
         "svcnb migrate-store data/store-old data/store-new",
     ),
-    "stop": (
-        "svcnb.plans._cli",
+    "stop": Command(
+        _stop,
         "stop VMs through a reviewed plan: build, save, review, apply with an approver",
         "svcnb stop --region eu-central-1 --status running --plan-out stop.json",
     ),
-    "doctor": (
-        "svcnb._doctor",
+    "doctor": Command(
+        _doctor,
         "read-only check of what the configured service answers",
         "svcnb doctor",
     ),
-    "demo": (
-        "svcnb._demo",
+    "demo": Command(
+        _demo,
         "simulate an account on the sandbox and render the reports",
         "svcnb demo --out out --days 90",
     ),
-    "lab": ("svcnb._lab", "open JupyterLab with a sandbox running", "svcnb lab"),
+    "lab": Command(_lab, "open JupyterLab with a sandbox running", "svcnb lab"),
 }
-
 # Every example of every help text runs as written (tests/install/test_cli_examples.py runs
 # each, in this order, in an empty folder with the sandbox of the first one named).
 EXAMPLES_HEADER = (
@@ -131,10 +212,18 @@ def states_default(text: str) -> bool:
 class _Version(argparse.Action):
     """``--version``: the installed distribution's version (looked up only when asked)."""
 
-    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kw: object):
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
+    def __init__(
+        self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, help: str | None = None
+    ) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
 
-    def __call__(self, parser, namespace, values, option_string=None) -> None:  # type: ignore[no-untyped-def]
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[object] | None,
+        option_string: str | None = None,
+    ) -> None:
         print(f"svcnb {installed_version()}")
         parser.exit()
 
@@ -158,12 +247,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "(svcnb lab, svcnb demo: pip install 'svcnb[lab]').",
         formatter_class=HelpFormatter,
         epilog=EXAMPLES_HEADER
-        + "\n".join(f"  {example}" for _m, _h, example in _COMMANDS.values())
+        + "\n".join(f"  {entry.example}" for entry in COMMANDS.values())
         + "\n\nsvcnb COMMAND --help shows a command's options and more examples.",
     )
     parser.add_argument("--version", action=_Version, help="print svcnb's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, (module, help_text, example) in _COMMANDS.items():
+    for name, (load, help_text, example) in COMMANDS.items():
         p = sub.add_parser(
             name,
             help=help_text,
@@ -171,9 +260,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             formatter_class=HelpFormatter,
             epilog=f"example:\n  {example}",
         )
-        p.set_defaults(_module=module)
         if name == command:
-            importlib.import_module(module).add_arguments(p)
+            load().add_arguments(p)
             if p.description:
                 p.description = plain(p.description)
     return parser
@@ -190,47 +278,27 @@ def _complete() -> None:
     if line and not line[-1].isspace():
         typed = typed[:-1]  # the word being completed is not a command yet
     command = next((w for w in typed if not w.startswith("-")), None)
-    argcomplete.autocomplete(build_parser(command if command in _COMMANDS else None))
+    argcomplete.autocomplete(build_parser(command if command in COMMANDS else None))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """``svcnb ARGV...``: the exit code of the command run (0 for ``svcnb`` alone)."""
     if "_ARGCOMPLETE" in os.environ:  # set by the shell's completion hook, never by a user
         _complete()
-    argv = list(sys.argv[1:] if argv is None else argv)
-    command = next((a for a in argv if not a.startswith("-")), None)
-    name = command if command in _COMMANDS else None
-    try:
-        parser = build_parser(name)
-        args = parser.parse_args(argv)
-        if args.command is None:  # `svcnb` alone: what it can do, rather than a usage error
-            parser.print_help()
-            return 0
-        if name in _READ_CONFIG:
-            from svcnb import vocab
+    args_given = list(sys.argv[1:] if argv is None else argv)
+    command = next((a for a in args_given if not a.startswith("-")), None)
+    name = command if command in COMMANDS else None
+    return one_line_errors(name, lambda: _run(args_given, name))
 
-            vocab.current()  # ConfigError naming the file, below
-        code = int(importlib.import_module(args._module).run(args) or 0)
-        sys.stdout.flush()  # a closed pipe shows here, inside the handlers below
-        return code
-    except KeyboardInterrupt:
-        print(f"svcnb {name or ''}: interrupted".replace("  ", " "), file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        # the reader went away (`svcnb report ... | head -1`): nothing more to say to anyone;
-        # stdout is pointed at devnull so the interpreter's final flush does not fail again
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+
+def _run(argv: list[str], name: str | None) -> int:
+    parser = build_parser(name)
+    args = parser.parse_args(argv)
+    if args.command is None:  # `svcnb` alone: what it can do, rather than a usage error
+        parser.print_help()
         return 0
-    except OSError as exc:
-        # a path the user gave cannot be read or written; anything else is a bug and goes up
-        if exc.filename is None:
-            raise
-        print(f"svcnb {name}: {exc.strerror or exc}: {exc.filename}", file=sys.stderr)
-        return 2
-    except Exception as exc:
-        from svcnb.config import ConfigError
+    if name in _READ_CONFIG:
+        from svcnb import vocab
 
-        if isinstance(exc, ConfigError):
-            print(f"svcnb {name}: {exc}", file=sys.stderr)
-            return 2
-        raise
+        vocab.current()  # ConfigError naming the file, one line (svcnb.cli._common)
+    return int(COMMANDS[args.command].load().run(args) or 0)

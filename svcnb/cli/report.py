@@ -23,8 +23,8 @@ from typing import Any
 
 import pandas as pd
 
-from svcnb.reports._duration import duration
-from svcnb.store import add_store_option
+from svcnb.cli import _common
+from svcnb.reports import duration
 
 KINDS = ("bandwidth", "billing", "firewall", "webhooks", "whatif")
 FORMATS = ("text", "csv", "json", "png")
@@ -53,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="WHEN",
         help="as of the latest snapshot at or before this ISO date/time (default: the latest)",
     )
-    add_store_option(parser, ", to report from")
+    _common.add_store_option(parser, ", to report from")
     parser.add_argument(
         "--account",
         metavar="NAME",
@@ -127,7 +127,7 @@ def _fail(text: str, code: int = USAGE) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from svcnb.reports._replay import snapshot_at, to_utc
+    from svcnb.reports import snapshot_at, to_utc
     from svcnb.store import Store, StoreError, check_readable
 
     try:
@@ -184,15 +184,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _take(store: Any) -> int:
-    from svcnb._connect import account_client, configured_client
     from svcnb.config import ConfigError
     from svcnb.errors import SvcnbError
 
     try:
-        if store.account is None:
-            client = configured_client(progress=False)
-        else:
-            client = account_client(store.account, progress=False)
+        client = _common.client(store.account, progress=False)
     except (ConfigError, ValueError) as exc:
         return _fail(str(exc))
     try:
@@ -244,7 +240,7 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     from decimal import Decimal
 
     from svcnb.money import to_decimal
-    from svcnb.reports._columns import MONEY_COLUMNS, currency_of
+    from svcnb.reports import MONEY_COLUMNS, currency_of
 
     def plain(column: str, value: Any, currency: Any) -> Any:
         if isinstance(value, list | tuple):
@@ -294,7 +290,7 @@ def _draw(draw: list[Callable[[Any], Any]], title: str):
 
 def _horizons(text: str) -> list[int]:
     """Whole days from ``--horizons`` (each read by :func:`duration`: bare numbers are days)."""
-    from svcnb.reports._duration import DurationError
+    from svcnb.reports import DurationError
 
     example = "give whole days above 0, e.g. --horizons 30,60,90"
     parts = [d.strip() for d in text.split(",") if d.strip()]

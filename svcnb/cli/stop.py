@@ -17,10 +17,12 @@ from __future__ import annotations
 import argparse
 import sys
 import textwrap
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from svcnb.plans._stop import (
+from svcnb.cli import _common
+from svcnb.plans import (
     DEFAULT_LIMIT,
     SKIPPED,
     STOP,
@@ -32,7 +34,9 @@ from svcnb.plans._stop import (
     held_back,
     vms_text,
 )
-from svcnb.store import add_store_option
+
+if TYPE_CHECKING:
+    from svcnb.client import Client
 
 EXAMPLE = """examples:
   svcnb stop --region eu-central-1 --name 'ci-*'                 # print the plan only
@@ -96,7 +100,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="fit the plan and the outcome table of --apply in this many columns (long "
         "reasons wrap)",
     )
-    add_store_option(parser, ", whose audit log records the apply")
+    _common.add_store_option(parser, ", whose audit log records the apply")
 
 
 # the outcome table of --apply: one short row per VM of the plan, long reasons wrapped
@@ -138,7 +142,7 @@ def _table(frame: pd.DataFrame, columns: list[str], width: int = DEFAULT_WIDTH) 
 
 def run(args: argparse.Namespace) -> int:
     from svcnb.errors import SvcnbError
-    from svcnb.plans._stop import PlanError
+    from svcnb.plans import PlanError
 
     try:
         return _run(args)
@@ -146,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"svcnb stop: {exc}", file=sys.stderr)
         return 2
     except SvcnbError as exc:
-        # ConfigError goes up: svcnb.cli prints it as a usage mistake (exit 2)
+        # ConfigError goes up: svcnb.cli._common prints it as a usage mistake (exit 2)
         from svcnb.config import ConfigError
 
         if isinstance(exc, ConfigError):
@@ -156,8 +160,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from svcnb._connect import configured_client
-    from svcnb.plans._stop import PlanError
+    from svcnb.plans import PlanError
 
     filters = any(
         (args.status, args.region, args.plan_slug, args.name, args.ids, args.include_protected)
@@ -178,7 +181,7 @@ def _run(args: argparse.Namespace) -> int:
             "or --review/--apply FILE for a saved one; svcnb stop --help has examples"
         )
     plan = StopPlan.load(saved) if saved else None
-    with configured_client(progress=False) as client:
+    with _common.client() as client:
         if plan is None:
             plan = build_stop_plan(
                 client,
@@ -218,7 +221,7 @@ def _run(args: argparse.Namespace) -> int:
         return 0 if (acted["outcome"] == STOPPED).all() else 1
 
 
-def _review(plan: StopPlan, client) -> int:
+def _review(plan: StopPlan, client: Client) -> int:
     """Print which VMs of the plan changed since it was built (nothing is sent)."""
     from svcnb import frames
     from svcnb.errors import NotFound

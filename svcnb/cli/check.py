@@ -18,7 +18,7 @@ import math
 import sys
 import time
 
-from svcnb.store import add_store_option
+from svcnb.cli._common import USAGE, add_store_option
 
 EXAMPLE = """examples:
   svcnb check                                # after `svcnb snapshot`, from cron
@@ -39,7 +39,7 @@ config file ([alerts] section; a rule set to false is off):
   timeout_seconds = 10.0      # each step of one attempt (connect, send, each read)
   deadline_seconds = 60       # the whole run, delivery included (or --deadline)"""
 
-USAGE, FIRED = 2, 1
+FIRED = 1
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -98,8 +98,7 @@ def run(args: argparse.Namespace) -> int:
 
     started = time.monotonic()  # the run's deadline counts from here
 
-    from svcnb.alerts import DeliveryError, check, deliver, rules_from_config
-    from svcnb.alerts._deliver import check_url
+    from svcnb.alerts import DeliveryError, check, check_url, deliver, rules_from_config
     from svcnb.config import ConfigError
     from svcnb.store import Store, StoreError, check_readable
 

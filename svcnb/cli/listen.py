@@ -12,9 +12,15 @@ import os
 import sys
 from pathlib import Path
 
-from svcnb.store import add_store_option, is_remote, resolve_path, resolve_url
-from svcnb.webhooks._receiver import DEFAULT_TOLERANCE, Receiver
-from svcnb.webhooks._server import RunningReceiver, bind, uvicorn_server
+from svcnb.cli._common import add_store_option
+from svcnb.store import is_remote, resolve_path, resolve_url
+from svcnb.webhooks import (
+    DEFAULT_TOLERANCE,
+    Receiver,
+    RunningReceiver,
+    bind,
+    uvicorn_server,
+)
 
 __all__ = ["SECRET_ENV", "add_arguments", "run"]
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._layout import StoreError
-from ._migrate import migrate
+from svcnb.store import StoreError, migrate
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,9 +38,3 @@ def run(args: argparse.Namespace) -> int:
         f"{done.audit_records} audit record(s) copied in order and equal"
     )
     return 0
-
-
-if __name__ == "__main__":  # until the dispatcher names it: python -m svcnb.store._cli_migrate
-    parser = argparse.ArgumentParser(prog="svcnb migrate-store", description=__doc__)
-    add_arguments(parser)
-    sys.exit(run(parser.parse_args()))

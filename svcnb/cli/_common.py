@@ -1,0 +1,115 @@
+"""What every ``svcnb`` command shares: the ``--store`` option, the client it talks to, and how
+an error the user can fix ends (one line on stderr and an exit code, never a traceback).
+
+Imported by ``svcnb --help``: nothing here loads pandas, the store or the client until a
+command calls it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from svcnb.client import Client
+
+# exit codes every command shares: a usage or configuration mistake, Ctrl-C
+USAGE = 2
+INTERRUPTED = 130
+
+
+def add_store_option(
+    parser: argparse.ArgumentParser,
+    what: str = "",
+    default: str | None = None,
+    local_only: bool = False,
+) -> None:
+    """``--store PATH`` (default None: ``Store`` then reads ``$SVCNB_STORE``, else data/store).
+    ``what`` says what the command does with it; ``default`` words a default of the command's
+    own (``svcnb lab`` starts a new store); ``local_only`` for what is kept in a folder only."""
+    from svcnb.store import DEFAULT_PATH, ENV_PATH
+
+    said = default or f"${ENV_PATH}, else {DEFAULT_PATH}"
+    where = "a folder" if local_only else "a folder or a URL such as s3://bucket/prefix"
+    parser.add_argument(
+        "--store",
+        default=None,
+        metavar="PATH",
+        help=f"snapshot store: {where}{what} (default: {said})",
+    )
+
+
+def client(account: str | None = None, *, progress: bool = False) -> Client:
+    """The client of the server the settings name (:func:`svcnb.configured_client`): the
+    ``[accounts.NAME]`` table of ``account``, else ``SVC_BASE_URL``/``SVC_API_KEY``, else the
+    sandbox ``SVCNB_SANDBOX`` names; never a sandbox started for the occasion (a throwaway
+    account must not enter a real history). ConfigError saying what to set when none is."""
+    from svcnb import configured_client
+
+    return configured_client(account, progress=progress)
+
+
+def account_names() -> list[str]:
+    """The accounts ``svcnb snapshot --all`` pulls: those of the config file; ConfigError when
+    it names none."""
+    from svcnb.config import ConfigError, accounts, config_path
+
+    names = list(accounts())
+    if not names:
+        raise ConfigError(
+            f"{config_path()} names no accounts; add [accounts.NAME] tables with base_url and "
+            "token_env, or run without --all for the server SVC_BASE_URL/SVC_API_KEY name"
+        )
+    return names
+
+
+def sandbox_connection_file() -> Path | None:
+    """The connection file :func:`client` takes its server from, None when
+    ``SVC_BASE_URL``/``SVC_API_KEY`` name one (or nothing does): commands say "this is a new
+    sandbox" where they would otherwise speak of tokens and base URLs."""
+    from svcnb.client import key_and_url
+    from svcnb.sandbox import connection
+
+    if any(key_and_url(None, None)):
+        return None
+    named = os.environ.get(connection.ENV)
+    return Path(named) if named else None
+
+
+def one_line_errors(name: str | None, work: Callable[[], int]) -> int:
+    """``work()``'s exit code; what the user can fix ends as one line on stderr instead.
+
+    Ctrl-C is 130; a closed pipe (``svcnb report ... | head -1``) is 0; a path the user gave
+    that cannot be read or written, and a configuration that cannot be used (ConfigError),
+    are 2. Anything else is a bug and goes up with its traceback.
+    """
+    try:
+        code = work()
+        sys.stdout.flush()  # a closed pipe shows here, inside the handlers below
+        return code
+    except KeyboardInterrupt:
+        print(f"svcnb {name or ''}: interrupted".replace("  ", " "), file=sys.stderr)
+        return INTERRUPTED
+    except BrokenPipeError:
+        # the reader went away: nothing more to say to anyone; stdout is pointed at devnull so
+        # the interpreter's final flush does not fail again
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except OSError as exc:
+        # a path the user gave cannot be read or written; anything else is a bug and goes up
+        if exc.filename is None:
+            raise
+        print(f"svcnb {name}: {exc.strerror or exc}: {exc.filename}", file=sys.stderr)
+        return USAGE
+    except Exception as exc:
+        from svcnb.config import ConfigError
+
+        if isinstance(exc, ConfigError):
+            print(f"svcnb {name}: {exc}", file=sys.stderr)
+            return USAGE
+        raise
