@@ -10,45 +10,12 @@ top floor that drives them.
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
-import svcnb
-
-ROOT = Path(svcnb.__file__).parent
+from _imports import ROOT, imported, is_package, module_name
 
 # Who may import the root's top-level private modules: the root itself, and the command line,
 # whose doctor, demo, lab and sandbox --from-store commands drive the root's _doctor, _demo,
 # _lab and _rehearse (they belong to no layer below). Every layer below is held to the rule.
 ROOT_ROOMS = ("svcnb", "svcnb.cli")
-
-
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def _is_package(path: Path) -> bool:
-    return path.name == "__init__.py"
-
-
-def _imported(path: Path) -> set[str]:
-    """Every dotted name an import in ``path`` reaches: modules, and module.name for ``from``."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    module = _module_name(path).split(".")
-    here = module if _is_package(path) else module[:-1]
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parent = here[: len(here) - (node.level - 1)]
-                base = ".".join([*parent, base] if base else parent)
-            names.add(base)
-            names.update(f"{base}.{alias.name}" for alias in node.names)
-    return names
 
 
 def _private_module(dotted: str) -> str | None:
@@ -68,9 +35,9 @@ def _private_module(dotted: str) -> str | None:
 def _crossings() -> set[tuple[str, str]]:
     found = set()
     for path in sorted(ROOT.rglob("*.py")):
-        importer = _module_name(path)
-        package = importer if _is_package(path) else importer.rpartition(".")[0]
-        for dotted in _imported(path):
+        importer = module_name(path)
+        package = importer if is_package(path) else importer.rpartition(".")[0]
+        for dotted in imported(path):
             private = _private_module(dotted)
             if private is None:
                 continue
@@ -84,7 +51,7 @@ def _crossings() -> set[tuple[str, str]]:
 
 
 def test_the_walk_sees_imports_inside_a_package():
-    names = _imported(ROOT / "sandbox" / "backends" / "vms.py")
+    names = imported(ROOT / "sandbox" / "backends" / "vms.py")
     assert "svcnb.sandbox._envelopes.ApiFailure" in names  # `from .._envelopes import ...`
     assert _private_module("svcnb.sandbox._envelopes.ApiFailure") == "svcnb.sandbox._envelopes"
     assert _private_module("svcnb.config._replace") is None
