@@ -182,9 +182,10 @@ def _starts_afresh(args: argparse.Namespace) -> bool:
     """``--state-file F --save-state-on-exit F`` with no F yet: the first run of a sandbox that
     keeps its account in F starts from a seeded fleet (any other missing F is an error)."""
     state_file, save_to = args.state_file, getattr(args, "save_state_on_exit", None)
+    if not save_to:
+        return False
     return (
-        bool(save_to)
-        and not Path(state_file).exists()
+        not Path(state_file).exists()
         and Path(state_file).absolute() == Path(save_to).absolute()
     )
 
