@@ -184,10 +184,7 @@ def _starts_afresh(args: argparse.Namespace) -> bool:
     state_file, save_to = args.state_file, getattr(args, "save_state_on_exit", None)
     if not save_to:
         return False
-    return (
-        not Path(state_file).exists()
-        and Path(state_file).absolute() == Path(save_to).absolute()
-    )
+    return not Path(state_file).exists() and Path(state_file).absolute() == Path(save_to).absolute()
 
 
 def _saved_port(saved: dict | None) -> int | None:
