@@ -521,9 +521,7 @@ class VmPanel(Displayed):
             elif row.outcome == plans._stop.FAILED:
                 failed = run.errors.get(vm_id)
                 doing = f"stopping {name} ({vm_id})"
-                problems.append(
-                    describe(failed, doing)[1] if failed else f"{doing}: {row.reason}"
-                )
+                problems.append(describe(failed, doing)[1] if failed else f"{doing}: {row.reason}")
         with shown_in(self.status, "writing the audit log"):
             run.record("queued" if sent else "applied")
         if sent:
