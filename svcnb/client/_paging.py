@@ -303,7 +303,7 @@ def _next_link(link: str, reply: Reply, requester: Requester) -> tuple[str, dict
     return path or "/", dict(url.params)
 
 
-def _item_id(item: Any) -> Any:
+def _item_id(item: Any) -> str | int | float | bool | None:
     """What tells one item from another: its id, or its text where the id is no plain value
     (a service answering garbage must cost its list, not a TypeError)."""
     key = item.get("id") if isinstance(item, dict) else repr(item)

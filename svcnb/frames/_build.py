@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+from pandas.api.extensions import ExtensionArray
 
 from svcnb.errors import SvcnbError
 
@@ -261,19 +262,19 @@ def _raw(value: Any) -> str:
         return json.dumps(str(value), ensure_ascii=False)
 
 
-def _strings(values: list[Any]) -> Any:
+def _strings(values: list[Any]) -> ExtensionArray:
     if ARROW_STRINGS:
         return pd.arrays.ArrowStringArray(pa.array(values, type=pa.large_string()))
     return pd.array(values, dtype=STRING)
 
 
-def _string(cols: _Columns, path: str, values: list[Any]) -> Any:
+def _string(cols: _Columns, path: str, values: list[Any]) -> ExtensionArray:
     if not set(map(type, values)) <= {str, _NONE}:
         values = cols.check(values, path, (str, _NONE), "a string or null")
     return _strings(values)
 
 
-def _int(cols: _Columns, path: str, values: list[Any]) -> Any:
+def _int(cols: _Columns, path: str, values: list[Any]) -> ExtensionArray:
     kinds = set(map(type, values))
     if not kinds <= {int, _NONE}:
         # JSON numbers such as bandwidthUsedBytes may arrive as 1.5e9; accept whole ones only
@@ -285,7 +286,7 @@ def _int(cols: _Columns, path: str, values: list[Any]) -> Any:
 _INT64 = range(-(2**63), 2**63)
 
 
-def _int64(cols: _Columns, path: str, values: list[Any]) -> Any:
+def _int64(cols: _Columns, path: str, values: list[Any]) -> ExtensionArray:
     """Integers or None as Int64; an integer past 64 bits is unreadable."""
     try:
         with np.errstate(invalid="ignore"):  # numpy warns on its way to the error
@@ -300,7 +301,7 @@ def _int64(cols: _Columns, path: str, values: list[Any]) -> Any:
         return pd.array(values, dtype=INT)
 
 
-def _decimal(cols: _Columns, path: str, values: list[Any]) -> Any:
+def _decimal(cols: _Columns, path: str, values: list[Any]) -> ExtensionArray:
     kinds = set(map(type, values))
     if kinds <= {int, _NONE}:
         return _int64(cols, path, values)
@@ -322,13 +323,13 @@ def _decimal(cols: _Columns, path: str, values: list[Any]) -> Any:
     return _int64(cols, path, out)
 
 
-def _float(cols: _Columns, path: str, values: list[Any]) -> Any:
+def _float(cols: _Columns, path: str, values: list[Any]) -> ExtensionArray:
     if not set(map(type, values)) <= {int, float, _NONE}:
         values = cols.check(values, path, (int, float, _NONE), "a number or null")
     return pd.array(values, dtype=FLOAT)
 
 
-def _bool(cols: _Columns, path: str, values: list[Any]) -> Any:
+def _bool(cols: _Columns, path: str, values: list[Any]) -> ExtensionArray:
     if not set(map(type, values)) <= {bool, _NONE}:
         values = cols.check(values, path, (bool, _NONE), "true, false or null")
     return pd.array(values, dtype=BOOL)

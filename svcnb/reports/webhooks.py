@@ -40,6 +40,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.patches import Patch
+from pandas.api.typing import NAType
 
 from svcnb.reports._classes import UNKNOWN, billing_classes, vm_classes
 from svcnb.reports._replay import StoreLike, report, snapshot_at
@@ -293,7 +294,7 @@ def bounded_text(value: Any, bound: Any) -> str:
     return {AT_LEAST: "≥ ", AT_MOST: "≤ "}.get(str(bound), "") + text
 
 
-def _rate(hits: int, known: int) -> Any:
+def _rate(hits: int, known: int) -> float | NAType:
     return hits / known if known else pd.NA
 
 
