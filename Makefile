@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: test test-all test-versions demo bench lab lint format clean
+.PHONY: test test-all test-versions demo bench lab lint typecheck format clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,17 +16,21 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
+# the package ships py.typed: its types are checked ([tool.mypy] in pyproject.toml)
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
 format: $(STAMP)
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
-test: $(STAMP) lint
+test: $(STAMP) lint typecheck
 	@# CI must run the browser tests, so it installs Debian's chromium when it is missing.
 	@if [ "$$CI" = "true" ]; then bash scripts/install-browser.sh; fi
 	$(PY) -m pytest
 
 # the slow sweeps too (400 random dialects) and every fuzzer's full example count
-test-all: $(STAMP) lint
+test-all: $(STAMP) lint typecheck
 	SVCNB_HYPOTHESIS_PROFILE=svcnb-all $(PY) -m pytest -m ""
 
 # the wheel, built once, installed on each of Python 3.11, 3.12 and 3.13 this machine has (3.10,
@@ -46,4 +50,4 @@ lab: $(STAMP)
 	$(PY) -m svcnb lab --notebooks notebooks
 
 clean:
-	rm -rf $(VENV) out .pytest_cache
+	rm -rf $(VENV) out .pytest_cache .mypy_cache

@@ -306,7 +306,7 @@ def render_html(
         exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True
     )
     title = title or report_title(notebook)
-    nb.metadata["title"] = title  # type: ignore[attr-defined]
+    nb.metadata["title"] = title
     body, _resources = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
     target.write_text(_REMOTE_TAGS.sub("", body), encoding="utf-8")
 

@@ -252,11 +252,9 @@ def _starts_afresh(args: argparse.Namespace) -> bool:
     """``--state-file F --save-state-on-exit F`` with no F yet: the first run of a sandbox that
     keeps its account in F starts from a seeded fleet (any other missing F is an error)."""
     state_file, save_to = args.state_file, getattr(args, "save_state_on_exit", None)
-    return (
-        bool(save_to)
-        and not Path(state_file).exists()
-        and Path(state_file).absolute() == Path(save_to).absolute()
-    )
+    if not save_to:
+        return False
+    return not Path(state_file).exists() and Path(state_file).absolute() == Path(save_to).absolute()
 
 
 def _saved_port(saved: Saved | None) -> int | None:

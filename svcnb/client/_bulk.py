@@ -117,8 +117,12 @@ class Crew:
         self.lock = threading.Lock()
         self._work = threading.Condition(self.lock)  # a job was queued, or the source closed
         self.changed = threading.Condition(self.lock)  # a page arrived, or a failure
-        self._run = {"page": page, "detail": detail}
-        self._done = {"page": on_page, "detail": on_detail}
+        # by job kind: what runs it (a page number or an id in), and what takes its result
+        self._run: dict[str, Callable[[Any], Any]] = {"page": page, "detail": detail}
+        self._done: dict[str, Callable[[Any, Any], bool]] = {
+            "page": on_page,
+            "detail": on_detail,
+        }
         self._on_tick, self._on_finish = on_tick, on_finish
         self._numbers: Iterator[int] = iter(())
         self._ids: deque[str] = deque()

@@ -55,7 +55,8 @@ class Client:
         # First, before anything can raise: a verbose traceback prints this frame's locals
         # (a base URL with a password in it is replaced by what says why it is refused).
         api_key = as_secret(api_key)
-        base_url = screened_url(base_url, "base_url")
+        # rebound on purpose, not a new name: the URL must not stay in a local (see above)
+        base_url = screened_url(base_url, "base_url")  # type: ignore[assignment]
         settings = resolve(api_key, base_url, timeout, max_retries, deadline, max_wait)
         self._req = Requester(settings, transport=transport, pool_size=POOL_SIZE)
         self.progress = bool(progress)

@@ -303,14 +303,14 @@ def _next_link(link: str, reply: Reply, requester: Requester) -> tuple[str, dict
     return path or "/", dict(url.params)
 
 
-def _item_id(item: Any) -> Any:
+def _item_id(item: Any) -> str | int | float | bool | None:
     """What tells one item from another: its id, or its text where the id is no plain value
     (a service answering garbage must cost its list, not a TypeError)."""
     key = item.get("id") if isinstance(item, dict) else repr(item)
     return key if isinstance(key, str | int | float | bool | None) else repr(key)
 
 
-class Listing(list):  # type: ignore[type-arg]
+class Listing(list):
     """A list read from the API, and whether it is proven complete.
 
     ``complete`` is True only when proven (a matching total, an explicit end, an empty page
@@ -391,45 +391,43 @@ class Pager:
         and one it refuses naming no size it takes is left out."""
         refused: ValidationError | None = None
         while True:
-            failed: ValidationError | None = None
             try:
                 page = self.fetch(1)
             except ValidationError as exc:
                 failed = exc
-            if failed is not None and refused is not None and not self.sized:
+            else:
+                said = page.said_number
+                if said is not None:
+                    self.base = 0 if said == 0 else 1
+                self._first_ids = tuple(_item_id(item) for item in page.items)
+                self.learn(page, first=True)
+                return page
+            if refused is not None and not self.sized:
                 raise refused  # refused without a size too: the first refusal says the most
-            if failed is not None:
-                exc, refused = failed, refused or failed
-                smaller = self._smaller_size(exc)
-                if smaller is None and self.size is not None and exc.field == "perPage":
-                    # no size it would take is named ("unknown parameter: perPage"): ask with
-                    # no size at all, and learn the page size from the answer
-                    _log.info(
-                        "GET %s: the server refused perPage=%d (%s); asking without a page size",
-                        self.path,
-                        self.size,
-                        exc.server_message,
-                    )
-                    self.asked = self.size = None
-                    self.sized = False
-                    continue
-                if smaller is None:
-                    raise exc
+            refused = refused or failed
+            smaller = self._smaller_size(failed)
+            if smaller is None and self.size is not None and failed.field == "perPage":
+                # no size it would take is named ("unknown parameter: perPage"): ask with
+                # no size at all, and learn the page size from the answer
                 _log.info(
-                    "GET %s: the server refused perPage=%d (%s); asking for %d per page",
+                    "GET %s: the server refused perPage=%d (%s); asking without a page size",
                     self.path,
                     self.size,
-                    exc.server_message,
-                    smaller,
+                    failed.server_message,
                 )
-                self.asked = self.size = smaller
+                self.asked = self.size = None
+                self.sized = False
                 continue
-            said = page.said_number
-            if said is not None:
-                self.base = 0 if said == 0 else 1
-            self._first_ids = tuple(_item_id(item) for item in page.items)
-            self.learn(page, first=True)
-            return page
+            if smaller is None:
+                raise failed
+            _log.info(
+                "GET %s: the server refused perPage=%d (%s); asking for %d per page",
+                self.path,
+                self.size,
+                failed.server_message,
+                smaller,
+            )
+            self.asked = self.size = smaller
 
     def ensure_base(self) -> bool:
         """Find whether the server counts pages from 0 or 1 when its first answer did not say:

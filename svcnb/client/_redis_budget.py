@@ -285,11 +285,12 @@ def _bounded_connection(url: str) -> type:
     """redis-py's connection class for ``url``'s scheme, each connect, send and read of it cut
     to what is left of the running transaction's deadline."""
     import redis
-    from redis.connection import SSLConnection, UnixDomainSocketConnection
+    from redis.connection import AbstractConnection, SSLConnection, UnixDomainSocketConnection
 
-    base: type = {"rediss": SSLConnection, "unix": UnixDomainSocketConnection}.get(
-        urlsplit(url).scheme, redis.Connection
-    )
+    base: type[AbstractConnection] = {
+        "rediss": SSLConnection,
+        "unix": UnixDomainSocketConnection,
+    }.get(urlsplit(url).scheme, redis.Connection)
     found = _bounded_classes.get(base.__name__)
     if found is not None:
         return found
@@ -302,7 +303,11 @@ def _bounded_connection(url: str) -> type:
             raise redis.TimeoutError("the request's deadline passed")
         return left if seconds is None else min(seconds, left)
 
+    # the base is chosen at run time, which mypy cannot follow as a base class
     class Bounded(base):  # type: ignore[misc, valid-type]
+        # redis-py's property; declared so that mypy knows it past the dynamic base
+        socket_connect_timeout: float | None
+
         def connect_check_health(self, *args: Any, **kwargs: Any) -> Any:
             if self._sock is not None or _left() is None:
                 return super().connect_check_health(*args, **kwargs)

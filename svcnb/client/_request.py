@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, cast
 
 import httpx
 from urllib3 import HTTPHeaderDict
@@ -133,7 +133,10 @@ class Answer:
         if not link:  # most services send none: parsing an empty header costs a Response
             return {}
         try:
-            return httpx.Response(200, headers={"link": link}).links
+            links = httpx.Response(200, headers={"link": link}).links
+            # the stub allows a None key; httpx keys each link by rel or else its url, which
+            # every parsed link has
+            return cast(dict[str, dict[str, str]], links)
         except Exception:  # a header svcnb cannot parse is a header it does not follow
             return {}
 

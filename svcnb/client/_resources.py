@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote, unquote
@@ -86,7 +87,7 @@ class Firewalls(_Resource):
         """Every firewall: ``id, name, description, createdAt, updatedAt``."""
         return self._list("/firewalls", "firewall", "firewalls:read")
 
-    def rules(self, fw_id: str) -> list[dict]:
+    def rules(self, fw_id: str) -> builtins.list[dict]:
         """Every rule of firewall ``fw_id`` (all pages), as the API sends them."""
         path = f"/firewalls/{segment('fw_id', fw_id)}/rules"
         return self._list(path, "rule", "firewalls:read")
@@ -138,7 +139,7 @@ class Networks(_Resource):
         """Every private network: ``id, name, region{slug,name}, ipRange, createdAt, updatedAt``."""
         return self._list("/networks", "network", "networks:read")
 
-    def attachments(self, net_id: str) -> list[dict]:
+    def attachments(self, net_id: str) -> builtins.list[dict]:
         """The attachments of network ``net_id`` (a sandbox extension of the API)."""
         path = f"/networks/{segment('net_id', net_id)}/attachments"
         return self._list(path, "attachment", "networks:read", paged=False)
@@ -194,7 +195,7 @@ class Webhooks(_Resource):
         path = f"/webhooks/{segment('wh_id', wh_id)}"
         return self._one("PATCH", path, "webhook", "webhooks:write", json={"isActive": active})
 
-    def deliveries(self, wh_id: str) -> list[dict]:
+    def deliveries(self, wh_id: str) -> builtins.list[dict]:
         """One record per delivery attempt of subscription ``wh_id``."""
         path = f"/webhooks/{segment('wh_id', wh_id)}/deliveries"
         return self._list(path, "delivery", "webhooks:read")

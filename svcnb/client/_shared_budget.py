@@ -214,8 +214,11 @@ class SharedBudget(Budget):
             peek = self._guarded(
                 lambda conn, now: self._peek(conn, key, now), None, write=False, ends=ends
             )
-            if peek is None or peek[0] is not None:
-                return None if peek is None else (None, *peek)
+            if peek is None:
+                return None
+            look_again, now = peek
+            if look_again is not None:
+                return None, look_again, now
             return self._guarded(lambda conn, now: self._try_grant(conn, key, now), None, ends=ends)
 
         return wait_for_grant(attempt, within)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import time
 from collections.abc import Callable, Iterable
 
@@ -133,7 +134,7 @@ class VMs(_Resource):
         previous: Iterable[dict] | None = None,
         progress: bool | None = None,
         workers: int = DEFAULT_WORKERS,
-    ) -> list[dict]:
+    ) -> builtins.list[dict]:
         """Every VM, pages and details fetched concurrently (threads; fine inside Jupyter).
 
         ``details=True`` returns full VM objects, else summaries. With ``previous`` (full VM

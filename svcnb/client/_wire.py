@@ -29,7 +29,7 @@ import threading
 import time
 import urllib.request
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import quote
@@ -146,7 +146,9 @@ def _proxy_for(base_url: str) -> str:
     """The variable and proxy httpx will send ``base_url``'s requests through ("" for none),
     for messages: a proxy that refuses looks like a server that does."""
     url = httpx.URL(base_url)
-    if urllib.request.proxy_bypass_environment(url.host):
+    # undocumented in the standard library and so missing from its stubs; httpx reads no_proxy
+    # the same way
+    if urllib.request.proxy_bypass_environment(url.host):  # type: ignore[attr-defined]
         return ""
     for name in (f"{url.scheme}_proxy", "all_proxy"):
         value = os.environ.get(name) or os.environ.get(name.upper())
@@ -320,7 +322,10 @@ class _TimedAnswer(http.client.HTTPResponse):
 
     def __init__(self, sock: Any, *args: Any, **kwargs: Any) -> None:
         ends = getattr(_answer_ends, "value", None)
-        super().__init__(sock if ends is None else _DeadlineSocket(sock, ends), *args, **kwargs)
+        # HTTPResponse only calls the socket's makefile(), which _DeadlineSocket has; the stub
+        # asks for a real socket
+        wrapped = sock if ends is None else _DeadlineSocket(sock, ends)
+        super().__init__(wrapped, *args, **kwargs)  # type: ignore[arg-type]
 
     def begin(self) -> None:
         # http.client skips 100 Continue itself but takes 102 and 103 for the answer, whose
@@ -515,7 +520,7 @@ class _ApiKeyAuth(httpx.Auth):
     def __init__(self, token: Secret | None) -> None:
         self._token = token
 
-    def auth_flow(self, request: httpx.Request) -> Iterator[httpx.Request]:
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
         if self._token:
             request.headers["x-api-key"] = self._token.reveal()
         yield request

@@ -22,7 +22,7 @@ import gc
 import json
 import re
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -30,12 +30,13 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+from pandas.api.extensions import ExtensionArray
 
 from svcnb.errors import SvcnbError
 
 from ._fast import ARROW_STRINGS, ZONED, arrow_columns, arrow_objects, utc_times
 from ._money import Money, UnknownMoneyKeyError, parse_money
-from ._schema import BOOL, FLOAT, INT, LIST, SCHEMAS, STRING, TIME, Field
+from ._schema import BOOL, FLOAT, INT, LIST, SCHEMAS, STRING, TIME, Field, ResourceName
 
 _NONE = type(None)
 _ZONED = re.compile(ZONED)
@@ -218,8 +219,8 @@ class _Columns:
                 except ValueError as exc:
                     # amount and currency unknown: never the part that was understood
                     parsed.append(Money(None, None, _raw(values[i])))
-                    keys = exc.keys if isinstance(exc, UnknownMoneyKeyError) else ()
-                    failed[n] = (str(exc), keys)
+                    unknown = exc.keys if isinstance(exc, UnknownMoneyKeyError) else ()
+                    failed[n] = (str(exc), unknown)
             if failed:  # counted once per record, in record order
                 key = f"money:{path}"
                 for i in np.flatnonzero(np.isin(codes, list(failed))).tolist():
@@ -261,19 +262,19 @@ def _raw(value: Any) -> str:
         return json.dumps(str(value), ensure_ascii=False)
 
 
-def _strings(values: list[Any]) -> Any:
+def _strings(values: list[Any]) -> ExtensionArray:
     if ARROW_STRINGS:
         return pd.arrays.ArrowStringArray(pa.array(values, type=pa.large_string()))
     return pd.array(values, dtype=STRING)
 
 
-def _string(cols: _Columns, path: str, values: list[Any]) -> Any:
+def _string(cols: _Columns, path: str, values: list[Any]) -> ExtensionArray:
     if not set(map(type, values)) <= {str, _NONE}:
         values = cols.check(values, path, (str, _NONE), "a string or null")
     return _strings(values)
 
 
-def _int(cols: _Columns, path: str, values: list[Any]) -> Any:
+def _int(cols: _Columns, path: str, values: list[Any]) -> ExtensionArray:
     kinds = set(map(type, values))
     if not kinds <= {int, _NONE}:
         # JSON numbers such as bandwidthUsedBytes may arrive as 1.5e9; accept whole ones only
@@ -285,7 +286,7 @@ def _int(cols: _Columns, path: str, values: list[Any]) -> Any:
 _INT64 = range(-(2**63), 2**63)
 
 
-def _int64(cols: _Columns, path: str, values: list[Any]) -> Any:
+def _int64(cols: _Columns, path: str, values: list[Any]) -> ExtensionArray:
     """Integers or None as Int64; an integer past 64 bits is unreadable."""
     try:
         with np.errstate(invalid="ignore"):  # numpy warns on its way to the error
@@ -300,7 +301,7 @@ def _int64(cols: _Columns, path: str, values: list[Any]) -> Any:
         return pd.array(values, dtype=INT)
 
 
-def _decimal(cols: _Columns, path: str, values: list[Any]) -> Any:
+def _decimal(cols: _Columns, path: str, values: list[Any]) -> ExtensionArray:
     kinds = set(map(type, values))
     if kinds <= {int, _NONE}:
         return _int64(cols, path, values)
@@ -308,7 +309,7 @@ def _decimal(cols: _Columns, path: str, values: list[Any]) -> Any:
         text = pa.array(values, type=pa.string())
         # up to 18 digits always fits int64; anything else is read one value at a time below
         if pc.all(pc.match_substring_regex(text, r"^[0-9]{1,18}$"), min_count=0).as_py():
-            return pd.Int64Dtype().__from_arrow__(text.cast(pa.int64()))
+            return pd.Int64Dtype().__from_arrow__(text.cast(pa.int64()))  # type: ignore[attr-defined]  # pandas-stubs omit __from_arrow__
     out: list[int | None] = []
     for i, v in enumerate(values):
         if v is None or (type(v) is int):
@@ -322,13 +323,13 @@ def _decimal(cols: _Columns, path: str, values: list[Any]) -> Any:
     return _int64(cols, path, out)
 
 
-def _float(cols: _Columns, path: str, values: list[Any]) -> Any:
+def _float(cols: _Columns, path: str, values: list[Any]) -> ExtensionArray:
     if not set(map(type, values)) <= {int, float, _NONE}:
         values = cols.check(values, path, (int, float, _NONE), "a number or null")
     return pd.array(values, dtype=FLOAT)
 
 
-def _bool(cols: _Columns, path: str, values: list[Any]) -> Any:
+def _bool(cols: _Columns, path: str, values: list[Any]) -> ExtensionArray:
     if not set(map(type, values)) <= {bool, _NONE}:
         values = cols.check(values, path, (bool, _NONE), "true, false or null")
     return pd.array(values, dtype=BOOL)
@@ -422,8 +423,8 @@ def _unreadable(cols: _Columns, field: Field) -> dict[int, Problem]:
 
 
 def build(
-    resource: str,
-    records: Sequence[Any],
+    resource: ResourceName,
+    records: Iterable[Any],
     ids: Sequence[Any] | None = None,
     *,
     strict: bool = False,
@@ -455,7 +456,7 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _objects(
-    resource: str,
+    resource: ResourceName,
     records: list[Any],
     ids: Sequence[Any] | None,
     strict: bool,
@@ -478,7 +479,7 @@ def _objects(
 
 
 def _build(
-    resource: str,
+    resource: ResourceName,
     schema: dict[str, Field],
     records: list[Any],
     ids: Sequence[Any] | None,
@@ -531,7 +532,7 @@ def _examples(cols: _Columns, field: Field, problems: dict[int, Problem]) -> str
 
 
 def _report(
-    resource: str,
+    resource: ResourceName,
     frame: pd.DataFrame,
     cols: _Columns,
     found: dict[str, dict[int, Problem]],
@@ -559,7 +560,7 @@ def _report(
 _EMPTY: dict[str, pd.DataFrame] = {}
 
 
-def empty(resource: str) -> pd.DataFrame:
+def empty(resource: ResourceName) -> pd.DataFrame:
     """An empty frame with the schema's columns and dtypes (a new frame each call)."""
     if resource not in _EMPTY:
         _EMPTY[resource] = build(resource, [])

@@ -141,10 +141,10 @@ def _by_value(value: Any, depth: int = 0) -> set[str]:
             return {*STATUS[:1], *COUNT, *TIMES}
         return set(STATUS)  # "ok", "failed", "delivered", ...: an outcome in words
     if isinstance(value, Mapping) and depth < 3:
-        meant: set[str] = set()
+        inside: set[str] = set()
         for sub, inner in value.items():
-            meant |= could_mean(str(sub), [inner], depth + 1)
-        return meant
+            inside |= could_mean(str(sub), [inner], depth + 1)
+        return inside
     return set(MEANINGS)  # a list or anything else: when in doubt, everything
 
 

@@ -15,7 +15,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._schema import BOOL, INT, SCHEMAS, STRING, TIME, Field
+from ._schema import BOOL, INT, SCHEMAS, STRING, TIME, Field, ResourceName
 
 # building the pyarrow-backed string array directly skips pandas' per-element re-check
 ARROW_STRINGS = pd.StringDtype().storage == "pyarrow"
@@ -39,7 +39,7 @@ _TWIN = {INT: pa.float64()}
 
 
 @cache
-def _plan(resource: str) -> tuple[dict[str, Field], pa.StructType | None]:
+def _plan(resource: ResourceName) -> tuple[dict[str, Field], pa.StructType | None]:
     """The columns the Arrow pass can convert exactly (plain paths of strict types) and the
     struct type to convert them to; fixed by the schema table, so worked out once per resource.
     """
@@ -52,7 +52,7 @@ def _plan(resource: str) -> tuple[dict[str, Field], pa.StructType | None]:
 
 
 @cache
-def arrow_objects(resource: str) -> frozenset[str]:
+def arrow_objects(resource: ResourceName) -> frozenset[str]:
     """The paths the Arrow pass reads as structs: after it succeeded, each value there is an
     object or null in every record."""
     fields, _ = _plan(resource)
@@ -86,7 +86,7 @@ def _struct(fields: dict[str, Field]) -> pa.StructType:
     return build(tree)
 
 
-def arrow_columns(resource: str, records: list[Any]) -> dict[str, Any]:
+def arrow_columns(resource: ResourceName, records: list[Any]) -> dict[str, Any]:
     """Most columns in one pass of Arrow's C++ converter over the records.
 
     Raises on any value of an unexpected type; the caller then runs the exact Python checks,
@@ -124,9 +124,9 @@ def arrow_columns(resource: str, records: list[Any]) -> dict[str, Any]:
         elif field.dtype == INT:
             as_float = twins[field.path]
             if pc.all(pc.equal(values.cast(as_float.type), as_float), min_count=0).as_py():
-                out[name] = pd.Int64Dtype().__from_arrow__(values)
+                out[name] = pd.Int64Dtype().__from_arrow__(values)  # type: ignore[attr-defined]  # pandas-stubs omit __from_arrow__
         elif field.dtype == BOOL:
-            out[name] = pd.BooleanDtype().__from_arrow__(values)
+            out[name] = pd.BooleanDtype().__from_arrow__(values)  # type: ignore[attr-defined]  # pandas-stubs omit __from_arrow__
         else:
             times = _times(values)
             if times is not None:

@@ -13,11 +13,11 @@ from typing import Any
 import pandas as pd
 
 from ._money import money_value
-from ._schema import SCHEMAS, TIME
+from ._schema import SCHEMAS, TIME, ResourceName
 from ._units import MIB, QUANTITIES, resolve_units
 
 # VM key -> the link frame it is written from
-_LINKS = {
+_LINKS: dict[str, ResourceName] = {
     "sshKeys": "vm_ssh_keys",
     "firewalls": "vm_firewalls",
     "privateNetworks": "vm_private_networks",
@@ -53,7 +53,7 @@ def _column_values(frame: pd.DataFrame, column: str, dtype: str) -> list[Any]:
     return [_plain(v, dtype) for v in series.astype(object)]
 
 
-def _links_by_vm(frame: pd.DataFrame | None, resource: str) -> dict[Any, list]:
+def _links_by_vm(frame: pd.DataFrame | None, resource: ResourceName) -> dict[Any, list]:
     out: dict[Any, list] = defaultdict(list)
     if frame is None or frame.empty:
         return out

@@ -17,6 +17,7 @@ import pandas as pd
 from ._build import RecordError, UnreadableValueWarning, build
 from ._deliveries import blank_unplaced
 from ._money import keys_beside_money
+from ._schema import ResourceName
 from ._units import apply_units
 
 
@@ -113,7 +114,7 @@ def _money_beside(
 
 
 def _links(
-    resource: str, vm_records: Iterable[Mapping[str, Any]], field: str, strict: bool
+    resource: ResourceName, vm_records: Iterable[Mapping[str, Any]], field: str, strict: bool
 ) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     ids: list[str] = []

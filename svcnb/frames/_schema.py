@@ -13,15 +13,17 @@ attribute naming the few conversions that are not implied by the dtype:
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
-# dtype names used in the tables (pandas dtype strings)
-STRING = "string"
-INT = "Int64"
-FLOAT = "Float64"
-BOOL = "boolean"
-TIME = "datetime64[ns, UTC]"
-LIST = "object"
+# dtype names used in the tables (pandas dtype strings); Final, so a type checker sees the
+# literal and picks the pandas overload that returns the matching array
+STRING: Final = "string"
+INT: Final = "Int64"
+FLOAT: Final = "Float64"
+BOOL: Final = "boolean"
+TIME: Final = "datetime64[ns, UTC]"
+LIST: Final = "object"
+Dtype = Literal["string", "Int64", "Float64", "boolean", "datetime64[ns, UTC]", "object"]
 
 
 class Field(tuple):
@@ -29,7 +31,7 @@ class Field(tuple):
 
     parse: str
 
-    def __new__(cls, path: str, dtype: str, parse: str = "") -> Field:
+    def __new__(cls, path: str, dtype: Dtype, parse: str = "") -> Field:
         self = super().__new__(cls, (path, dtype))
         self.parse = parse
         return self
@@ -39,7 +41,7 @@ class Field(tuple):
         return self[0]
 
     @property
-    def dtype(self) -> str:
+    def dtype(self) -> Dtype:
         return self[1]
 
     def __repr__(self) -> str:

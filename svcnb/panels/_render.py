@@ -7,7 +7,7 @@ import io
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 import matplotlib
@@ -18,6 +18,9 @@ from itables.widget import ITable
 from matplotlib.figure import Figure
 
 from svcnb.panels._messages import redact
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
 from svcnb.reports import VALUES, display_frame, kind, label, value_label
 
 # Set by ``svcnb demo`` for its kernels: pages rendered without a live kernel (or a CDN for
@@ -177,7 +180,7 @@ def png(draw: Callable[[Any], Any], *, size: tuple[float, float] = (7.0, 3.2)) -
 # Drawn in place of black, then written as ``currentColor``: text, axes, ticks and frames take
 # the foreground colour of the theme around the plot. A colour no report uses on purpose.
 _INK = "#010203"
-_THEMED = {
+_THEMED: dict[RcKeyType, str | None] = {
     "text.color": _INK,
     "axes.labelcolor": _INK,
     "axes.edgecolor": _INK,
@@ -381,6 +384,8 @@ def grid(frame: pd.DataFrame | None = None, *, select: bool = False, page: int =
     :func:`shown` first."""
     frame = frame if frame is not None else pd.DataFrame()
     defs = column_defs(frame)
+    # DataTables options, passed only when there are some
+    options: dict[str, Any] = {"columnDefs": defs} if defs else {}
     return Grid(
         frame,
         select=select,
@@ -389,7 +394,7 @@ def grid(frame: pd.DataFrame | None = None, *, select: bool = False, page: int =
         classes="display compact svcnb-grid",
         # flush left under the panel's title and controls (ITables centres tables by default)
         style="table-layout:auto;width:auto;margin:0;caption-side:bottom",
-        **({"columnDefs": defs} if defs else {}),
+        **options,
     ).add_class("svcnb-grid-box")
 
 

@@ -15,7 +15,7 @@ import pandas as pd
 from svcnb import errors, frames, plans, vocab
 from svcnb.client import Client
 from svcnb.panels._display import Displayed
-from svcnb.panels._messages import RateWait, banner, describe, show, shown_in
+from svcnb.panels._messages import Kind, RateWait, banner, describe, show, shown_in
 from svcnb.panels._quiet import quietly
 from svcnb.panels._render import grid, shown, table, theme_style
 from svcnb.plans import NOT_STOPPABLE, PROTECTED, vms_text
@@ -507,19 +507,21 @@ class VmPanel(Displayed):
         problems: list[str] = []
         skipped: list[str] = []
         for row in run.outcomes.itertuples():
+            # a plan's outcomes name each VM by its id and name (strings, never missing)
+            vm_id, name = str(row.vm_id), str(row.name)
             if row.outcome == plans._stop.QUEUED:
-                action = StopAction(vm_id=row.vm_id, name=row.name, action_id=str(row.action_id))
+                action = StopAction(vm_id=vm_id, name=name, action_id=str(row.action_id))
                 with self._lock:
-                    self.actions_by_vm[row.vm_id] = action
+                    self.actions_by_vm[vm_id] = action
                     # accepted: the VM is stopping now, so it is no longer one Stop can act on
-                    self.vms.loc[self.vms["id"] == row.vm_id, "status"] = action.status
+                    self.vms.loc[self.vms["id"] == vm_id, "status"] = action.status
                 queued.append(action)
             elif row.outcome == plans._stop.REFUSED:
-                skipped.append(f"Not sent for {row.name} ({row.vm_id}): {row.reason}.")
+                skipped.append(f"Not sent for {name} ({vm_id}): {row.reason}.")
             elif row.outcome == plans._stop.FAILED:
-                exc = run.errors.get(row.vm_id)
-                doing = f"stopping {row.name} ({row.vm_id})"
-                problems.append(describe(exc, doing)[1] if exc else f"{doing}: {row.reason}")
+                failed = run.errors.get(vm_id)
+                doing = f"stopping {name} ({vm_id})"
+                problems.append(describe(failed, doing)[1] if failed else f"{doing}: {row.reason}")
         with shown_in(self.status, "writing the audit log"):
             run.record("queued" if sent else "applied")
         if sent:
@@ -534,7 +536,7 @@ class VmPanel(Displayed):
         if not queued:
             words = "Nothing was sent." if not problems else "No stop was queued."
         if problems or skipped:
-            kind = "warn" if queued or not problems else "error"
+            kind: Kind = "warn" if queued or not problems else "error"
             self.status.value = (
                 banner(kind, words)
                 + "".join(banner("info", p) for p in skipped)

@@ -8,7 +8,7 @@ import pandas as pd
 from svcnb import frames
 from svcnb.client import Client
 from svcnb.panels._display import Displayed
-from svcnb.panels._messages import RateWait, show, shown_in
+from svcnb.panels._messages import Kind, RateWait, show, shown_in
 from svcnb.panels._quiet import quietly
 from svcnb.panels._render import PlotView, flag, grid, shown, theme_style
 from svcnb.reports import webhooks as health_report
@@ -136,7 +136,7 @@ class WebhooksPanel(Displayed):
                     "unknown (≥ / unknown: see the reason column)"
                 )
             words += f"; {disabled} disabled." if disabled else "."
-            level = "warn" if disabled or bounded else "info"
+            level: Kind = "warn" if disabled or bounded else "info"
             show(self.status, level, words + waited.words())
 
     def _redraw(self) -> None:

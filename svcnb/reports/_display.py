@@ -85,7 +85,7 @@ def kind_text(kind: str, value: Any, currency: Any = None) -> str:
     if isinstance(value, float | np.floating):
         if kind == "count" and float(value).is_integer():
             return f"{int(value):,d}"
-        return f"{float(value):,.2f}" if abs(value) < 1e15 else f"{value:.3g}"
+        return f"{float(value):,.2f}" if abs(float(value)) < 1e15 else f"{value:.3g}"
     return str(value)
 
 

@@ -146,18 +146,20 @@ def _parse(text: str, name: str | None, hint: str) -> pd.Timedelta:
                     f"{_said(text, name)}: {unit!r} is not a unit svcnb reads; {hint}"
                 )
             try:
-                total += pd.Timedelta(**{_UNITS[word]: float(number)})
+                # the unit is a keyword (weeks=, days=, ...): mypy cannot match a ** mapping
+                # against pandas-stubs' keyword parameters
+                total += pd.Timedelta(**{_UNITS[word]: float(number)})  # type: ignore[arg-type]
             except (OverflowError, ValueError):
                 raise DurationError(f"{_said(text, name)} is too long a duration: {hint}") from None
         return -total if negative else total
     # the forms pandas writes itself: "1 days 02:00:00", "02:00:00", ISO 8601 "P1DT2H"
     if ":" in body or re.fullmatch(r"-?P[0-9DTHMSW.]+", body, re.IGNORECASE):
         try:
-            out = pd.Timedelta(body)
+            given: pd.Timedelta | None = pd.Timedelta(body)
         except (ValueError, OverflowError):
-            out = pd.NaT
-        if not pd.isna(out):
-            return out
+            given = None
+        if given is not None and not pd.isna(given):
+            return given
     raise DurationError(f"{_said(text, name)} is not a duration: {hint}")
 
 

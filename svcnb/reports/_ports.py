@@ -74,11 +74,16 @@ class IpSet:
         return not self.errors
 
     @property
+    def networks(self) -> tuple[Network, ...]:
+        """Every network of both versions, IPv4 first."""
+        return (*self.v4, *self.v6)
+
+    @property
     def is_world(self) -> bool:
         """True when the set admits every address of IPv4 or of IPv6 (an "any source" rule)."""
         if not self.ok:
             return False
-        return self.any or any(n.prefixlen == 0 for n in (*self.v4, *self.v6))
+        return self.any or any(n.prefixlen == 0 for n in self.networks)
 
     def covers(self, other: IpSet) -> bool:
         """True when every address of ``other`` is in this set (False if either did not parse)."""

@@ -84,10 +84,14 @@ def _remote_match(ips: IpSet, net: Network) -> tuple[str, str]:
     """How a rule's remote-side list meets the flow's remote network."""
     if ips.any:
         return YES, ""
-    nets = ips.v4 if net.version == 4 else ips.v6
-    if any(net.subnet_of(n) for n in nets):  # type: ignore[arg-type]
+    # subnet_of takes a network of its own version only: one branch per version
+    if isinstance(net, ipaddress.IPv4Network):
+        inside = any(net.subnet_of(n) for n in ips.v4)
+    else:
+        inside = any(net.subnet_of(n) for n in ips.v6)
+    if inside:
         return YES, ""
-    if any(n.overlaps(net) for n in nets):  # type: ignore[arg-type]
+    if any(n.overlaps(net) for n in ips.networks if n.version == net.version):
         return PARTIAL, ""
     if ips.errors:
         return UNKNOWN, "; ".join(ips.errors)
@@ -100,7 +104,7 @@ def _local_match(ips: IpSet, address: Any) -> tuple[str, str]:
         return YES, ""
     if address is None:
         return UNKNOWN, "the rule names VM-side addresses and the VM's address is not known"
-    if any(address in n for n in (*ips.v4, *ips.v6) if n.version == address.version):
+    if any(address in n for n in ips.networks if n.version == address.version):
         return YES, ""
     if ips.errors:
         return UNKNOWN, "; ".join(ips.errors)
@@ -160,7 +164,8 @@ def decide(rules: Iterable[Any], flow: Flow, address: Any) -> Decision:
     Rules at the same position are not ordered by the spec: when several match there with
     different allow/deny outcomes, the answer is unknown rather than a pick.
     """
-    placed, unplaced = [], []
+    placed: list[Any] = []
+    unplaced: list[Any] = []
     for r in rules:
         (unplaced if r.position is None else placed).append(r)
     for r in unplaced:

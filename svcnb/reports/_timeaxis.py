@@ -73,7 +73,8 @@ def short_label(text: str, limit: int = 32) -> str:
 def fit_rows(ax: Axes, rows: int, per_row: float = 0.4, around: float = 1.3) -> Axes:
     """Make ``ax``'s figure tall enough for ``rows`` rows of bars or labels (``per_row`` inches
     each, ``around`` inches for title and axis); a figure already taller is left as it is."""
-    figure = ax.figure
+    # the figure that has a size: an axes in a subfigure sizes the figure holding it
+    figure = ax.figure.figure
     width, height = figure.get_size_inches()
     wanted = around + per_row * rows
     if wanted > height:

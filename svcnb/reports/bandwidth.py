@@ -14,7 +14,7 @@ them) is left out because its growth is unknown. With evenly growing usage this 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -324,7 +324,8 @@ def monthly_usage(history: pd.DataFrame, now: Any = None) -> pd.DataFrame:
     hist = hist.assign(grew=grew.astype(float))
     hist = hist.assign(month=hist["server_time"].dt.tz_localize(None).dt.to_period("M"))
     rows = []
-    for month, part in hist.groupby("month", sort=True):
+    for key, part in hist.groupby("month", sort=True):
+        month = cast(pd.Period, key)  # a period[M] column; pandas-stubs type a key as any scalar
         last = _not_terminated(part[part["server_time"] == part["server_time"].max()])
         start = month.start_time.tz_localize("UTC")
         end = month.end_time.tz_localize("UTC")

@@ -115,9 +115,9 @@ def account_currency(vms: pd.DataFrame, wallet: pd.DataFrame | None = None) -> A
         if not stated.empty:
             return stated.iloc[0]
     if "price_monthly_currency" in vms:
-        stated = vms["price_monthly_currency"].dropna().unique()
-        if len(stated) == 1:
-            return stated[0]
+        priced = vms["price_monthly_currency"].dropna().unique()
+        if len(priced) == 1:
+            return priced[0]
     return pd.NA
 
 
@@ -310,7 +310,7 @@ def _occurrences(
     row = np.concatenate(rows) if rows else np.array([], dtype=int)
     step = np.concatenate(steps) if steps else np.array([], dtype=int)
     raw = np.concatenate(dates) if dates else np.array([], dtype="int64")
-    now_ns = now.as_unit("ns")._value
+    now_ns = now.as_unit("ns").value
     due = np.maximum(raw, now_ns)  # a date not after now falls due at now
     ids = np.array([str(v) for v in live["vm_id"]], dtype=object)[row]
     # at one instant in VM id order; one VM's renewals (due together at now) in date order
@@ -848,7 +848,7 @@ def _first_low(
     times = dues["renewal_at"]
     amounts = dues["amount"].astype(float)
     stamps = pd.DatetimeIndex(times).as_unit("ns").asi8
-    span_ns, now_ns = span.as_unit("ns")._value, now.as_unit("ns")._value
+    span_ns, now_ns = span.as_unit("ns").value, now.as_unit("ns").value
     early = stamps - span_ns
     cands = np.unique(np.concatenate([[now_ns], stamps, early[early > now_ns]]))
     # per candidate: renewals processed by then (times <= when), and those due by when + span
@@ -1002,7 +1002,8 @@ def plot_renewals(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
     width = 0.8 / max(len(currencies), 1)
     for i, cur in enumerate(currencies):
         offset = pd.Timedelta(days=(i - (len(currencies) - 1) / 2) * width)
-        ax.bar(daily.index + offset, daily[cur].astype(float), width=width, label=str(cur))
+        days_at = pd.DatetimeIndex(daily.index)  # naive days (floored above): already one
+        ax.bar(days_at + offset, daily[cur].astype(float), width=width, label=str(cur))
     ax.set_title("Renewals by day")
     ax.set_xlabel("renewal date (UTC)")
     money_axis(ax, currencies[0] if len(currencies) == 1 else None, what="amount renewing")

@@ -34,12 +34,13 @@ with ``complete`` False and the reason.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.patches import Patch
+from pandas.api.typing import NAType
 
 from svcnb.reports._classes import UNKNOWN, billing_classes, vm_classes
 from svcnb.reports._replay import StoreLike, report, snapshot_at
@@ -113,7 +114,7 @@ HEALTH_COLUMNS = [
 ]
 
 
-_EVENT_DTYPES = {
+_EVENT_DTYPES: dict[str, str | type[bool]] = {
     "webhook_id": "string",
     "event_id": "string",
     "event": "string",
@@ -293,7 +294,7 @@ def bounded_text(value: Any, bound: Any) -> str:
     return {AT_LEAST: "≥ ", AT_MOST: "≤ "}.get(str(bound), "") + text
 
 
-def _rate(hits: int, known: int) -> Any:
+def _rate(hits: int, known: int) -> float | NAType:
     return hits / known if known else pd.NA
 
 
@@ -336,7 +337,8 @@ def health(webhooks: pd.DataFrame, deliveries: pd.DataFrame, now: Any = None) ->
         else:
             run, run_bound, run_why = _run_of_failures(mine)
             source = COUNTED
-        active = None if pd.isna(hook.is_active) else bool(hook.is_active)
+        # pandas-stubs: isna takes fewer kinds of scalar than itertuples is said to give
+        active = None if pd.isna(hook.is_active) else bool(hook.is_active)  # type: ignore[arg-type]
         left, left_bound, left_why = _to_disable(active, run, run_bound)
         delivered, lost = int(ev["delivered"].sum()), int(ev["failed"].sum())
         unknown = int(ev["unknown"].sum())
@@ -494,7 +496,8 @@ def event_mix(webhooks: pd.DataFrame, deliveries: pd.DataFrame, now: Any = None)
     """
     wanted: dict[str, int] = {}
     for hook in webhooks.itertuples(index=False):
-        active = bool(hook.is_active) if not pd.isna(hook.is_active) else True
+        # pandas-stubs: isna takes fewer kinds of scalar than itertuples is said to give
+        active = bool(hook.is_active) if not pd.isna(hook.is_active) else True  # type: ignore[arg-type]
         for name in _names(hook.events):
             wanted[str(name)] = wanted.get(str(name), 0) + int(active)
     ev = _events(deliveries)
@@ -699,7 +702,7 @@ def _expected(before: pd.DataFrame, after: pd.DataFrame) -> tuple[list[dict[str,
             continue
         was = old.at[vm_id, "cls"]
         if row["cls"] != was and row["cls"] in _STATUS_EVENTS:
-            kinds = (_STATUS_EVENTS[row["cls"]],)
+            kinds: tuple[str, ...] = (_STATUS_EVENTS[row["cls"]],)
             if was == "transitional" and row["cls"] == "running":
                 # provisioning, starting or restarting: the class does not say which
                 kinds = ("vm.created", "vm.started", "vm.restarted")
@@ -712,7 +715,9 @@ def _expected(before: pd.DataFrame, after: pd.DataFrame) -> tuple[list[dict[str,
                     "after": row["cls"],
                 }
             )
-        renew_old, renew_new = old.at[vm_id, "next_renewal_at"], row["next_renewal_at"]
+        # a datetime column: pandas-stubs type .at as any scalar
+        renew_old = cast(pd.Timestamp, old.at[vm_id, "next_renewal_at"])
+        renew_new = row["next_renewal_at"]
         if (
             not pd.isna(renew_old)
             and not pd.isna(renew_new)
@@ -827,8 +832,8 @@ def reconcile(store: StoreLike, since: Any = None, at: Any = None) -> pd.DataFra
         raise ValueError(f"since ({t0.isoformat()}) must be before at ({t1.isoformat()})")
     old_vms, new_vms = store.load("vms", at=t0), store.load("vms", at=t1)
     expected, unknown = _expected(old_vms, new_vms)
-    wanted = [_subscribed(store, t0), _subscribed(store, t1)]
-    subscribed = None if any(w is None for w in wanted) else set().union(*wanted)
+    at_start, at_end = _subscribed(store, t0), _subscribed(store, t1)
+    subscribed = None if at_start is None or at_end is None else at_start | at_end
     if subscribed is not None:
         expected = [e for e in expected if set(e["kinds"]) & subscribed]
 
@@ -1001,7 +1006,7 @@ def frames_view(
         "attempts": attempts(deliveries, now=now),
     }
     runs = table["consecutive_failures"] if len(table) else pd.Series([], dtype="Int64")
-    failing = int((runs.fillna(0) > 0).sum())
+    failing = int((runs.fillna(0).astype("Int64") > 0).sum())
     bounded = 0
     if len(table) and "consecutive_failures_bound" in table:
         exact = (table["consecutive_failures_bound"] == "exact") & (

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, fields, replace
 from datetime import UTC, datetime
+from typing import Any
 
 from ._dialect import Dialect
 
@@ -69,7 +70,7 @@ class SandboxConfig:
             raise ValueError("epoch must be timezone-aware (UTC)")
         Dialect.parse(self.dialect)  # raises ValueError naming the choices
 
-    def with_changes(self, **changes: object) -> SandboxConfig:
+    def with_changes(self, **changes: Any) -> SandboxConfig:
         """A copy with ``changes`` applied; unknown names raise ValueError naming known ones."""
         known = {f.name for f in fields(self)}
         unknown = sorted(set(changes) - known)

@@ -168,7 +168,7 @@ class _Courier:
         payload = {k: event[k] for k in ("id", "type", "createdAt", "data") if k in event}
         data = payload.get("data")
         vm = data.get("vm") if isinstance(data, dict) else None
-        if isinstance(vm, dict) and "status" in vm:
+        if isinstance(data, dict) and isinstance(vm, dict) and "status" in vm:
             word = self.dialect.vm_word(vm["status"])
             if word != vm["status"]:
                 payload["data"] = {**data, "vm": {**vm, "status": word}}

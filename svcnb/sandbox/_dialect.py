@@ -14,6 +14,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
+from typing import Any
 
 from ._plans_regions import BILLING_STATUSES, VM_STATUSES
 
@@ -138,7 +139,7 @@ class Dialect:
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
-    def parse(cls, text: str) -> Dialect:
+    def parse(cls, text: object) -> Dialect:
         """One of :data:`NAMED`, ``random:SEED`` or a registered ``file:PATH`` name."""
         if isinstance(text, str) and text in _FROM_FILES:
             return _FROM_FILES[text]
@@ -285,7 +286,7 @@ class Dialect:
         _FROM_FILES[self.name] = self
         return self
 
-    def with_changes(self, **changes: object) -> Dialect:
+    def with_changes(self, **changes: Any) -> Dialect:
         """A copy with ``changes``; the name says it was changed."""
         name = changes.pop("name", None) or f"{self.name}+custom"
         return replace(self, name=name, **changes)

@@ -352,20 +352,23 @@ class _Life:
             self._reconcile_debt(vm, debt)
         billing = vm.get("billing")
         text = billing.get("nextRenewalAt") if isinstance(billing, dict) else None
-        billable = (
-            isinstance(text, str)
+        # the renewal time of a VM that is billed, None for one that is not
+        due = (
+            text
+            if isinstance(text, str)
             and vm.get("status") not in ("terminated", "suspended")
             and vm_id not in self.debts
+            else None
         )
         current = self.renewal_jobs.get(vm_id)
-        if current is not None and (not billable or current.text != text):
+        if current is not None and (due is None or current.text != text):
             self.clock.cancel(current.job)
             del self.renewal_jobs[vm_id]
             current = None
-        if billable and current is None:
-            at = _parsed(text)
-            job = self.clock.schedule(at, lambda: self._renew_due(vm_id, text))
-            self.renewal_jobs[vm_id] = _Due(text, at, price_of(vm), job)
+        if due is not None and current is None:
+            at = _parsed(due)
+            job = self.clock.schedule(at, lambda: self._renew_due(vm_id, due))
+            self.renewal_jobs[vm_id] = _Due(due, at, price_of(vm), job)
 
     def _reconcile_debt(self, vm: dict, debt: _Debt) -> None:
         if vm.get("status") == "terminated" or not isinstance(vm.get("billing"), dict):
@@ -546,7 +549,8 @@ class _Life:
 # -- the event log ---------------------------------------------------------------------------
 def describe(event: dict) -> str:
     """One human line for ``event``: time, type, the VM it is about, then its other fields."""
-    data = event.get("data") if isinstance(event.get("data"), dict) else {}
+    given = event.get("data")
+    data = given if isinstance(given, dict) else {}
     parts: list[str] = []
     vm = data.get("vm")
     if isinstance(vm, dict):

@@ -31,7 +31,8 @@ _STATUS_WEIGHTS = [
 ]
 
 # direction, action, protocol, port, sourceIps, destIps, description
-_RULES: list[tuple[str, str, str, str, list[str], list[str], str]] = [
+_Rule = tuple[str, str, str, str, list[str], list[str], str]
+_RULES: list[_Rule] = [
     ("IN", "ACCEPT", "TCP", "22", ["0.0.0.0/0"], [], "SSH from anywhere"),
     ("IN", "ACCEPT", "TCP", "22", ["10.0.0.0/8"], [], "SSH from the office VPN"),
     ("IN", "ACCEPT", "TCP", "80,443", ["0.0.0.0/0", "::/0"], [], "HTTP and HTTPS"),
@@ -46,11 +47,11 @@ _RULES: list[tuple[str, str, str, str, list[str], list[str], str]] = [
     ("OUT", "DROP", "TCP", "25", [], ["0.0.0.0/0"], "no outbound SMTP"),
 ]
 # values that do not parse, seeded on purpose (a port name, an impossible address)
-_BROKEN_RULES: list[tuple[str, str, str, str, list[str], list[str], str]] = [
+_BROKEN_RULES: list[_Rule] = [
     ("IN", "ACCEPT", "TCP", "ssh", ["10.0.0.300"], [], "legacy import, never cleaned up"),
     ("IN", "ACCEPT", "TCP", "443", ["office"], ["198.51.100.0/33"], "typo in the source"),
 ]
-_DEFAULT_DENY = ("IN", "DROP", "ANY", "any", [], [], "default deny")
+_DEFAULT_DENY: _Rule = ("IN", "DROP", "ANY", "any", [], [], "default deny")
 
 _WEBHOOKS = [
     (

@@ -11,12 +11,13 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta, timezone
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from itertools import islice
+from typing import Protocol
 from urllib.parse import quote
 
 from ._dialect import Dialect
@@ -46,13 +47,21 @@ COLLECTIONS = {
 LENIENT_PAGING = frozenset({"offset", "token", "hal"})
 
 
+class Items(Protocol):
+    """A sized iterable of records: a list, or a backend's ``Table.records()``."""
+
+    def __len__(self) -> int: ...
+
+    def __iter__(self) -> Iterator[dict]: ...
+
+
 @dataclass(frozen=True)
 class Listing:
     """A whole list for the dialect to page: ``items`` in list order (a list, a backend's
     ``Table.records()``, which pages without walking to the page, or any sized iterable), each
     shown through ``view`` once chosen for the page."""
 
-    items: Collection
+    items: Items
     view: Callable[[dict], dict] | None = None
 
 
@@ -295,7 +304,7 @@ def _offset(cursor: str | None, name: str = "cursor") -> int:
     return int(text[2:])
 
 
-def _window(items: Collection, start: int, stop: int) -> list:
+def _window(items: Items, start: int, stop: int) -> list:
     if isinstance(items, list):
         return items[start:stop]
     if hasattr(items, "window"):  # a backend's ordered table: O(page), wherever the page is
@@ -335,7 +344,12 @@ def _page(
     pages = (total + per_page - 1) // per_page
     after = start + per_page
     if style in ("meta", "zero"):
-        meta = {"page": page, "perPage": per_page, "total": total, "totalPages": pages}
+        meta: dict[str, int | str | None] = {
+            "page": page,
+            "perPage": per_page,
+            "total": total,
+            "totalPages": pages,
+        }
         return ok(data, meta), {}
     if style == "items":
         return ok({"items": data, "total": total, "page": page, "perPage": per_page}), {}

@@ -44,7 +44,7 @@ from __future__ import annotations
 import math
 import re
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -123,7 +123,7 @@ def _word(value: Any) -> bool:
     return isinstance(value, str) and 0 < len(value) <= 100 and value.isprintable()
 
 
-def _words(classes: dict[str, str | None]) -> Callable[[Any], str | None]:
+def _words(classes: Mapping[str, str | None]) -> Callable[[Any], str | None]:
     def check(value: Any) -> str | None:
         if not isinstance(value, dict):
             return "is not a table of class = word"
@@ -351,8 +351,9 @@ def read_dialect_file(path: str | Path) -> DialectFile:
         if key == "vm_words":
             words = dict(DEFAULT.vm_words)
             for cls, word in value.items():
-                if cls != "transitional":
-                    words[VM_CLASSES[cls]] = word
+                status = VM_CLASSES[cls]
+                if status is not None:  # every class but "transitional" is one status
+                    words[status] = word
                     continue
                 placed, lines = place_transitional(word if isinstance(word, list) else [word])
                 words.update(placed)

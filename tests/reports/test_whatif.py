@@ -217,6 +217,18 @@ def test_plots_label_money_and_keep_the_legend_outside(three, wallet):
     assert ax.get_ylabel() == "top-up (EUR)"
 
 
+def test_a_plot_drawn_in_a_subfigure_grows_the_figure_that_holds_it(three, wallet):
+    import matplotlib.pyplot as plt
+
+    figure = plt.figure(figsize=(8, 1))
+    left, _ = figure.subfigures(1, 2)
+    ax = left.subplots()
+    sus = whatif.suspensions(three, wallet(), now=NOW)
+    assert whatif.plot_suspensions(sus, ax=ax) is ax
+    assert figure.get_size_inches()[1] > 1  # tall enough for its rows, as on a plain figure
+    plt.close(figure)
+
+
 # -- against the sandbox ---------------------------------------------------------------------
 def _frames(client: Client) -> tuple[pd.DataFrame, pd.DataFrame, pd.Timestamp]:
     vms = frames.vms(client.vms.all(details=True, progress=False))

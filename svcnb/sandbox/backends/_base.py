@@ -57,6 +57,10 @@ class Table(MutableMapping[str, dict]):
     def items(self) -> ItemsView[str, dict]:
         return self._records.items()
 
+    def newest_first(self) -> Iterator[dict]:
+        """The records from the last added back to the first."""
+        return reversed(self._records.values())
+
     def window(self, start: int, stop: int) -> list[dict]:
         """The records at positions ``start`` to ``stop - 1`` in order."""
         records = self._records

@@ -8,14 +8,11 @@ back shows the new values; sending the same PATCH again re-syncs.
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING
 
 from .. import _validate as v
 from .._envelopes import ApiFailure
+from ._account import Account
 from ._base import Table, find
-
-if TYPE_CHECKING:
-    from .._state import State
 
 RULE_CHECKS = {
     "position": v.integer(0, 1000),
@@ -29,7 +26,7 @@ RULE_CHECKS = {
 class FirewallBackend:
     """``firewalls`` and ``rules`` by id, and each firewall's rule ids."""
 
-    def __init__(self, state: State) -> None:
+    def __init__(self, state: Account) -> None:
         self.state = state
         self.firewalls = Table()
         self.rules = Table()

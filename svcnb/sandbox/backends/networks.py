@@ -11,22 +11,21 @@ from __future__ import annotations
 
 import copy
 import ipaddress
-from typing import TYPE_CHECKING
 
 from .. import _validate as v
 from .._envelopes import ApiFailure
+from ._account import Account
 from ._base import Records, Table, find
-from .vms import vm_brief
-
-if TYPE_CHECKING:
-    from .._state import State
+from .vms import VmBackend, vm_brief
 
 
 class NetworkBackend:
     """``networks`` and ``attachments`` by id (a network's ``_taken`` holds its used IPs)."""
 
-    def __init__(self, state: State) -> None:
+    def __init__(self, state: Account, vms: VmBackend) -> None:
         self.state = state
+        # an attachment names a VM of the same account: the one VM backend, handed in
+        self.vms = vms
         self.networks = Table()
         self.attachments = Table()
         # each network's attachments in the order they were made: a page of one network's
@@ -56,7 +55,7 @@ class NetworkBackend:
         brief."""
         net = self.get(network_id)
         body = v.fields(body, {"vmId": v.string(200, 1), "privateIp": v.ipv4}, required=("vmId",))
-        vm = self.state.backends.vms.get(body["vmId"])
+        vm = self.vms.get(body["vmId"])
         if vm["status"] == "terminated":
             raise ApiFailure(
                 409, f"VM {vm['id']} is terminated; it cannot be attached", terse="VM is terminated"
@@ -131,7 +130,7 @@ class NetworkBackend:
         del self.attachments[record["id"]]
         del self._by_network[net["id"]][record["id"]]
         net["_taken"].discard(record["privateIp"])
-        vm = self.state.backends.vms.vms.get(vm_id)
+        vm = self.vms.vms.get(vm_id)
         if vm is not None:
             vm["privateNetworks"] = [p for p in vm["privateNetworks"] if p["id"] != net["id"]]
             self.state.touch(vm)
@@ -146,7 +145,7 @@ class NetworkBackend:
         # records were added, so a full scan per attach would make seeding quadratic in fleet size
         wanted = len(vm["privateNetworks"])
         used: set[str] = set()
-        for record in reversed(self.attachments.values()):
+        for record in self.attachments.newest_first():
             if len(used) >= wanted:
                 break
             if record["vmId"] == vm["id"]:

@@ -11,14 +11,11 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from .._envelopes import ApiFailure, iso, parse_iso, public
 from .._plans_regions import SCOPES
+from ._account import Account
 from ._base import Table, find
-
-if TYPE_CHECKING:
-    from .._state import State
 
 DEFAULT_TOKENS = {
     "admin": list(SCOPES),
@@ -49,7 +46,7 @@ class AuthResult:
 class TokenBackend:
     """The account's API tokens by id, and the index of their secrets' hashes."""
 
-    def __init__(self, state: State) -> None:
+    def __init__(self, state: Account) -> None:
         self.state = state
         self.tokens = Table()
         self.ids_by_hash: dict[str, str] = {}
@@ -70,6 +67,7 @@ class TokenBackend:
         state = self.state
         with state.lock:
             token_id = state.new_id("tok")
+            digest = _hash(secret)
             record = {
                 "id": token_id,
                 "name": name,
@@ -78,10 +76,10 @@ class TokenBackend:
                 "rateLimit": rate_limit,
                 "createdAt": state.stamp(),
                 "revokedAt": None,
-                "_hash": _hash(secret),
+                "_hash": digest,
             }
             self.tokens[token_id] = record
-            self.ids_by_hash[record["_hash"]] = token_id
+            self.ids_by_hash[digest] = token_id
         return public(record), secret
 
     def install_defaults(self) -> None:

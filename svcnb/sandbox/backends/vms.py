@@ -12,14 +12,11 @@ import copy
 import itertools
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import TYPE_CHECKING
 
 from .._envelopes import ApiFailure, iso, parse_iso
 from .._plans_regions import public_ip
+from ._account import Account
 from ._base import Table, find
-
-if TYPE_CHECKING:
-    from .._state import State
 
 STOP_SECONDS = 30
 PROVISION_SECONDS = 60
@@ -33,7 +30,7 @@ class VmBackend:
     """The fleet: ``vms``, ``ssh_keys`` and ``actions`` by id, in the order they were made
     (ordered tables: any page of the fleet is a slice)."""
 
-    def __init__(self, state: State) -> None:
+    def __init__(self, state: Account) -> None:
         self.state = state
         self.vms = Table()
         self.ssh_keys = Table()

@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import TYPE_CHECKING
 
 from .._plans_regions import price_value
-
-if TYPE_CHECKING:
-    from .._state import State
+from ._account import Account
 
 
 class WalletBackend:
     """``record`` holds ``id``, ``createdAt``, ``updatedAt`` and the internal ``_balance``
     and ``_balance_form``."""
 
-    def __init__(self, state: State) -> None:
+    def __init__(self, state: Account) -> None:
         self.state = state
         self.record: dict = {}
 

@@ -13,15 +13,12 @@ from __future__ import annotations
 import copy
 import logging
 import secrets
-from typing import TYPE_CHECKING
 
 from .. import _validate as v
 from .._envelopes import ApiFailure, public
 from .._plans_regions import EVENT_TYPES
+from ._account import Account
 from ._base import Table, find
-
-if TYPE_CHECKING:
-    from .._state import State
 
 ACTIVE_CAP = 10
 AUTO_DISABLE_AFTER = 50
@@ -43,7 +40,7 @@ class WebhookBackend:
     """``webhooks`` by id; ``deliveries`` in the order attempts were recorded, and each
     subscription's own in that order."""
 
-    def __init__(self, state: State) -> None:
+    def __init__(self, state: Account) -> None:
         self.state = state
         self.webhooks = Table()
         self.deliveries: list[dict] = []
