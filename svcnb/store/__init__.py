@@ -17,12 +17,12 @@ from __future__ import annotations
 from ._accounts import EVERY_ACCOUNT, Accounts, account_names
 from ._eventlog import EventLog
 from ._fs import is_remote
-from ._journal import (
+from ._journal import Journal
+from ._records import (
     KINDS,
     AcceptanceRevoked,
     AlertRecord,
     FindingAccepted,
-    Journal,
     JournalRecord,
     RuleEdit,
     StopPlanRecord,
