@@ -18,16 +18,6 @@ from ._accounts import EVERY_ACCOUNT, Accounts, account_names
 from ._eventlog import EventLog
 from ._fs import is_remote
 from ._journal import Journal
-from ._records import (
-    KINDS,
-    AcceptanceRevoked,
-    AlertRecord,
-    FindingAccepted,
-    JournalRecord,
-    RuleEdit,
-    StopPlanRecord,
-    from_audit,
-)
 from ._layout import (
     ENV_PATH,
     DamagedCommitError,
@@ -40,6 +30,16 @@ from ._layout import (
     resolve_url,
 )
 from ._reading import check_readable
+from ._records import (
+    KINDS,
+    AcceptanceRevoked,
+    AlertRecord,
+    FindingAccepted,
+    JournalRecord,
+    RuleEdit,
+    StopPlanRecord,
+    from_audit,
+)
 from ._snapshots import RESOURCES
 from ._store import Store
 
