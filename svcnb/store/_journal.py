@@ -28,6 +28,11 @@ conditional on the table being at the version read (:meth:`Journal.append_if`: a
 compare-and-set, which ``svcnb check`` claims alerts with). Text is scrubbed before it is
 written: secret-named keys dropped, tokens masked (``svcnb.store._audit.scrub``).
 
+Accepted findings are the journal's too: :meth:`Journal.accept_finding`,
+:meth:`Journal.revoke_acceptance` and :meth:`Journal.acceptances` (the register, read from the
+records; ``svcnb.store._acceptances``) are about the account in scope of the store the journal
+belongs to (``Store(..., account=...)`` or ``store.for_account(name).journal``).
+
 Records are read in the order written: those copied from the old audit log first, in its order,
 then the rest by the writer's clock (``written``), and in commit order within a table.
 
@@ -96,8 +101,9 @@ class _Tables:
 class Journal:
     """The journal of the store at ``loc``: rule edits, accepted findings and their
     revocations, stop plans and alert state, one table per kind (see the module docstring).
-    Reach it as ``Store(...).journal``: ``scope`` (the store's) names the account and wallet
-    an acceptance is about; a Journal without one keeps every record but acceptances."""
+    Reach it as ``Store(...).journal``: ``scope`` (the store's, or its account view's) names
+    the account and wallet an acceptance is about; a Journal without one reads and writes
+    records but cannot accept, revoke or list acceptances, which are an account's."""
 
     def __init__(self, loc: Location, scope: AccountScope | None = None) -> None:
         self.loc = loc
