@@ -78,7 +78,7 @@ def test_a_store_written_through_a_sandbox_holds_none_of_its_secrets(tmp_path: P
         with Client(sb.tokens["admin"], sb.base_url, progress=False) as client:
             store = Store(tmp_path / "store")
             store.build_history(client, 2, sb.control.advance)
-            store.append_audit(
+            store.journal.append(
                 {
                     "time": "2026-11-02T00:00:00Z",
                     "firewall_id": "fw",

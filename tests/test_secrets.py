@@ -186,7 +186,7 @@ def test_a_token_given_as_bytes_in_an_audit_record_is_masked_in_the_parquet(tmp_
     token = "svc_" + uuid.uuid4().hex + "Zq9w"
     raw = token.encode()
     store = Store(tmp_path / "store")
-    written = store.append_audit(
+    written = store.journal.append(
         {
             "firewall_id": "fw-1",
             "rule_id": "r-1",
@@ -204,7 +204,7 @@ def test_a_token_given_as_bytes_in_an_audit_record_is_masked_in_the_parquet(tmp_
         if path.suffix == ".parquet":
             assert token not in str(pq.read_table(path).to_pylist()), path
     assert not leaks(files, [token])
-    log = store.audit_log()
+    log = store.journal.log()
     assert log["note"].tolist() == ["svc_…Zq9w"]  # the mask, as for a token given as text
     assert log["outcome"].tolist() == ["ok svc_…Zq9w"]
     assert "api_key" not in log.columns

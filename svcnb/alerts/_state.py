@@ -51,7 +51,7 @@ __all__ = [
     "records",
 ]
 
-KIND = AlertRecord.AUDIT_KIND  # the ``kind`` of its records in ``Store.audit_log()``
+KIND = AlertRecord.AUDIT_KIND  # the ``kind`` of its records in ``store.journal.log()``
 FIRED = "alert fired"
 CLEARED = "alert cleared"
 CLAIMED = "alert claimed"

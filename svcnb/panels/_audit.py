@@ -146,10 +146,10 @@ class FirewallAuditPanel(PerAccount, Displayed):
 
     Accepting a risk: choose a finding, fill ``accept_reason``, ``accept_owner`` and
     ``accept_until`` (checked as typed by :func:`check_acceptance`; problems in
-    ``accept_hint``), then ``accept_button`` writes it to the store (``Store.accept_finding``,
-    audited); ``revoke_button`` ends the chosen finding's acceptance (owner and reason from the
-    same form). "Now" for the check is the later of this machine's clock and the latest
-    snapshot's server time.
+    ``accept_hint``), then ``accept_button`` writes it to the store's journal
+    (``store.journal.accept_finding``, audited); ``revoke_button`` ends the chosen finding's
+    acceptance (owner and reason from the same form). "Now" for the check is the later of this
+    machine's clock and the latest snapshot's server time.
 
     Widgets (stable attribute names): ``severity_filter``, ``check_filter``, ``table`` (the
     findings passing the filters in one grid, CSS ``svcnb-finding-grid``; the row selected there
@@ -455,7 +455,7 @@ class FirewallAuditPanel(PerAccount, Displayed):
             return False
         fid = str(row["finding_id"])
         try:
-            self.store.accept_finding(
+            self.store.journal.accept_finding(
                 fid,
                 reason=self.accept_reason.value,
                 owner=self.accept_owner.value,
@@ -488,7 +488,7 @@ class FirewallAuditPanel(PerAccount, Displayed):
             return False
         fid = str(row["finding_id"])
         try:
-            self.store.revoke_acceptance(
+            self.store.journal.revoke_acceptance(
                 fid, owner=self.accept_owner.value, reason=self.accept_reason.value, now=self.now()
             )
         except StoreError as exc:

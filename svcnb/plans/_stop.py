@@ -32,7 +32,7 @@ from svcnb.store import StopPlanRecord
 DEFAULT_LIMIT = 10
 PLAN_KIND = "svcnb.stop_plan"
 PLAN_VERSION = 1
-AUDIT_KIND = StopPlanRecord.AUDIT_KIND  # its ``kind`` in ``Store.audit_log()``
+AUDIT_KIND = StopPlanRecord.AUDIT_KIND  # its ``kind`` in ``store.journal.log()``
 
 STOP, PROTECTED, NOT_STOPPABLE = "stop", "protected", "not stoppable"
 # outcomes of applying a plan, per VM
@@ -690,7 +690,7 @@ class StopRun:
 
     def record(self, stage: str = "applied") -> dict[str, Any]:
         """Write the plan, the approver and each VM's outcome to the store's journal; returns
-        the record as ``Store.audit_log()`` shows it."""
+        the record as ``store.journal.log()`` shows it."""
         counts = self.outcomes["outcome"].value_counts()
         order = (STOPPED, QUEUED, STRAGGLER, REFUSED, FAILED, SKIPPED)
         said = ", ".join(f"{int(counts[k])} {k}" for k in order if counts.get(k, 0))

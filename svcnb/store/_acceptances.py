@@ -1,6 +1,7 @@
 """Accepted risks: firewall findings someone chose to live with, until a date, kept in the store.
 
-The register is the store's journal (``svcnb.store._journal``): an acceptance
+The register is the store's journal (``Journal.accept_finding``, ``revoke_acceptance`` and
+``acceptances``; this module builds and reads their records): an acceptance
 (``FindingAccepted``) and a revocation (``AcceptanceRevoked``) are each one journal record, so
 the register and its audit trail can never disagree and every change to it is on file with who,
 why and when. Records carry ``finding_id``, ``reason``, ``owner``, ``until`` (acceptances),
@@ -14,13 +15,14 @@ revocation ends every acceptance of the finding made before it.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
 import pandas as pd
 
-from ._journal import AcceptanceRevoked, FindingAccepted, Journal
 from ._layout import StoreError
+from ._records import AcceptanceRevoked, FindingAccepted, JournalRecord
 
 ACCEPTANCE_COLUMNS = [
     "finding_id",
@@ -62,11 +64,10 @@ def _finding(finding_id: Any) -> str:
     return _words(finding_id, "finding_id", "the finding_id column of firewall.audit")
 
 
-def accept(
-    journal: Journal,
-    wallet: str | None,
+def accepted(
     finding_id: str,
     *,
+    wallet: str | None,
     reason: str,
     owner: str,
     until: Any,
@@ -74,9 +75,9 @@ def accept(
     account: str,
     firewall_id: str | None = None,
     rule_id: str | None = None,
-) -> dict[str, Any]:
-    """Write one acceptance of account ``account`` (wallet ``wallet``) to the journal; returns
-    the record written."""
+) -> FindingAccepted:
+    """The acceptance of account ``account`` (wallet ``wallet``) to write; StoreError when
+    ``finding_id``, ``reason`` or ``owner`` is blank or ``until`` is not after ``now``."""
     fid = _finding(finding_id)
     why = _words(reason, "reason", "reason='VPN appliance, vendor fix due in March'")
     who = _words(owner, "owner", "owner='sam@example.com'")
@@ -87,72 +88,70 @@ def accept(
             f"until={end.isoformat()} is not in the future (now is {when.isoformat()}); an "
             "acceptance must end after it is made: give a later date"
         )
-    return journal.append(
-        FindingAccepted(
-            time=when,
-            finding_id=fid,
-            reason=why,
-            owner=who,
-            until=end,
-            account=account,
-            wallet=wallet,
-            firewall_id=firewall_id,
-            rule_id=rule_id,
-            before="open",
-            after=f"accepted until {end:%Y-%m-%d %H:%M} UTC by {who}",
-        )
-    ).as_audit()
+    return FindingAccepted(
+        time=when,
+        finding_id=fid,
+        reason=why,
+        owner=who,
+        until=end,
+        account=account,
+        wallet=wallet,
+        firewall_id=firewall_id,
+        rule_id=rule_id,
+        before="open",
+        after=f"accepted until {end:%Y-%m-%d %H:%M} UTC by {who}",
+    )
 
 
-def revoke(
-    journal: Journal,
-    wallet: str | None,
+def revocation(
+    register: Callable[[], pd.DataFrame],
     finding_id: str,
     *,
+    wallet: str | None,
     owner: str,
     reason: str,
     now: Any = None,
     account: str,
-) -> dict[str, Any]:
-    """Write one revocation to the journal; StoreError when nothing is accepted to revoke."""
+) -> AcceptanceRevoked:
+    """The revocation to write of the acceptances of ``finding_id`` that stand in
+    ``register()`` (the account's :func:`table`); StoreError when none does."""
     fid = _finding(finding_id)
     who = _words(owner, "owner", "owner='sam@example.com'")
     why = _words(reason, "reason", "reason='the vendor fix shipped'")
-    live = table(journal, account)
+    live = register()
     live = live[(live["finding_id"] == fid).fillna(False) & live["revoked_at"].isna()]
     if live.empty:
         raise StoreError(
-            f"finding {fid} has no acceptance to revoke; Store.acceptances() lists them"
+            f"finding {fid} has no acceptance to revoke; store.journal.acceptances() lists them"
         )
     last = live.iloc[-1]
-    return journal.append(
-        AcceptanceRevoked(
-            time=_time(datetime.now(UTC) if now is None else now, "now"),
-            finding_id=fid,
-            reason=why,
-            owner=who,
-            account=account,
-            wallet=wallet,
-            firewall_id=None if pd.isna(last["firewall_id"]) else last["firewall_id"],
-            rule_id=None if pd.isna(last["rule_id"]) else last["rule_id"],
-            before="accepted",
-            after=f"acceptance revoked by {who}",
-        )
-    ).as_audit()
+    return AcceptanceRevoked(
+        time=_time(datetime.now(UTC) if now is None else now, "now"),
+        finding_id=fid,
+        reason=why,
+        owner=who,
+        account=account,
+        wallet=wallet,
+        firewall_id=None if pd.isna(last["firewall_id"]) else last["firewall_id"],
+        rule_id=None if pd.isna(last["rule_id"]) else last["rule_id"],
+        before="accepted",
+        after=f"acceptance revoked by {who}",
+    )
 
 
-def table(journal: Journal, account: str) -> pd.DataFrame:
-    """One row per acceptance of ``account``, oldest first: ``ACCEPTANCE_COLUMNS`` (times UTC;
-    revoked_at, revoked_by, revoke_reason NA while it stands)."""
+def table(records: Iterable[JournalRecord], account: str) -> pd.DataFrame:
+    """One row per acceptance of ``account`` in ``records`` (the journal's, in the order
+    written), oldest first: ``ACCEPTANCE_COLUMNS`` (times UTC; revoked_at, revoked_by,
+    revoke_reason NA while it stands)."""
     rows: list[dict[str, Any]] = []
-    records = [
+    mine = [
         r
-        for r in journal.records(FindingAccepted, AcceptanceRevoked)
+        for r in records
         if isinstance(r, FindingAccepted | AcceptanceRevoked) and r.account == account
     ]
     # by when each happened; those of one time in the order written
-    records.sort(key=lambda r: r.when())
-    for record in records:
+    mine.sort(key=lambda r: r.when())
+    for record in mine:
         if isinstance(record, FindingAccepted):
             rows.append(
                 {

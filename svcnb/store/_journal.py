@@ -28,6 +28,11 @@ conditional on the table being at the version read (:meth:`Journal.append_if`: a
 compare-and-set, which ``svcnb check`` claims alerts with). Text is scrubbed before it is
 written: secret-named keys dropped, tokens masked (``svcnb.store._audit.scrub``).
 
+Accepted findings are the journal's too: :meth:`Journal.accept_finding`,
+:meth:`Journal.revoke_acceptance` and :meth:`Journal.acceptances` (the register, read from the
+records; ``svcnb.store._acceptances``) are about the account in scope of the store the journal
+belongs to (``Store(..., account=...)`` or ``store.for_account(name).journal``).
+
 Records are read in the order written: those copied from the old audit log first, in its order,
 then the rest by the writer's clock (``written``), and in commit order within a table.
 
@@ -41,289 +46,36 @@ was, for an older svcnb that reads it.
 
 from __future__ import annotations
 
-import dataclasses
-import json
-import secrets
-from collections.abc import Mapping, Sequence
+import copy
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any
 
 import pandas as pd
-import pyarrow as pa
 
+from . import _acceptances
 from ._appendlog import AppendLog
-from ._audit import LegacyAudit, _jsonable, audit_frame, scrub
+from ._audit import LegacyAudit, audit_frame, clean
 from ._fs import Location
 from ._layout import StoreError
+from ._records import (
+    KINDS,
+    AcceptanceRevoked,
+    FindingAccepted,
+    JournalRecord,
+    R,
+    TimeLike,
+    differs,
+    from_audit,
+    from_row,
+    to_rows,
+)
 
 JOURNAL = "_journal"
-ColumnType = Literal["text", "time", "json"]
-TimeLike = str | datetime | pd.Timestamp
-_TS = pa.timestamp("us", tz="UTC")
-_ARROW: dict[ColumnType, pa.DataType] = {"text": pa.string(), "time": _TS, "json": pa.string()}
-_COMMON = pa.schema(
-    [
-        pa.field("time", _TS),
-        pa.field("written", _TS),
-        pa.field("record_id", pa.string()),
-        pa.field("legacy_id", pa.string()),
-        pa.field("legacy_seq", pa.int64()),
-        pa.field("extra", pa.string()),
-    ]
-)
 _MIGRATE_ATTEMPTS = 20
-
-
-def _utc(value: object, name: str) -> pd.Timestamp:
-    try:
-        ts = pd.Timestamp(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        ts = None
-    if not isinstance(ts, pd.Timestamp):  # NaT, from None or ""
-        raise StoreError(f"{name}={value!r} is not a time; give a datetime or ISO 8601 text")
-    return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
-
-
-def _json(value: object) -> str | None:
-    if value is None:
-        return None
-    return json.dumps(value, default=_jsonable, ensure_ascii=False, sort_keys=True)
-
-
-@dataclass(frozen=True, kw_only=True)
-class JournalRecord:
-    """What every journal record has: ``time`` (when it happened; the clock when None, naive
-    means UTC) and ``extra`` (fields its kind does not declare, kept as given)."""
-
-    KIND: ClassVar[str]  # the record's table, under <store>/_journal/
-    AUDIT_KIND: ClassVar[str | None]  # its ``kind`` in the old audit log (None: none)
-    COLUMNS: ClassVar[Mapping[str, ColumnType]]  # its own columns, in order
-    # fields the old audit log's records held only when set
-    OPTIONAL: ClassVar[frozenset[str]] = frozenset()
-    # fields the kind implies, as the old audit log's records spelled them
-    IMPLIED: ClassVar[Mapping[str, str]] = {}
-
-    time: TimeLike | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
-
-    def when(self) -> pd.Timestamp:
-        """``time`` as a UTC Timestamp."""
-        return _utc(self.time, "time")
-
-    @classmethod
-    def schema(cls) -> pa.Schema:
-        """The columns of the kind's table."""
-        fields = list(_COMMON) + [pa.field(c, _ARROW[t]) for c, t in cls.COLUMNS.items()]
-        return pa.schema(fields)
-
-    def scrubbed(self) -> JournalRecord:
-        """This record as it is written: time in UTC, text and JSON scrubbed of secrets."""
-        changes: dict[str, Any] = {
-            "time": _utc(self.time if self.time is not None else datetime.now(UTC), "time"),
-            "extra": scrub(dict(self.extra)),
-        }
-        for name, kind in self.COLUMNS.items():
-            value = getattr(self, name)
-            if value is None:
-                continue
-            if kind == "time":
-                changes[name] = _utc(value, name)
-            elif kind == "text":
-                value = scrub(value)
-                changes[name] = value if isinstance(value, str) else str(value)
-            else:
-                changes[name] = scrub(value)
-        return dataclasses.replace(self, **changes)
-
-    def as_audit(self) -> dict[str, Any]:
-        """The record as the audit log held it: ``time`` and other times as ISO 8601 text,
-        ``kind``, the fields of the kind and those of ``extra``."""
-        out: dict[str, Any] = {"time": self.when().isoformat()}
-        if self.AUDIT_KIND is not None:
-            out["kind"] = self.AUDIT_KIND
-        out.update(self.IMPLIED)
-        for name, kind in self.COLUMNS.items():
-            value = getattr(self, name)
-            if value is None and name in self.OPTIONAL:
-                continue
-            out[name] = _utc(value, name).isoformat() if kind == "time" and value else value
-        out.update(self.extra)
-        return out
-
-
-@dataclass(frozen=True, kw_only=True)
-class RuleEdit(JournalRecord):
-    """A firewall rule edit sent to the service: ``before`` and ``after`` (the changed fields),
-    ``outcome`` (e.g. "ok", "failed"), ``detail``."""
-
-    KIND = "rule_edits"
-    AUDIT_KIND = None
-    COLUMNS = {
-        "firewall_id": "text",
-        "rule_id": "text",
-        "outcome": "text",
-        "before": "json",
-        "after": "json",
-        "detail": "text",
-    }
-    OPTIONAL = frozenset({"detail"})
-
-    firewall_id: str | None = None
-    rule_id: str | None = None
-    outcome: str | None = None
-    before: Any = None
-    after: Any = None
-    detail: str | None = None
-
-
-ACCEPTANCE_KIND = "finding_acceptance"
-ACCEPTED = "finding accepted"
-REVOKED = "acceptance revoked"
-_FINDING: dict[str, ColumnType] = {
-    "finding_id": "text",
-    "reason": "text",
-    "owner": "text",
-    "account": "text",
-    "wallet": "text",
-    "firewall_id": "text",
-    "rule_id": "text",
-    "before": "text",
-    "after": "text",
-}
-
-
-@dataclass(frozen=True, kw_only=True)
-class FindingAccepted(JournalRecord):
-    """A firewall finding's risk accepted by ``owner`` for ``reason`` until ``until``, in
-    ``account`` (its name) whose wallet is ``wallet``."""
-
-    KIND = "acceptances"
-    AUDIT_KIND = ACCEPTANCE_KIND
-    COLUMNS = {**_FINDING, "until": "time"}
-    IMPLIED = {"outcome": ACCEPTED}
-
-    finding_id: str | None = None
-    reason: str | None = None
-    owner: str | None = None
-    until: TimeLike | None = None
-    account: str | None = None
-    wallet: str | None = None
-    firewall_id: str | None = None
-    rule_id: str | None = None
-    before: str | None = None
-    after: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class AcceptanceRevoked(JournalRecord):
-    """The acceptances of ``finding_id`` made before it ended by ``owner`` for ``reason``."""
-
-    KIND = "revocations"
-    AUDIT_KIND = ACCEPTANCE_KIND
-    COLUMNS = _FINDING
-    IMPLIED = {"outcome": REVOKED}
-
-    finding_id: str | None = None
-    reason: str | None = None
-    owner: str | None = None
-    account: str | None = None
-    wallet: str | None = None
-    firewall_id: str | None = None
-    rule_id: str | None = None
-    before: str | None = None
-    after: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class StopPlanRecord(JournalRecord):
-    """A stop plan at ``stage`` ("applied", ...): the plan as saved, who approved it, and
-    each VM's outcome (``vms``: the rows of ``StopRun.outcomes``)."""
-
-    KIND = "stop_plans"
-    AUDIT_KIND = "stop_plan"
-    COLUMNS = {
-        "stage": "text",
-        "outcome": "text",
-        "plan_id": "text",
-        "approver": "text",
-        "plan": "json",
-        "vms": "json",
-    }
-
-    stage: str | None = None
-    outcome: str | None = None
-    plan_id: str | None = None
-    approver: str | None = None
-    plan: Any = None
-    vms: Any = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class AlertRecord(JournalRecord):
-    """An alert of ``account`` fired, cleared, claimed (until ``claimed_until``) or not
-    delivered (``outcome``), at the snapshot checked."""
-
-    KIND = "alerts"
-    AUDIT_KIND = "alert"
-    COLUMNS = {
-        "account": "text",
-        "outcome": "text",
-        "alert_key": "text",
-        "alert_rule": "text",
-        "snapshot_id": "text",
-        "message": "text",
-        "claimed_until": "time",
-    }
-    OPTIONAL = frozenset({"claimed_until"})
-
-    account: str | None = None
-    outcome: str | None = None
-    alert_key: str | None = None
-    alert_rule: str | None = None
-    snapshot_id: str | None = None
-    message: str | None = None
-    claimed_until: TimeLike | None = None
-
-
-KINDS: tuple[type[JournalRecord], ...] = (
-    RuleEdit,
-    FindingAccepted,
-    AcceptanceRevoked,
-    StopPlanRecord,
-    AlertRecord,
-)
-R = TypeVar("R", bound=JournalRecord)
-
-
-def from_audit(record: Mapping[str, Any], source: str = "") -> JournalRecord:
-    """The journal record of an audit log record (a dict as ``Store.append_audit`` took it):
-    its kind by ``kind`` (none: a rule edit; ``finding_acceptance`` by its outcome). Fields
-    the kind does not declare go to ``extra``, unless empty. StoreError naming the kind (and
-    ``source``, the record's id) when the journal has none for it."""
-    kind = record.get("kind")
-    outcome = record.get("outcome")
-    cls: type[JournalRecord] | None = None
-    for candidate in KINDS:
-        if kind == candidate.AUDIT_KIND and candidate.IMPLIED.get("outcome", outcome) == outcome:
-            cls = candidate
-    if cls is None:
-        said = f"kind {kind!r}" if kind != ACCEPTANCE_KIND else f"{kind} outcome {outcome!r}"
-        known = ", ".join(repr(c.AUDIT_KIND) for c in KINDS if c.AUDIT_KIND)
-        raise StoreError(
-            f"the audit record {source + ' ' if source else ''}is of {said}, which the journal "
-            f"does not keep (it keeps rule edits, no kind, and {known}); nothing was written"
-        )
-    values: dict[str, Any] = {"time": record.get("time")}
-    extra: dict[str, Any] = {}
-    for key, value in record.items():
-        if key in ("time", "kind") or (key in cls.IMPLIED and cls.IMPLIED[key] == value):
-            continue
-        if key in cls.COLUMNS:
-            values[key] = value
-        elif value is not None:
-            extra[key] = value
-    return cls(**values, extra=extra)
+# The account a record is about, for a name (None: the account in scope): its name and wallet
+# id. The store that owns a journal gives it; a journal knows no accounts of its own.
+AccountScope = Callable[[str | None], tuple[str, str | None]]
 
 
 @dataclass(frozen=True)
@@ -335,32 +87,64 @@ class _Read:
     legacy_id: str | None
 
 
+@dataclass
+class _Tables:
+    """What the journals of one store share (its account views' too): the tables, the old
+    audit log, whether it was migrated, the version of each table last read."""
+
+    logs: dict[type[JournalRecord], AppendLog]
+    legacy: LegacyAudit
+    migrated: bool = False
+    versions: dict[type[JournalRecord], int] = field(default_factory=dict)
+
+
 class Journal:
     """The journal of the store at ``loc``: rule edits, accepted findings and their
     revocations, stop plans and alert state, one table per kind (see the module docstring).
-    Reach it as ``Store(...).journal``."""
+    Reach it as ``Store(...).journal``: ``scope`` (the store's, or its account view's) names
+    the account and wallet an acceptance is about; a Journal without one reads and writes
+    records but cannot accept, revoke or list acceptances, which are an account's."""
 
-    def __init__(self, loc: Location) -> None:
+    def __init__(self, loc: Location, scope: AccountScope | None = None) -> None:
         self.loc = loc
-        self._logs = {
+        self._scope = scope
+        logs = {
             cls: AppendLog(loc, f"{JOURNAL}/{cls.KIND}", cls.schema(), f"the journal's {cls.KIND}")
             for cls in KINDS
         }
-        self._legacy = LegacyAudit(loc)
-        self._migrated = False
-        self._versions: dict[type[JournalRecord], int] = {}
+        self._tables = _Tables(logs, LegacyAudit(loc))
 
     def __repr__(self) -> str:
         return f"Journal({self.loc.url!r})"
 
+    def _scoped(self, scope: AccountScope) -> Journal:
+        """This journal (its tables shared) with the accounts of ``scope``: an account view's."""
+        view = copy.copy(self)
+        view._scope = scope
+        return view
+
+    def _account(self, name: str | None) -> tuple[str, str | None]:
+        if self._scope is None:
+            raise StoreError(
+                f"the journal of {self.loc.url} knows no accounts to accept findings for; "
+                "use the store's: Store(...).journal"
+            )
+        return self._scope(name)
+
     # -- writing -------------------------------------------------------------------------
 
-    def append(self, record: JournalRecord) -> JournalRecord:
+    def append(self, record: JournalRecord | Mapping[str, Any]) -> JournalRecord:
         """Write one record (scrubbed; see :meth:`JournalRecord.scrubbed`) and return it as
-        written. StoreError when the store cannot be written."""
+        written. A dict is a record as the audit log took it (time, firewall_id, rule_id,
+        before, after, outcome, ``kind``; other keys are kept in ``extra``), written as the
+        record of its kind (:func:`from_audit`; no kind: a rule edit): ValueError when it lacks
+        firewall_id, rule_id or outcome, StoreError when its kind is not one the journal keeps.
+        StoreError when the store cannot be written."""
+        if not isinstance(record, JournalRecord):
+            record = from_audit(clean(record))
         self.migrate()
         written = record.scrubbed()
-        self._logs[type(written)].append(_rows([written]))
+        self._tables.logs[type(written)].append(to_rows([written]))
         return written
 
     def append_if(self, records: Sequence[JournalRecord], *, version: int) -> bool:
@@ -376,7 +160,57 @@ class Journal:
             raise ValueError(f"append_if writes records of one kind in one commit, got {names}")
         self.migrate()
         written = [r.scrubbed() for r in records]
-        return self._logs[type(written[0])].append_if(_rows(written), version)
+        return self._tables.logs[type(written[0])].append_if(to_rows(written), version)
+
+    def accept_finding(
+        self,
+        finding_id: str,
+        *,
+        reason: str,
+        owner: str,
+        until: TimeLike,
+        now: TimeLike | None = None,
+        account: str | None = None,
+        firewall_id: str | None = None,
+        rule_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Accept the risk of a firewall finding (``finding_id`` of ``firewall.audit``) until a
+        time: a ``FindingAccepted`` record, the register being the journal
+        (``svcnb.store._acceptances``). Reason and owner are required and ``until`` must be
+        after ``now`` (the clock by default), else StoreError. The acceptance is the account's
+        in scope (``account``, else the store's bound one, else its only one). Returns the
+        record written, as :meth:`log` shows it."""
+        name, wallet = self._account(account)
+        record = _acceptances.accepted(
+            finding_id,
+            wallet=wallet,
+            reason=reason,
+            owner=owner,
+            until=until,
+            now=now,
+            account=name,
+            firewall_id=firewall_id,
+            rule_id=rule_id,
+        )
+        return self.append(record).as_audit()
+
+    def revoke_acceptance(
+        self, finding_id: str, *, owner: str, reason: str, now: TimeLike | None = None
+    ) -> dict[str, Any]:
+        """End the acceptance of ``finding_id`` in the account in scope (an
+        ``AcceptanceRevoked`` record); StoreError when none stands. Returns the record written,
+        as :meth:`log` shows it."""
+        name, wallet = self._account(None)
+        record = _acceptances.revocation(
+            lambda: self._register(name),
+            finding_id,
+            wallet=wallet,
+            owner=owner,
+            reason=reason,
+            now=now,
+            account=name,
+        )
+        return self.append(record).as_audit()
 
     def migrate(self, records: Sequence[tuple[str, Mapping[str, Any]]] | None = None) -> int:
         """Copy the old audit log's records into the journal, each once (by its id), then
@@ -386,20 +220,20 @@ class Journal:
         format). StoreError naming a record of a kind the journal does not keep, or one that
         reads back differently."""
         if records is None:
-            if self._migrated:
+            if self._tables.migrated:
                 return 0
-            records = self._legacy.records()
+            records = self._tables.legacy.records()
         pending: dict[type[JournalRecord], list[tuple[int, str, JournalRecord]]] = {}
         for seq, (rid, raw) in enumerate(records):
-            record = from_audit(raw, f"{rid} of {self._legacy.where}").scrubbed()
+            record = from_audit(raw, f"{rid} of {self._tables.legacy.where}").scrubbed()
             pending.setdefault(type(record), []).append((seq, rid, record))
         for cls, items in pending.items():
-            log = self._logs[cls]
+            log = self._tables.logs[cls]
             for _ in range(_MIGRATE_ATTEMPTS):
                 parts, version = log.read()
                 have = {i for _, p in parts for i in p.column("legacy_id").to_pylist() if i}
                 todo = [item for item in items if item[1] not in have]
-                if not todo or log.append_if(_rows([r for _, _, r in todo], todo), version):
+                if not todo or log.append_if(to_rows([r for _, _, r in todo], todo), version):
                     break
             else:
                 raise StoreError(
@@ -407,7 +241,7 @@ class Journal:
                     f"writers went first {_MIGRATE_ATTEMPTS} times in a row; try again"
                 )
         self._check(records)
-        self._migrated = True
+        self._tables.migrated = True
         return len(records)
 
     def _check(self, records: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
@@ -448,7 +282,7 @@ class Journal:
             elif typ == "text":
                 frame[name] = frame[name].astype("string")
         frame["legacy_id"] = frame["legacy_id"].astype("string")
-        frame.attrs["version"] = self._versions[kind]
+        frame.attrs["version"] = self._tables.versions[kind]
         return frame
 
     def log(self) -> pd.DataFrame:
@@ -457,15 +291,24 @@ class Journal:
         account, ...)."""
         return audit_frame([r.record.as_audit() for r in self._read(KINDS)])
 
+    def acceptances(self) -> pd.DataFrame:
+        """Accepted findings of the account in scope, oldest first: finding_id, reason, owner,
+        until, accepted_at, revoked_at, revoked_by, revoke_reason, account (its name), wallet,
+        firewall_id, rule_id (``FindingAccepted`` and ``AcceptanceRevoked`` records)."""
+        return self._register(self._account(None)[0])
+
+    def _register(self, account: str) -> pd.DataFrame:
+        return _acceptances.table(self.records(FindingAccepted, AcceptanceRevoked), account)
+
     def _read(self, kinds: Sequence[type[JournalRecord]], pending: bool = True) -> list[_Read]:
         out: list[_Read] = []
         copied: set[str] = set()
         for cls in kinds:
-            parts, version = self._logs[cls].read()
-            self._versions[cls] = version
+            parts, version = self._tables.logs[cls].read()
+            self._tables.versions[cls] = version
             for commit, part in parts:
                 for row_no, row in enumerate(part.to_pylist()):
-                    record = _record(cls, row)
+                    record = from_row(cls, row)
                     legacy = row["legacy_id"]
                     if legacy:
                         copied.add(legacy)
@@ -476,62 +319,12 @@ class Journal:
                     out.append(_Read(order, record, legacy))
         if pending:
             # the old log's records not copied yet read as they will once copied
-            for seq, (rid, raw) in enumerate(self._legacy.records()):
+            old = self._tables.legacy
+            for seq, (rid, raw) in enumerate(old.records()):
                 if rid in copied:
                     continue
-                record = from_audit(raw, f"{rid} of {self._legacy.where}")
+                record = from_audit(raw, f"{rid} of {old.where}")
                 if type(record) in kinds:
                     out.append(_Read((0, seq, 0, 0, 0, 0), record.scrubbed(), rid))
         out.sort(key=lambda r: r.order)
         return out
-
-
-def differs(want: Mapping[str, Any], got: Mapping[str, Any]) -> str | None:
-    """Why two audit records differ (a field absent and a field None are the same), or None.
-    Times are compared as instants."""
-    for key in sorted(set(want) | set(got), key=str):
-        a, b = want.get(key), got.get(key)
-        if a == b:
-            continue
-        try:
-            if a is not None and b is not None and pd.Timestamp(a) == pd.Timestamp(b):
-                continue
-        except (TypeError, ValueError):
-            pass
-        return f"{key} was {a!r}, is {b!r}"
-    return None
-
-
-def _rows(
-    records: Sequence[JournalRecord], legacy: Sequence[tuple[int, str, JournalRecord]] = ()
-) -> pa.Table:
-    """The table rows of ``records`` (scrubbed, all of one kind); ``legacy`` (seq, id, _)
-    marks each as copied from the old audit log."""
-    cls = type(records[0])
-    rid = secrets.token_hex(8)
-    now = pd.Timestamp.now(tz="UTC")
-    columns: dict[str, list[Any]] = {
-        "time": [r.time for r in records],
-        "written": [now] * len(records),
-        "record_id": [rid if i == 0 else f"{rid}-{i}" for i in range(len(records))],
-        "legacy_id": [item[1] for item in legacy] if legacy else [None] * len(records),
-        "legacy_seq": [item[0] for item in legacy] if legacy else [None] * len(records),
-        "extra": [_json(dict(r.extra)) if r.extra else None for r in records],
-    }
-    for name, kind in cls.COLUMNS.items():
-        values = [getattr(r, name) for r in records]
-        columns[name] = [_json(v) for v in values] if kind == "json" else values
-    return pa.table(columns, schema=cls.schema())
-
-
-def _record(cls: type[JournalRecord], row: Mapping[str, Any]) -> JournalRecord:
-    values: dict[str, Any] = {"time": pd.Timestamp(row["time"])}
-    for name, kind in cls.COLUMNS.items():
-        value = row[name]
-        if value is not None and kind == "json":
-            value = json.loads(value)
-        elif value is not None and kind == "time":
-            value = pd.Timestamp(value)
-        values[name] = value
-    extra = json.loads(row["extra"]) if row["extra"] else {}
-    return cls(**values, extra=extra)

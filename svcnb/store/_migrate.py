@@ -122,7 +122,7 @@ def _check_audit(source: Path, target: Store) -> int:
     """The old audit log's records, in order, are the new store's (by time, firewall, rule,
     outcome and every other field they hold)."""
     want = audit_frame([record for _, record in legacy_lines(source)])
-    got = target.audit_log()
+    got = target.journal.log()
     if len(got) != len(want):
         raise StoreError(f"the audit log has {len(got)} records, the old store {len(want)}")
     got = got.reindex(columns=want.columns).reset_index(drop=True)

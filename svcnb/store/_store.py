@@ -28,14 +28,12 @@ from svcnb.config import service_url
 from svcnb.errors import IncompleteWarning
 from svcnb.frames import KEYS, SCHEMAS, ResourceName, vm_records
 
-from . import _acceptances
 from ._accounts import EVERY_ACCOUNT, Accounts, account_names
-from ._audit import clean
 from ._catalog import Catalog
 from ._diff import diff_frames
 from ._eventlog import EventLog
 from ._fs import Location
-from ._journal import Journal, JournalRecord, from_audit
+from ._journal import Journal
 from ._layout import MissingResourceError, StoreError, resolve_url, warn
 from ._pull import pull
 from ._segments import state, to_frame
@@ -131,7 +129,8 @@ class Store:
         # a folder for a local store; the URL for one on object storage
         self.path: Path | str = Path(resolve_url(path)) if self._loc.local else self.url
         self._catalog = Catalog(self._loc)
-        self._journal = Journal(self._loc)  # shared with the account views, as the catalog is
+        # its tables shared with the account views, as the catalog is; each view's names its account
+        self._journal = Journal(self._loc, self._scope)
         self._known: dict = {}  # this process's last write, to skip re-reading it
         # the catalog list the catalog shares while it is unchanged, and its times
         self._times: tuple[list[dict[str, Any]], list[datetime]] = ([], [])
@@ -170,6 +169,7 @@ class Store:
             view = copy.copy(self)
             view._bound, view._known, view._views = name, {}, {}
             view._times, view._mine = ([], []), (None, [])
+            view._journal = self._journal._scoped(view._scope)
             self._views[name] = view
         return view
 
@@ -348,68 +348,18 @@ class Store:
         plans and alert state, one typed record kind per table (``svcnb.store.Journal``)."""
         return self._journal
 
-    def append_audit(self, record: Mapping[str, Any]) -> JournalRecord:
-        """Append one record given as a dict (time, firewall_id, rule_id, before, after,
-        outcome; extra keys are kept) to the journal, as the record of its ``kind`` (none: a
-        rule edit); returns it as written. Kept for code written before the journal: it
-        delegates to ``journal.append(from_audit(record))``. Secret-named keys are dropped,
-        tokens masked; ValueError when it lacks firewall_id, rule_id or outcome, StoreError
-        when its kind is not one the journal keeps."""
-        return self.journal.append(from_audit(clean(record)))
-
-    def accept_finding(
-        self,
-        finding_id: str,
-        *,
-        reason: str,
-        owner: str,
-        until: TimeLike,
-        now: TimeLike | None = None,
-        account: str | None = None,
-        firewall_id: str | None = None,
-        rule_id: str | None = None,
-    ) -> dict[str, Any]:
-        """Accept the risk of a firewall finding (``finding_id`` of ``firewall.audit``) until a
-        time; written to the journal, which is the register (``svcnb.store._acceptances``).
-        Reason and owner are required and ``until`` must be after ``now`` (the clock by default),
-        else StoreError. The acceptance is the account's in scope (``account``, else the bound
-        one, else the store's only one). Returns the record written, as ``audit_log()`` shows
-        it. A thin delegation to the journal's ``FindingAccepted`` records."""
-        store = self if account is None else self.for_account(account)
-        return _acceptances.accept(
-            self.journal,
-            identity(store._entries(), "account"),
-            finding_id,
-            reason=reason,
-            owner=owner,
-            until=until,
-            now=now,
-            account=store.account_in_scope(),
-            firewall_id=firewall_id,
-            rule_id=rule_id,
-        )
-
-    def revoke_acceptance(
-        self, finding_id: str, *, owner: str, reason: str, now: TimeLike | None = None
-    ) -> dict[str, Any]:
-        """End the acceptance of ``finding_id`` (a journal ``AcceptanceRevoked`` record);
-        StoreError when none stands."""
-        return _acceptances.revoke(
-            self.journal,
-            identity(self._entries(), "account"),
-            finding_id,
-            owner=owner,
-            reason=reason,
-            now=now,
-            account=self.account_in_scope(),
-        )
-
     def account_in_scope(self) -> str:
         """The name of the account reads and records of this Store are about: the bound one,
         else the store's only one (``"default"`` when it named none); StoreError when the store
         holds several and none is bound."""
         entries = self._entries()
         return self._bound or (account_of(entries[-1]) if entries else account_of({}))
+
+    def _scope(self, account: str | None) -> tuple[str, str | None]:
+        """The name and wallet id of ``account`` (None: the account in scope), for the
+        journal's records; StoreError as :meth:`account_in_scope`."""
+        store = self if account is None else self.for_account(account)
+        return store.account_in_scope(), identity(store._entries(), "account")
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -615,20 +565,6 @@ class Store:
     def events(self) -> pd.DataFrame:
         """The webhook event log kept in this store (``svcnb.webhooks`` writes it)."""
         return EventLog(self._local("webhook event log")).frame()
-
-    def audit_log(self) -> pd.DataFrame:
-        """Every journal record, of every kind, in the order written: time, firewall_id,
-        rule_id, before, after, outcome, then any other field (kind, account, ...). Kept for
-        code written before the journal: it delegates to ``journal.log()``; ``journal.read(kind)``
-        gives one kind with its own columns."""
-        return self.journal.log()
-
-    def acceptances(self) -> pd.DataFrame:
-        """Accepted findings of the account in scope, oldest first: finding_id, reason, owner,
-        until, accepted_at, revoked_at, revoked_by, revoke_reason, account (its name), wallet,
-        firewall_id, rule_id. Read from the journal (``FindingAccepted`` and
-        ``AcceptanceRevoked`` records)."""
-        return _acceptances.table(self.journal, self.account_in_scope())
 
     # -- helpers -------------------------------------------------------------------------------
 

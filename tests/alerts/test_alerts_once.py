@@ -60,7 +60,7 @@ def five_vms_over_their_pack(store: Store) -> None:
 
 
 def outcomes(store: Store) -> Counter:
-    log = store.audit_log()
+    log = store.journal.log()
     return Counter(log.loc[log["kind"] == "alert", "outcome"])
 
 
@@ -206,6 +206,6 @@ def test_of_writers_that_read_the_same_audit_version_one_lands(where, tmp_path, 
     for t in threads:
         t.join(timeout=120)
     assert sum(landed) == 1
-    log = Store(url).audit_log()
+    log = Store(url).journal.log()
     assert log["outcome"].tolist() == ["first", f"writer {landed.index(True)}"]
     assert Store(url).journal.read(RuleEdit).attrs["version"] == versions[0] + 1

@@ -73,7 +73,7 @@ def test_an_over_long_port_is_refused_and_a_valid_edit_lands(lab, lab_sandbox, l
     unchanged = ("position", "sourceIps", "destIps", "description", "protocol", "action")
     assert {k: after[k] for k in unchanged} == {k: before[k] for k in unchanged}
 
-    log = Store(lab_tmp / "store").audit_log()
+    log = Store(lab_tmp / "store").journal.log()
     mine = log[(log["rule_id"] == rule_id) & (log["firewall_id"] == firewall_id)]
     # rule edits carry no kind; the notebook's story may have accepted this rule's finding too
     if "kind" in mine:

@@ -100,10 +100,10 @@ def test_accepting_a_finding_through_the_form_then_revoking_it(two_snapshots):
         until,
     )
     assert list(panel.shown()["state"]).count("accepted") == 1
-    register = store.acceptances()
+    register = store.journal.acceptances()
     assert list(register["finding_id"]) == [fid]
     assert list(register["reason"]) == ["bastion, replaced in March"]
-    assert store.audit_log()["outcome"].tolist() == ["finding accepted"]
+    assert store.journal.log()["outcome"].tolist() == ["finding accepted"]
     # the form is cleared; a new panel on the store shows the same (nothing kept in memory)
     assert panel.accept_reason.value == "" and panel.accept_button.disabled
     assert FirewallAuditPanel(store).shown().loc[index, "state"] == "accepted"
@@ -116,7 +116,7 @@ def test_accepting_a_finding_through_the_form_then_revoking_it(two_snapshots):
     panel.revoke_button.click()
     assert "revoked" in panel.status.value
     assert panel.shown().loc[index, "state"] == "open"
-    assert store.audit_log()["outcome"].tolist() == ["finding accepted", "acceptance revoked"]
+    assert store.journal.log()["outcome"].tolist() == ["finding accepted", "acceptance revoked"]
 
 
 def test_accepting_without_a_finding_chosen_writes_nothing(two_snapshots):
@@ -128,4 +128,4 @@ def test_accepting_without_a_finding_chosen_writes_nothing(two_snapshots):
     assert panel.accept_button.disabled
     assert panel.accept_selected() is False
     assert "choose a finding" in panel.status.value
-    assert store.acceptances().empty
+    assert store.journal.acceptances().empty

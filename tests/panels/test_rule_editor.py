@@ -43,7 +43,7 @@ def test_an_invalid_port_is_refused_with_the_message_shown(sandbox, editor, pane
     assert editor.save_button.disabled
     assert editor.save() == "refused"
     assert _fresh_rule(sandbox, fw_id, rule["id"])["port"] == rule["port"]
-    assert panel_store.audit_log().empty
+    assert panel_store.journal.log().empty
 
     editor.port.value = "443"
     assert editor.port_error.value == ""

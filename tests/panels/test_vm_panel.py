@@ -341,7 +341,7 @@ def test_the_approver_is_empty_until_someone_types_a_name(sandbox, admin, monkey
     assert not panel.confirm_button.disabled and panel.approver_note.value == ""
     panel.confirm_button.click()
     assert "approved by omar" in panel.status.value
-    assert list(panel.store.audit_log()["approver"]) == ["omar"]
+    assert list(panel.store.journal.log()["approver"]) == ["omar"]
 
 
 def test_a_hint_says_how_to_add_rows_to_the_selection(sandbox, admin):

@@ -53,7 +53,7 @@ def test_cli_builds_saves_reviews_and_applies_a_plan(
     assert "applied by sam" in printed
     assert fleet.control.vm(LB)["status"] == "stopped"
     assert fleet.control.vm(MAIL)["status"] == "running"
-    entry = configured.audit_log().iloc[0]
+    entry = configured.journal.log().iloc[0]
     assert entry["approver"] == "sam"
     assert {v["vm_id"]: v["outcome"] for v in entry["vms"]}[MAIL] == "refused"
 
@@ -99,7 +99,7 @@ def test_panel_review_shows_the_plan_and_confirm_applies_and_audits(fleet, admin
     assert sorted(panel.actions_by_vm) == sorted([MAIL, WEB_NYC])
     assert "Not sent for lb-nyc-009" in panel.status.value
     assert "approved by kim" in panel.status.value
-    queued = store.audit_log()
+    queued = store.journal.log()
     assert list(queued["stage"]) == ["queued"]
     assert {v["vm_id"]: v["outcome"] for v in queued.iloc[0]["vms"]} == {
         MAIL: "queued",
@@ -109,7 +109,7 @@ def test_panel_review_shows_the_plan_and_confirm_applies_and_audits(fleet, admin
     }
     fleet.control.advance(60)
     assert panel.poll() is False
-    log = store.audit_log()
+    log = store.journal.log()
     assert list(log["stage"]) == ["queued", "watched"]
     assert log.iloc[1]["plan_id"] == log.iloc[0]["plan_id"] and log.iloc[1]["approver"] == "kim"
     final = {v["vm_id"]: v["outcome"] for v in log.iloc[1]["vms"]}
@@ -155,7 +155,7 @@ def test_cli_apply_of_a_hand_edited_plan_leaves_the_protected_vm_running(
     assert fleet.control.vm(MAIL)["status"] == fleet.control.vm(LB)["status"] == "stopped"
     row = _outcome_row(printed, WEB_NYC)
     assert "refused" in row and "is protected" in row
-    entry = configured.audit_log().iloc[0]
+    entry = configured.journal.log().iloc[0]
     assert {v["vm_id"]: v["outcome"] for v in entry["vms"]}[WEB_NYC] == "refused"
 
 

@@ -139,7 +139,7 @@ def test_a_saved_plan_applies_waits_and_is_audited(
         assert _truth_status(fleet, name) == "stopped"
     assert out["action_id"].notna().sum() == 3
 
-    log = store.audit_log()
+    log = store.journal.log()
     assert list(log["kind"]) == ["stop_plan"]
     entry = log.iloc[0]
     assert entry["approver"] == "sam" and entry["plan_id"] == plan.plan_id
@@ -172,7 +172,8 @@ def test_a_vm_changed_since_the_plan_is_refused_and_the_rest_go(
     assert sent == [IDS["lb-nyc-009"]]
     assert _truth_status(fleet, "mail-nyc-008") == "running"
     assert (
-        store.audit_log().iloc[0]["outcome"] == "stop plan applied: 1 stopped, 1 refused, 2 skipped"
+        store.journal.log().iloc[0]["outcome"]
+        == "stop plan applied: 1 stopped, 1 refused, 2 skipped"
     )
 
 
@@ -201,7 +202,7 @@ def test_stragglers_and_vms_that_will_never_stop_are_reported(
     words = fleet.control.dialect()["choices"]["vm_words"]
     assert rows.loc["api-sgp-012", "status"] == words["running"]
     assert rows.loc["db-sgp-003", "status"] == words["suspended"]
-    logged = {v["name"]: v["outcome"] for v in store.audit_log().iloc[0]["vms"]}
+    logged = {v["name"]: v["outcome"] for v in store.journal.log().iloc[0]["vms"]}
     assert logged == _by_name(out)
 
 
@@ -221,7 +222,7 @@ def test_apply_refuses_without_approver_on_another_server_or_after_an_edit(admin
     path.write_text(json.dumps(data))
     with pytest.raises(PlanError, match="changed after it was built"):
         StopPlan.load(path)
-    assert store.audit_log().empty
+    assert store.journal.log().empty
 
 
 def _forge(path) -> dict:
@@ -260,7 +261,7 @@ def test_a_plan_edited_to_stop_a_protected_vm_stops_it_not(
         a["vmId"] for a in fleet.control.actions() if a["id"] not in before and a["type"] == "stop"
     }
     assert sent == {IDS["mail-nyc-008"], IDS["lb-nyc-009"]}
-    logged = {v["name"]: v["outcome"] for v in store.audit_log().iloc[0]["vms"]}
+    logged = {v["name"]: v["outcome"] for v in store.journal.log().iloc[0]["vms"]}
     assert logged["web-nyc-001"] == "refused"
 
 

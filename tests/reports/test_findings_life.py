@@ -217,7 +217,7 @@ def test_an_acceptance_counts_until_the_exact_instant_it_ends(two):
     target = changes[changes["severity"] == "high"].iloc[0]
     open_before = _counts(changes)["open"]
     until = t2 + pd.Timedelta(hours=1)
-    store.accept_finding(
+    store.journal.accept_finding(
         target["finding_id"],
         reason="bastion host, replaced next sprint",
         owner="sam@example.com",
@@ -264,11 +264,11 @@ def test_acceptances_need_a_reason_an_owner_and_a_future_end(two):
         ({"until": "next week"}, "not a time"),
     ):
         with pytest.raises(StoreError, match=words):
-            store.accept_finding(fid, **(good | bad))
+            store.journal.accept_finding(fid, **(good | bad))
     with pytest.raises(StoreError, match="finding_id is required"):
-        store.accept_finding(" ", **good)
-    assert store.acceptances().empty
-    assert store.audit_log().empty  # nothing refused was written
+        store.journal.accept_finding(" ", **good)
+    assert store.journal.acceptances().empty
+    assert store.journal.log().empty  # nothing refused was written
 
 
 def test_accepting_and_revoking_is_on_the_audit_log(two):
@@ -278,8 +278,8 @@ def test_accepting_and_revoking_is_on_the_audit_log(two):
     target = changes.iloc[0]
     fid = target["finding_id"]
     until = t2 + pd.Timedelta(days=30)
-    store.accept_finding(fid, reason="first", owner="ana", until=until, now=t2)
-    store.accept_finding(
+    store.journal.accept_finding(fid, reason="first", owner="ana", until=until, now=t2)
+    store.journal.accept_finding(
         fid, reason="extended", owner="sam", until=until + pd.Timedelta(days=30), now=t2
     )
     row = firewall.finding_changes(store).set_index("finding_id").loc[fid]
@@ -291,19 +291,19 @@ def test_accepting_and_revoking_is_on_the_audit_log(two):
     )
     assert row["accepted_until"] == until + pd.Timedelta(days=30)
 
-    store.revoke_acceptance(fid, owner="lee", reason="the fix shipped", now=t2)
+    store.journal.revoke_acceptance(fid, owner="lee", reason="the fix shipped", now=t2)
     assert firewall.finding_changes(store).set_index("finding_id").loc[fid, "state"] == "open"
     with pytest.raises(StoreError, match="no acceptance to revoke"):
-        store.revoke_acceptance(fid, owner="lee", reason="again")
+        store.journal.revoke_acceptance(fid, owner="lee", reason="again")
 
-    table = store.acceptances()
+    table = store.journal.acceptances()
     assert list(table["owner"]) == ["ana", "sam"]
     assert list(table["revoked_by"]) == ["lee", "lee"]
     assert (table["revoked_at"] == t2).all()
     wallet = store.load("wallet")["id"].iloc[0]
     assert (table["account"] == "default").all() and (table["wallet"] == wallet).all()
 
-    log = store.audit_log()
+    log = store.journal.log()
     assert list(log["outcome"]) == ["finding accepted", "finding accepted", "acceptance revoked"]
     assert list(log["finding_id"]) == [fid] * 3
     assert list(log["owner"]) == ["ana", "sam", "lee"]
@@ -311,7 +311,7 @@ def test_accepting_and_revoking_is_on_the_audit_log(two):
     assert pd.Timestamp(log["until"].iloc[0]) == until
     assert (log["time"] == t2).all()
     # a fresh Store object on the same folder reads the same register: nothing lives in memory
-    again = Store(store.path).acceptances()
+    again = Store(store.path).journal.acceptances()
     pd.testing.assert_frame_equal(again, table)
 
 
@@ -321,7 +321,9 @@ def test_an_accepted_finding_that_is_fixed_shows_resolved(three):
     at_s2 = firewall.finding_changes(store, at=s2)
     redis = at_s2[at_s2["rule_id"] == three["redis"]]["finding_id"].item()
     t2 = three["times"][1]
-    store.accept_finding(redis, reason="demo", owner="sam", until=t2 + pd.Timedelta(days=9), now=t2)
+    store.journal.accept_finding(
+        redis, reason="demo", owner="sam", until=t2 + pd.Timedelta(days=9), now=t2
+    )
     try:
         assert (
             firewall.finding_changes(store, at=s2).set_index("finding_id").loc[redis, "state"]
@@ -331,7 +333,7 @@ def test_an_accepted_finding_that_is_fixed_shows_resolved(three):
         assert gone["state"] == "resolved" and pd.isna(gone["accepted_by"])
     finally:
         # the module's store: the other tests see no acceptance standing
-        store.revoke_acceptance(redis, owner="sam", reason="test over", now=t2)
+        store.journal.revoke_acceptance(redis, owner="sam", reason="test over", now=t2)
 
 
 def test_an_acceptance_covers_its_own_account_only(make_sandbox, tmp_path):
@@ -347,13 +349,15 @@ def test_an_acceptance_covers_its_own_account_only(make_sandbox, tmp_path):
     assert fid in set(firewall.finding_changes(staging)["finding_id"])
     t = prod.snapshots()["server_time"].iloc[-1]
     with pytest.raises(StoreError, match="holds accounts"):
-        store.accept_finding(fid, reason="r", owner="o", until=t + pd.Timedelta(days=1), now=t)
-    store.accept_finding(
+        store.journal.accept_finding(
+            fid, reason="r", owner="o", until=t + pd.Timedelta(days=1), now=t
+        )
+    store.journal.accept_finding(
         fid, reason="r", owner="o", until=t + pd.Timedelta(days=1), now=t, account="prod"
     )
     assert firewall.finding_changes(prod).set_index("finding_id").loc[fid, "state"] == "accepted"
     assert firewall.finding_changes(staging).set_index("finding_id").loc[fid, "state"] == "new"
-    assert list(prod.acceptances()["account"]) == ["prod"]
-    assert staging.acceptances().empty
+    assert list(prod.journal.acceptances()["account"]) == ["prod"]
+    assert staging.journal.acceptances().empty
     with pytest.raises(StoreError, match="no acceptance to revoke"):
-        staging.revoke_acceptance(fid, owner="o", reason="wrong account")
+        staging.journal.revoke_acceptance(fid, owner="o", reason="wrong account")

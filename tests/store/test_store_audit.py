@@ -39,7 +39,7 @@ def test_records_round_trip_on_s3_in_the_order_written(s3_url, s3_server):
     # times out of order on purpose: the log's order is the order written, not the times'
     times = ["2026-11-03T00:00Z", "2026-11-01T00:00Z", "2026-11-02T00:00Z"]
     for i, when in enumerate(times):
-        store.append_audit(
+        store.journal.append(
             {
                 **edit(f"rule-{i}"),
                 "time": when,
@@ -50,7 +50,7 @@ def test_records_round_trip_on_s3_in_the_order_written(s3_url, s3_server):
         )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        log = Store(s3_url).audit_log()  # another process: nothing in memory
+        log = Store(s3_url).journal.log()  # another process: nothing in memory
     assert log["rule_id"].tolist() == ["rule-0", "rule-1", "rule-2"]
     assert log["time"].tolist() == [pd.Timestamp(t) for t in times]
     assert str(log["time"].dtype) == "datetime64[ns, UTC]"
@@ -61,8 +61,8 @@ def test_records_round_trip_on_s3_in_the_order_written(s3_url, s3_server):
     assert raw.count("svc_…1234") == 3
     assert TOKEN not in raw and TOKEN[4:-4] not in raw and "whsec_x" not in raw
     # the same Store sees its own later record, after the one it read
-    store.append_audit(edit("rule-3"))
-    assert store.audit_log()["rule_id"].tolist()[-2:] == ["rule-2", "rule-3"]
+    store.journal.append(edit("rule-3"))
+    assert store.journal.log()["rule_id"].tolist()[-2:] == ["rule-2", "rule-3"]
 
 
 _WRITER = textwrap.dedent(
@@ -73,7 +73,7 @@ _WRITER = textwrap.dedent(
     store = Store(url)
     time.sleep(max(0.0, start - time.time()))  # both processes begin together
     for i in range(count):
-        store.append_audit(
+        store.journal.append(
             {"firewall_id": "fw", "rule_id": f"{name}-{i}", "outcome": "ok", "writer": name}
         )
     """
@@ -82,14 +82,14 @@ _WRITER = textwrap.dedent(
 
 def test_two_writer_processes_at_once_on_s3_lose_no_record(s3_url):
     count = 12
-    Store(s3_url).append_audit(edit("first"))  # the table exists: both append to it
+    Store(s3_url).journal.append(edit("first"))  # the table exists: both append to it
     start = time.time() + 3  # after both interpreters have imported svcnb
     procs = [
         subprocess.Popen([sys.executable, "-c", _WRITER, s3_url, name, str(count), str(start)])
         for name in ("a", "b")
     ]
     assert [p.wait(timeout=120) for p in procs] == [0, 0]
-    log = Store(s3_url).audit_log()
+    log = Store(s3_url).journal.log()
     assert len(log) == 1 + 2 * count
     assert log["rule_id"].iloc[0] == "first"
     for name in ("a", "b"):
@@ -106,7 +106,7 @@ def test_two_writer_threads_at_once_lose_no_record_locally_or_on_s3(tmp_path, s3
             try:
                 store = Store(where)  # each thread its own Store: no shared cache
                 for i in range(8):
-                    store.append_audit({**edit(f"{name}-{i}"), "writer": name})
+                    store.journal.append({**edit(f"{name}-{i}"), "writer": name})
             except BaseException as exc:  # noqa: BLE001 - reported below
                 errors.append(exc)
 
@@ -116,7 +116,7 @@ def test_two_writer_threads_at_once_lose_no_record_locally_or_on_s3(tmp_path, s3
         for t in threads:
             t.join()
         assert not errors, url
-        log = Store(url).audit_log()
+        log = Store(url).journal.log()
         assert len(log) == 16, url
         for name in ("a", "b"):
             mine = log[(log["writer"] == name).to_numpy(dtype=bool)]
@@ -132,9 +132,9 @@ def test_a_local_store_keeps_its_json_lines_log_readable(tmp_path):
     lines = "".join(json.dumps(r) + "\n" for r in old) + '{"torn": '
     (tmp_path / "audit.jsonl").write_text(lines)
     store = Store(tmp_path)
-    store.append_audit({**edit("new-1"), "time": "2026-09-01T00:00Z"})
+    store.journal.append({**edit("new-1"), "time": "2026-09-01T00:00Z"})
     with pytest.warns(SnapshotWarning, match="unreadable line"):
-        log = store.audit_log()
+        log = store.journal.log()
     # the old file's records first (all written before the table's), then the new one
     assert log["rule_id"].tolist() == ["old-1", "old-2", "new-1"]
     assert log["kind"].tolist()[:2] == [None, "alert"]
@@ -154,7 +154,7 @@ def test_an_acceptance_on_an_s3_store_is_honoured(sandbox, s3_url):
     target = before[before["severity"] == "high"].iloc[0]
     assert before.set_index("finding_id").loc[target["finding_id"], "state"] == "open"
     until = t2 + pd.Timedelta(hours=2)
-    store.accept_finding(
+    store.journal.accept_finding(
         target["finding_id"],
         reason="bastion host, replaced next sprint",
         owner="sam@example.com",
@@ -171,8 +171,10 @@ def test_an_acceptance_on_an_s3_store_is_honoured(sandbox, s3_url):
     counts = after["state"].value_counts()
     assert counts["accepted"] == 1
     assert counts["open"] == (before["state"] == "open").sum() - 1
-    teammate.revoke_acceptance(target["finding_id"], owner="kim", reason="fixed differently")
+    teammate.journal.revoke_acceptance(
+        target["finding_id"], owner="kim", reason="fixed differently"
+    )
     again = firewall.finding_changes(Store(s3_url)).set_index("finding_id")
     assert again.loc[target["finding_id"], "state"] == "open"
-    outcomes = Store(s3_url).audit_log()["outcome"].tolist()
+    outcomes = Store(s3_url).journal.log()["outcome"].tolist()
     assert outcomes == ["finding accepted", "acceptance revoked"]

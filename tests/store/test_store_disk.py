@@ -261,7 +261,7 @@ def test_two_writers_never_lose_or_mix_snapshots(tmp_path):
 def test_audit_log_is_durable_and_keeps_nothing_secret(tmp_path):
     store = Store(tmp_path)
     token = "svc_live_abcdefghijklmnop1234"
-    store.append_audit(
+    store.journal.append(
         {
             "firewall_id": "fw-1",
             "rule_id": "rule-1",
@@ -271,12 +271,12 @@ def test_audit_log_is_durable_and_keeps_nothing_secret(tmp_path):
             "note": f"edited with {token}",
         }
     )
-    store.append_audit(
+    store.journal.append(
         {"firewall_id": "fw-1", "rule_id": "rule-2", "before": {}, "after": {}, "outcome": "502"}
     )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        log = Store(tmp_path).audit_log()  # another process: read from disk
+        log = Store(tmp_path).journal.log()  # another process: read from disk
     assert list(log.columns[:6]) == ["time", "firewall_id", "rule_id", "before", "after", "outcome"]
     assert log["rule_id"].tolist() == ["rule-1", "rule-2"]
     assert log["after"].iloc[0] == {"port": "2222"}
@@ -286,7 +286,7 @@ def test_audit_log_is_durable_and_keeps_nothing_secret(tmp_path):
     text = str(DeltaTable(str(tmp_path / "_journal" / "rule_edits")).to_pyarrow_table().to_pylist())
     assert "rule-2" in text and token not in text and "whsec_x" not in text
     with pytest.raises(ValueError, match="lacks"):
-        store.append_audit({"rule_id": "r"})
+        store.journal.append({"rule_id": "r"})
 
 
 def test_events_reads_the_webhook_event_log_in_the_store(tmp_path):

@@ -54,7 +54,7 @@ OLD = [
         "outcome": "ok",
         "detail": "saved and read back",
     },
-    {  # Store.append_audit with fields of its own
+    {  # store.journal.append (a dict) with fields of its own
         "time": "2026-10-01T09:00:00+00:00",
         "firewall_id": "fw-1",
         "rule_id": "r-2",
@@ -65,7 +65,7 @@ OLD = [
         "note": "edited with svc_…1234",
         "nested": {"deeper": [1, "two", {"three": None}]},
     },
-    {  # Store.accept_finding
+    {  # store.journal.accept_finding
         "time": "2026-10-02T00:00:00+00:00",
         "kind": "finding_acceptance",
         "outcome": "finding accepted",
@@ -80,7 +80,7 @@ OLD = [
         "before": "open",
         "after": "accepted until 2030-01-31 12:00 UTC by sam@example.com",
     },
-    {  # Store.revoke_acceptance
+    {  # store.journal.revoke_acceptance
         "time": "2026-10-03T00:00:00+00:00",
         "kind": "finding_acceptance",
         "outcome": "acceptance revoked",
@@ -196,7 +196,7 @@ def test_every_record_of_the_old_audit_log_lands_in_its_kind_field_for_field(
 
     store = Store(url)
     # before anything is written the journal reads the old records as they will be copied
-    pd.testing.assert_frame_equal(store.audit_log(), want)
+    pd.testing.assert_frame_equal(store.journal.log(), want)
     assert store.journal.migrate() == len(old)
 
     again = Store(url)  # another process: only what is stored
@@ -204,7 +204,7 @@ def test_every_record_of_the_old_audit_log_lands_in_its_kind_field_for_field(
     assert [type(r) for r in got] == kinds
     for record, written in zip(old, got, strict=True):
         same(record, written.as_audit())
-    pd.testing.assert_frame_equal(again.audit_log(), want)
+    pd.testing.assert_frame_equal(again.journal.log(), want)
     # each kind in its own table, with its own columns, readable without svcnb
     for kind in set(kinds):
         table = DeltaTable(f"{url}/_journal/{kind.KIND}").to_pyarrow_table()
@@ -215,7 +215,7 @@ def test_every_record_of_the_old_audit_log_lands_in_its_kind_field_for_field(
     claimed = alerts[alerts["outcome"] == "alert claimed"]
     assert claimed["claimed_until"].tolist() == [pd.Timestamp(CLAIM_END)]
     # the readers of each kind see the copied records as they saw the old ones
-    register = again.acceptances()
+    register = again.journal.acceptances()
     assert register["finding_id"].tolist() == ["f-9"]
     assert register["revoked_by"].tolist() == ["lee@example.com"]
     assert register["until"].tolist() == [pd.Timestamp(UNTIL)]
@@ -223,12 +223,12 @@ def test_every_record_of_the_old_audit_log_lands_in_its_kind_field_for_field(
     assert _state.active(again)["alert_key"].tolist() == standing
     # copied once: a later write migrates nothing again, and the old table is left as it was
     versions = {k: again.journal.read(k).attrs["version"] for k in set(kinds)}
-    again.append_audit({"firewall_id": "fw-1", "rule_id": "r-3", "outcome": "ok"})
+    again.journal.append({"firewall_id": "fw-1", "rule_id": "r-3", "outcome": "ok"})
     assert {k: Store(url).journal.read(k).attrs["version"] for k in set(kinds)} == {
         **versions,
         RuleEdit: versions[RuleEdit] + 1,
     }
-    assert len(Store(url).audit_log()) == len(old) + 1
+    assert len(Store(url).journal.log()) == len(old) + 1
     assert DeltaTable(f"{url}/_audit").to_pyarrow_table().num_rows == len(OLD)
 
 
@@ -267,10 +267,10 @@ def test_a_record_of_a_kind_the_journal_does_not_keep_is_refused_by_name(tmp_pat
     with pytest.raises(StoreError, match="old0002 .*kind 'note'"):
         store.journal.migrate()
     with pytest.raises(StoreError, match="kind 'note'"):
-        store.audit_log()  # never shown as if it were not there
+        store.journal.log()  # never shown as if it were not there
     with pytest.raises(StoreError, match="kind 'note'"):
-        store.append_audit({"firewall_id": "fw-1", "rule_id": "r-3", "outcome": "ok"})
+        store.journal.append({"firewall_id": "fw-1", "rule_id": "r-3", "outcome": "ok"})
     assert not (tmp_path / "s" / "_journal" / "rule_edits").exists()  # nothing copied
     with pytest.raises(StoreError, match="kind 'note'"):
-        Store(tmp_path / "new").append_audit(note)  # nor taken from a caller
+        Store(tmp_path / "new").journal.append(note)  # nor taken from a caller
     assert not (tmp_path / "new" / "_journal").exists()

@@ -108,7 +108,7 @@ def test_the_audit_log_goes_with_the_history(legacy, tmp_path, s3_url):
     for target in (tmp_path / "new", s3_url):
         done = migrate(legacy, target)
         assert done.audit_records == 2
-        log = Store(target).audit_log()
+        log = Store(target).journal.log()
         assert log["outcome"].tolist() == ["saved", "finding accepted"]
         assert log["rule_id"].tolist() == ["rule_1", "rule_2"]
         assert log["after"].iloc[0] == {"port": "2222"}

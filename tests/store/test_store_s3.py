@@ -36,7 +36,7 @@ def test_snapshots_round_trip_on_s3(s3_url):
             got = fresh.load(resource, at=T0 + day * DAY)
             pd.testing.assert_frame_equal(got, sorted_frame(resource, pulled[resource]))
     assert fresh.diff("vms", T0, T0 + DAY)["change"].tolist().count("added") == 1
-    assert fresh.audit_log().empty  # no record yet: an empty log, not an error
+    assert fresh.journal.log().empty  # no record yet: an empty log, not an error
 
 
 def test_polars_reads_the_fleet_as_of_each_day_on_s3(s3_url, s3_server):

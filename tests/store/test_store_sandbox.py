@@ -209,7 +209,7 @@ def test_no_token_or_webhook_secret_is_written_into_the_store(sandbox, client, t
     store.take(client)
     sandbox.control.advance(3600)
     store.take(client)
-    store.append_audit(
+    store.journal.append(
         {"firewall_id": "f", "rule_id": "r", "before": {}, "after": {}, "outcome": "ok"}
     )
     needles = [secret, *sandbox.tokens.values()]

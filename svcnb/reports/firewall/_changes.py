@@ -130,11 +130,11 @@ def _audit_at(store: StoreLike, snap: pd.Series | None) -> pd.DataFrame:
 def _standing(store: StoreLike, now: pd.Timestamp) -> tuple[dict[str, dict[str, Any]], str]:
     """finding_id -> the acceptance that counts at ``now`` (the latest one not revoked, if it
     ends after ``now``), and why none could be read ("" when they could)."""
-    read = getattr(store, "acceptances", None)
-    if read is None:
+    journal = getattr(store, "journal", None)
+    if journal is None:
         return {}, "this store keeps no acceptances"
     try:
-        table = read()
+        table = journal.acceptances()
     except StoreError as exc:
         warnings.warn(f"accepted findings not read: {exc}", stacklevel=3)
         return {}, str(exc)
@@ -155,10 +155,10 @@ def finding_changes(
     the snapshot just before it); both may be snapshot ids or times. One row per finding present
     in either, matched by ``finding_id`` (:func:`audit`): state "new" (only in the later one),
     "open" (in both), "resolved" (only in the earlier one) or "accepted" (in the later one, with
-    an acceptance from ``store.acceptances()`` that stands: not revoked and ending after ``now``;
-    ``now`` is the ``at`` snapshot's server time unless given). An acceptance ending at or before
-    ``now`` counts no more: its finding is "new" or "open" again. With no snapshot before ``at``
-    every finding is "new" and ``from_snapshot`` is NA.
+    an acceptance from ``store.journal.acceptances()`` that stands: not revoked and ending
+    after ``now``; ``now`` is the ``at`` snapshot's server time unless given). An acceptance
+    ending at or before ``now`` counts no more: its finding is "new" or "open" again. With no
+    snapshot before ``at`` every finding is "new" and ``from_snapshot`` is NA.
 
     Reads ``firewall_rules``, ``vm_firewalls``, ``firewalls`` and ``vms`` of both snapshots, as
     :func:`audit`. Returns ``FINDING_CHANGE_COLUMNS``: finding_id, state, the columns of
