@@ -13,25 +13,14 @@ from typing import Any
 import ipywidgets as widgets
 
 from svcnb.panels._display import Displayed
-from svcnb.store import Store, StoreError
+from svcnb.store import Store, account_names
 
-__all__ = ["AccountTabs", "PerAccount", "known", "several"]
+__all__ = ["AccountTabs", "PerAccount", "several"]
 
 
 def several(account: Any) -> bool:
     """Whether ``account`` names more than one account (a list or ``"*"``)."""
     return account is not None and not (isinstance(account, str) and account != "*")
-
-
-def known(store: Store, name: str, held: list[str] | None = None) -> str:
-    """``name`` when the store holds that account (or none yet), else a StoreError naming
-    the accounts it holds: a typo must not show an empty panel as if the account had nothing."""
-    held = store.accounts() if held is None else held
-    if held and name not in held:
-        raise StoreError(
-            f"the store {store.path} holds no account {name!r}; its accounts: {', '.join(held)}"
-        )
-    return name
 
 
 class AccountTabs(Displayed):
@@ -41,12 +30,8 @@ class AccountTabs(Displayed):
     """
 
     def __init__(self, panel_class: type, store: Store, account: Any, **options: Any) -> None:
-        held = store.accounts()
-        names = held if account == "*" else list(dict.fromkeys(account))
-        for name in names:
-            known(store, name, held)
-        if not names:
-            raise ValueError(f"account={account!r} names no account; the store holds {held}")
+        # a typo must not show an empty tab as if the account had nothing: StoreError
+        names = account_names(account, store.accounts(), store.path)
         self.panels = {name: panel_class(store, account=name, **options) for name in names}
         self.widget = widgets.Tab(
             children=[panel.widget for panel in self.panels.values()], titles=names
