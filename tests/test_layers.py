@@ -57,11 +57,11 @@ def _arrows() -> set[tuple[str, str, str]]:
             continue
         for dotted in imported(path):
             there = _room(dotted)
-            # `from svcnb import frames` reaches svcnb.frames; a public name of the face
-            # (`from svcnb import Client`) is what the face re-exports from a room
-            if there is not None and there != here and (ROOT / there).exists() or (
-                there is not None and (ROOT / f"{there}.py").exists() and there != here
-            ):
+            # `from svcnb import frames` reaches the room svcnb.frames; `from svcnb import
+            # Client` names no room (the face hands it on) and is not an arrow here
+            if there is None or there == here:
+                continue
+            if (ROOT / there / "__init__.py").is_file() or (ROOT / f"{there}.py").is_file():
                 found.add((importer, here, there))
     return found
 
