@@ -43,7 +43,7 @@ from ._migrate import migrate
 from ._pull import reason_of
 from ._reading import check_readable
 from ._snapshots import RESOURCES
-from ._store import Store
+from ._store import Store, TimeLike
 
 __all__ = [
     "DEFAULT_PATH",
@@ -66,6 +66,7 @@ __all__ = [
     "StopPlanRecord",
     "Store",
     "StoreError",
+    "TimeLike",
     "account_names",
     "check_readable",
     "from_audit",
