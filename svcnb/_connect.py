@@ -54,8 +54,8 @@ SANDBOX_NOTICE = (
 
 
 def connect(
-    api_key: str | None = None,
-    base_url: str | None = None,
+    api_key: str | Secret | None = None,
+    base_url: str | RefusedBaseUrl | None = None,
     *,
     sandbox: dict[str, Any] | None = None,
     **client_options: Any,

@@ -37,6 +37,7 @@ the file names the account: no ids, no host, no token, no text the service wrote
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import warnings
@@ -447,7 +448,7 @@ class Doctor:
         for hook in hooks.items or []:
             wh = hook["id"]
             read = self._list(
-                "GET /webhooks/{id}/deliveries", lambda wh=wh: c.webhooks.deliveries(wh),
+                "GET /webhooks/{id}/deliveries", functools.partial(c.webhooks.deliveries, wh),
                 "webhooks:read",
             )  # fmt: skip
             if read.items:  # the first webhook with delivery records is the one looked at
@@ -544,7 +545,11 @@ class Doctor:
                     continue
                 read[form] += 1
                 plain = money.currency is None and not isinstance(value, dict)
-                shown = f"{money.raw[:60]} = {money.exact} {money.currency}" if not plain else ""
+                shown = (
+                    f"{money.raw[:60]} = {money.exact} {money.currency}"
+                    if not plain and money.raw is not None  # raw is None only for a None value
+                    else ""
+                )
                 example.setdefault(form, shown)  # what a form that is not plain reads as
             if not values:
                 self.add(f"money: {label}", "not present in the records read")
@@ -619,7 +624,8 @@ class Doctor:
             self.add("delivery records", f"{len(hooks.items)} subscriptions, no records yet")
             return
         keys = list(dict.fromkeys(k for r in records if isinstance(r, dict) for k in r))
-        placed, absent = [], []
+        placed: list[str] = []
+        absent: list[str] = []
         for column, spec in SCHEMAS["deliveries"].items():
             if column == "webhook_id":
                 continue

@@ -200,8 +200,8 @@ class Recorder:
         self.doctor = doctor
         self.out = DialectRecord()
         vms = doctor._read("GET /vms")
-        complete = vms is not None and vms.items is not None and vms.items.complete
-        self.listed: int | None = len(vms.items) if complete else None  # type: ignore[arg-type]
+        items = vms.items if vms is not None else None
+        self.listed: int | None = len(items) if items is not None and items.complete else None
         self.style: str | None = None
 
     def record(self) -> DialectRecord:
@@ -305,7 +305,7 @@ class Recorder:
                 f"its list answers are shaped as no style the sandbox speaks ({self._keys()})",
             )
             return
-        styles = paged - {"plain"}
+        styles = {s for s in paged if s is not None and s != "plain"}
         if len(styles) > 1:
             self.cannot(
                 "paging", f"its lists answer in several styles ({', '.join(sorted(styles))})"
@@ -401,9 +401,12 @@ class Recorder:
             if self.style == "offset" and isinstance(data, dict):
                 links += [v for v in (data.get("next"), data.get("previous")) if isinstance(v, str)]
             elif self.style == "hal" and isinstance(data, dict):
-                links += [
+                # a link object without a string href (templated, or only a title) says nothing
+                # of the form
+                hrefs = (
                     v.get("href") for v in data.get("_links", {}).values() if isinstance(v, dict)
-                ]
+                )
+                links += [h for h in hrefs if isinstance(h, str)]
         forms = {
             "absolute" if str(link).startswith(("http://", "https://")) else "relative"
             for link in links

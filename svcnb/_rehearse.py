@@ -178,7 +178,7 @@ def _time(value: Any) -> str | None:
 
 def _rows(frame: pd.DataFrame) -> Iterator[dict[str, Any]]:
     for row in frame.to_dict("records"):
-        yield {k: _value(v) for k, v in row.items()}
+        yield {str(k): _value(v) for k, v in row.items()}
 
 
 @dataclass
@@ -191,7 +191,7 @@ class _Notes:
 
 
 def _load(
-    store: Store, resource: str, at: Any, notes: _Notes, snapshot: str
+    store: Store, resource: ResourceName, at: Any, notes: _Notes, snapshot: str
 ) -> pd.DataFrame | None:
     from svcnb.store import MissingResourceError
 
@@ -310,17 +310,17 @@ def state_from_store(
     now = _time(row["server_time"].iloc[0]) if len(row) else None
     if now is None:
         raise _rehearsal_error(f"snapshot {snapshot} is not in the store's list of snapshots")
-    frames = {"vms": vms}
+    frames: dict[str, pd.DataFrame | None] = {"vms": vms}
     for resource in RESOURCES:
         if resource != "vms":
             frames[resource] = _load(store, resource, at, notes, snapshot)
-    for resource, frame in frames.items():
+    for name, frame in frames.items():
         unreadable = frame.attrs.get("unreadable") if frame is not None else None
         if unreadable:
             shown = ", ".join(f"{c} ({n})" for c, n in unreadable.items())
-            notes.add(f"{resource}: values the snapshot could not read: {shown}")
+            notes.add(f"{name}: values the snapshot could not read: {shown}")
     p = Pseudonyms(_key(key)) if anonymize else None
-    doc = _document(frames, now, notes, p)
+    doc = _document(vms, frames, now, notes, p)
     notes.add(
         "not in a store, so not in the copy: API tokens (the copy has its own admin, read and "
         "none), webhook secrets (each subscription gets a new one), VM actions, the event log, "
@@ -405,7 +405,11 @@ _DESCRIPTION = ("description", "description {n}")
 
 
 def _document(
-    frames: dict[str, pd.DataFrame | None], now: str, notes: _Notes, p: Pseudonyms | None
+    vm_frame: pd.DataFrame,
+    frames: dict[str, pd.DataFrame | None],
+    now: str,
+    notes: _Notes,
+    p: Pseudonyms | None,
 ) -> dict:
     def links(resource: str) -> dict[str, list[dict]]:
         out: dict[str, list[dict]] = {}
@@ -421,7 +425,7 @@ def _document(
     pending: list[dict] = []
     vms: list[dict] = []
     no_price = unread_price = 0
-    for index, r in enumerate(_rows(frames["vms"])):
+    for index, r in enumerate(_rows(vm_frame)):
         status, job = _vm_word(r["status"], status_words)
         price, price_note = _money(
             r["price_monthly_raw"], r["price_monthly_amount"], r["price_monthly_currency"]

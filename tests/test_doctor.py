@@ -334,3 +334,28 @@ def test_a_bad_map_is_refused(sandbox, monkeypatch, capsys):
     code, _, err = doctor(sandbox, monkeypatch, capsys, "--map", "live=alive")
     assert code == 2
     assert "WORD=CLASS" in err
+
+
+def test_a_hal_link_without_href_does_not_make_the_recorded_links_relative():
+    """A HAL ``_links`` entry with no string href (templated, or a title only) says nothing of
+    the link form: absolute links beside it are recorded as what they are."""
+    from types import SimpleNamespace
+
+    from svcnb._doctor import Seen
+    from svcnb._doctor_record import Recorder
+
+    page = {
+        "_embedded": {"vms": []},
+        "_links": {
+            "self": {"href": "https://api.example.test/v1/vms?page=2"},
+            "next": {"href": "https://api.example.test/v1/vms?page=3"},
+            "find": {"templated": True, "title": "a VM by id"},
+        },
+    }
+    run = SimpleNamespace(
+        _read=lambda label: None, seen=[Seen("/vms", {}, SimpleNamespace(data=page))]
+    )
+    recorder = Recorder(run)
+    recorder.style = "hal"
+    recorder._link_form()
+    assert "link_form" not in recorder.out.not_expressible

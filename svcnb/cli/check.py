@@ -17,6 +17,8 @@ import argparse
 import math
 import sys
 import time
+from collections.abc import Mapping
+from typing import Any
 
 from svcnb.cli._common import USAGE, add_store_option
 
@@ -125,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     if store.snapshots().empty:
         return _fail(f"the store at {store.path} holds no snapshot; take one with `svcnb snapshot`")
 
-    def send(body: dict) -> int:
+    def send(body: Mapping[str, Any]) -> int:
         return deliver(
             rules.url or "",
             body,

@@ -156,6 +156,7 @@ def _one(
         outcome.err.append(f"svcnb snapshot: {prefix}{exc}")
         outcome.code = NOT_CONFIGURED
         return outcome
+    store: Store | None = None
     try:
         with client:
             # a Store per account (and so per thread): its catalog reader keeps state of its own
@@ -167,14 +168,15 @@ def _one(
         return outcome
     except (SvcnbError, OSError) as exc:
         sandbox_file = _common.sandbox_connection_file() if name is None else None
-        if isinstance(exc, OriginError) and sandbox_file is not None:
+        # a store refuses a new origin in take(), never while it opens
+        if isinstance(exc, OriginError) and sandbox_file is not None and store is not None:
             outcome.err.append(f"svcnb snapshot: {prefix}{_new_sandbox(exc, sandbox_file, store)}")
         else:
             outcome.err.append(f"svcnb snapshot: {prefix}{exc}")
         outcome.code = FAILED
         return outcome
     snaps = store.snapshots()
-    row = snaps.set_index("snapshot_id").loc[snapshot_id]
+    row = snaps[(snaps["snapshot_id"] == snapshot_id).to_numpy(dtype=bool)].iloc[0]
     counts = ", ".join(
         f"{int(row[f'{r}_rows'])} {r.replace('_', ' ')}"
         for r in ("vms", "firewall_rules", "networks", "webhooks", "deliveries")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 import textwrap
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 
@@ -228,9 +228,11 @@ def _review(plan: StopPlan, client: Client) -> int:
 
     print("\nchecked against the fleet now:")
     moved = 0
-    for row in plan.part(STOP).to_dict("records"):
+    # the frames' columns are named by str; pandas-stubs key a record by any Hashable
+    rows = cast(list[dict[str, Any]], plan.part(STOP).to_dict("records"))
+    for row in rows:
         try:
-            now = frames.vms([client.vms.get(row["vm_id"])]).iloc[0].to_dict()
+            now = cast(dict[str, Any], frames.vms([client.vms.get(row["vm_id"])]).iloc[0].to_dict())
             held = held_back(plan, now)
             said = ([held] if held else []) + changes(row, now)
         except NotFound:

@@ -17,6 +17,7 @@ what it gave; a table or plot is drawn again only when what it shows may have ch
 from __future__ import annotations
 
 import contextlib
+import functools
 import html
 import os
 from collections.abc import Callable, Hashable, Iterator
@@ -30,7 +31,7 @@ from svcnb.panels._accounts import PerAccount
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import banner, folder_problem, show, shown_in
 from svcnb.panels._quiet import quietly
-from svcnb.panels._render import THEME_STYLE, PlotView, grid, shown
+from svcnb.panels._render import THEME_STYLE, Grid, PlotView, grid, shown
 from svcnb.reports import Histories, Reuse, View, ViewSpec
 from svcnb.reports.billing import export_csv
 from svcnb.store import EVERY_ACCOUNT, Store, account_names
@@ -191,14 +192,13 @@ class AsOfPanel(PerAccount, Displayed):
                     f"{html.escape(t.means, quote=True)}'>{title}</h4>"
                 )
                 self._redraw(
-                    f"table {t.name}",
-                    lambda b=self.tables[t.name], f=frame, c=columns: b.update(shown(f, c)),
+                    f"table {t.name}", functools.partial(_show, self.tables[t.name], frame, columns)
                 )
             sizes = {p.name: p.size for p in self.spec.plots}
             for name, drawing in self.draw().items():
                 size = sizes.get(name, (7.0, 3.2))
                 self._redraw(
-                    f"plot {name}", lambda v=self.plots[name], d=drawing, z=size: v.draw(d, size=z)
+                    f"plot {name}", functools.partial(self.plots[name].draw, drawing, size=size)
                 )
             self.summary.value = self.summary_html()
             self.export_message.value = ""
@@ -292,3 +292,8 @@ def one_account(store: Store, account: Any) -> Store:
     if isinstance(account, str) and account != EVERY_ACCOUNT:
         return store.for_account(account_names(account, store.accounts(), store.path)[0])
     raise ValueError(f"account={account!r}: one panel shows one account (see AccountTabs)")
+
+
+def _show(box: Grid, frame: pd.DataFrame, columns: list[str] | None) -> None:
+    """``frame`` (only ``columns`` when given) in the grid ``box``, labelled for reading."""
+    box.update(shown(frame, columns))

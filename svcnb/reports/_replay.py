@@ -34,8 +34,9 @@ from typing import Any, Protocol
 
 import pandas as pd
 
+from svcnb.frames import ResourceName
 from svcnb.reports import _reuse
-from svcnb.store import MissingResourceError
+from svcnb.store import MissingResourceError, TimeLike
 from svcnb.store import account_names as parse_accounts
 
 UTC = "UTC"
@@ -47,10 +48,18 @@ class StoreLike(Protocol):
     def snapshots(self) -> pd.DataFrame: ...
     def accounts(self) -> list[str]: ...
     def for_account(self, name: str) -> StoreLike: ...
-    def load(self, resource: str, at: Any = None) -> pd.DataFrame: ...  # MissingResourceError
+    def load(
+        self, resource: ResourceName, at: TimeLike | None = None
+    ) -> pd.DataFrame: ...  # MissingResourceError
     def history(
-        self, resource: str, columns: list[str], since: Any = None, until: Any = None
+        self,
+        resource: ResourceName,
+        columns: list[str],
+        since: TimeLike | None = None,
+        until: TimeLike | None = None,
     ) -> pd.DataFrame: ...
+    def diff(self, resource: ResourceName, a: TimeLike, b: TimeLike) -> pd.DataFrame: ...
+    def events(self) -> pd.DataFrame: ...  # the webhook event log
 
 
 class Report:
@@ -63,8 +72,8 @@ class Report:
     def __init__(
         self,
         fn: Callable[..., Any],
-        frames: Mapping[str, str],
-        histories: Mapping[str, tuple[str, list[str]]],
+        frames: Mapping[str, ResourceName],
+        histories: Mapping[str, tuple[ResourceName, list[str]]],
     ) -> None:
         functools.update_wrapper(self, fn)
         self.fn = fn
@@ -171,7 +180,7 @@ def _snapshots(store: StoreLike) -> pd.DataFrame:
 
 
 def _read(
-    store: StoreLike, how: str, resource: str, when: Any, columns: tuple[str, ...] = ()
+    store: StoreLike, how: str, resource: ResourceName, when: Any, columns: tuple[str, ...] = ()
 ) -> pd.DataFrame:
     """``store.load(resource, at=when)`` or ``store.history(resource, columns, until=when)``;
     inside a ``Reuse`` block each is read once, and every report given the very same frame."""
@@ -206,7 +215,7 @@ class Histories:
         self._whole: dict[tuple[Any, ...], tuple[Any, ...] | None] = {}
 
     def until(
-        self, store: StoreLike, resource: str, columns: tuple[str, ...], until: Any
+        self, store: StoreLike, resource: ResourceName, columns: tuple[str, ...], until: Any
     ) -> pd.DataFrame | None:
         key = (id(store), resource, columns)
         if key not in self._whole:
@@ -224,7 +233,7 @@ class Histories:
         return out
 
     @staticmethod
-    def _read(store: StoreLike, resource: str, columns: tuple[str, ...]) -> tuple | None:
+    def _read(store: StoreLike, resource: ResourceName, columns: tuple[str, ...]) -> tuple | None:
         snaps = store.snapshots()
         if snaps.empty:
             return None
@@ -242,8 +251,8 @@ class Histories:
 
 
 def report(
-    frames: Mapping[str, str] | None = None,
-    histories: Mapping[str, tuple[str, list[str]]] | None = None,
+    frames: Mapping[str, ResourceName] | None = None,
+    histories: Mapping[str, tuple[ResourceName, list[str]]] | None = None,
 ) -> Callable[[Callable[..., Any]], Report]:
     """Declare which store resources feed a report's keyword arguments (see module docstring)."""
 
@@ -266,7 +275,7 @@ def account_names(store: StoreLike, account: Any) -> list[str] | None:
     (``svcnb.store.account_names``)."""
     if account is None:
         return None
-    return parse_accounts(account, store.accounts(), getattr(store, "path", store))
+    return parse_accounts(account, store.accounts(), str(getattr(store, "path", store)))
 
 
 def per_account(names: list[str], answer: Callable[[str], Any]) -> Any:
@@ -277,7 +286,7 @@ def per_account(names: list[str], answer: Callable[[str], Any]) -> Any:
     parts = []
     for name in names:
         part = _as_frame(answer(name))
-        part.insert(0, "account", pd.array([name] * len(part), dtype="string"))
+        part.insert(0, "account", pd.Series(name, index=part.index, dtype="string"))
         parts.append(part)
     out = pd.concat(parts, ignore_index=True)
     out.attrs["note"] = SEVERAL_ACCOUNTS_NOTE
@@ -292,7 +301,7 @@ def to_utc(value: Any, name: str = "at") -> pd.Timestamp:
         raise ValueError(
             f"{name}={value!r} is not a time; give an ISO 8601 date or date-time"
         ) from exc
-    if ts is pd.NaT:
+    if pd.isna(ts):
         raise ValueError(f"{name} is empty; give an ISO 8601 date or date-time")
     return ts.tz_localize(UTC) if ts.tzinfo is None else ts.tz_convert(UTC)
 

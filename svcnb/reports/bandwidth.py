@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
+from svcnb.frames import ResourceName
 from svcnb.reports._classes import UNKNOWN, left_out_note, vm_classes
 from svcnb.reports._duration import duration, duration_text
 from svcnb.reports._replay import latest_per_time, report, resolve_now
@@ -60,7 +61,10 @@ __all__ = [
 GIB = 1024**3
 DEFAULT_LOOKBACK = "7D"
 # status too, so that fleet figures over time leave out terminated VMs as the figures of now do
-BANDWIDTH_HISTORY = ("vms", ["bandwidth_used_bytes", "bandwidth_pack_bytes", "status"])
+BANDWIDTH_HISTORY: tuple[ResourceName, list[str]] = (
+    "vms",
+    ["bandwidth_used_bytes", "bandwidth_pack_bytes", "status"],
+)
 _DAY = pd.Timedelta(days=1)
 
 

@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
+from svcnb.frames import ResourceName
 from svcnb.money import exact_sum, plain_text, to_decimal
 from svcnb.reports._classes import (
     LIVE,
@@ -102,7 +103,7 @@ DEFAULT_LOW_BALANCE_WINDOW = "7D"
 # Time from an unpaid renewal to suspension (svcnb/sandbox/_life.py GRACE; the spec shows none).
 DEFAULT_GRACE = "3D"
 
-BILLING_HISTORY = ("wallet", ["balance_amount", "balance_currency"])
+BILLING_HISTORY: tuple[ResourceName, list[str]] = ("wallet", ["balance_amount", "balance_currency"])
 
 
 def account_currency(vms: pd.DataFrame, wallet: pd.DataFrame | None = None) -> Any:

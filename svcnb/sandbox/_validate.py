@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from urllib.parse import urlsplit
 
 from ._envelopes import ApiFailure
@@ -13,7 +13,7 @@ Check = Callable[[str, object], object]
 
 def fields(
     body: object,
-    checks: dict[str, Check],
+    checks: Mapping[str, Check],
     required: tuple[str, ...] = (),
     at_least_one: bool = False,
 ) -> dict:
@@ -33,7 +33,7 @@ def fields(
     return {name: checks[name](name, value) for name, value in body.items()}
 
 
-def integer(low: int, high: int) -> Check:
+def integer(low: int, high: int) -> Callable[[str, object], int]:
     def check(name: str, value: object) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ApiFailure(422, f"{name}: must be an integer from {low} to {high}")
@@ -44,7 +44,7 @@ def integer(low: int, high: int) -> Check:
     return check
 
 
-def string(max_len: int, min_len: int = 0) -> Check:
+def string(max_len: int, min_len: int = 0) -> Callable[[str, object], str]:
     def check(name: str, value: object) -> str:
         if not isinstance(value, str):
             raise ApiFailure(422, f"{name}: must be a string")
@@ -57,7 +57,7 @@ def string(max_len: int, min_len: int = 0) -> Check:
     return check
 
 
-def string_list(max_items: int, max_len: int) -> Check:
+def string_list(max_items: int, max_len: int) -> Callable[[str, object], list[str]]:
     def check(name: str, value: object) -> list[str]:
         if not isinstance(value, list):
             raise ApiFailure(422, f"{name}: must be an array of strings")
@@ -79,7 +79,7 @@ def boolean(name: str, value: object) -> bool:
     return value
 
 
-def choice_list(allowed: list[str]) -> Check:
+def choice_list(allowed: list[str]) -> Callable[[str, object], list[str]]:
     def check(name: str, value: object) -> list[str]:
         if not isinstance(value, list) or not value:
             raise ApiFailure(422, f"{name}: must be a non-empty array of event names")

@@ -43,7 +43,7 @@ from ._records import (
     from_audit,
 )
 from ._snapshots import RESOURCES
-from ._store import Store
+from ._store import Store, TimeLike
 
 __all__ = [
     "DEFAULT_PATH",
@@ -66,6 +66,7 @@ __all__ = [
     "StopPlanRecord",
     "Store",
     "StoreError",
+    "TimeLike",
     "account_names",
     "check_readable",
     "from_audit",

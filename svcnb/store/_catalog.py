@@ -313,7 +313,7 @@ class Catalog:
             at = DeltaTable(
                 self.loc.table_url(CATALOG), version=version, storage_options=self._options()
             )
-            actions = [add]
+            actions: list[AddAction | RemoveAction] = [add]
             for old in at.get_add_actions(flatten=True).column("path").to_pylist():
                 size = self.loc.size(self.loc.file(CATALOG, old))
                 actions.append(RemoveAction(old, True, _now_ms(), size))

@@ -6,7 +6,7 @@ from typing import Any
 
 import pandas as pd
 
-from svcnb.frames import KEYS, SCHEMAS
+from svcnb.frames import KEYS, SCHEMAS, ResourceName
 
 DIFF_COLUMNS = ("change", "column", "before", "after")
 _NO_VALUES = {"column": None, "before": None, "after": None}
@@ -26,7 +26,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def diff_frames(resource: str, a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
+def diff_frames(resource: ResourceName, a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     """Rows added, removed and changed from ``a`` to ``b`` (two frames of ``resource``).
 
     Returns the key columns, ``change`` ("added" | "removed" | "changed"), ``column`` (the column

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 from collections.abc import Mapping
 from datetime import datetime
@@ -25,10 +26,9 @@ import pandas as pd
 
 from ._layout import fsync_dir
 
-try:
+# Windows has no flock: one process per log there, the thread lock still holds
+if sys.platform != "win32":
     import fcntl
-except ImportError:  # pragma: no cover - Windows: one process per log, the thread lock still holds
-    fcntl = None
 
 __all__ = ["COLUMNS", "LOG_NAME", "EventLog"]
 
@@ -83,7 +83,7 @@ class EventLog:
             try:
                 if created:
                     fsync_dir(self.path.parent)  # the new file's name must survive a crash too
-                if fcntl is not None:
+                if sys.platform != "win32":
                     fcntl.flock(fd, fcntl.LOCK_EX)
                 size = self._index_from(fd)
                 if self._known(event_id, delivery_id):

@@ -22,6 +22,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from svcnb.frames import ResourceName
+
 from ._layout import StoreError
 from ._segments import SEQ, normalized, state, to_frame
 
@@ -52,7 +54,7 @@ def _read(path: Path, upto: int | None = None) -> pa.Table:
     return normalized(table, upto)
 
 
-def frame_at(path: Path, resource: str, entry: dict[str, Any]) -> pd.DataFrame:
+def frame_at(path: Path, resource: ResourceName, entry: dict[str, Any]) -> pd.DataFrame:
     """``resource`` as snapshot ``entry`` holds it, exactly as the first format's load gave it."""
     segment, expected = entry["parts"][resource]
     folder = path / resource / f"segment={segment:06d}"

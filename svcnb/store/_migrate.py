@@ -56,13 +56,15 @@ def migrate(
     if not target.snapshots().empty:
         raise StoreError(f"{target.url} already holds snapshots: migrate into an empty store")
     for entry in entries:
-        frames = {}
+        frames: dict[str, pd.DataFrame] = {}
         for resource in RESOURCES:
             if has(entry, resource):
                 frame = frame_at(source, resource, entry)
                 frame.attrs["unreadable"] = unreadable(entry, resource)
                 frames[resource] = frame
-        missing = {r: reason(entry, r) or "" for r in RESOURCES if not has(entry, r)}
+        missing: dict[str, str] = {
+            r: reason(entry, r) or "" for r in RESOURCES if not has(entry, r)
+        }
         written = target.write(
             frames,
             missing=missing,

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from svcnb.frames import KEYS, SCHEMAS, empty
+from svcnb.frames import KEYS, SCHEMAS, ResourceName, empty
 
 SEQ = "_snapshot"
 VALID_FROM = "_valid_from"
@@ -41,7 +41,7 @@ _ARROW = {
 }
 
 
-def arrow_schema(resource: str) -> pa.Schema:
+def arrow_schema(resource: ResourceName) -> pa.Schema:
     fields = [pa.field(c, _ARROW[f.dtype]) for c, f in SCHEMAS[resource].items()]
     return pa.schema(
         [
@@ -54,7 +54,7 @@ def arrow_schema(resource: str) -> pa.Schema:
 
 
 def to_table(
-    resource: str, frame: pd.DataFrame, seq: int, valid_from: Any, removed: bool = False
+    resource: ResourceName, frame: pd.DataFrame, seq: int, valid_from: Any, removed: bool = False
 ) -> pa.Table:
     """Rows of ``frame`` (the resource's columns only) as versions written by snapshot ``seq``
     taken at server time ``valid_from``."""
@@ -163,7 +163,7 @@ def _widened(schema: pa.Schema) -> pa.Schema:
     )
 
 
-def _keys(resource: str, table: pa.Table) -> pa.ChunkedArray | pa.Array:
+def _keys(resource: ResourceName, table: pa.Table) -> pa.ChunkedArray | pa.Array:
     keys = KEYS[resource]
     if len(keys) == 1:
         return table.column(keys[0])
@@ -171,12 +171,12 @@ def _keys(resource: str, table: pa.Table) -> pa.ChunkedArray | pa.Array:
     return pc.binary_join_element_wise(*columns, pa.scalar(_KEY_SEP, columns[0].type))
 
 
-def sort_by_key(resource: str, table: pa.Table) -> pa.Table:
+def sort_by_key(resource: ResourceName, table: pa.Table) -> pa.Table:
     order = pc.sort_indices(table, sort_keys=[(k, "ascending") for k in KEYS[resource]])
     return table.take(order)
 
 
-def state(resource: str, tables: list[pa.Table], upto: int) -> pa.Table:
+def state(resource: ResourceName, tables: list[pa.Table], upto: int) -> pa.Table:
     """The rows present at snapshot ``upto``, sorted by key, from a segment's base (unique keys,
     sorted) and its changes (versions in the order written)."""
     if not tables:
@@ -203,6 +203,7 @@ def state(resource: str, tables: list[pa.Table], upto: int) -> pa.Table:
     replaced = in_base & ~removed
     order[row[replaced]] = n + last[replaced]
     dropped = row[in_base & removed]
+    keep: np.ndarray | None = None
     if len(dropped):
         keep = np.ones(n, dtype=bool)
         keep[dropped] = False
@@ -210,7 +211,7 @@ def state(resource: str, tables: list[pa.Table], upto: int) -> pa.Table:
     added = ~in_base & ~removed
     if added.any():
         # positions are in key order (a replaced row keeps its key): merge the new keys in
-        kept_rows = np.flatnonzero(keep) if len(dropped) else np.arange(n)
+        kept_rows = np.flatnonzero(keep) if keep is not None else np.arange(n)
         new_keys = last_keys.filter(pa.array(added)).to_numpy(zero_copy_only=False)
         by_key = np.argsort(new_keys, kind="stable")
         kept_keys = base_keys.take(pa.array(kept_rows)).to_numpy(zero_copy_only=False)
@@ -241,7 +242,7 @@ def _pandas_types() -> dict[pa.DataType, Any]:
     }
 
 
-def to_frame(resource: str, table: pa.Table) -> pd.DataFrame:
+def to_frame(resource: ResourceName, table: pa.Table) -> pd.DataFrame:
     """The frame exactly as ``svcnb.frames`` builds it: same columns, dtypes, list values."""
     schema = SCHEMAS[resource]
     table = table.select(list(schema))
@@ -255,7 +256,7 @@ def to_frame(resource: str, table: pa.Table) -> pd.DataFrame:
     return frame
 
 
-def row_hashes(resource: str, frame: pd.DataFrame) -> pd.Series:
+def row_hashes(resource: ResourceName, frame: pd.DataFrame) -> pd.Series:
     """One 64-bit hash per row over every column, indexed by key, to find changed rows."""
     data = frame[list(SCHEMAS[resource])].copy()
     for c, f in SCHEMAS[resource].items():
@@ -268,7 +269,7 @@ def row_hashes(resource: str, frame: pd.DataFrame) -> pd.Series:
     return hashes
 
 
-def frame_keys(resource: str, frame: pd.DataFrame) -> pd.Index:
+def frame_keys(resource: ResourceName, frame: pd.DataFrame) -> pd.Index:
     keys = KEYS[resource]
     if len(keys) == 1:
         return pd.Index(frame[keys[0]].astype(object), name=keys[0])

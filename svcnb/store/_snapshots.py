@@ -41,7 +41,7 @@ import pandas as pd
 import pyarrow as pa
 
 from svcnb.config import DEFAULT_ACCOUNT, service_url
-from svcnb.frames import KEYS, SCHEMAS
+from svcnb.frames import KEYS, SCHEMAS, ResourceName
 
 from ._audit import scrub
 from ._catalog import Catalog, data_file, sync
@@ -62,7 +62,7 @@ from ._segments import (
     to_table,
 )
 
-RESOURCES: tuple[str, ...] = tuple(SCHEMAS)
+RESOURCES: tuple[ResourceName, ...] = tuple(SCHEMAS)
 _log = logging.getLogger("svcnb.store")
 
 # a new segment starts when its changes would exceed this share of its base rows, and at least
@@ -77,7 +77,7 @@ class Unreadable(Exception):
     """A segment file is missing, damaged or does not hold what the manifest recorded."""
 
 
-def check_frame(resource: str, frame: pd.DataFrame) -> None:
+def check_frame(resource: ResourceName, frame: pd.DataFrame) -> None:
     missing = [c for c in SCHEMAS[resource] if c not in frame.columns]
     if missing:
         raise ValueError(
@@ -89,7 +89,7 @@ def check_frame(resource: str, frame: pd.DataFrame) -> None:
         raise ValueError(f"frames[{resource!r}] holds key {dup!r} twice; keys {KEYS[resource]}")
 
 
-def _tombstones(resource: str, keys: pd.DataFrame, seq: int, valid_from: Any) -> pa.Table:
+def _tombstones(resource: ResourceName, keys: pd.DataFrame, seq: int, valid_from: Any) -> pa.Table:
     schema = arrow_schema(resource)
     n = len(keys)
     arrays = []
@@ -139,7 +139,7 @@ def partitioned(entries: list[dict[str, Any]]) -> bool | None:
 
 
 def segment_files(
-    entries: list[dict[str, Any]], resource: str, segment: int
+    entries: list[dict[str, Any]], resource: ResourceName, segment: int
 ) -> tuple[str, str | None]:
     """Base and changes file of ``segment``: those of its latest snapshot (which holds every
     version written in the segment so far)."""
@@ -157,7 +157,7 @@ def _read(loc: Location, resource: str, name: str, upto: int | None = None) -> p
 
 
 def read_part(
-    loc: Location, resource: str, entry: Mapping[str, Any], entries: list[dict[str, Any]]
+    loc: Location, resource: ResourceName, entry: Mapping[str, Any], entries: list[dict[str, Any]]
 ) -> list[pa.Table]:
     """The base and changes tables holding ``resource`` at ``entry``; raises Unreadable."""
     segment, expected = entry["parts"][resource][:2]
@@ -233,7 +233,7 @@ def _unreadable_counts(frame: pd.DataFrame) -> dict[str, int]:
 
 
 def state_at(
-    loc: Location, resource: str, entry: Mapping[str, Any], entries: list[dict[str, Any]]
+    loc: Location, resource: ResourceName, entry: Mapping[str, Any], entries: list[dict[str, Any]]
 ) -> pa.Table:
     table = state(resource, read_part(loc, resource, entry, entries), entry["seq"])
     if table.num_rows != entry["rows"][resource]:
@@ -258,7 +258,7 @@ class Known:
 
 def _known(
     loc: Location,
-    resource: str,
+    resource: ResourceName,
     prev: dict | None,
     entries: list[dict[str, Any]],
     cache: dict[str, Known],
@@ -268,8 +268,11 @@ def _known(
     if prev is None:
         return None
     hit = cache.get(resource)
-    current = hit is not None and hit.snapshot_id == prev["snapshot_id"]
-    if current and hit.part == prev["parts"][resource]:
+    if (
+        hit is not None
+        and hit.snapshot_id == prev["snapshot_id"]
+        and hit.part == prev["parts"][resource]
+    ):
         return hit
     try:
         tables = read_part(loc, resource, prev, entries)
@@ -289,7 +292,7 @@ def _known(
 
 def _write_resource(
     loc: Location,
-    resource: str,
+    resource: ResourceName,
     frame: pd.DataFrame,
     entry: dict[str, Any],
     old: Known | None,
@@ -359,8 +362,9 @@ def check_write(
     unknown = (set(frames) | set(missing)) - set(RESOURCES)
     if unknown:
         raise ValueError(f"unknown resources {sorted(unknown)}; known: {', '.join(RESOURCES)}")
-    for resource, frame in frames.items():
-        check_frame(resource, frame)
+    for resource in RESOURCES:
+        if resource in frames:
+            check_frame(resource, frames[resource])
     both = sorted(set(frames) & set(missing))
     if both:
         raise ValueError(f"{both} are given a frame and declared missing; choose one")
@@ -523,6 +527,9 @@ def write_snapshot(
     no account, by account (Delta partitions) when it does.
     """
     server_stamp, local = _stamp(server_time), _stamp(local_time)
+    stamp = server_stamp or local
+    if stamp is None:  # NaT for both (None is never passed: Store.write reads the clock)
+        raise ValueError("a snapshot needs a time: server_time or local_time")
     for attempt in range(ATTEMPTS):
         entries, version = catalog.read()
         if version < 0:
@@ -533,7 +540,7 @@ def write_snapshot(
         check_origin(loc, mine, server, account, server_stamp, allow_older)
         check_not_elsewhere(loc, entries, partition, server, account)
         seq = entries[-1]["seq"] + 1 if entries else 1
-        when = pd.Timestamp(server_stamp or local)
+        when = pd.Timestamp(stamp)
         entry: dict[str, Any] = {
             "snapshot_id": f"{when:%Y%m%dT%H%M%SZ}-{seq:06d}",
             "seq": seq,
@@ -546,7 +553,9 @@ def write_snapshot(
             "parts": {},
             "resources": {},
         }
-        nonce, written, known = secrets.token_hex(4), [], {}
+        nonce = secrets.token_hex(4)
+        written: list[str] = []
+        known: dict[str, Known] = {}
         for resource in RESOURCES:
             if resource in missing:
                 why = scrub(missing[resource])
@@ -608,7 +617,7 @@ def published_files(loc: Location, entries: list[dict[str, Any]]) -> set[str]:
     }
 
 
-def tidy(loc: Location, catalog: Catalog, resources: list[str]) -> None:
+def tidy(loc: Location, catalog: Catalog, resources: list[ResourceName]) -> None:
     """Bring the resource tables in line with the catalog and delete files no reader needs.
 
     Only a file that a published snapshot named and a later one replaced is deleted (a
@@ -654,7 +663,7 @@ def tidy(loc: Location, catalog: Catalog, resources: list[str]) -> None:
 
 
 def _delete_replaced(
-    loc: Location, resource: str, entries: list[dict[str, Any]], needed: set[str]
+    loc: Location, resource: ResourceName, entries: list[dict[str, Any]], needed: set[str]
 ) -> None:
     named = {name for e in entries for name in (e["parts"].get(resource) or [])[2:] if name}
     for file in loc.list_data_files(resource):
@@ -669,7 +678,7 @@ def _status(
     return {k: v for k, v in full.items() if v is not None and v != {}}
 
 
-def group_by_segment(resource: str, entries: list[dict]) -> dict[int, list[dict]]:
+def group_by_segment(resource: ResourceName, entries: list[dict]) -> dict[int, list[dict]]:
     """Entries by the segment that holds ``resource`` for them, in seq order; entries that
     miss the resource are left out."""
     out: dict[int, list[dict]] = {}

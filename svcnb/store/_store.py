@@ -596,7 +596,7 @@ class Store:
             return f"no readable snapshot at or before {at or 'now'} in {self.path} has {resource}"
         return f"no readable snapshot at or before {at or 'now'} in {self.path}"
 
-    def _frame(self, resource: str, entry: Mapping[str, Any]) -> pd.DataFrame:
+    def _frame(self, resource: ResourceName, entry: Mapping[str, Any]) -> pd.DataFrame:
         # the list read by the caller a moment ago: one catalog check per call, not one per step
         frame = to_frame(resource, state_at(self._loc, resource, entry, self._catalog.last))
         frame.attrs["as_of_snapshot"] = entry["snapshot_id"]
@@ -632,7 +632,7 @@ class Store:
             raise StoreError(self._nothing_before(which))
         return entries[-1]
 
-    def _frame_of(self, resource: str, which: TimeLike) -> pd.DataFrame:
+    def _frame_of(self, resource: ResourceName, which: TimeLike) -> pd.DataFrame:
         if isinstance(which, str):
             entries = self._entries()
             for i, entry in enumerate(entries):

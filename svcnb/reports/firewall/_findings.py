@@ -221,7 +221,7 @@ def audit(
         _check_rule(r, add)
 
     for row in _shadowing(parsed).itertuples(index=False):
-        rule, by = by_id[row.rule_id], by_id[row.by_rule_id]
+        rule, by = by_id[str(row.rule_id)], by_id[str(row.by_rule_id)]
         if row.kind == "duplicate":
             add(
                 "duplicate",

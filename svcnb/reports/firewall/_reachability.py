@@ -355,6 +355,7 @@ def reach_diff_words(diff: pd.DataFrame, limit: int = 5) -> list[str]:
         keys, sort=False, dropna=False
     ):
         what = str(protocol) if _isna(port) else f"{port}/{protocol}"
+        verb = verbs.get(str(change), str(change))
         where = "anywhere" if str(source) in ("0.0.0.0/0", "::/0") else str(source)
         labels = [
             str(n) if not _isna(n) else str(i)
@@ -365,7 +366,7 @@ def reach_diff_words(diff: pd.DataFrame, limit: int = 5) -> list[str]:
         )
         count = f"{len(labels)} VM" + ("" if len(labels) == 1 else "s")
         if direction == "IN":
-            lines.append(f"{verbs.get(change, change)} {what} from {where} to {count}: {shown}")
+            lines.append(f"{verb} {what} from {where} to {count}: {shown}")
         else:
-            lines.append(f"{verbs.get(change, change)} {what} to {where} from {count}: {shown}")
+            lines.append(f"{verb} {what} to {where} from {count}: {shown}")
     return lines
