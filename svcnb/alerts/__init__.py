@@ -120,11 +120,11 @@ def payload(result: CheckResult) -> dict[str, Any]:
     """The JSON body sent: Slack's ``text`` plus the alerts as fields (times ISO 8601 UTC)."""
 
     def rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
-        out = []
+        out: list[dict[str, Any]] = []
         for row in frame.to_dict("records"):
             out.append(
                 {
-                    k: (
+                    str(k): (
                         None
                         if v is None or v is pd.NaT or (not isinstance(v, str) and pd.isna(v))
                         else v.isoformat()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -362,7 +363,8 @@ def evaluate(store: Any, rules: AlertRules, at: Any = None) -> Evaluation:
     what is known.
     """
     snap = snapshot_at(store, at)
-    limits = {
+    # rule name -> (the check, its limit: days, failures, or True for findings; None: off)
+    limits: dict[str, tuple[Callable[[Any, pd.Series, Any], list[dict[str, Any]]], Any]] = {
         "runway_days": (_runway, rules.runway_days),
         "low_balance_days": (_low_balance, rules.low_balance_days),
         "bandwidth_days": (_bandwidth, rules.bandwidth_days),

@@ -7,7 +7,7 @@ import calendar
 import html
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import ipywidgets as widgets
 import pandas as pd
@@ -80,8 +80,8 @@ def parse_until(text: str) -> pd.Timestamp:
     try:
         ts = pd.to_datetime(raw, dayfirst=bool(both and int(both.group(1)) > 12))
     except (TypeError, ValueError):
-        ts = pd.NaT
-    if ts is pd.NaT:
+        raise ValueError(f"{text!r} is not a date; write {UNTIL_HINT}") from None
+    if pd.isna(ts):
         raise ValueError(f"{text!r} is not a date; write {UNTIL_HINT}")
     return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
 
@@ -382,7 +382,8 @@ class FirewallAuditPanel(PerAccount, Displayed):
 
     def _selected(self) -> pd.Series | None:
         index = self.selected_finding()
-        return None if index is None else self.findings.loc[index]
+        # one row: the findings are indexed by their unique position
+        return None if index is None else cast(pd.Series, self.findings.loc[index])
 
     def _on_select(self, _change: object = None) -> None:
         row = self._selected()
@@ -428,7 +429,7 @@ class FirewallAuditPanel(PerAccount, Displayed):
             or not self.accept_owner.value.strip()
         )
         typed = self.accept_reason.value or self.accept_owner.value or self.accept_until.value
-        if form.ok:
+        if form.ok and row is not None and form.until is not None:
             self.accept_hint.value = html.escape(
                 f"Accepts \u201c{value_label('check', _text(row['check']))}\u201d on "
                 f"{_text(row['firewall_name']) or 'the account'} until "
@@ -446,7 +447,7 @@ class FirewallAuditPanel(PerAccount, Displayed):
         """Accept the chosen finding with the form's reason, owner and end; True when written."""
         form = self.accept_form()
         row = self._selected()
-        if not form.ok or row is None:
+        if not form.ok or row is None or form.until is None:
             show(
                 self.status,
                 "warn",

@@ -461,6 +461,7 @@ class RuleEditor(Displayed):
             return "no_change"
         before = {f: self._current(f) for f in changes}
         detail = ""
+        updated: dict[str, Any] | None
         with RateWait(self.client) as waited:
             try:
                 updated = self.client.firewalls.update_rule(fw_id, rule_id, **changes)

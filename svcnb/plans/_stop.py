@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -427,8 +427,10 @@ def check_terms(chosen: Filter, vms: pd.DataFrame, classes: Iterable[str]) -> No
         ids = set(_held(vms["id"]))
         unknown = [v for v in chosen.ids if v not in ids]
         if unknown:
-            close = {v: difflib.get_close_matches(v, sorted(ids), n=1, cutoff=0.8) for v in unknown}
-            guess = "; ".join(f"{v}: did you mean {c[0]!r}?" for v, c in close.items() if c)
+            nearest = {
+                v: difflib.get_close_matches(v, sorted(ids), n=1, cutoff=0.8) for v in unknown
+            }
+            guess = "; ".join(f"{v}: did you mean {c[0]!r}?" for v, c in nearest.items() if c)
             raise PlanError(
                 f"VM id(s) not in the fleet: {', '.join(unknown)}; "
                 + (guess if guess else "check the ids")
@@ -481,7 +483,9 @@ def build_stop_plan(
     classes = vocab.current().classify_many("vm_status", list(vms["status"])) if len(vms) else []
     check_terms(chosen, vms, classes)
     rows: list[dict[str, Any]] = []
-    for record, cls in zip(vms.to_dict("records"), classes, strict=True):
+    # pandas-stubs key a record by any Hashable; a vms frame's columns are str
+    records = cast(list[dict[str, Any]], vms.to_dict("records"))
+    for record, cls in zip(records, classes, strict=True):
         decided = decide(chosen, allowed, record, cls)
         if decided is None:
             continue
@@ -611,7 +615,10 @@ class StopRun:
         planned = self.plan.entries.set_index("vm_id", drop=False)
         for vm_id in self.plan.to_stop:
             try:
-                now = frames.vms([self.client.vms.get(vm_id)]).iloc[0].to_dict()
+                # pandas-stubs key a row by any Hashable; a vms frame's columns are str
+                now = cast(
+                    dict[str, Any], frames.vms([self.client.vms.get(vm_id)]).iloc[0].to_dict()
+                )
             except NotFound:
                 self._set(vm_id, outcome=REFUSED, reason="the VM no longer exists", status=None)
                 continue
@@ -624,7 +631,7 @@ class StopRun:
             if held:
                 self._set(vm_id, outcome=REFUSED, reason=held)
                 continue
-            moved = changes(planned.loc[vm_id].to_dict(), now)
+            moved = changes(cast(dict[str, Any], planned.loc[vm_id].to_dict()), now)
             if moved:
                 self._set(
                     vm_id,

@@ -67,7 +67,7 @@ def _utc(value: TimeLike, name: str) -> pd.Timestamp:
         raise ValueError(
             f"{name}={value!r} is not a time; give a datetime or ISO 8601 text"
         ) from None
-    if ts is pd.NaT:
+    if pd.isna(ts):
         raise ValueError(f"{name} is NaT; give a datetime or ISO 8601 text")
     # a naive time is read as UTC: snapshot times are the server's, which are UTC
     return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
@@ -185,7 +185,7 @@ class Store:
         for name in self._names(account):
             part = read(self.for_account(name))
             attrs[name] = dict(part.attrs)
-            part.insert(0, "account", pd.array([name] * len(part), dtype="string"))
+            part.insert(0, "account", pd.Series(name, index=part.index, dtype="string"))
             parts.append(part)
         out = pd.concat(parts, ignore_index=True)
         out.attrs = {"accounts": attrs}
@@ -284,12 +284,16 @@ class Store:
         (credentials, a query, a token) raises StoreError: the catalog keeps it with every
         snapshot, for anyone who reads the store.
         """
-        server = screened_url(server, "server=")
-        if isinstance(server, RefusedBaseUrl):
+        screened = screened_url(server, "server=")
+        # the raw text may hold a secret: it leaves this frame before anything can raise, so no
+        # traceback that shows locals carries it
+        server = None
+        if isinstance(screened, RefusedBaseUrl):
             raise StoreError(
-                f"{server.source} is refused: it {server.problem}; pass the API's base URL "
+                f"{screened.source} is refused: it {screened.problem}; pass the API's base URL "
                 "(scheme://host[:port][/path], as Client.base_url has it). Nothing was stored"
             )
+        server = screened
         if account is not None and account != self._bound:
             # through the account's view: its own cache of what its latest snapshot held
             return self.for_account(account).write(
