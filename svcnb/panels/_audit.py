@@ -19,7 +19,7 @@ from svcnb.panels._display import Displayed
 from svcnb.panels._messages import RateWait, show, shown_in
 from svcnb.panels._quiet import quietly
 from svcnb.panels._render import PlotView, grid, shown, table, theme_style
-from svcnb.panels._rules import RuleEditor
+from svcnb.panels._rule_editor import RuleEditor
 from svcnb.reports import firewall, value_label
 from svcnb.store import Store, StoreError
 

@@ -18,6 +18,16 @@ from ._accounts import EVERY_ACCOUNT, Accounts, account_names
 from ._eventlog import EventLog
 from ._fs import is_remote
 from ._journal import Journal
+from ._journal_kinds import (
+    KINDS,
+    AcceptanceRevoked,
+    AlertRecord,
+    FindingAccepted,
+    JournalRecord,
+    RuleEdit,
+    StopPlanRecord,
+    from_audit,
+)
 from ._layout import (
     DEFAULT_PATH,
     ENV_PATH,
@@ -32,16 +42,6 @@ from ._layout import (
 from ._migrate import migrate
 from ._pull import reason_of
 from ._reading import check_readable
-from ._records import (
-    KINDS,
-    AcceptanceRevoked,
-    AlertRecord,
-    FindingAccepted,
-    JournalRecord,
-    RuleEdit,
-    StopPlanRecord,
-    from_audit,
-)
 from ._snapshots import RESOURCES
 from ._store import Store, TimeLike
 

@@ -21,8 +21,8 @@ from typing import Any
 
 import pandas as pd
 
+from ._journal_kinds import AcceptanceRevoked, FindingAccepted, JournalRecord
 from ._layout import StoreError
-from ._records import AcceptanceRevoked, FindingAccepted, JournalRecord
 
 ACCEPTANCE_COLUMNS = [
     "finding_id",

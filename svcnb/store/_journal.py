@@ -26,7 +26,7 @@ log kept before the journal: its id there and its place in that log's order) and
 changed; each append is one commit (``svcnb.store._appendlog``), and an append can be made
 conditional on the table being at the version read (:meth:`Journal.append_if`: a
 compare-and-set, which ``svcnb check`` claims alerts with). Text is scrubbed before it is
-written: secret-named keys dropped, tokens masked (``svcnb.store._audit.scrub``).
+written: secret-named keys dropped, tokens masked (``svcnb.store._scrub``).
 
 Accepted findings are the journal's too: :meth:`Journal.accept_finding`,
 :meth:`Journal.revoke_acceptance` and :meth:`Journal.acceptances` (the register, read from the
@@ -55,10 +55,8 @@ import pandas as pd
 
 from . import _acceptances
 from ._appendlog import AppendLog
-from ._audit import LegacyAudit, audit_frame, clean
 from ._fs import Location
-from ._layout import StoreError
-from ._records import (
+from ._journal_kinds import (
     KINDS,
     AcceptanceRevoked,
     FindingAccepted,
@@ -70,6 +68,8 @@ from ._records import (
     from_row,
     to_rows,
 )
+from ._layout import StoreError
+from ._old_audit import LegacyAudit, audit_frame, clean
 
 JOURNAL = "_journal"
 _MIGRATE_ATTEMPTS = 20

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ._audit import audit_frame, legacy_lines
 from ._layout import MissingResourceError, StoreError
 from ._legacy import frame_at, is_legacy, read_entries
+from ._old_audit import audit_frame, legacy_lines
 from ._snapshots import RESOURCES, has, reason, unreadable
 from ._store import Store
 

@@ -20,7 +20,7 @@ from svcnb import frames
 from svcnb.config import ConfigError
 from svcnb.errors import AuthError, SvcnbError, TransportError
 
-from ._audit import scrub
+from ._scrub import scrub
 
 _log = logging.getLogger("svcnb.store")
 

@@ -43,10 +43,10 @@ import pyarrow as pa
 from svcnb.config import DEFAULT_ACCOUNT, service_url
 from svcnb.frames import KEYS, SCHEMAS, ResourceName
 
-from ._audit import scrub
 from ._catalog import Catalog, data_file, sync
 from ._fs import Location
 from ._layout import OriginError, StoreError, warn
+from ._scrub import scrub
 from ._segments import (
     REMOVED,
     SEQ,

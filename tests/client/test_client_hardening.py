@@ -393,7 +393,7 @@ def test_a_bad_token_is_refused_without_quoting_it(key, why):
 
 def test_one_pattern_masks_tokens_everywhere():
     from svcnb.panels._messages import redact as panel_redact
-    from svcnb.store._audit import scrub
+    from svcnb.store._scrub import scrub
 
     text = f"key {TOKEN}. short svc_ab, sandbox svc_{'x' * 40}-_.y and svc_… done"
     masked = redact(text)

@@ -28,7 +28,7 @@ from svcnb.store import (
     Store,
     StoreError,
 )
-from svcnb.store._audit import SCHEMA, audit_frame
+from svcnb.store._old_audit import SCHEMA, audit_frame
 
 UNTIL = "2030-01-31T12:00:00+00:00"
 CLAIM_END = "2026-10-05T10:15:30.123456+00:00"

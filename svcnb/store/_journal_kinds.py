@@ -20,8 +20,8 @@ from typing import Any, ClassVar, Literal, TypeVar
 import pandas as pd
 import pyarrow as pa
 
-from ._audit import _jsonable, scrub
 from ._layout import StoreError
+from ._scrub import jsonable, scrub
 
 ColumnType = Literal["text", "time", "json"]
 TimeLike = str | datetime | pd.Timestamp
@@ -52,7 +52,7 @@ def _utc(value: object, name: str) -> pd.Timestamp:
 def _json(value: object) -> str | None:
     if value is None:
         return None
-    return json.dumps(value, default=_jsonable, ensure_ascii=False, sort_keys=True)
+    return json.dumps(value, default=jsonable, ensure_ascii=False, sort_keys=True)
 
 
 @dataclass(frozen=True, kw_only=True)

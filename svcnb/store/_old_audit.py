@@ -1,4 +1,4 @@
-"""The audit log as svcnb wrote it before the journal (read to migrate it), and ``scrub``.
+"""The audit log as svcnb wrote it before the journal: read to migrate it, never written.
 
 Before the journal (``svcnb.store._journal``) every rule edit, acceptance, stop plan and alert
 was one JSON record in one Delta table, ``<store>/_audit`` (columns time, kind, account,
@@ -7,9 +7,8 @@ its ``kind``; local stores older still kept a JSON-lines file, ``audit.jsonl``. 
 never written: the journal copies their records into its tables (each keeps its record id, so
 it is copied once) and leaves them as they were, for any older svcnb that still reads them.
 
-Nothing secret is kept anywhere: keys that name secrets are dropped and any token-like
-``svc_...`` text is masked to its last four characters (:func:`scrub`), before anything is
-written, in text and bytes alike, in keys and values at any depth.
+A record given as such a dict (:func:`clean`) is scrubbed (``svcnb.store._scrub``) before the
+journal keeps it.
 """
 
 from __future__ import annotations
@@ -24,16 +23,14 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from svcnb.client import redact
-
 from ._appendlog import AppendLog
 from ._fs import Location
 from ._layout import SnapshotWarning
+from ._scrub import scrub
 
 AUDIT_TABLE = "_audit"
 LEGACY_LOG = "audit.jsonl"  # local stores before the table: read, never written
 AUDIT_COLUMNS = ("time", "firewall_id", "rule_id", "before", "after", "outcome")
-_SECRET_KEYS = {"secret", "api_key", "apikey", "x-api-key", "token", "password", "authorization"}
 _TS = pa.timestamp("us", tz="UTC")
 SCHEMA = pa.schema(
     [
@@ -47,37 +44,6 @@ SCHEMA = pa.schema(
         pa.field("record", pa.string()),
     ]
 )
-
-
-def scrub(value: Any) -> Any:
-    """``value`` with secret-named keys dropped and token-like text masked, at any depth.
-
-    What comes back holds only what JSON holds (and datetimes, which :func:`_jsonable`
-    writes): anything else is made text here, and masked, because ``str()`` of bytes or of an
-    object shows what it holds and nothing would mask it later.
-    """
-    if isinstance(value, Mapping):
-        out = {}
-        for k, v in value.items():
-            key = scrub(k) if isinstance(k, str | bytes | bytearray | memoryview) else redact(k)
-            if key.lower() not in _SECRET_KEYS:
-                out[key] = scrub(v)
-        return out
-    if isinstance(value, list | tuple | set | frozenset):
-        return [scrub(v) for v in value]
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, bytes | bytearray | memoryview):
-        return redact(bytes(value).decode("utf-8", "backslashreplace"))
-    if value is None or isinstance(value, bool | int | float | datetime | pd.Timestamp):
-        return value
-    return redact(str(value))
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, datetime | pd.Timestamp):
-        return pd.Timestamp(value).tz_convert("UTC").isoformat() if value.tzinfo else str(value)
-    return redact(str(value))
 
 
 def clean(record: Mapping[str, Any]) -> dict[str, Any]:
