@@ -20,8 +20,8 @@ from __future__ import annotations
 from ._build import RecordError, UnreadableValueWarning, empty
 from ._deliveries import MEANINGS, PLACED, UnplacedKeyWarning, unplaced_keys
 from ._fields import API_FIELDS, COLUMNS, api_record, column_of
-from ._records import vm_records
 from ._money import Money, UnknownMoneyKeyError, parse_money
+from ._records import vm_records
 from ._resources import (
     attachments,
     deliveries,
