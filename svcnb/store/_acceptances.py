@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from ._journal_kinds import AcceptanceRevoked, FindingAccepted, JournalRecord
+from ._journal_kinds import AcceptanceRevoked, FindingAccepted, JournalRecord, utc_time
 from ._layout import StoreError
 
 ACCEPTANCE_COLUMNS = [
@@ -38,19 +38,6 @@ ACCEPTANCE_COLUMNS = [
     "firewall_id",
     "rule_id",
 ]
-
-
-def _time(value: Any, name: str) -> pd.Timestamp:
-    try:
-        ts = pd.Timestamp(value)
-    except (TypeError, ValueError):
-        ts = None
-    if not isinstance(ts, pd.Timestamp):  # NaT, from None or ""
-        raise StoreError(
-            f"{name}={value!r} is not a time; give a datetime or ISO 8601 text such as "
-            "'2030-01-31' or '2030-01-31T12:00Z' (a time without a zone is UTC)"
-        )
-    return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
 
 
 def _words(value: Any, name: str, example: str) -> str:
@@ -81,8 +68,8 @@ def accepted(
     fid = _finding(finding_id)
     why = _words(reason, "reason", "reason='VPN appliance, vendor fix due in March'")
     who = _words(owner, "owner", "owner='sam@example.com'")
-    when = _time(datetime.now(UTC) if now is None else now, "now")
-    end = _time(until, "until")
+    when = utc_time(datetime.now(UTC) if now is None else now, "now")
+    end = utc_time(until, "until")
     if end <= when:
         raise StoreError(
             f"until={end.isoformat()} is not in the future (now is {when.isoformat()}); an "
@@ -126,7 +113,7 @@ def revocation(
         )
     last = live.iloc[-1]
     return AcceptanceRevoked(
-        time=_time(datetime.now(UTC) if now is None else now, "now"),
+        time=utc_time(datetime.now(UTC) if now is None else now, "now"),
         finding_id=fid,
         reason=why,
         owner=who,

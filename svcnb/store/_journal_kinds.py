@@ -39,13 +39,18 @@ _COMMON = pa.schema(
 )
 
 
-def _utc(value: object, name: str) -> pd.Timestamp:
+def utc_time(value: object, name: str) -> pd.Timestamp:
+    """``value`` (a datetime, a Timestamp or ISO 8601 text; without a zone: UTC) as a UTC
+    Timestamp; StoreError naming ``name`` when it is not a time."""
     try:
-        ts = pd.Timestamp(value)  # type: ignore[arg-type]
+        ts = pd.Timestamp(value)  # type: ignore[arg-type]  # anything a caller gave: checked below
     except (TypeError, ValueError):
         ts = None
     if not isinstance(ts, pd.Timestamp):  # NaT, from None or ""
-        raise StoreError(f"{name}={value!r} is not a time; give a datetime or ISO 8601 text")
+        raise StoreError(
+            f"{name}={value!r} is not a time; give a datetime or ISO 8601 text such as "
+            "'2030-01-31' or '2030-01-31T12:00Z' (a time without a zone is UTC)"
+        )
     return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
 
 
@@ -73,7 +78,7 @@ class JournalRecord:
 
     def when(self) -> pd.Timestamp:
         """``time`` as a UTC Timestamp."""
-        return _utc(self.time, "time")
+        return utc_time(self.time, "time")
 
     @classmethod
     def schema(cls) -> pa.Schema:
@@ -84,7 +89,7 @@ class JournalRecord:
     def scrubbed(self) -> JournalRecord:
         """This record as it is written: time in UTC, text and JSON scrubbed of secrets."""
         changes: dict[str, Any] = {
-            "time": _utc(self.time if self.time is not None else datetime.now(UTC), "time"),
+            "time": utc_time(self.time if self.time is not None else datetime.now(UTC), "time"),
             "extra": scrub(dict(self.extra)),
         }
         for name, kind in self.COLUMNS.items():
@@ -92,7 +97,7 @@ class JournalRecord:
             if value is None:
                 continue
             if kind == "time":
-                changes[name] = _utc(value, name)
+                changes[name] = utc_time(value, name)
             elif kind == "text":
                 value = scrub(value)
                 changes[name] = value if isinstance(value, str) else str(value)
@@ -111,7 +116,7 @@ class JournalRecord:
             value = getattr(self, name)
             if value is None and name in self.OPTIONAL:
                 continue
-            out[name] = _utc(value, name).isoformat() if kind == "time" and value else value
+            out[name] = utc_time(value, name).isoformat() if kind == "time" and value else value
         out.update(self.extra)
         return out
 
@@ -158,19 +163,13 @@ _FINDING: dict[str, ColumnType] = {
 
 
 @dataclass(frozen=True, kw_only=True)
-class FindingAccepted(JournalRecord):
-    """A firewall finding's risk accepted by ``owner`` for ``reason`` until ``until``, in
-    ``account`` (its name) whose wallet is ``wallet``."""
-
-    KIND = "acceptances"
-    AUDIT_KIND = ACCEPTANCE_KIND
-    COLUMNS = {**_FINDING, "until": "time"}
-    IMPLIED = {"outcome": ACCEPTED}
+class _FindingRecord(JournalRecord):
+    """The fields an acceptance and its revocation share (``_FINDING``): which finding, who,
+    why, in which account (its name) and wallet, on which firewall rule."""
 
     finding_id: str | None = None
     reason: str | None = None
     owner: str | None = None
-    until: TimeLike | None = None
     account: str | None = None
     wallet: str | None = None
     firewall_id: str | None = None
@@ -180,23 +179,26 @@ class FindingAccepted(JournalRecord):
 
 
 @dataclass(frozen=True, kw_only=True)
-class AcceptanceRevoked(JournalRecord):
+class FindingAccepted(_FindingRecord):
+    """A firewall finding's risk accepted by ``owner`` for ``reason`` until ``until``, in
+    ``account`` (its name) whose wallet is ``wallet``."""
+
+    KIND = "acceptances"
+    AUDIT_KIND = ACCEPTANCE_KIND
+    COLUMNS = {**_FINDING, "until": "time"}
+    IMPLIED = {"outcome": ACCEPTED}
+
+    until: TimeLike | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AcceptanceRevoked(_FindingRecord):
     """The acceptances of ``finding_id`` made before it ended by ``owner`` for ``reason``."""
 
     KIND = "revocations"
     AUDIT_KIND = ACCEPTANCE_KIND
     COLUMNS = _FINDING
     IMPLIED = {"outcome": REVOKED}
-
-    finding_id: str | None = None
-    reason: str | None = None
-    owner: str | None = None
-    account: str | None = None
-    wallet: str | None = None
-    firewall_id: str | None = None
-    rule_id: str | None = None
-    before: str | None = None
-    after: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
