@@ -22,6 +22,13 @@ USAGE = 2
 INTERRUPTED = 130
 
 
+def fail(command: str, text: str, code: int = USAGE) -> int:
+    """Say ``text`` as ``svcnb COMMAND: text`` on stderr; returns ``code`` for the command to
+    end with."""
+    print(f"svcnb {command}: {text}", file=sys.stderr)
+    return code
+
+
 def add_store_option(
     parser: argparse.ArgumentParser,
     what: str = "",

@@ -18,9 +18,10 @@ import math
 import sys
 import time
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
-from svcnb.cli._common import USAGE, add_store_option
+from svcnb.cli._common import add_store_option, fail
 
 EXAMPLE = """examples:
   svcnb check                                # after `svcnb snapshot`, from cron
@@ -90,9 +91,8 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _fail(text: str, code: int = USAGE) -> int:
-    print(f"svcnb check: {text}", file=sys.stderr)
-    return code
+# one line on stderr naming the command, and the exit code to end with
+_fail = partial(fail, "check")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -18,12 +18,14 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from svcnb.cli import _common
+from svcnb.cli._common import fail
 from svcnb.reports import duration
 
 KINDS = ("bandwidth", "billing", "firewall", "webhooks", "whatif")
@@ -40,9 +42,9 @@ EXAMPLE = """examples:
   svcnb report billing --format json --table figures
   svcnb report whatif --terminate vm_358c956bf1e3c6a7,vm_e20a98e85d204265 --table what_if"""
 
-# exit codes: 2 for a mistake in what was asked (arguments, configuration, store location),
-# 1 for a failure while doing it (the server refused, a file could not be written)
-USAGE, FAILED = 2, 1
+# exit codes: _common.USAGE (2) for a mistake in what was asked (arguments, configuration, store
+# location), 1 for a failure while doing it (the server refused, a file could not be written)
+FAILED = 1
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -121,9 +123,8 @@ class UserError(Exception):
     """A mistake in what was asked: printed as one line, exit code 2."""
 
 
-def _fail(text: str, code: int = USAGE) -> int:
-    print(f"svcnb report: {text}", file=sys.stderr)
-    return code
+# one line on stderr naming the command, and the exit code to end with
+_fail = partial(fail, "report")
 
 
 def run(args: argparse.Namespace) -> int:
