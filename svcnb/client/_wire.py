@@ -187,12 +187,12 @@ class Urllib3Wire(Wire):
         self._root = base_url.rstrip("/") + "/"
         self._token = token
         self._headers = {**headers, "accept-encoding": _ACCEPT_ENCODING}
+        # Every request goes to the base URL's scheme and host (no redirects, no proxy), so a
+        # TLS context (loading the CA bundle costs more CPU than a whole sandbox call) is made
+        # only for an https base URL
+        tls = httpx.create_ssl_context() if httpx.URL(self._root).scheme == "https" else None
         self._pool = urllib3.PoolManager(
-            num_pools=4,
-            maxsize=pool_size,
-            block=False,
-            retries=False,
-            ssl_context=httpx.create_ssl_context(),
+            num_pools=4, maxsize=pool_size, block=False, retries=False, ssl_context=tls
         )
         # connections whose answers are read against the call's deadline (_TimedAnswer)
         self._pool.pool_classes_by_scheme = {"http": _TimedPool, "https": _TimedTlsPool}

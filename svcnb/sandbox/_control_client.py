@@ -45,8 +45,15 @@ class Control:
         trust_env: bool = True,
     ) -> None:
         self.url = control_url.rstrip("/")
+        # No TLS can happen on plain http with no proxy from the environment, so no TLS context
+        # is made (loading the CA bundle costs more CPU than the calls a test makes)
+        plain = httpx.URL(self.url).scheme == "http" and not trust_env
         self._http = httpx.Client(
-            base_url=self.url, timeout=timeout, transport=transport, trust_env=trust_env
+            base_url=self.url,
+            timeout=timeout,
+            transport=transport,
+            trust_env=trust_env,
+            verify=not plain,
         )
 
     def __repr__(self) -> str:

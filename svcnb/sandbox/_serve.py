@@ -113,7 +113,7 @@ def serve(
         api_root=base + state.dialect.prefixes[-1],
         control_url=base + "/_sandbox",
         tokens=dict(state.default_secrets),
-        control=Control(base + "/_sandbox"),
+        control=Control(base + "/_sandbox", trust_env=False),  # its own server: never a proxy
         state=state,
     )
     if connection_file:

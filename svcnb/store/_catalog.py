@@ -401,9 +401,14 @@ def sync(
     error: BaseException | None = None
     for _ in range(attempts):
         try:
-            dt = DeltaTable.create(
-                url, schema, mode="ignore", partition_by=by, storage_options=options
-            )
+            try:
+                # opened once: create(mode="ignore") opens an existing table twice, and this
+                # runs for every resource table at every snapshot
+                dt = DeltaTable(url, storage_options=options)
+            except TableNotFoundError:
+                dt = DeltaTable.create(
+                    url, schema, mode="ignore", partition_by=by, storage_options=options
+                )
             active = set(dt.get_add_actions(flatten=True).column("path").to_pylist())
             adds = [_add(loc, table, name) for name in sorted(want - active)]
             removes = [

@@ -8,6 +8,7 @@ import time
 
 import httpx
 import pytest
+from _loopback import loopback_client
 
 import svcnb
 from svcnb.errors import (
@@ -49,7 +50,7 @@ def test_detailed_pull_under_faults_equals_the_fault_free_pull(make_sandbox, con
     clean = connect_to(sb, "read").vms.all(details=True)
     assert len(clean) == 130 and all("sshKeys" in vm for vm in clean)
     sb.control.set_faults(errorRate=0.10, dropRate=0.05, seed=5)
-    raw = httpx.Client(base_url=sb.api_root, headers={"x-api-key": sb.tokens["admin"]})
+    raw = loopback_client(sb.api_root, headers={"x-api-key": sb.tokens["admin"]})
 
     def spend(times):  # another program on the same token, not paced: the pull meets 429s
         for _ in range(times):

@@ -41,6 +41,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import httpx
 import pandas as pd
+from _loopback import loopback_client
 from peers import check  # tests/ is on sys.path (pytest's rootdir insertion, bench/)
 
 from svcnb.client import Client
@@ -555,8 +556,8 @@ class MutatingProxy:
         self.variant: Variant = identity()
         self.requests = 0
         self.errors: list[str] = []  # the proxy's own faults: check_variant raises on them
-        self._http = httpx.Client(
-            base_url=upstream.rstrip("/"),
+        self._http = loopback_client(
+            upstream.rstrip("/"),
             timeout=30.0,
             limits=httpx.Limits(max_connections=64, max_keepalive_connections=64),
         )

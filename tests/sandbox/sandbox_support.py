@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import httpx
+from _loopback import loopback_client
 
 from svcnb.sandbox import Sandbox
 
@@ -13,7 +14,7 @@ class Api:
 
     def __init__(self, sandbox: Sandbox) -> None:
         self.sandbox = sandbox
-        self.http = httpx.Client(base_url=sandbox.base_url, timeout=30.0)
+        self.http = loopback_client(sandbox.base_url, timeout=30.0)
 
     def request(
         self,

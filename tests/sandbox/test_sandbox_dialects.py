@@ -13,6 +13,7 @@ from decimal import Decimal
 
 import httpx
 import pytest
+from _loopback import loopback_client
 from dialect_support import amount as exact_amount
 from dialect_support import page_items, served_size, size_param, walk
 
@@ -44,8 +45,8 @@ class Spoken:
         assert described["name"] == name
         self.d = described["choices"]
         self.prefix = PREFIXES.get(self.d["base_paths"], "/api/public/v1")
-        self.http = httpx.Client(
-            base_url=sb.base_url, timeout=30.0, headers={"x-api-key": sb.tokens["admin"]}
+        self.http = loopback_client(
+            sb.base_url, timeout=30.0, headers={"x-api-key": sb.tokens["admin"]}
         )
 
     def request(self, method: str, path: str, **kw) -> httpx.Response:
@@ -275,7 +276,7 @@ def test_sliding_window_names_the_wait(server: Sandbox) -> None:
     try:
         made = server.control.create_token("slow", ["vms:read"], rate_limit=2)
         headers = {"x-api-key": made["secret"]}
-        with httpx.Client(base_url=server.base_url + "/api/public/v1", headers=headers) as http:
+        with loopback_client(server.base_url + "/api/public/v1", headers=headers) as http:
             assert [http.get("/vms").status_code for _ in range(2)] == [200, 200]
             response = http.get("/vms")
         assert response.status_code == 429

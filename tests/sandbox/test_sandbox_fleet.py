@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-import httpx
+from _loopback import loopback_client
 
 VM_KEYS = [
     "id",
@@ -154,7 +154,7 @@ def test_networks_attachments_wallet_and_webhooks_are_seeded(api):
 
 
 def _pages(base_url: str, token: str) -> list[bytes]:
-    with httpx.Client(base_url=base_url) as http:
+    with loopback_client(base_url) as http:
         return [
             http.get(
                 "/api/public/v1/vms", params={"page": p, "perPage": 7}, headers={"x-api-key": token}
@@ -192,5 +192,5 @@ def test_both_base_paths_serve_the_same_resource(api):
 
 def test_fleet_size_follows_the_setting(make_sandbox):
     sb = make_sandbox(vms=3, seed=1)
-    with httpx.Client(base_url=sb.api_root, headers={"x-api-key": sb.tokens["read"]}) as http:
+    with loopback_client(sb.api_root, headers={"x-api-key": sb.tokens["read"]}) as http:
         assert http.get("/vms").json()["meta"]["total"] == 3

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from _loopback import loopback_client
 
 from svcnb.sandbox import serve
 
@@ -51,8 +52,8 @@ def _record(name: str, response: httpx.Response) -> dict:
 def run_script(base_url: str, tokens: dict[str, str]) -> list[dict]:
     """Replay the script against a fresh seed-7, 40-VM sandbox and return what came back."""
     out: list[dict] = []
-    http = httpx.Client(base_url=base_url, timeout=30.0)
-    control = httpx.Client(base_url=base_url + "/_sandbox", timeout=30.0)
+    http = loopback_client(base_url, timeout=30.0)
+    control = loopback_client(base_url + "/_sandbox", timeout=30.0)
     admin = {"x-api-key": tokens["admin"]}
     read = {"x-api-key": tokens["read"]}
 

@@ -7,6 +7,7 @@ import httpx
 import pytest
 import schemathesis
 from _fuzz import fuzz
+from _loopback import loopback_client
 from hypothesis import HealthCheck, given
 from schemathesis import GenerationMode
 from schemathesis.checks import (
@@ -44,7 +45,7 @@ def test_document_is_openapi_3_1_version_1_0_0_with_every_route(sandbox):
 def _real_ids(sandbox) -> dict[str, str]:
     """Ids of the seeded account, so generated bodies reach the handlers instead of a 404."""
     headers = {"x-api-key": sandbox.tokens["admin"]}
-    with httpx.Client(base_url=sandbox.api_root, headers=headers) as http:
+    with loopback_client(sandbox.api_root, headers=headers) as http:
         fw = http.get("/firewalls").json()["data"][0]
         rule = http.get(f"/firewalls/{fw['id']}/rules").json()["data"][0]
         net = http.get("/networks").json()["data"][0]

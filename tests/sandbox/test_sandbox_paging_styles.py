@@ -15,6 +15,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
+from _loopback import loopback_client
 from dialect_support import amount, walk
 
 from svcnb.sandbox import Sandbox, serve
@@ -60,8 +61,8 @@ def speaking(server: Sandbox, dialect: str | Dialect) -> Iterator[tuple[httpx.Cl
         with server.state.lock:
             server.state.dialect = dialect
     choices = server.control.dialect()["choices"]
-    http = httpx.Client(
-        base_url=server.base_url, timeout=30.0, headers={"x-api-key": server.tokens["admin"]}
+    http = loopback_client(
+        server.base_url, timeout=30.0, headers={"x-api-key": server.tokens["admin"]}
     )
     try:
         yield http, choices

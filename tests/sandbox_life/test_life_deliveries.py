@@ -11,6 +11,7 @@ from datetime import timedelta
 import httpx
 import pytest
 from _life_receiver import Receiver, https_receiver
+from _loopback import loopback_client
 
 from svcnb.sandbox import Sandbox, wait_idle
 from svcnb.sandbox._envelopes import iso, parse_iso
@@ -32,7 +33,7 @@ def sb(make_sandbox, receiver: Receiver) -> Sandbox:
 
 
 def api(sb: Sandbox) -> httpx.Client:
-    return httpx.Client(base_url=sb.api_root, headers={"x-api-key": sb.tokens["admin"]})
+    return loopback_client(sb.api_root, headers={"x-api-key": sb.tokens["admin"]})
 
 
 def subscribe(sb: Sandbox, url: str, events: list[str]) -> dict:

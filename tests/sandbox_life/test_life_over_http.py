@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from decimal import Decimal
 
-import httpx
+from _loopback import loopback_client
 
 from svcnb.sandbox._envelopes import parse_iso
 
@@ -24,7 +24,7 @@ def test_renewals_drain_the_wallet_until_a_vm_is_suspended_and_a_top_up_resumes_
     make_sandbox,
 ):
     sb = make_sandbox(vms=0, seed=7, time_scale=0.0)
-    api = httpx.Client(base_url=sb.api_root, headers={"x-api-key": sb.tokens["admin"]})
+    api = loopback_client(sb.api_root, headers={"x-api-key": sb.tokens["admin"]})
 
     def wallet() -> Decimal:
         return _amount(api.get("/wallet").json()["data"]["balance"])
