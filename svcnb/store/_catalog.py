@@ -33,11 +33,13 @@ import json
 import secrets
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.fs as pafs
 from deltalake import CommitProperties, DeltaTable, Transaction
 from deltalake.exceptions import DeltaError, TableNotFoundError
 from deltalake.transaction import AddAction, RemoveAction
@@ -109,6 +111,8 @@ class Catalog:
         self._entries: list[dict[str, Any]] = []
         self._read_version = -1
         self._held: dict[str, list[dict[str, Any]]] = {}
+        # the resource tables as this process last brought them in line (``sync``)
+        self.in_line: dict[str, InLine] = {}
 
     def _options(self) -> dict[str, str] | None:
         return self.loc.storage_options or None
@@ -386,12 +390,42 @@ def _catalog_table(entries: list[dict[str, Any]]) -> pa.Table:
     return pa.table(columns, schema=SCHEMA)
 
 
+@dataclass
+class InLine:
+    """A resource table as this process last left it: open at its latest version, the files it
+    holds, and the size and time of that version's commit, by which the next ``sync`` knows
+    that nobody has changed the table since (another writer, a repair, a damaged commit)."""
+
+    table: DeltaTable
+    files: frozenset[str]
+    mark: tuple[int | None, int | None]
+
+
+def _latest_mark(loc: Location, table: str, version: int) -> tuple[int | None, int | None] | None:
+    """The size and time of commit ``version`` of ``table`` while it is the latest, else None."""
+    this, after = loc.fs.get_file_info(
+        [commit_path(loc, table, version), commit_path(loc, table, version + 1)]
+    )
+    if this.type != pafs.FileType.File or after.type != pafs.FileType.NotFound:
+        return None
+    return this.size, this.mtime_ns
+
+
 def sync(
-    loc: Location, table: str, schema: pa.Schema, expected: Iterable[str], attempts: int = 5
+    loc: Location,
+    table: str,
+    schema: pa.Schema,
+    expected: Iterable[str],
+    kept: dict[str, InLine],
+    attempts: int = 5,
 ) -> None:
     """Make the Delta table ``table`` hold exactly the files ``expected`` (names in its
     folder), adding and removing in one commit; creates the table the first time, partitioned
-    by account when the files are in account folders (a store of several accounts)."""
+    by account when the files are in account folders (a store of several accounts).
+
+    ``kept`` holds the tables as this process last left them (``InLine``, by table name), so a
+    table nobody changed since is not opened again: two existence checks instead of reading its
+    log, every resource at every snapshot (on object storage, a request per commit read)."""
     want = set(expected)
     url = loc.table_url(table)
     options = loc.storage_options or None
@@ -401,25 +435,32 @@ def sync(
     error: BaseException | None = None
     for _ in range(attempts):
         try:
-            try:
-                # opened once: create(mode="ignore") opens an existing table twice, and this
-                # runs for every resource table at every snapshot
-                dt = DeltaTable(url, storage_options=options)
-            except TableNotFoundError:
-                dt = DeltaTable.create(
-                    url, schema, mode="ignore", partition_by=by, storage_options=options
-                )
-            active = set(dt.get_add_actions(flatten=True).column("path").to_pylist())
+            known = kept.pop(table, None)
+            if known is not None and _latest_mark(loc, table, known.table.version()) == known.mark:
+                dt, active = known.table, set(known.files)
+            else:
+                try:
+                    # create(mode="ignore") would open an existing table twice
+                    dt = DeltaTable(url, storage_options=options)
+                except TableNotFoundError:
+                    dt = DeltaTable.create(
+                        url, schema, mode="ignore", partition_by=by, storage_options=options
+                    )
+                active = set(dt.get_add_actions(flatten=True).column("path").to_pylist())
             adds = [_add(loc, table, name) for name in sorted(want - active)]
             removes = [
                 RemoveAction(name, True, _now_ms(), loc.size(loc.file(table, name)))
                 for name in sorted(active - want)
             ]
-            if not adds and not removes:
-                return
-            dt.create_write_transaction(
-                [*adds, *removes], mode="append", schema=schema, partition_by=by
-            )
+            if adds or removes:
+                dt.create_write_transaction(
+                    [*adds, *removes], mode="append", schema=schema, partition_by=by
+                )
+                dt.update_incremental()  # to this commit, and any another writer made since
+                active = set(dt.get_add_actions(flatten=True).column("path").to_pylist())
+            mark = _latest_mark(loc, table, dt.version())
+            if mark is not None:
+                kept[table] = InLine(dt, frozenset(active), mark)
             return
         except (DeltaError, OSError) as exc:
             error = exc

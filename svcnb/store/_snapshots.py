@@ -639,7 +639,7 @@ def tidy(loc: Location, catalog: Catalog, resources: list[ResourceName]) -> None
         if not want:
             continue
         try:
-            sync(loc, resource, arrow_schema(resource), want)
+            sync(loc, resource, arrow_schema(resource), want, catalog.in_line)
             synced.append(resource)
         except (StoreError, OSError, pa.ArrowException) as exc:
             warn(f"the snapshot is published; tidying {resource} is left to the next: {exc}")

@@ -262,3 +262,43 @@ def test_a_publish_that_landed_but_reported_an_error_keeps_every_file(where, mon
         warnings.simplefilter("error")  # no snapshot skipped for a missing file
         rows = _rows(where)
     assert list(rows)[-1] == new and len(rows) == 4
+
+
+def _vms_table_holds_the_latest(where: str) -> None:
+    latest = Store(where).load("vms")
+    table = DeltaTable(f"{where}/vms").to_pandas()
+    live = table.sort_values("_snapshot").drop_duplicates("id", keep="last")
+    assert sorted(live.loc[~live["_removed"], "id"]) == sorted(latest["id"])
+
+
+@pytest.mark.parametrize("where", ["disk"], indirect=True)
+@pytest.mark.parametrize("damage", ["no-op", "truncated"])
+def test_a_store_that_wrote_before_sees_a_later_damage_as_a_new_one_does(where, damage):
+    """A Store keeps each resource table open between its snapshots (opening it again costs
+    a read of its log); a commit changed behind its back is still seen at its next take."""
+    store, records = Store(where), account(6)
+    for day in range(3):
+        records = evolve(records, day) if day else records
+        store.write(frames_of(records), server_time=T0 + day * DAY)
+    commit = _latest_commit(where, "vms")
+    _write(where, commit, DAMAGES[damage](_read(where, commit)))
+    records = evolve(records, 3)
+    if damage == "truncated":
+        with pytest.warns(SnapshotWarning, match=commit.rpartition("/")[2]):
+            store.write(frames_of(records), server_time=T0 + 3 * DAY)
+    else:
+        store.write(frames_of(records), server_time=T0 + 3 * DAY)
+        _vms_table_holds_the_latest(where)
+
+
+@pytest.mark.parametrize("where", ["disk"], indirect=True)
+def test_a_table_another_writer_changed_is_read_again_before_it_is_brought_in_line(where):
+    store, records = Store(where), account(6)
+    store.write(frames_of(records), server_time=T0)
+    # another process publishes a snapshot in which the VMs changed
+    changed = evolve(records, 1)
+    Store(where).write(frames_of(changed), server_time=T0 + DAY)
+    # then this one, with the VMs of its first snapshot: the table must drop the other's rows
+    store.write(frames_of(records), server_time=T0 + 2 * DAY)
+    _vms_table_holds_the_latest(where)
+    assert sorted(Store(where).load("vms")["id"]) == sorted(v["id"] for v in records["vms"])
