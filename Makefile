@@ -7,11 +7,12 @@ STAMP := $(VENV)/.installed-stamp
 .PHONY: test test-all test-versions demo bench lab lint typecheck format clean
 
 # uv lays the developers' 180-odd packages into a new venv in seconds where pip takes most of a
-# minute; what gets installed is the same resolution of pyproject.toml's bounds
+# minute; what gets installed is the same resolution of pyproject.toml's bounds. Compiled here,
+# once: otherwise each test worker compiles every module it imports on the first run
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet 'uv>=0.9'
-	$(VENV)/bin/uv pip install --quiet --python $(PY) -e '.[dev]'
+	$(VENV)/bin/uv pip install --quiet --compile-bytecode --python $(PY) -e '.[dev]'
 	touch $(STAMP)
 
 lint: $(STAMP)
