@@ -157,7 +157,6 @@ def _close_figures() -> Iterator[None]:
 _LONG = (
     "tests/panels/test_notebook_stories.py",
     "tests/browser/",
-    "tests/test_notebooks_dialects.py",
     "tests/test_demo_pages.py",
     "tests/dialects/test_dialect_sweep.py",
     "tests/store/test_store_damaged_commits.py",

@@ -1,12 +1,18 @@
-"""Each user-story notebook tells its story alone on a fresh store, after the others, or twice.
+"""Each user-story notebook tells its story alone on a fresh store, after the others, or twice,
+and on services that are not the default dialect.
 
-nbval runs 01 to 06 in order, each on its own store. Here the notebooks run as a user would run
-them (nbclient, a kernel each) and the history span each one reports is checked: alone, each
-with the fresh sandbox ``connect()`` starts; 01 to 06 in order, then 03 and 04 again (out of
-order, twice), on one store and the one sandbox ``svcnb lab`` gives every kernel
-(``SVCNB_SANDBOX``), since a store keeps the history of one server. ``make test`` runs only 03
-again (its second run tells a story of its own: nothing left to fix); ``make test-all`` 04 too
-(the same span as its first run, after 05 and 06).
+nbval runs 01 to 06 in order, each on its own store, on the default dialect, and compares every
+output. Here the notebooks run as a user would run them (nbclient, a kernel each): 01 to 06 in
+order, then 03 and 04 again (out of order, twice), on one store and the one sandbox ``svcnb lab``
+gives every kernel (``SVCNB_SANDBOX``), since a store keeps the history of one server. No cell may
+fail or show an error, and the history span each one reports is checked. Their figures differ
+from the default's by design (other words, other forms), so outputs are not compared; the
+dialect sweep checks the numbers.
+
+``make test`` tells the story on ``acme`` (other words and money forms) and runs only 03 again
+(its second run tells a story of its own: nothing left to fix). ``make test-all`` runs 04 again
+too (the same span as its first run, after 05 and 06), on ``acme``, the default and ``linkhdr``
+(link-header paging, other times and delivery keys).
 """
 
 from __future__ import annotations
@@ -47,7 +53,8 @@ def kernel_env(monkeypatch, tmp_path):
 
 
 def _run(name: str) -> str:
-    """Run notebook ``name`` in a new kernel; its printed text."""
+    """Run notebook ``name`` in a new kernel; its printed text. No cell may fail or show an
+    error."""
     notebook = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
     client = NotebookClient(
         notebook,
@@ -59,6 +66,13 @@ def _run(name: str) -> str:
         client.execute()
     except CellExecutionError as exc:
         pytest.fail(f"{name}: {exc.ename}: {exc.evalue}")
+    errors = [
+        out
+        for cell in notebook.cells
+        for out in cell.get("outputs", [])
+        if out.get("output_type") == "error"
+    ]
+    assert not errors, f"{name}: {errors[0]['ename']}"
     return "".join(
         out.get("text", "")
         for cell in notebook.cells
@@ -76,20 +90,28 @@ def _span(name: str, text: str) -> int | None:
 
 
 AGAIN = [
-    pytest.param(("03_firewall_audit",), id="03-again"),
-    pytest.param(
-        ("03_firewall_audit", "04_billing_review"), id="03-04-again", marks=pytest.mark.slow
+    pytest.param("acme", ("03_firewall_audit",), id="acme-03-again"),
+    *(
+        pytest.param(
+            dialect,
+            ("03_firewall_audit", "04_billing_review"),
+            id=f"{dialect}-03-04-again",
+            marks=pytest.mark.slow,
+        )
+        for dialect in ("acme", "default", "linkhdr")
     ),
 ]
 
 
-@pytest.mark.parametrize("again", AGAIN)
+@pytest.mark.parametrize(("dialect", "again"), AGAIN)
 def test_in_order_then_out_of_order_and_twice_on_one_store(
-    kernel_env, tmp_path, monkeypatch, again
+    kernel_env, tmp_path, monkeypatch, dialect, again
 ):
     kernel_env(tmp_path / "store")
     connection = tmp_path / "sandbox.json"
-    with serve(connection_file=str(connection)):
+    # the limit raised: acme's list items carry no updatedAt, so each of the snapshots 04 and 05
+    # build re-reads every VM; the story is what is tested here, not the pacing
+    with serve(dialect=dialect, connection_file=str(connection), rate_limit=1_000_000):
         monkeypatch.setenv("SVCNB_SANDBOX", str(connection))
         _in_order()
         _again_out_of_order(again)
