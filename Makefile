@@ -7,12 +7,14 @@ STAMP := $(VENV)/.installed-stamp
 .PHONY: test test-all test-versions demo bench lab lint typecheck format clean
 
 # uv lays the developers' 180-odd packages into a new venv in seconds where pip takes most of a
-# minute; what gets installed is the same resolution of pyproject.toml's bounds. Compiled here,
-# once: otherwise each test worker compiles every module it imports on the first run
+# minute; what gets installed is the same resolution of pyproject.toml's bounds. Bytecode is
+# compiled here, once, svcnb's own too: otherwise on a fresh clone's first run every test worker,
+# kernel and command compiles each module it imports until one of them has written it
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet 'uv>=0.9'
 	$(VENV)/bin/uv pip install --quiet --compile-bytecode --python $(PY) -e '.[dev]'
+	$(PY) -m compileall -q -j 0 svcnb
 	touch $(STAMP)
 
 lint: $(STAMP)
