@@ -25,6 +25,8 @@ from svcnb._notebooks import DEFAULT_FOLDER, NotebooksMissing, copy_into
 from svcnb._notebooks import names as shipped_names
 from svcnb.extras import lab_needed
 
+from ._common import fail
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="out", help="output folder (default: out)")
@@ -70,8 +72,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         known = shipped_names()
     except NotebooksMissing as exc:
-        print(f"svcnb demo: {exc}", file=sys.stderr)
-        return 2
+        return fail("demo", str(exc), 2)
     unknown = [n for n in names if n not in known]
     if unknown:
         print(

@@ -67,8 +67,7 @@ def run(args: argparse.Namespace) -> int:
         extra = _parse_maps(args.map)
         client = _common.client(progress=False)
     except (SvcnbError, ValueError) as exc:
-        print(f"svcnb doctor: {exc}", file=sys.stderr)
-        return 2
+        return _common.fail("doctor", str(exc), 2)
     # the user's mappings count in this run too, so the table shows what the config will say
     vocab.extend(**extra)
     doctor = Doctor(client, record=args.record is not None)
@@ -92,8 +91,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             written = write_dialect_file(record, args.record)
         except SvcnbError as exc:
-            print(f"svcnb doctor: {exc}", file=sys.stderr)
-            return 2
+            return _common.fail("doctor", str(exc), 2)
         print(
             f"\nrecorded the dialect to {written}: {len(record.dialect) + len(record.service)} "
             f"points stated, {len(record.not_observed)} not observed, "
@@ -108,8 +106,7 @@ def run(args: argparse.Namespace) -> int:
                 if mapping:
                     write_section(f"vocabulary.{kind}", mapping, args.config)
         except SvcnbError as exc:
-            print(f"svcnb doctor: {exc}", file=sys.stderr)
-            return 2
+            return _common.fail("doctor", str(exc), 2)
         print(f"\nwrote the vocabulary seen to {config_path(args.config)}")
         left = [
             w

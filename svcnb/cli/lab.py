@@ -26,6 +26,8 @@ from svcnb._notebooks import DEFAULT_FOLDER, NotebooksMissing, copy_into
 from svcnb.cli._common import add_store_option
 from svcnb.extras import lab_needed
 
+from ._common import fail
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -58,8 +60,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         copies = copy_into(args.notebooks)
     except NotebooksMissing as exc:
-        print(f"svcnb lab: {exc}", file=sys.stderr)
-        return 2
+        return fail("lab", str(exc), 2)
     for line in copies.lines():
         print(f"svcnb lab: {line}", flush=True)
     root = copies.folder

@@ -9,6 +9,8 @@ import sys
 
 from svcnb.store import StoreError, migrate
 
+from ._common import fail
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("old", metavar="OLD_PATH", help="store folder in the first format")
@@ -29,8 +31,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         done = migrate(args.old, args.new, server=args.server, progress=progress)
     except StoreError as exc:
-        print(f"svcnb migrate-store: {exc}", file=sys.stderr)
-        return 1
+        return fail("migrate-store", str(exc), 1)
     print(
         f"migrated {done.snapshots} snapshot(s) from {args.old} to {args.new}; checked row for "
         f"row: {done.frames_checked} resource frames ({done.rows_checked} rows) equal, "

@@ -21,6 +21,8 @@ from typing import Any
 from svcnb.config import ConfigError
 from svcnb.sandbox import DEFAULT_SEED, DEFAULT_VMS, SandboxConfig
 
+from ._common import fail
+
 # a saved account as the sandbox's state files hold it (svcnb.sandbox.read_state_file)
 Saved = dict[str, Any]
 
@@ -166,8 +168,7 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
         store = _one_account(Store(args.from_store), args.account, option="--account ")
         copy = state_from_store(store, args.at, anonymize=args.anonymize)
     except (StoreError, ValueError) as exc:  # no such snapshot, a time that does not parse
-        print(f"svcnb sandbox: {exc}", file=sys.stderr)
-        return 2
+        return fail("sandbox", str(exc), 2)
     print(
         f"svcnb sandbox: a copy of snapshot {copy.snapshot_id} ({copy.doc['now']})"
         + (f" of account {store.account}" if store.account else "")
@@ -195,7 +196,7 @@ def _speak_dialect_file(args: argparse.Namespace) -> bool:
     try:
         spoken = read_dialect_file(args.dialect_file)
     except StateError as exc:
-        print(f"svcnb sandbox: {exc}", file=sys.stderr)
+        fail("sandbox", str(exc))
         return False
     args.dialect = spoken.name
     for name, default in (
@@ -241,8 +242,7 @@ def serve_until_stopped(
             try:
                 saved = read_state_file(state_file)
             except StateError as exc:
-                print(f"svcnb sandbox: {exc}", file=sys.stderr)
-                return 2
+                return fail("sandbox", str(exc), 2)
         return _serve(args, stop, saved)
     finally:
         logging.getLogger("svcnb.sandbox").removeHandler(handler)

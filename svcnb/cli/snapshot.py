@@ -89,8 +89,7 @@ def _run_all(where: str | None, allow_older: bool) -> int:
     try:
         names = _common.account_names()
     except ConfigError as exc:
-        print(f"svcnb snapshot: {exc}", file=sys.stderr)
-        return NOT_CONFIGURED
+        return _common.fail("snapshot", str(exc), NOT_CONFIGURED)
     # threads, not processes: the time goes in waiting on the servers; progress bars of several
     # threads would interleave, so none
     with ThreadPoolExecutor(len(names), thread_name_prefix="svcnb-snapshot") as pool:

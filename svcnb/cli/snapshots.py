@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from svcnb.cli._common import add_store_option
 from svcnb.store import Store, StoreError
+
+from ._common import fail
 
 _SHOWN = ("snapshot_id", "server_time", "local_time", "vms_rows", "firewall_rules_rows", "missing")
 
@@ -20,8 +21,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         frame = store.snapshots()
     except StoreError as exc:
-        print(f"svcnb snapshots: {exc}", file=sys.stderr)
-        return 1
+        return fail("snapshots", str(exc), 1)
     if frame.empty:
         print(f"no snapshots in {store.path}; take one with `svcnb snapshot --store {store.path}`")
         return 0

@@ -15,7 +15,6 @@ a mistake in what was asked.
 from __future__ import annotations
 
 import argparse
-import sys
 import textwrap
 from typing import TYPE_CHECKING, Any, cast
 
@@ -147,16 +146,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         return _run(args)
     except PlanError as exc:
-        print(f"svcnb stop: {exc}", file=sys.stderr)
-        return 2
+        return _common.fail("stop", str(exc), 2)
     except SvcnbError as exc:
         # ConfigError goes up: svcnb.cli._common prints it as a usage mistake (exit 2)
         from svcnb.config import ConfigError
 
         if isinstance(exc, ConfigError):
             raise
-        print(f"svcnb stop: {exc}", file=sys.stderr)
-        return 1
+        return _common.fail("stop", str(exc), 1)
 
 
 def _run(args: argparse.Namespace) -> int:
