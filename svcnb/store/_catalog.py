@@ -117,9 +117,6 @@ class Catalog:
     def _options(self) -> dict[str, str] | None:
         return self.loc.storage_options or None
 
-    def _next_commit(self, version: int) -> str:
-        return f"{self.loc.root}/{CATALOG}/_delta_log/{version + 1:020d}.json"
-
     def read(self) -> tuple[list[dict[str, Any]], int]:
         """Published snapshots in order, and the catalog's Delta version (-1: no catalog yet).
 
@@ -131,7 +128,7 @@ class Catalog:
                 self._table = DeltaTable(
                     self.loc.table_url(CATALOG), storage_options=self._options()
                 )
-            elif self.loc.exists(self._next_commit(self._table.version())):
+            elif self.loc.exists(commit_path(self.loc, CATALOG, self._table.version() + 1)):
                 self._table.update_incremental()
             elif self._read_version == self._table.version():
                 # one existence check per read: the common case, nothing new, costs no more
