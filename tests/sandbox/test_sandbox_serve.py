@@ -161,3 +161,30 @@ def test_the_app_answers_lifespan_and_stops_its_ticker():
         "lifespan.shutdown.complete",
     ]
     assert app.state.ticker is not None and not app.state.ticker._thread.is_alive()
+
+
+def test_a_stop_lets_an_answer_being_sent_finish_then_frees_the_port():
+    from svcnb.sandbox import serve
+
+    answers: list[httpx.Response] = []
+    with serve(vms=3, seed=1, latency_ms=400) as sb:
+        token, root = sb.tokens["read"], sb.api_root
+
+        def ask() -> None:
+            answers.append(httpx.get(root + "/vms", headers={"x-api-key": token}, timeout=10))
+
+        asking = threading.Thread(target=ask)
+        asking.start()
+        # stopped once the request is counted (it is then waiting out its latency in the app)
+        while not sb.state.rate_buckets:
+            threading.Event().wait(0.005)
+    asking.join(timeout=10)
+    assert [a.status_code for a in answers] == [200]
+    assert len(answers[0].json()["data"]) == 3
+    # the stopped sandbox answers nothing more, and no connection is left to it
+    try:
+        httpx.get(root + "/vms", headers={"x-api-key": token}, timeout=2)
+    except httpx.ConnectError:
+        pass
+    else:
+        raise AssertionError("the stopped sandbox still answers")
