@@ -27,14 +27,29 @@ PLACEHOLDERS = re.compile(
 
 @pytest.fixture(scope="module")
 def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """What one small ``svcnb demo`` run wrote: its pages and its store."""
+    """What one small ``svcnb demo`` run wrote: its pages and its store.
+
+    On ``acme`` (other words and money forms): every notebook then also runs, in a row on one
+    store with a history, on a service that is not the default dialect, and a cell that fails
+    fails the demo (nbval runs each alone on the default)."""
     out = tmp_path_factory.mktemp("demo")
     parser = argparse.ArgumentParser()
     demo_command.add_arguments(parser)
     # the shipped notebooks are copied into a working folder and rendered from there
     work = out / "work"
     args = parser.parse_args(
-        ["--days", "3", "--vms", "20", "--out", str(out), "--notebooks", str(work)]
+        [
+            "--days",
+            "3",
+            "--vms",
+            "20",
+            "--dialect",
+            "acme",
+            "--out",
+            str(out),
+            "--notebooks",
+            str(work),
+        ]
     )
     assert demo_command.run(args) == 0
     assert sorted(p.name for p in work.glob("*.ipynb")) == sorted(

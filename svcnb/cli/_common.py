@@ -50,6 +50,16 @@ def add_store_option(
     )
 
 
+def add_dialect_option(parser: argparse.ArgumentParser, what: str = "") -> None:
+    """``--dialect NAME``: how the sandbox the command starts speaks (``what`` says more)."""
+    parser.add_argument(
+        "--dialect",
+        default="default",
+        help="how the sandbox speaks: default, acme, linkhdr, cursor, drf, google, hal, "
+        f"zeropage, capped or random:SEED{what} (default: default)",
+    )
+
+
 def client(account: str | None = None, *, progress: bool = False) -> Client:
     """The client of the server the settings name (:func:`svcnb.configured_client`): the
     ``[accounts.NAME]`` table of ``account``, else ``SVC_BASE_URL``/``SVC_API_KEY``, else the

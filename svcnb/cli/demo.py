@@ -25,7 +25,7 @@ from svcnb._notebooks import DEFAULT_FOLDER, NotebooksMissing, copy_into
 from svcnb._notebooks import names as shipped_names
 from svcnb.extras import lab_needed
 
-from ._common import fail
+from ._common import add_dialect_option, fail
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,6 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--vms", type=int, default=DEFAULT_VMS, help="sandbox fleet size")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="sandbox seed")
+    add_dialect_option(parser, "; the reports then read a service that words its answers otherwise")
     parser.add_argument(
         "--notebooks",
         default=DEFAULT_FOLDER,
@@ -92,10 +93,16 @@ def run(args: argparse.Namespace) -> int:
     with (
         private_folder("svcnb-demo-") as private,
         sandbox.serve(
-            vms=args.vms, seed=args.seed, port=0, time_scale=0.0, rate_limit=DEMO_RATE_LIMIT
+            vms=args.vms,
+            seed=args.seed,
+            port=0,
+            time_scale=0.0,
+            rate_limit=DEMO_RATE_LIMIT,
+            dialect=args.dialect,
         ) as sb,
     ):
-        _say(f"sandbox at {sb.base_url} ({args.vms} VMs, seed {args.seed})")
+        spoken = "" if args.dialect == "default" else f", dialect {args.dialect}"
+        _say(f"sandbox at {sb.base_url} ({args.vms} VMs, seed {args.seed}{spoken})")
         store = Store(store_path)
         started = time.monotonic()
         with Client(sb.tokens["admin"], sb.base_url, progress=False) as client:

@@ -21,7 +21,7 @@ from typing import Any
 from svcnb.config import ConfigError
 from svcnb.sandbox import DEFAULT_SEED, DEFAULT_VMS, SandboxConfig
 
-from ._common import fail
+from ._common import add_dialect_option, fail
 
 # a saved account as the sandbox's state files hold it (svcnb.sandbox.read_state_file)
 Saved = dict[str, Any]
@@ -62,12 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=1.0,
         help="sandbox seconds per real second (0 freezes the clock)",
     )
-    parser.add_argument(
-        "--dialect",
-        default="default",
-        help="how the sandbox speaks: default, acme, linkhdr, cursor, drf, google, hal, "
-        "zeropage, capped or random:SEED",
-    )
+    add_dialect_option(parser)
     parser.add_argument(
         "--trusted-proxy",
         action="append",

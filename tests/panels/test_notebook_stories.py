@@ -9,10 +9,12 @@ fail or show an error, and the history span each one reports is checked. Their f
 from the default's by design (other words, other forms), so outputs are not compared; the
 dialect sweep checks the numbers.
 
-``make test`` tells the story on ``acme`` (other words and money forms) and runs only 03 again
-(its second run tells a story of its own: nothing left to fix). ``make test-all`` runs 04 again
-too (the same span as its first run, after 05 and 06), on ``acme``, the default and ``linkhdr``
-(link-header paging, other times and delivery keys).
+The stories run in ``make test-all``: on ``acme`` (other words and money forms) with 03 again
+(its second run tells a story of its own: nothing left to fix), and with 04 again too (the same
+span as its first run, after 05 and 06) on ``acme``, the default and ``linkhdr`` (link-header
+paging, other times and delivery keys). ``make test`` runs every notebook twice elsewhere: alone
+on the default dialect under nbval, and all six in a row on ``acme`` with a history
+(``tests/test_demo_pages.py``).
 """
 
 from __future__ import annotations
@@ -90,7 +92,7 @@ def _span(name: str, text: str) -> int | None:
 
 
 AGAIN = [
-    pytest.param("acme", ("03_firewall_audit",), id="acme-03-again"),
+    pytest.param("acme", ("03_firewall_audit",), id="acme-03-again", marks=pytest.mark.slow),
     *(
         pytest.param(
             dialect,
