@@ -141,6 +141,10 @@ def test_a_local_store_keeps_its_json_lines_log_readable(tmp_path):
     assert (tmp_path / "audit.jsonl").read_text() == lines  # read, never written
 
 
+# S3 reads and writes go through the object store to the same code as on disk, whose twin of
+# this test runs in `make test`; on S3 it runs in `make test-all` (the S3 tests `make test` keeps:
+# concurrent writers, a killed writer, a round trip, damaged commits)
+@pytest.mark.slow
 def test_an_acceptance_on_an_s3_store_is_honoured(sandbox, s3_url):
     with Client(api_key=sandbox.tokens["admin"], base_url=sandbox.base_url, progress=False) as c:
         store = Store(s3_url)

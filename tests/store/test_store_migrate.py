@@ -77,6 +77,10 @@ def test_the_command_reports_the_check(legacy, tmp_path, capsys):
     assert "already holds snapshots" in capsys.readouterr().err
 
 
+# S3 reads and writes go through the object store to the same code as on disk, whose twin of
+# this test runs in `make test`; on S3 it runs in `make test-all` (the S3 tests `make test` keeps:
+# concurrent writers, a killed writer, a round trip, damaged commits)
+@pytest.mark.slow
 def test_migration_to_s3(legacy, s3_url):
     done = migrate(legacy, s3_url)
     assert done.snapshots == 5

@@ -39,6 +39,10 @@ def test_snapshots_round_trip_on_s3(s3_url):
     assert fresh.journal.log().empty  # no record yet: an empty log, not an error
 
 
+# S3 reads and writes go through the object store to the same code as on disk, whose twin of
+# this test runs in `make test`; on S3 it runs in `make test-all` (the S3 tests `make test` keeps:
+# concurrent writers, a killed writer, a round trip, damaged commits)
+@pytest.mark.slow
 def test_polars_reads_the_fleet_as_of_each_day_on_s3(s3_url, s3_server):
     store = Store(s3_url)
     records = account(6)
