@@ -155,13 +155,22 @@ def _close_figures() -> Iterator[None]:
 # The browser tests may go early: Playwright's event loop lives in a module-scoped fixture
 # (tests/browser/conftest.py), closed before the next file's tests run.
 _LONG = (
-    "tests/panels/test_notebook_stories.py",
+    "tests/panels/test_notebook_stories.py",  # make test-all only
     "tests/browser/",
     "tests/test_demo_pages.py",
     "tests/dialects/test_dialect_sweep.py",
     "tests/store/test_store_damaged_commits.py",
-    "tests/dialects/test_mutation_sweep.py",
     "tests/store/test_store_s3.py",
+    "tests/store/test_store_accounts.py",
+    "tests/test_readme.py",
+    "tests/client/test_client_hardening.py",
+    "tests/reports/test_views.py",
+    "tests/plans/test_stop_plans.py",
+    "tests/reports/test_reports_sandbox.py",
+    "tests/alerts/test_alerts.py",
+    "tests/store/test_store_migrate.py",
+    "tests/sandbox/test_sandbox_on_its_own.py",
+    "tests/dialects/test_mutation_sweep.py",
     "notebooks/",
     "tests/install/test_cli_examples.py",
 )
