@@ -64,8 +64,9 @@ class _Server(uvicorn.Server):
     """uvicorn's server, run in a thread and stopped at once by ``stop()``.
 
     uvicorn looks at ``should_exit`` every 0.1 s, then waits a fixed 0.1 s for connections to
-    close and 0.1 s between looks at those left: a fifth of a second per stop, where a test
-    session starts and stops hundreds of sandboxes and a user waits on each Ctrl-C."""
+    close and 0.1 s between looks at those left: a fifth of a second at the end of every
+    ``with serve()`` block and every Ctrl-C of ``svcnb sandbox``, for nothing once no answer is
+    being sent."""
 
     _woken: asyncio.Event | None = None
     _loop: asyncio.AbstractEventLoop | None = None
