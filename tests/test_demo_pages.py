@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import re
 from pathlib import Path
 
@@ -51,7 +53,10 @@ def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
             str(work),
         ]
     )
-    assert demo_command.run(args) == 0
+    said = io.StringIO()
+    with contextlib.redirect_stdout(said):
+        assert demo_command.run(args) == 0
+    assert re.search(r"sandbox at http://\S+ \(20 VMs, seed 7, dialect acme\)", said.getvalue())
     assert sorted(p.name for p in work.glob("*.ipynb")) == sorted(
         p.name for p in (REPO / "notebooks").glob("*.ipynb")
     )

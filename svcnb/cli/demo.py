@@ -101,7 +101,8 @@ def run(args: argparse.Namespace) -> int:
             dialect=args.dialect,
         ) as sb,
     ):
-        spoken = "" if args.dialect == "default" else f", dialect {args.dialect}"
+        speaks = sb.state.dialect.name
+        spoken = "" if speaks == "default" else f", dialect {speaks}"
         _say(f"sandbox at {sb.base_url} ({args.vms} VMs, seed {args.seed}{spoken})")
         store = Store(store_path)
         started = time.monotonic()
