@@ -50,10 +50,23 @@ def add_store_option(
     )
 
 
+def _dialect_name(text: str) -> str:
+    """``--dialect``'s value, refused at parsing (one line, exit 2) when the sandbox cannot speak
+    it: before a command copies, writes or starts anything."""
+    from svcnb.sandbox import Dialect
+
+    try:
+        Dialect.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def add_dialect_option(parser: argparse.ArgumentParser, what: str = "") -> None:
     """``--dialect NAME``: how the sandbox the command starts speaks (``what`` says more)."""
     parser.add_argument(
         "--dialect",
+        type=_dialect_name,
         default="default",
         help="how the sandbox speaks: default, acme, linkhdr, cursor, drf, google, hal, "
         f"zeropage, capped or random:SEED{what} (default: default)",

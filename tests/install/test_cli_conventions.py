@@ -97,3 +97,17 @@ def test_the_shell_completes_commands_and_their_options(tmp_path, line, offered)
     )
     assert done.returncode == 0, done.stderr
     assert offered <= set(out.read_text().replace("\v", " ").split())
+
+
+@pytest.mark.parametrize("name", ["sandbox", "demo"])
+def test_a_dialect_the_sandbox_cannot_speak_is_refused_before_anything_runs(
+    name, capsys, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stop:
+        cli.main([name, "--dialect", "acmee"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith(f"svcnb {name}: error: argument --dialect: dialect 'acmee'"), err
+    assert "acme, linkhdr" in err and "random:SEED" in err
+    assert list(tmp_path.iterdir()) == []  # no notebook copied, no store begun
