@@ -450,11 +450,15 @@ def sync(
                 for name in sorted(active - want)
             ]
             if adds or removes:
+                before = dt.version()
                 dt.create_write_transaction(
                     [*adds, *removes], mode="append", schema=schema, partition_by=by
                 )
                 dt.update_incremental()  # to this commit, and any another writer made since
-                active = set(dt.get_add_actions(flatten=True).column("path").to_pylist())
+                if dt.version() == before + 1:  # this commit alone: it left exactly what is wanted
+                    active = want
+                else:
+                    active = set(dt.get_add_actions(flatten=True).column("path").to_pylist())
             mark = _latest_mark(loc, table, dt.version())
             if mark is not None:
                 kept[table] = InLine(dt, frozenset(active), mark)
