@@ -1,15 +1,31 @@
-"""Date formatting shared by every time axis the reports draw."""
+"""What every plot the reports draw shares: the Axes it draws on, date and money axes, colours.
+
+matplotlib is imported when a plot is drawn, not with the reports: ``svcnb report`` as a table
+or CSV, and every frame a report computes, never load it.
+"""
 
 from __future__ import annotations
 
-import matplotlib.dates as mdates
-from matplotlib.axes import Axes
-from matplotlib.ticker import FuncFormatter
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+
+def axes(ax: Axes | None) -> Axes:
+    """``ax``, or the Axes of a new pyplot figure when None (a report called without one)."""
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    return plt.figure().add_subplot()
 
 
 def concise_dates(ax: Axes) -> Axes:
     """Put concise date labels on ``ax``'s x axis: one tick label per step, the year or month
     written once at the axis' offset instead of on every tick, so labels do not overlap."""
+    import matplotlib.dates as mdates
+
     locator = mdates.AutoDateLocator()
     ax.xaxis.set_major_locator(locator)
     ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
@@ -36,6 +52,8 @@ STATUS_COLOURS = {
 
 def thousands(ax: Axes, axis: str = "y", unit: str = "") -> Axes:
     """Thousands separators (and ``unit`` after each number) on ``ax``'s ``axis`` ticks."""
+    from matplotlib.ticker import FuncFormatter
+
     fmt = FuncFormatter(lambda v, _pos: f"{v:,.0f}{unit}" if abs(v) >= 10 else f"{v:,.1f}{unit}")
     (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(fmt)
     return ax

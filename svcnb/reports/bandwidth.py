@@ -14,18 +14,16 @@ them) is left out because its growth is unknown. With evenly growing usage this 
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.axes import Axes
 
 from svcnb.frames import ResourceName
 from svcnb.reports._classes import UNKNOWN, left_out_note, vm_classes
 from svcnb.reports._duration import duration, duration_text
 from svcnb.reports._replay import latest_per_time, report, resolve_now
-from svcnb.reports._timeaxis import STATUS_COLOURS, concise_dates, legend_outside, thousands
+from svcnb.reports._timeaxis import STATUS_COLOURS, axes, concise_dates, legend_outside, thousands
 from svcnb.reports._view import (
     UNKNOWN_STATUS,
     FigureSpec,
@@ -36,6 +34,10 @@ from svcnb.reports._view import (
     figure,
     view_notes,
 )
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
 
 __all__ = [
     "VIEW",
@@ -382,7 +384,7 @@ def plot_usage(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
     ``frame`` from :func:`usage`, :func:`top_consumers` or :func:`projection` (name or vm_id,
     used_bytes, pack_bytes; projected_bytes, when present, is drawn as a marker).
     """
-    ax = ax if ax is not None else plt.figure().add_subplot()
+    ax = axes(ax)
     if frame.empty:
         ax.set_title("Bandwidth: no VMs")
         return ax
@@ -412,7 +414,7 @@ def plot_usage(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
 
 def plot_top(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
     """One line per VM of bytes used over time (GiB); ``frame`` from :func:`usage_over_time`."""
-    ax = ax if ax is not None else plt.figure().add_subplot()
+    ax = axes(ax)
     for vm_id, part in frame.groupby("vm_id", sort=True):
         label = part["name"].dropna().iloc[0] if part["name"].notna().any() else str(vm_id)
         ax.plot(
@@ -432,7 +434,7 @@ def plot_top(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
 
 def plot_fleet_total(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
     """Fleet bytes used over time against the fleet's total pack (GiB); from :func:`fleet_total`."""
-    ax = ax if ax is not None else plt.figure().add_subplot()
+    ax = axes(ax)
     when = frame["server_time"].dt.tz_localize(None)
     ax.plot(when, frame["used_bytes"].astype("Float64").astype(float) / GIB, label="used")
     ax.plot(
@@ -453,7 +455,7 @@ def plot_fleet_total(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
 def plot_monthly_usage(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
     """Bars of GiB the fleet used each month against its monthly packs; ``frame`` from
     :func:`monthly_usage`. A month the snapshots only partly cover is hatched."""
-    ax = ax if ax is not None else plt.figure().add_subplot()
+    ax = axes(ax)
     if frame.empty:
         ax.set_title("Fleet bandwidth per month: no snapshots")
         return ax

@@ -35,12 +35,10 @@ Renewal model (the sandbox's, ``svcnb/sandbox/_life.py``; the spec shows none):
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.axes import Axes
 
 from svcnb.frames import ResourceName
 from svcnb.money import exact_sum, plain_text, to_decimal
@@ -57,7 +55,7 @@ from svcnb.reports._duration import DurationError, duration, duration_text
 from svcnb.reports._replay import latest_per_time, report, resolve_now
 from svcnb.reports._reuse import active as reuse_active
 from svcnb.reports._reuse import reusable
-from svcnb.reports._timeaxis import concise_dates, legend_outside, money_axis
+from svcnb.reports._timeaxis import axes, concise_dates, legend_outside, money_axis
 from svcnb.reports._view import (
     UNKNOWN_STATUS,
     FigureSpec,
@@ -68,6 +66,10 @@ from svcnb.reports._view import (
     figure,
     view_notes,
 )
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
 
 __all__ = [
     "BILLING_HISTORY",
@@ -990,7 +992,7 @@ def plot_renewals(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
 
     ``frame`` is the output of :func:`renewals` (renewal_at, amount, currency).
     """
-    ax = ax if ax is not None else plt.figure().add_subplot()
+    ax = axes(ax)
     if frame.empty:
         ax.set_title("Renewals: none due")
         return ax
@@ -1028,7 +1030,7 @@ def plot_balance(
     ``runway_frame`` from :func:`runway` (runway_at, currency) draws a vertical line at the
     runway and names the axis' currency (the account currency, as the runway states it).
     """
-    ax = ax if ax is not None else plt.figure().add_subplot()
+    ax = axes(ax)
     if not history.empty:
         ax.plot(
             history["server_time"].dt.tz_localize(None),

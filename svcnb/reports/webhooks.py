@@ -34,17 +34,14 @@ with ``complete`` False and the reason.
 from __future__ import annotations
 
 import json
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import matplotlib.pyplot as plt
 import pandas as pd
-from matplotlib.axes import Axes
-from matplotlib.patches import Patch
 from pandas.api.typing import NAType
 
 from svcnb.reports._classes import UNKNOWN, billing_classes, vm_classes
 from svcnb.reports._replay import StoreLike, report, snapshot_at
-from svcnb.reports._timeaxis import fit_rows, short_label
+from svcnb.reports._timeaxis import axes, fit_rows, short_label
 from svcnb.reports._view import (
     FigureSpec,
     PlotSpec,
@@ -55,6 +52,10 @@ from svcnb.reports._view import (
     view_notes,
 )
 from svcnb.store import MissingResourceError, StoreError
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
 
 __all__ = [
     "AT_LEAST",
@@ -557,7 +558,7 @@ def plot_health(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
     added when two would read alike). With more than :data:`MAX_BARS` subscriptions the longest
     runs are drawn and the title says how many more there are.
     """
-    ax = ax if ax is not None else plt.figure().add_subplot()
+    ax = axes(ax)
     if frame.empty:
         ax.set_title("Webhook subscriptions: none")
         return ax
@@ -614,6 +615,8 @@ def plot_health(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
     if more:
         title = f"Failure runs: the {len(shown)} longest ({more} more in the table)"
     ax.set_title(title)
+    from matplotlib.patches import Patch
+
     kinds = [Patch(color="tab:blue", label="active"), Patch(color="tab:red", label="disabled")]
     # under the plot, not beside it: the URLs already take the width the bars could use
     ax.legend(

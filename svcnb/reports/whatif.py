@@ -29,11 +29,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import matplotlib.pyplot as plt
 import pandas as pd
-from matplotlib.axes import Axes
 
 from svcnb import vocab
 from svcnb.money import exact_sum, money_text, to_decimal
@@ -44,6 +42,7 @@ from svcnb.reports._replay import report, resolve_now
 from svcnb.reports._reuse import reusable
 from svcnb.reports._timeaxis import (
     STATUS_COLOURS,
+    axes,
     concise_dates,
     fit_rows,
     legend_outside,
@@ -58,6 +57,10 @@ from svcnb.reports._view import (
     figure,
     view_notes,
 )
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
 
 __all__ = [
     "DEFAULT_HORIZONS",
@@ -82,6 +85,7 @@ STOP_NOTE = (
     "say), so stopping them changes no money figure; choose 'terminate' to see what not "
     "renewing them saves."
 )
+
 
 TOPUP_COLUMNS = [
     "horizon_days",
@@ -523,7 +527,7 @@ def plot_topup(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
     ``frame`` is :func:`topup_needed`'s (horizon_days, balance, owed, due, topup, currency,
     complete).
     """
-    ax = ax if ax is not None else plt.figure().add_subplot()
+    ax = axes(ax)
     if frame.empty:
         ax.set_title("Top-up needed: no horizon")
         return ax
@@ -568,7 +572,7 @@ def plot_suspensions(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
     ``frame`` is :func:`suspensions`' (name, vm_id, failed_at, suspended_at, suspended_by).
     A VM whose suspension date is not shown is drawn at ``suspended_by`` as "at the latest".
     """
-    ax = ax if ax is not None else plt.figure().add_subplot()
+    ax = axes(ax)
     if frame.empty:
         ax.set_title("No suspension within the horizon if nobody tops up")
         return ax
@@ -631,7 +635,7 @@ def plot_what_if(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
 
     ``frame`` is :func:`what_if_stop`'s (horizon_days, topup_before, topup_after, how, currency).
     """
-    ax = ax if ax is not None else plt.figure().add_subplot()
+    ax = axes(ax)
     if frame.empty:
         ax.set_title("What if: no horizon")
         return ax

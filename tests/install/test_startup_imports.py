@@ -69,6 +69,23 @@ def test_import_svcnb_loads_neither_store_nor_client_until_used():
     assert {"svcnb.errors", "svcnb.config", "svcnb.vocab"} <= loaded
 
 
+def test_reports_load_matplotlib_only_to_draw():
+    # `svcnb report ... --format csv` (cron, scripts) computes and prints: no plotting stack
+    loaded = _modules_after(
+        "import svcnb.reports, svcnb.reports.firewall\n" + _cli("report", "billing", "--help")
+    )
+    assert "svcnb.reports.billing" in loaded and "svcnb.cli.report" in loaded
+    assert "matplotlib" not in loaded
+    loaded = _modules_after("from svcnb.reports import billing; billing.plot_renewals")
+    assert "matplotlib" not in loaded
+    drawn = _modules_after(
+        "import pandas as pd\nfrom svcnb.reports import billing\n"
+        "billing.plot_balance(pd.DataFrame({'server_time': pd.to_datetime([], utc=True), "
+        "'balance': pd.Series([], dtype=float), 'currency': pd.Series([], dtype=str)}))"
+    )
+    assert "matplotlib" in drawn
+
+
 def test_what_is_used_loads():
     loaded = _modules_after("import svcnb; svcnb.Store; svcnb.connect")
     assert {"deltalake", "pyarrow", "pandas", "httpx", "svcnb.store", "svcnb.client"} <= loaded

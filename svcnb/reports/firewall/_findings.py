@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import matplotlib.pyplot as plt
 import pandas as pd
-from matplotlib.axes import Axes
 
 from svcnb.reports._classes import vm_classes
 from svcnb.reports._columns import value_label
 from svcnb.reports._replay import report
-from svcnb.reports._timeaxis import fit_rows
+from svcnb.reports._timeaxis import axes, fit_rows
 from svcnb.reports.firewall._parsed import _context, _not_terminated, _Rule, _rules
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
 
 SEVERITIES = ["high", "medium", "low", "info"]
 IP_LIST_CAP = 50
@@ -355,7 +357,7 @@ def plot_findings(findings: pd.DataFrame, ax: Axes | None = None) -> Axes:
 
     ``findings`` from :func:`audit` (check, severity).
     """
-    ax = ax if ax is not None else plt.figure().add_subplot()
+    ax = axes(ax)
     if findings.empty:
         ax.set_title("Firewall audit: no findings")
         return ax
