@@ -400,10 +400,8 @@ class InLine:
 
 def _latest_mark(loc: Location, table: str, version: int) -> tuple[int | None, int | None] | None:
     """The size and time of commit ``version`` of ``table`` while it is the latest, else None."""
-    this, after = loc.fs.get_file_info(
-        [commit_path(loc, table, version), commit_path(loc, table, version + 1)]
-    )
-    if this.type != pafs.FileType.File or after.type != pafs.FileType.NotFound:
+    this = loc.fs.get_file_info(commit_path(loc, table, version))
+    if this.type != pafs.FileType.File or loc.exists(commit_path(loc, table, version + 1)):
         return None
     return this.size, this.mtime_ns
 

@@ -67,7 +67,15 @@ class Location:
             return stream.read()
 
     def exists(self, path: str) -> bool:
-        return self.fs.get_file_info(path).type != pafs.FileType.NotFound
+        """Whether a file is at ``path``: on object storage one request (HEAD), where
+        ``get_file_info`` asks a second time, for a folder of that name, when there is none."""
+        if self.local:
+            return self.fs.get_file_info(path).type != pafs.FileType.NotFound
+        try:
+            self.fs.open_input_file(path).close()
+        except FileNotFoundError:
+            return False
+        return True
 
     def write_parquet(self, path: str, table: pa.Table, **options: Any) -> int:
         """Write ``table`` to ``path`` durably; returns its size in bytes."""

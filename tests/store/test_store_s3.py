@@ -58,6 +58,32 @@ def test_polars_reads_the_fleet_as_of_each_day_on_s3(s3_url, s3_server):
         assert got["bandwidth_used_bytes"].to_list() == want["bandwidth_used_bytes"].tolist()
 
 
+def test_an_existence_check_is_one_request_on_s3(s3_url, monkeypatch):
+    # every snapshot checks, for each resource table, that no commit came after its own: on
+    # object storage a request each, where pyarrow's file info asks again for a folder
+    import werkzeug.serving
+
+    from svcnb.store._fs import Location
+
+    store = Store(s3_url)
+    store.write(frames_of(account(3)), server_time=T0)
+    loc = Location.of(s3_url, None)
+    log = "vms/_delta_log"
+    handler = werkzeug.serving.WSGIRequestHandler
+    real = handler.run_wsgi
+    sent: list[str] = []
+
+    def counted(self):
+        sent.append(f"{self.command} {self.path}")
+        return real(self)
+
+    monkeypatch.setattr(handler, "run_wsgi", counted)
+    assert loc.exists(loc.file(log, "00000000000000000000.json"))
+    assert not loc.exists(loc.file(log, "00000000000000000099.json"))
+    assert not loc.exists(loc.file("vms", "nothing.parquet"))
+    assert len(sent) == 3, sent
+
+
 def test_two_writers_at_once_on_s3(s3_url):
     errors: list[BaseException] = []
 
