@@ -32,7 +32,7 @@ import contextlib
 import json
 import secrets
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
@@ -96,9 +96,9 @@ def partition_of(name: str) -> dict[str, str]:
 
 
 def _add(loc: Location, table: str, name: str) -> AddAction:
-    path = loc.file(table, name)
-    stats = json.dumps({"numRecords": loc.parquet_rows(path)})
-    return AddAction(name, loc.size(path), partition_of(name), _now_ms(), True, stats)
+    rows, size = loc.parquet_facts(loc.file(table, name))
+    stats = json.dumps({"numRecords": rows})
+    return AddAction(name, size, partition_of(name), _now_ms(), True, stats)
 
 
 class Catalog:
@@ -315,8 +315,7 @@ class Catalog:
                 self.loc.table_url(CATALOG), version=version, storage_options=self._options()
             )
             actions: list[AddAction | RemoveAction] = [add]
-            for old in at.get_add_actions(flatten=True).column("path").to_pylist():
-                size = self.loc.size(self.loc.file(CATALOG, old))
+            for old, size in _sizes(at).items():
                 actions.append(RemoveAction(old, True, _now_ms(), size))
             at.create_write_transaction(
                 actions, mode="append", schema=SCHEMA, commit_properties=props
@@ -394,8 +393,20 @@ class InLine:
     that nobody has changed the table since (another writer, a repair, a damaged commit)."""
 
     table: DeltaTable
-    files: frozenset[str]
+    files: Mapping[str, int]  # name -> size in bytes, which a commit removing the file states
     mark: tuple[int | None, int | None]
+
+
+def _sizes(dt: DeltaTable) -> dict[str, int]:
+    """The files ``dt`` holds at its version, with their sizes as its log states them."""
+    actions = dt.get_add_actions(flatten=True)
+    return dict(
+        zip(
+            actions.column("path").to_pylist(),
+            actions.column("size_bytes").to_pylist(),
+            strict=True,
+        )
+    )
 
 
 def _latest_mark(loc: Location, table: str, version: int) -> tuple[int | None, int | None] | None:
@@ -432,7 +443,7 @@ def sync(
         try:
             known = kept.pop(table, None)
             if known is not None and _latest_mark(loc, table, known.table.version()) == known.mark:
-                dt, active = known.table, set(known.files)
+                dt, active = known.table, dict(known.files)
             else:
                 try:
                     # create(mode="ignore") would open an existing table twice
@@ -441,11 +452,12 @@ def sync(
                     dt = DeltaTable.create(
                         url, schema, mode="ignore", partition_by=by, storage_options=options
                     )
-                active = set(dt.get_add_actions(flatten=True).column("path").to_pylist())
-            adds = [_add(loc, table, name) for name in sorted(want - active)]
+                active = _sizes(dt)
+            adds = [_add(loc, table, name) for name in sorted(want - active.keys())]
+            # each size as the log states it: no request per removed file
             removes = [
-                RemoveAction(name, True, _now_ms(), loc.size(loc.file(table, name)))
-                for name in sorted(active - want)
+                RemoveAction(name, True, _now_ms(), active[name])
+                for name in sorted(active.keys() - want)
             ]
             if adds or removes:
                 before = dt.version()
@@ -454,12 +466,13 @@ def sync(
                 )
                 dt.update_incremental()  # to this commit, and any another writer made since
                 if dt.version() == before + 1:  # this commit alone: it left exactly what is wanted
-                    active = want
+                    active = {n: s for n, s in active.items() if n in want}
+                    active.update((a.path, a.size) for a in adds)
                 else:
-                    active = set(dt.get_add_actions(flatten=True).column("path").to_pylist())
+                    active = _sizes(dt)
             mark = _latest_mark(loc, table, dt.version())
             if mark is not None:
-                kept[table] = InLine(dt, frozenset(active), mark)
+                kept[table] = InLine(dt, active, mark)
             return
         except (DeltaError, OSError) as exc:
             error = exc

@@ -99,10 +99,12 @@ class Location:
         with source:
             return pq.ParquetFile(source).read(use_threads=threads)
 
-    def parquet_rows(self, path: str) -> int:
+    def parquet_facts(self, path: str) -> tuple[int, int]:
+        """Rows and size in bytes of the Parquet file at ``path``, from one open of it (on
+        object storage: the open's HEAD gives the size, one ranged read the footer)."""
         source = pa.memory_map(path) if self.local else self.fs.open_input_file(path)
         with source:
-            return pq.ParquetFile(source).metadata.num_rows
+            return pq.ParquetFile(source).metadata.num_rows, source.size()
 
     def size(self, path: str) -> int:
         return self.fs.get_file_info(path).size or 0

@@ -58,7 +58,7 @@ def test_polars_reads_the_fleet_as_of_each_day_on_s3(s3_url, s3_server):
         assert got["bandwidth_used_bytes"].to_list() == want["bandwidth_used_bytes"].tolist()
 
 
-def test_an_existence_check_is_one_request_on_s3(s3_url, monkeypatch):
+def test_a_snapshot_asks_object_storage_only_what_it_must(s3_url, monkeypatch):
     # every snapshot checks, for each resource table, that no commit came after its own: on
     # object storage a request each, where pyarrow's file info asks again for a folder
     import werkzeug.serving
@@ -82,6 +82,22 @@ def test_an_existence_check_is_one_request_on_s3(s3_url, monkeypatch):
     assert not loc.exists(loc.file(log, "00000000000000000099.json"))
     assert not loc.exists(loc.file("vms", "nothing.parquet"))
     assert len(sent) == 3, sent
+    # a snapshot that replaces files asks nothing of the files it removes: their sizes are in
+    # the tables' logs; it opens only the files it wrote
+    sent.clear()
+    records = account(3)
+    records["vms"].append(vm(50))
+    store.write(frames_of(records), server_time=T0 + pd.Timedelta("1D"))
+
+    def paths(method: str) -> list[str]:
+        return [
+            line.split()[1].partition("?")[0]
+            for line in sent
+            if line.startswith(method + " ") and ".parquet" in line
+        ]
+
+    written, opened = set(paths("PUT")), paths("HEAD")
+    assert written and set(opened) == written, (sorted(written), opened)
 
 
 def test_two_writers_at_once_on_s3(s3_url):
