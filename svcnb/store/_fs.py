@@ -21,6 +21,10 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+# A file (a few kB to a few MB) is one PUT when it is closed, where pyarrow otherwise starts a
+# multipart upload for it: three requests. Errors, a missing bucket too, still come from the
+# write, when write_parquet closes the stream.
+_ONE_PUT = {"s3": "allow_delayed_open=true"}
 _REMOTE = ("s3://", "s3a://", "gs://", "gcs://", "az://", "abfs://", "abfss://")
 
 
@@ -45,7 +49,9 @@ class Location:
         if is_remote(text):
             url = text.rstrip("/")
             opts = _plain_http(url, opts)
-            fs, root = pafs.FileSystem.from_uri(url)
+            one_put = _ONE_PUT.get(url.split(":", 1)[0])
+            query = ("&" if "?" in url else "?") + one_put if one_put else ""
+            fs, root = pafs.FileSystem.from_uri(url + query)
             return cls(url, _with_options(fs, url, opts), root.rstrip("/"), False, opts)
         path = Path(text).absolute()
         return cls(str(path), pafs.LocalFileSystem(), str(path), True, opts)
@@ -174,8 +180,8 @@ def _plain_http(url: str, opts: dict[str, str]) -> dict[str, str]:
 
 
 def _with_options(fs: pafs.FileSystem, url: str, opts: Mapping[str, str]) -> pafs.FileSystem:
-    """An S3 file system that honours the deltalake options given in code (the environment is
-    read by pyarrow itself)."""
+    """The S3 file system of a store: it honours the deltalake options given in code (the
+    environment is read by pyarrow itself), and writes each file in one request."""
     if not isinstance(fs, pafs.S3FileSystem) or not opts:
         return fs
     lower = {k.lower(): v for k, v in opts.items()}
@@ -192,4 +198,4 @@ def _with_options(fs: pafs.FileSystem, url: str, opts: Mapping[str, str]) -> paf
             kwargs["session_token"] = lower["aws_session_token"]
     if lower.get("aws_region"):
         kwargs["region"] = lower["aws_region"]
-    return pafs.S3FileSystem(**kwargs) if kwargs else fs
+    return pafs.S3FileSystem(allow_delayed_open=True, **kwargs) if kwargs else fs

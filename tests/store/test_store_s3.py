@@ -98,6 +98,8 @@ def test_a_snapshot_asks_object_storage_only_what_it_must(s3_url, monkeypatch):
 
     written, opened = set(paths("PUT")), paths("HEAD")
     assert written and set(opened) == written, (sorted(written), opened)
+    # each file it writes is one PUT, not a multipart upload (three requests)
+    assert len(paths("PUT")) == len(written) and paths("POST") == [], sent
 
 
 def test_two_writers_at_once_on_s3(s3_url):
