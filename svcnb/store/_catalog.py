@@ -311,9 +311,11 @@ class Catalog:
             custom_metadata={"svcnb.snapshot": entries[-1]["snapshot_id"]},
         )
         try:
-            at = DeltaTable(
-                self.loc.table_url(CATALOG), version=version, storage_options=self._options()
-            )
+            at = self._table
+            if at is None or at.version() != version or self._read_version != version:
+                at = DeltaTable(
+                    self.loc.table_url(CATALOG), version=version, storage_options=self._options()
+                )
             actions: list[AddAction | RemoveAction] = [add]
             for old, size in _sizes(at).items():
                 actions.append(RemoveAction(old, True, _now_ms(), size))
