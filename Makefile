@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: test test-all test-versions demo bench lab lint typecheck format clean
 
-# uv lays the developers' 180-odd packages into a new venv in seconds where pip takes most of a
+# uv lays the developers' 170-odd packages into a new venv in seconds where pip takes most of a
 # minute; what gets installed is the same resolution of pyproject.toml's bounds. Bytecode is
 # compiled here, once, svcnb's own too: otherwise on a fresh clone's first run every test worker,
 # kernel and command compiles each module it imports until one of them has written it
