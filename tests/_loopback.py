@@ -1,7 +1,11 @@
-"""An httpx client for a server this test session started on a loopback address."""
+"""Loopback servers of this test session: an httpx client for them, and a clean end for the
+hand-written ones."""
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import threading
 from typing import Any
 
 import httpx
@@ -14,3 +18,17 @@ def loopback_client(base_url: str, **options: Any) -> httpx.Client:
     if httpx.URL(base_url).scheme != "http":
         raise ValueError(f"{base_url} is not plain http: use httpx.Client and verify it")
     return httpx.Client(base_url=base_url, trust_env=False, verify=False, **options)
+
+
+def close_listener(sock: socket.socket, thread: threading.Thread) -> None:
+    """Close a listening socket once ``thread``, its accept loop, has ended.
+
+    Closed while the thread waits in accept(), the socket's number is free at once and the next
+    socket made (another test's server) gets it. An accept restarted after that (a debugger or
+    a profiler interrupting the process is enough) takes that server's connections and answers
+    them as this one would: a test then sees answers its server never gave. Shut down first,
+    the waiting accept fails, the loop ends, and only then is the number given back."""
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+    thread.join(timeout=10)
+    sock.close()

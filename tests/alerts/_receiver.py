@@ -11,6 +11,8 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from _loopback import close_listener
+
 
 class Receiver:
     def __init__(self, url: str) -> None:
@@ -81,9 +83,10 @@ def trickling_receiver(cert_pem: str, key_pem: str, gap: float = 0.3) -> Iterato
                 return
             threading.Thread(target=answer, args=(conn,), daemon=True).start()
 
-    threading.Thread(target=serve, daemon=True).start()
+    accepting = threading.Thread(target=serve, daemon=True)
+    accepting.start()
     try:
         yield receiver
     finally:
         stop.set()
-        listener.close()
+        close_listener(listener, accepting)

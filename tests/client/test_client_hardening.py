@@ -18,6 +18,7 @@ import zlib
 import httpx
 import pytest
 from _fakeapi import TOKEN, FakeApi, envelope
+from _loopback import close_listener
 
 import svcnb
 from svcnb.client import Client, Secret, redact
@@ -79,7 +80,8 @@ class _SocketServer:
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
         self.stop = threading.Event()
-        threading.Thread(target=self._serve, daemon=True).start()
+        self._accepting = threading.Thread(target=self._serve, daemon=True)
+        self._accepting.start()
 
     def _serve(self) -> None:
         self.sock.settimeout(0.2)
@@ -110,7 +112,7 @@ class _SocketServer:
 
     def close(self) -> None:
         self.stop.set()
-        self.sock.close()
+        close_listener(self.sock, self._accepting)
 
 
 @pytest.mark.parametrize("gap", [0.02, None], ids=["trickle", "stall"])
@@ -466,7 +468,8 @@ class _OneAnswer:
         self.answer = answer
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        threading.Thread(target=self._serve, daemon=True).start()
+        self._accepting = threading.Thread(target=self._serve, daemon=True)
+        self._accepting.start()
 
     def _serve(self) -> None:
         while True:
@@ -482,7 +485,7 @@ class _OneAnswer:
                     pass
 
     def close(self) -> None:
-        self.sock.close()
+        close_listener(self.sock, self._accepting)
 
 
 def _gzip_bomb(inflated: int) -> bytes:
@@ -601,7 +604,8 @@ class _Scripted:
         self.stop = threading.Event()
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        threading.Thread(target=self._serve, daemon=True).start()
+        self._accepting = threading.Thread(target=self._serve, daemon=True)
+        self._accepting.start()
 
     def _serve(self) -> None:
         while True:
@@ -621,7 +625,7 @@ class _Scripted:
 
     def close(self) -> None:
         self.stop.set()
-        self.sock.close()
+        close_listener(self.sock, self._accepting)
 
 
 def _trickled_headers(conn, stop) -> None:

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _loopback import close_listener
 
 import svcnb
 from svcnb.client._budget import ENV_BUDGET, TokenBudget, budget_key
@@ -217,7 +218,8 @@ class _SlowProxy:
         self.target, self.delay = (host, int(port)), delay
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.url = f"redis://127.0.0.1:{self.sock.getsockname()[1]}/0"
-        threading.Thread(target=self._serve, daemon=True).start()
+        self._accepting = threading.Thread(target=self._serve, daemon=True)
+        self._accepting.start()
 
     def _serve(self) -> None:
         while True:
@@ -245,7 +247,7 @@ class _SlowProxy:
                     s.close()
 
     def close(self) -> None:
-        self.sock.close()
+        close_listener(self.sock, self._accepting)
 
 
 def test_a_slow_redis_counts_against_the_call_deadline(redis_url, monkeypatch):

@@ -16,6 +16,7 @@ import threading
 
 import httpx
 import pytest
+from _loopback import close_listener
 
 from svcnb.client import Client
 from svcnb.client._wire import HttpxWire, Urllib3Wire, wire_for
@@ -40,7 +41,8 @@ class RawServer:
             self.sock = context.wrap_socket(self.sock, server_side=True)
             scheme = "https"
         self.url = f"{scheme}://127.0.0.1:{self.sock.getsockname()[1]}"
-        threading.Thread(target=self._serve, daemon=True).start()
+        self._accepting = threading.Thread(target=self._serve, daemon=True)
+        self._accepting.start()
 
     def _serve(self) -> None:
         while True:
@@ -78,7 +80,7 @@ class RawServer:
                     return
 
     def close(self) -> None:
-        self.sock.close()
+        close_listener(self.sock, self._accepting)
 
 
 def _http(body: bytes, status: str = "200 OK", headers: tuple[str, ...] = ()) -> bytes:
@@ -152,6 +154,14 @@ def test_a_gzip_body_is_read_and_a_broken_one_is_named(raw, wire):
         pytest.raises(ApiError, match=r"does not decode as its Content-Encoding \(gzip\)"),
     ):
         client._req.request("GET", "/wallet")
+
+
+def test_a_closed_test_server_leaves_no_accept_waiting():
+    # a thread left waiting in accept() on a closed socket could, once restarted, take the
+    # connections of the next server given that socket's number (this test file's old flake)
+    server = RawServer(_http(OK))
+    server.close()
+    assert not server._accepting.is_alive()
 
 
 @pytest.mark.parametrize("wire", ["urllib3", "httpx"])
