@@ -311,8 +311,8 @@ class Catalog:
             custom_metadata={"svcnb.snapshot": entries[-1]["snapshot_id"]},
         )
         try:
-            at = self._table
-            if at is None or at.version() != version or self._read_version != version:
+            at = self._table  # as read() left it: at that version unless another read moved it
+            if at is None or at.version() != version:
                 at = DeltaTable(
                     self.loc.table_url(CATALOG), version=version, storage_options=self._options()
                 )

@@ -21,10 +21,10 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-# A file (a few kB to a few MB) is one PUT when it is closed, where pyarrow otherwise starts a
-# multipart upload for it: three requests. Errors, a missing bucket too, still come from the
-# write, when write_parquet closes the stream.
-_ONE_PUT = {"s3": "allow_delayed_open=true"}
+# An S3 file (a few kB to a few MB) is one PUT when it is closed, where pyarrow otherwise starts
+# a multipart upload for it: three requests. Errors, a missing bucket too, still come from the
+# write, when write_parquet closes the stream. (_with_options sets the same when it builds one.)
+_ONE_PUT = "allow_delayed_open=true"
 _REMOTE = ("s3://", "s3a://", "gs://", "gcs://", "az://", "abfs://", "abfss://")
 
 
@@ -49,9 +49,10 @@ class Location:
         if is_remote(text):
             url = text.rstrip("/")
             opts = _plain_http(url, opts)
-            one_put = _ONE_PUT.get(url.split(":", 1)[0])
-            query = ("&" if "?" in url else "?") + one_put if one_put else ""
-            fs, root = pafs.FileSystem.from_uri(url + query)
+            uri = url
+            if url.startswith("s3://"):
+                uri += ("&" if "?" in url else "?") + _ONE_PUT
+            fs, root = pafs.FileSystem.from_uri(uri)
             return cls(url, _with_options(fs, url, opts), root.rstrip("/"), False, opts)
         path = Path(text).absolute()
         return cls(str(path), pafs.LocalFileSystem(), str(path), True, opts)
