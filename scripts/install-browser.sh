@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Install the system Chromium the browser tests drive (Debian's `chromium` package).
+# Install the system Chromium the browser tests drive: Debian's `chromium-headless-shell` (the
+# tests also take the full `chromium` when that is what the machine has).
 # Never `playwright install`: the tests must use the distribution's browser, not a downloaded one.
 # Called by `make test` when CI=true; safe to run again (does nothing when Chromium is present).
 set -euo pipefail
 
-CHROMIUM="${SVCNB_CHROMIUM:-/usr/bin/chromium}"
+CHROMIUM="${SVCNB_CHROMIUM:-/usr/bin/chromium-headless-shell}"
+if [ -z "${SVCNB_CHROMIUM:-}" ] && [ ! -x "$CHROMIUM" ] && [ -x /usr/bin/chromium ]; then
+    CHROMIUM=/usr/bin/chromium
+fi
 
 if [ -x "$CHROMIUM" ]; then
     echo "install-browser: $CHROMIUM is present ($("$CHROMIUM" --version 2>/dev/null || echo 'version unknown'))"
@@ -23,15 +27,15 @@ if [ "$(id -u)" -ne 0 ]; then
         SUDO="sudo"
     else
         echo "install-browser: installing chromium needs root (or sudo); run as root:" \
-             "apt-get update && apt-get install -y chromium" >&2
+             "apt-get update && apt-get install -y chromium-headless-shell" >&2
         exit 1
     fi
 fi
 
-echo "install-browser: installing Debian's chromium package with apt-get"
+echo "install-browser: installing Debian's chromium-headless-shell package with apt-get"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
-$SUDO apt-get install -y -q --no-install-recommends chromium fonts-liberation
+$SUDO apt-get install -y -q --no-install-recommends chromium-headless-shell fonts-liberation
 
 if [ ! -x "$CHROMIUM" ]; then
     echo "install-browser: apt-get finished but $CHROMIUM is still missing" >&2
