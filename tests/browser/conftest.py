@@ -12,8 +12,9 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -79,20 +80,59 @@ def chromium_executable() -> Path:
     return CHROMIUM
 
 
-# Module scope: Playwright's sync API keeps an asyncio loop running in the main thread while it
-# is open, which would make every later asyncio.run() in the session fail.
-@pytest.fixture(scope="module")
-def browser(chromium_executable: Path) -> Iterator[object]:
-    from playwright.sync_api import sync_playwright
+class _SharedPage:
+    """One Chromium and one page on JupyterLab for every browser test: JupyterLab loads once,
+    and each test opens its notebook in it (``LabPage.open``).
 
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=str(chromium_executable), headless=True, args=CHROMIUM_ARGS
-        )
-        try:
-            yield browser
-        finally:
-            browser.close()
+    Not a session fixture: Playwright's sync API keeps an asyncio loop running in the main thread
+    while it is open, which would make every later asyncio.run() on this worker fail. It is
+    closed as soon as the next test is not a browser test (the browser tests run together on one
+    worker, tests/conftest.py), and at the end of the session."""
+
+    def __init__(self) -> None:
+        self._playwright: Any = None
+        self._browser: Any = None
+        self._lab: LabPage | None = None
+
+    def lab(self, chromium: Path, base_url: str, width: int, height: int) -> LabPage:
+        if self._lab is None:
+            from playwright.sync_api import sync_playwright
+
+            self._playwright = sync_playwright().start()
+            self._browser = self._playwright.chromium.launch(
+                executable_path=str(chromium), headless=True, args=CHROMIUM_ARGS
+            )
+            self._lab = LabPage(self._browser.new_page(), base_url)
+        self._lab.page.set_viewport_size({"width": width, "height": height})
+        return self._lab
+
+    def close(self) -> None:
+        if self._playwright is not None:
+            try:
+                self._browser.close()
+            finally:
+                self._playwright.stop()
+        self._playwright = self._browser = self._lab = None
+
+
+_SHARED = _SharedPage()
+_HERE = Path(__file__).parent
+
+
+@pytest.hookimpl(trylast=True)  # after the test's fixtures are torn down: they use the page
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    if nextitem is None or _HERE not in nextitem.path.parents:
+        _SHARED.close()
+
+
+def pytest_sessionfinish() -> None:
+    _SHARED.close()
+
+
+@pytest.fixture(scope="session")
+def shared_lab(chromium_executable: Path, jupyterlab: str) -> Callable[[int, int], LabPage]:
+    """``shared_lab(width, height)``: the browser tests' one page on JupyterLab, at that size."""
+    return lambda width, height: _SHARED.lab(chromium_executable, jupyterlab, width, height)
 
 
 @pytest.fixture(scope="session")
@@ -178,26 +218,22 @@ def jupyterlab(
 
 
 @pytest.fixture
-def lab(browser, jupyterlab: str, request: pytest.FixtureRequest) -> Iterator[LabPage]:
-    """A fresh browser page on JupyterLab; a screenshot goes to ``out/`` when the test fails."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    lab = LabPage(page, jupyterlab)
-    try:
-        yield lab
-    finally:
-        failed = any(
-            getattr(getattr(request.node, f"_report_{when}", None), "failed", False)
-            for when in ("setup", "call")
-        )
-        if failed:
-            OUT.mkdir(exist_ok=True)
-            shot = OUT / f"browser-failure-{request.node.name}.png"
-            try:
-                page.screenshot(path=str(shot), full_page=True)
-                print(f"screenshot of the failure: {shot}")
-            except Exception as exc:  # the page may be gone; the test's own error matters more
-                print(f"no screenshot ({type(exc).__name__})")
-            if lab.console:
-                print("browser console:\n" + "\n".join(lab.console[-50:]))
-        context.close()
+def lab(shared_lab, request: pytest.FixtureRequest) -> Iterator[LabPage]:
+    """The shared page on JupyterLab; a screenshot goes to ``out/`` when the test fails."""
+    lab = shared_lab(1400, 1000)
+    yield lab
+    failed = any(
+        getattr(getattr(request.node, f"_report_{when}", None), "failed", False)
+        for when in ("setup", "call")
+    )
+    if failed:
+        OUT.mkdir(exist_ok=True)
+        shot = OUT / f"browser-failure-{request.node.name}.png"
+        try:
+            lab.page.screenshot(path=str(shot), full_page=True)
+            print(f"screenshot of the failure: {shot}")
+        except Exception as exc:  # the page may be gone; the test's own error matters more
+            print(f"no screenshot ({type(exc).__name__})")
+        if lab.console:
+            print("browser console:\n" + "\n".join(lab.console[-50:]))
+        _SHARED.close()  # what the failure left on the page (a dialog, say) is not the next test's

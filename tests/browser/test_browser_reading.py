@@ -44,9 +44,7 @@ def _cells(store: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def reading_page(browser, jupyterlab: str, lab_root: Path, lab_tmp: Path):
-    from _labpage import LabPage
-
+def reading_page(shared_lab, lab_root: Path, lab_tmp: Path):
     cells = _cells(lab_tmp / "reading-store" / "store")
     nb = {
         "cells": [
@@ -68,8 +66,7 @@ def reading_page(browser, jupyterlab: str, lab_root: Path, lab_tmp: Path):
     }
     (lab_root / NOTEBOOK).write_text(json.dumps(nb), encoding="utf-8")
     # narrower than the audit grid's columns
-    context = browser.new_context(viewport={"width": 900, "height": 1600})
-    lab = LabPage(context.new_page(), jupyterlab)
+    lab = shared_lab(900, 1600)
     try:
         lab.open(NOTEBOOK)
         lab.page.evaluate("() => window.jupyterapp.shell.collapseLeft()")
@@ -94,9 +91,12 @@ def reading_page(browser, jupyterlab: str, lab_root: Path, lab_tmp: Path):
                 "'apputils:change-theme', {theme: n}); }",
                 LIGHT,
             )
+            # the next test shares this page: it starts in the light theme, as after a load
+            lab.page.wait_for_function(
+                "(n) => document.body.dataset.jpThemeName === n", arg=LIGHT, timeout=30_000
+            )
         except Exception as exc:  # the page may be gone; the test's own error matters more
             print(f"could not restore the light theme ({type(exc).__name__})")
-        context.close()
 
 
 def test_a_grid_wider_than_the_page_scrolls_to_its_last_column(reading_page) -> None:

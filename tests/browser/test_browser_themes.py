@@ -199,14 +199,11 @@ def _write_notebook(path: Path, cells: list[str]) -> None:
 
 
 @pytest.fixture(scope="module")
-def panels_page(browser, jupyterlab: str, lab_root: Path, lab_tmp: Path):
+def panels_page(shared_lab, lab_root: Path, lab_tmp: Path):
     """One page with the three panels rendered; the theme is put back to light afterwards."""
-    from _labpage import LabPage
-
     _write_notebook(lab_root / NOTEBOOK, _cells(lab_tmp / "themes-store" / "store"))
     # Tall enough that the billing panel's summary, plots and first tables fit in one picture.
-    context = browser.new_context(viewport={"width": 1400, "height": 2200})
-    lab = LabPage(context.new_page(), jupyterlab)
+    lab = shared_lab(1400, 2200)
     try:
         lab.open(NOTEBOOK)
         # the file browser would take a third of the width the grids need
@@ -221,10 +218,9 @@ def panels_page(browser, jupyterlab: str, lab_root: Path, lab_tmp: Path):
     finally:
         # The theme is a user setting saved on the server: later tests must find the light one.
         try:
-            lab.page.evaluate(_THEME_JS, LIGHT)
+            _apply(lab, LIGHT)
         except Exception as exc:  # the page may be gone; the test's own error matters more
             print(f"could not restore the light theme ({type(exc).__name__})")
-        context.close()
 
 
 def _apply(lab: Any, theme: str) -> None:
