@@ -185,6 +185,8 @@ def jupyterlab(
         JUPYTERLAB_SETTINGS_DIR=str(settings),
         JUPYTERLAB_WORKSPACES_DIR=str(lab_tmp / "lab-workspaces"),
         JUPYTER_RUNTIME_DIR=str(lab_tmp / "runtime"),
+        # the cells the tests run go into this IPython history, not the developer's own
+        IPYTHONDIR=str(lab_tmp / "ipython"),
         # The panels' progress bars and matplotlib must not wait on anything interactive.
         MPLBACKEND="module://matplotlib_inline.backend_inline",
     )
