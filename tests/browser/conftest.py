@@ -27,8 +27,8 @@ REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO / "notebooks"
 OUT = REPO / "out"
 # The headless shell is the browser without its windowing half: the same Blink, and a JupyterLab
-# page costs about a quarter less CPU to load (4.3 s against 3.3 s, the kernel's start included;
-# the browser tests 79 s against 70 s of the machine's CPU, measured from /proc/stat, twice each).
+# page costs about a quarter less CPU to load (3.3 s against 4.3 s, the kernel's start included;
+# the browser tests 70 s against 79 s of the machine's CPU, measured from /proc/stat, twice each).
 _SHELL, _FULL = Path("/usr/bin/chromium-headless-shell"), Path("/usr/bin/chromium")
 CHROMIUM = Path(os.environ.get("SVCNB_CHROMIUM") or (_SHELL if _SHELL.exists() else _FULL))
 # Flags that keep Chromium from reaching for Google's servers, which this network refuses.
@@ -87,7 +87,7 @@ class _SharedPage:
     Not a session fixture: Playwright's sync API keeps an asyncio loop running in the main thread
     while it is open, which would make every later asyncio.run() on this worker fail. It is
     closed as soon as the next test is not a browser test (the browser tests run together on one
-    worker, tests/conftest.py), and at the end of the session."""
+    worker, tests/conftest.py), after a test that failed, and at the end of the session."""
 
     def __init__(self) -> None:
         self._playwright: Any = None
