@@ -33,7 +33,7 @@ format: $(STAMP)
 # (deadlines, kernels, servers) for a share of its run, and mypy takes that idle CPU. Either
 # failing fails the target.
 test: $(STAMP) lint
-	@# CI must run the browser tests, so it installs Debian's Chromium (headless shell) when no Chromium is there.
+	@# CI must run the browser tests: it installs Debian's Chromium (headless shell) if none is there.
 	@if [ "$$CI" = "true" ]; then bash scripts/install-browser.sh; fi
 	@$(VENV)/bin/mypy > $(VENV)/mypy.log 2>&1 & types=$$!; \
 	$(PY) -m pytest; tests=$$?; \

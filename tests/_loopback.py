@@ -1,11 +1,12 @@
-"""Loopback servers of this test session: an httpx client for them, and a clean end for the
-hand-written ones."""
+"""Loopback servers of this test session: an httpx client for them, and a start and a clean
+end for the hand-written ones."""
 
 from __future__ import annotations
 
 import contextlib
 import socket
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -18,6 +19,14 @@ def loopback_client(base_url: str, **options: Any) -> httpx.Client:
     if httpx.URL(base_url).scheme != "http":
         raise ValueError(f"{base_url} is not plain http: use httpx.Client and verify it")
     return httpx.Client(base_url=base_url, trust_env=False, verify=False, **options)
+
+
+def start_accepting(loop: Callable[[], object]) -> threading.Thread:
+    """Run a hand-written server's accept ``loop`` in the background; end it with
+    :func:`close_listener`."""
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    return thread
 
 
 def close_listener(sock: socket.socket, thread: threading.Thread) -> None:

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from _loopback import close_listener
+from _loopback import close_listener, start_accepting
 
 
 class Receiver:
@@ -83,8 +83,7 @@ def trickling_receiver(cert_pem: str, key_pem: str, gap: float = 0.3) -> Iterato
                 return
             threading.Thread(target=answer, args=(conn,), daemon=True).start()
 
-    accepting = threading.Thread(target=serve, daemon=True)
-    accepting.start()
+    accepting = start_accepting(serve)
     try:
         yield receiver
     finally:

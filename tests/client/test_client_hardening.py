@@ -18,7 +18,7 @@ import zlib
 import httpx
 import pytest
 from _fakeapi import TOKEN, FakeApi, envelope
-from _loopback import close_listener
+from _loopback import close_listener, start_accepting
 
 import svcnb
 from svcnb.client import Client, Secret, redact
@@ -80,8 +80,7 @@ class _SocketServer:
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
         self.stop = threading.Event()
-        self._accepting = threading.Thread(target=self._serve, daemon=True)
-        self._accepting.start()
+        self._accepting = start_accepting(self._serve)
 
     def _serve(self) -> None:
         self.sock.settimeout(0.2)
@@ -468,8 +467,7 @@ class _OneAnswer:
         self.answer = answer
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        self._accepting = threading.Thread(target=self._serve, daemon=True)
-        self._accepting.start()
+        self._accepting = start_accepting(self._serve)
 
     def _serve(self) -> None:
         while True:
@@ -604,8 +602,7 @@ class _Scripted:
         self.stop = threading.Event()
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        self._accepting = threading.Thread(target=self._serve, daemon=True)
-        self._accepting.start()
+        self._accepting = start_accepting(self._serve)
 
     def _serve(self) -> None:
         while True:

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _loopback import close_listener
+from _loopback import close_listener, start_accepting
 
 import svcnb
 from svcnb.client._budget import ENV_BUDGET, TokenBudget, budget_key
@@ -218,8 +218,7 @@ class _SlowProxy:
         self.target, self.delay = (host, int(port)), delay
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.url = f"redis://127.0.0.1:{self.sock.getsockname()[1]}/0"
-        self._accepting = threading.Thread(target=self._serve, daemon=True)
-        self._accepting.start()
+        self._accepting = start_accepting(self._serve)
 
     def _serve(self) -> None:
         while True:

@@ -16,7 +16,7 @@ import threading
 
 import httpx
 import pytest
-from _loopback import close_listener
+from _loopback import close_listener, start_accepting
 
 from svcnb.client import Client
 from svcnb.client._wire import HttpxWire, Urllib3Wire, wire_for
@@ -41,8 +41,7 @@ class RawServer:
             self.sock = context.wrap_socket(self.sock, server_side=True)
             scheme = "https"
         self.url = f"{scheme}://127.0.0.1:{self.sock.getsockname()[1]}"
-        self._accepting = threading.Thread(target=self._serve, daemon=True)
-        self._accepting.start()
+        self._accepting = start_accepting(self._serve)
 
     def _serve(self) -> None:
         while True:
