@@ -23,7 +23,7 @@ import pandas as pd
 
 from svcnb.config import ConfigError, config_path, read_config
 from svcnb.money import money_text
-from svcnb.reports import bandwidth, billing, firewall, snapshot_at, webhooks
+from svcnb.reports import bandwidth, billing, firewall, sharing, snapshot_at, webhooks
 from svcnb.store import MissingResourceError
 
 __all__ = [
@@ -351,6 +351,7 @@ def _findings(store: Any, snap: pd.Series, _on: bool) -> list[dict[str, Any]]:
     return out
 
 
+@sharing
 def evaluate(store: Any, rules: AlertRules, at: Any = None) -> Evaluation:
     """The conditions the rules see in the latest snapshot at or before ``at`` (latest: None).
 

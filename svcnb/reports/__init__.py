@@ -21,7 +21,7 @@ from svcnb.reports._columns import MONEY_COLUMNS, VALUES, currency_of, value_lab
 from svcnb.reports._display import display_frame, kind, label, text_table
 from svcnb.reports._duration import DurationError, duration
 from svcnb.reports._replay import Histories, Report, replay, snapshot_at, to_utc
-from svcnb.reports._reuse import Reuse
+from svcnb.reports._reuse import Reuse, sharing
 from svcnb.reports._view import Figure, View, ViewSpec
 
 __all__ = [
@@ -43,6 +43,7 @@ __all__ = [
     "kind",
     "label",
     "replay",
+    "sharing",
     "snapshot_at",
     "text_table",
     "to_utc",

@@ -119,20 +119,20 @@ class Report:
         """The keyword arguments ``from_store`` would pass: frames, histories and ``now``
         (of one account: ``account``, else the store as bound)."""
         store = store if account is None else store.for_account(account)
-        return self._inputs(store, snapshot_at(store, at, _snapshots(store)))
+        return self._inputs(store, snapshot_at(store, at, read_snapshots(store)))
 
     def _inputs(self, store: StoreLike, snap: pd.Series) -> dict[str, Any]:
         when = snap["server_time"]
         kwargs: dict[str, Any] = {}
         for name, resource in self.frames.items():
             try:
-                kwargs[name] = _read(store, "load", resource, when)
+                kwargs[name] = read_frame(store, "load", resource, when)
             except MissingResourceError as exc:
                 raise MissingResourceError(
                     exc.resource, exc.snapshot_id, exc.reason, exc.latest, needed_by=self.name
                 ) from None
         for name, (resource, columns) in self.histories.items():
-            kwargs[name] = _read(store, "history", resource, when, tuple(columns))
+            kwargs[name] = read_frame(store, "history", resource, when, tuple(columns))
         kwargs["now"] = when
         return kwargs
 
@@ -171,7 +171,7 @@ class Report:
         return result
 
 
-def _snapshots(store: StoreLike) -> pd.DataFrame:
+def read_snapshots(store: StoreLike) -> pd.DataFrame:
     """``store.snapshots()``; read once per ``Reuse`` block (see ``svcnb.reports._reuse``)."""
     reuse = _reuse.active()
     if reuse is None:
@@ -179,7 +179,7 @@ def _snapshots(store: StoreLike) -> pd.DataFrame:
     return reuse.shared(("snapshots",), (store,), store.snapshots)
 
 
-def _read(
+def read_frame(
     store: StoreLike, how: str, resource: ResourceName, when: Any, columns: tuple[str, ...] = ()
 ) -> pd.DataFrame:
     """``store.load(resource, at=when)`` or ``store.history(resource, columns, until=when)``;

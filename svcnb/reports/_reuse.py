@@ -9,7 +9,9 @@ same renewals; the what-if panel asks ``topup_needed`` once for its table and ag
 answer it gave, without computing it again; ``Report.inputs`` gives the same frames for the same
 store, snapshot time and account, so every report of one snapshot shares them. A report called
 outside any block opens one of its own for the length of the call, so the reports and helpers
-it calls share their answers (``what_if_stop`` prices the VMs once, not once per figure).
+it calls share their answers (``what_if_stop`` prices the VMs once, not once per figure); a function
+marked :func:`sharing` (each report's ``view``, the alert rules) does the same for all the
+reports it calls.
 
 Frames are told apart by identity, which is only sound while nobody changes them: inside the
 block the frames passed to reports (and those ``inputs`` gives) are read, never changed. Reports
@@ -163,6 +165,22 @@ def _copy(answer: Any) -> Any:
 def active() -> Reuse | None:
     """The :class:`Reuse` of the enclosing ``with`` block, if any."""
     return _ACTIVE.get()
+
+
+def sharing(fn: F) -> F:
+    """Mark a function that asks many reports about the same frames (a view, the alert rules):
+    they share their answers and reads for the length of its call, inside the caller's block
+    if there is one. Without it each report opens a block of its own, and the billing view
+    priced the same VMs ten times."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if _ACTIVE.get() is not None:
+            return fn(*args, **kwargs)
+        with Reuse():
+            return fn(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
 
 
 def reusable(fn: F) -> F:

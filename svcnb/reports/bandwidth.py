@@ -23,6 +23,7 @@ from svcnb.frames import ResourceName
 from svcnb.reports._classes import UNKNOWN, left_out_note, vm_classes
 from svcnb.reports._duration import duration, duration_text
 from svcnb.reports._replay import latest_per_time, report, resolve_now
+from svcnb.reports._reuse import sharing
 from svcnb.reports._timeaxis import STATUS_COLOURS, axes, concise_dates, legend_outside, thousands
 from svcnb.reports._view import (
     UNKNOWN_STATUS,
@@ -588,6 +589,7 @@ VIEW = ViewSpec(
 )
 
 
+@sharing
 def view(
     store: Any,
     at: Any = None,

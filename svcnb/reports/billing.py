@@ -54,7 +54,7 @@ from svcnb.reports._columns import MONEY_COLUMNS, currency_of
 from svcnb.reports._duration import DurationError, duration, duration_text
 from svcnb.reports._replay import latest_per_time, report, resolve_now
 from svcnb.reports._reuse import active as reuse_active
-from svcnb.reports._reuse import reusable
+from svcnb.reports._reuse import reusable, sharing
 from svcnb.reports._timeaxis import axes, concise_dates, legend_outside, money_axis
 from svcnb.reports._view import (
     UNKNOWN_STATUS,
@@ -1233,6 +1233,7 @@ VIEW = ViewSpec(
 )
 
 
+@sharing
 def view(
     store: Any,
     at: Any = None,

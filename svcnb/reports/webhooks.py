@@ -41,6 +41,7 @@ from pandas.api.typing import NAType
 
 from svcnb.reports._classes import UNKNOWN, billing_classes, vm_classes
 from svcnb.reports._replay import StoreLike, report, snapshot_at
+from svcnb.reports._reuse import sharing
 from svcnb.reports._timeaxis import axes, fit_rows, short_label
 from svcnb.reports._view import (
     FigureSpec,
@@ -987,6 +988,7 @@ VIEW = ViewSpec(
 )
 
 
+@sharing
 def view(store: StoreLike, at: Any = None, *, account: str | None = None) -> View:
     """The webhooks view as of the latest snapshot at or before ``at`` (see ``VIEW``)."""
     inputs = health.inputs(store, at, account)

@@ -39,7 +39,7 @@ from svcnb.reports import billing
 from svcnb.reports._classes import billing_classes, left_out_note, vm_classes
 from svcnb.reports._duration import duration
 from svcnb.reports._replay import report, resolve_now
-from svcnb.reports._reuse import reusable
+from svcnb.reports._reuse import reusable, sharing
 from svcnb.reports._timeaxis import (
     STATUS_COLOURS,
     axes,
@@ -767,6 +767,7 @@ VIEW = ViewSpec(
 )
 
 
+@sharing
 def view(
     store: Any,
     at: Any = None,

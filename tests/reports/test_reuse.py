@@ -3,13 +3,15 @@ as-of time are the histories read up to it."""
 
 from __future__ import annotations
 
+import functools
 import random
 
 import pandas as pd
 import pytest
 
-from svcnb import frames
+from svcnb import frames, reports
 from svcnb.reports import Histories, Reuse, billing, whatif
+from svcnb.reports._reuse import reusable
 from svcnb.store import Store
 
 NOW = pd.Timestamp("2026-11-01T00:00:00Z")
@@ -137,3 +139,50 @@ def test_a_history_sliced_per_time_is_the_history_read_up_to_it(tmp_path):
         pd.testing.assert_frame_equal(got, want, check_exact=True)
         assert got.attrs == want.attrs
     assert histories.until(store, "vms", columns, times[-1] + pd.Timedelta(days=1)) is None
+
+
+def _computing_everything(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every ``Reuse`` block keeps nothing: each report, helper and read computes again."""
+    monkeypatch.setattr(Reuse, "call", lambda self, fn, args, kwargs: fn(*args, **kwargs))
+    monkeypatch.setattr(Reuse, "shared", lambda self, key, objects, make: make())
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("kind", ["billing", "bandwidth", "firewall", "webhooks", "whatif"])
+def test_a_view_shares_its_reports_answers_and_shows_what_they_show_alone(
+    played, kind, monkeypatch
+):
+    """A view asks many reports about one snapshot's frames: it reads each frame once and
+    prices a fleet once (the billing view priced the same VMs ten times, once per report), and
+    shows exactly what every report computed on its own would."""
+    store, _ = played
+    module = getattr(reports, kind)
+    reads: list[tuple] = []
+    load, priced = Store.load, billing._priced.__wrapped__
+    priced_calls = []
+
+    def counted_load(self, resource, *args, **kwargs):
+        reads.append((resource, repr(kwargs.get("at"))))
+        return load(self, resource, *args, **kwargs)
+
+    @functools.wraps(priced)
+    def counted_priced(*args, **kwargs):
+        priced_calls.append(id(args[0] if args else kwargs["vms"]))
+        return priced(*args, **kwargs)
+
+    with monkeypatch.context() as m:
+        m.setattr(Store, "load", counted_load)
+        m.setattr(billing, "_priced", reusable(counted_priced))
+        shared = module.view(store)
+    assert len(reads) == len(set(reads)), f"{kind}: a frame read twice: {sorted(reads)}"
+    # the what-if prices a second fleet: the same VMs as if their debts were paid
+    assert len(priced_calls) == len(set(priced_calls)), f"{kind} priced one fleet again"
+    assert len(priced_calls) == {"billing": 1, "whatif": 2}.get(kind, 0)
+
+    _computing_everything(monkeypatch)
+    alone = module.view(store)
+    assert shared.text() == alone.text()
+    assert shared.values() == alone.values() or str(shared.values()) == str(alone.values())
+    assert list(shared.tables) == list(alone.tables)
+    for name, table in alone.tables.items():
+        pd.testing.assert_frame_equal(shared.tables[name], table, check_exact=True, obj=name)

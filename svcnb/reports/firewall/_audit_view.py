@@ -7,6 +7,7 @@ import contextlib
 from typing import Any
 
 from svcnb.reports._replay import StoreLike
+from svcnb.reports._reuse import sharing
 from svcnb.reports._view import FigureSpec, PlotSpec, TableSpec, View, ViewSpec, figure, view_notes
 from svcnb.reports.firewall._changes import changes
 from svcnb.reports.firewall._findings import SEVERITIES, audit, plot_findings
@@ -57,6 +58,7 @@ VIEW = ViewSpec(
 )
 
 
+@sharing
 def view(store: StoreLike, at: Any = None, *, account: str | None = None) -> View:
     """The firewall view as of the latest snapshot at or before ``at`` (see ``VIEW``)."""
     bound = store if account is None else store.for_account(account)

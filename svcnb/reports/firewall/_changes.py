@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from svcnb.reports._replay import StoreLike, snapshot_at, to_utc
+from svcnb.reports._replay import StoreLike, read_frame, read_snapshots, snapshot_at, to_utc
 from svcnb.reports.firewall._findings import (
     FINDING_CHANGE_COLUMNS,
     FINDING_COLUMNS,
@@ -91,9 +91,10 @@ def changes(store: StoreLike, since: Any = None, at: Any = None) -> pd.DataFrame
     ``since`` None means the snapshot just before the one as of ``at``. Returns the columns of
     :func:`rule_changes` plus ``from_snapshot`` and ``to_snapshot``.
     """
-    to_snap = snapshot_at(store, at)
+    listed = read_snapshots(store)
+    to_snap = snapshot_at(store, at, listed)
     if since is None:
-        snaps = store.snapshots().sort_values(["server_time", "snapshot_id"], kind="stable")
+        snaps = listed.sort_values(["server_time", "snapshot_id"], kind="stable")
         earlier = snaps[snaps["server_time"] < to_snap["server_time"]]
         if earlier.empty:
             raise ValueError(
@@ -101,13 +102,13 @@ def changes(store: StoreLike, since: Any = None, at: Any = None) -> pd.DataFrame
             )
         from_snap = earlier.iloc[-1]
     else:
-        from_snap = snapshot_at(store, since)
+        from_snap = snapshot_at(store, since, listed)
     a, b = from_snap["snapshot_id"], to_snap["snapshot_id"]
     diff = store.diff("firewall_rules", a, b)
     out = rule_changes(
         diff,
-        store.load("firewall_rules", at=from_snap["server_time"]),
-        store.load("firewall_rules", at=to_snap["server_time"]),
+        read_frame(store, "load", "firewall_rules", from_snap["server_time"]),
+        read_frame(store, "load", "firewall_rules", to_snap["server_time"]),
     )
     return out.assign(from_snapshot=a, to_snapshot=b)
 
