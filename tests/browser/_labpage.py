@@ -47,6 +47,17 @@ async (name) => {
 }
 """
 
+_THEME_JS = """
+async (name) => {
+  await window.jupyterapp.commands.execute('apputils:change-theme', {theme: name});
+}
+"""
+
+_THEME_APPLIED_JS = """
+(name) => document.body.dataset.jpThemeName === name
+  && document.body.dataset.jpThemeLight === String(name.includes('Light'))
+"""
+
 _RUN_ALL_JS = """
 async (ms) => {
   const app = window.jupyterapp;
@@ -98,6 +109,13 @@ class LabPage:
         else:
             self.page.goto(f"{self.base_url}/lab/tree/{name}?reset", wait_until="domcontentloaded")
         self.page.wait_for_function(_KERNEL_READY_JS, arg=name, timeout=timeout * 1000, polling=250)
+
+    def set_theme(self, name: str) -> None:
+        """Switch JupyterLab to theme ``name`` ("JupyterLab Dark") and wait until the page
+        wears it. The theme is a user setting saved on the server: the tests that change it
+        put the light one back, which the next test (sharing this page) expects."""
+        self.page.evaluate(_THEME_JS, name)
+        self.page.wait_for_function(_THEME_APPLIED_JS, arg=name, timeout=30_000)
 
     def run_all(self, timeout: float = 300.0) -> None:
         """Run every cell, wait until the last has finished, and fail on any error output."""

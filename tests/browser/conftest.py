@@ -109,7 +109,8 @@ class _SharedPage:
     def close(self) -> None:
         if self._playwright is not None:
             try:
-                self._browser.close()
+                if self._browser is not None:  # None when Chromium failed to launch
+                    self._browser.close()
             finally:
                 self._playwright.stop()
         self._playwright = self._browser = self._lab = None

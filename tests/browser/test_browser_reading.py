@@ -73,28 +73,13 @@ def reading_page(shared_lab, lab_root: Path, lab_tmp: Path):
         lab.run_all(timeout=300)
         lab.page.locator(".svcnb-finding-grid tbody td").first.wait_for(timeout=60_000)
         lab.page.locator(".svcnb-rule-editor").first.wait_for(state="visible", timeout=60_000)
-        lab.page.evaluate(
-            "async (n) => { await window.jupyterapp.commands.execute("
-            "'apputils:change-theme', {theme: n}); }",
-            DARK,
-        )
-        lab.page.wait_for_function(
-            "(n) => document.body.dataset.jpThemeName === n", arg=DARK, timeout=30_000
-        )
+        lab.set_theme(DARK)
         lab.page.wait_for_timeout(800)
         lab.assert_no_widget_errors()
         yield lab
     finally:
         try:
-            lab.page.evaluate(
-                "async (n) => { await window.jupyterapp.commands.execute("
-                "'apputils:change-theme', {theme: n}); }",
-                LIGHT,
-            )
-            # the next test shares this page: it starts in the light theme, as after a load
-            lab.page.wait_for_function(
-                "(n) => document.body.dataset.jpThemeName === n", arg=LIGHT, timeout=30_000
-            )
+            lab.set_theme(LIGHT)  # the next test shares this page
         except Exception as exc:  # the page may be gone; the test's own error matters more
             print(f"could not restore the light theme ({type(exc).__name__})")
 

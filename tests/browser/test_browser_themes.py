@@ -140,17 +140,6 @@ _CONTRAST_JS = """
 }
 """
 
-_THEME_JS = """
-async (name) => {
-  await window.jupyterapp.commands.execute('apputils:change-theme', {theme: name});
-}
-"""
-
-_THEME_APPLIED_JS = """
-(name) => document.body.dataset.jpThemeName === name
-  && document.body.dataset.jpThemeLight === String(name.includes('Light'))
-"""
-
 MEASURED: dict[str, dict[str, dict[str, float]]] = {}
 
 
@@ -224,8 +213,7 @@ def panels_page(shared_lab, lab_root: Path, lab_tmp: Path):
 
 
 def _apply(lab: Any, theme: str) -> None:
-    lab.page.evaluate(_THEME_JS, theme)
-    lab.page.wait_for_function(_THEME_APPLIED_JS, arg=theme, timeout=30_000)
+    lab.set_theme(theme)
     # CSS variables switch at once; give the widgets' transitions a moment to finish painting.
     lab.page.wait_for_timeout(800)
 

@@ -30,7 +30,7 @@ import pandas as pd
 
 from svcnb import frames, vocab
 from svcnb.client import Client
-from svcnb.reports import Reuse, bandwidth, billing, firewall, webhooks
+from svcnb.reports import bandwidth, billing, firewall, sharing, webhooks
 from svcnb.store import Store
 
 # the same resource groups svcnb.store pulls
@@ -139,17 +139,11 @@ def truth_frames(truth: dict) -> dict[str, pd.DataFrame]:
         }
 
 
+@sharing
 def reports(f: dict[str, pd.DataFrame], now: pd.Timestamp) -> dict[str, pd.DataFrame]:
     """Every report svcnb shows that reads one snapshot, on frames ``f``, sharing their answers
     as a view does (the same answers as each alone: ``tests/reports/test_reuse.py``)."""
     vms, wallet = f["vms"], f["wallet"]
-    with Reuse():
-        return _reports(f, vms, wallet, now)
-
-
-def _reports(
-    f: dict[str, pd.DataFrame], vms: pd.DataFrame, wallet: pd.DataFrame, now: pd.Timestamp
-) -> dict[str, pd.DataFrame]:
     out = {
         "billing.run_rate": billing.run_rate(vms, wallet, now=now),
         "billing.renewals_due": billing.renewals_due(vms, wallet, now=now),
