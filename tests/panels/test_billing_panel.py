@@ -7,23 +7,32 @@ import csv
 import pandas as pd
 import pytest
 
+from svcnb.client import Client
 from svcnb.panels import BillingPanel
 from svcnb.reports import billing
+from svcnb.sandbox import serve
+from svcnb.store import Store
 
 DAYS = 4
 TOPUP = 250.0
 
 
-@pytest.fixture
-def history(sandbox, admin, panel_store):
-    """A few daily snapshots; the wallet is topped up each day so the balance moves."""
+@pytest.fixture(scope="module")
+def history(tmp_path_factory):
+    """A few daily snapshots; the wallet is topped up each day so the balance moves. Taken once
+    for the module: its tests only read the store."""
+    store = Store(tmp_path_factory.mktemp("billing-panel") / "store")
+    with (
+        serve(vms=40, seed=7, time_scale=0.0) as sandbox,
+        Client(sandbox.tokens["admin"], sandbox.base_url, progress=False) as admin,
+    ):
 
-    def advance(seconds: float) -> None:
-        sandbox.control.topup(TOPUP)
-        sandbox.control.advance(seconds)
+        def advance(seconds: float) -> None:
+            sandbox.control.topup(TOPUP)
+            sandbox.control.advance(seconds)
 
-    panel_store.build_history(admin, DAYS, advance)
-    return panel_store
+        store.build_history(admin, DAYS, advance)
+    return store
 
 
 def _balance_at(store, at) -> float:

@@ -20,15 +20,21 @@ from svcnb.cli import main
 from svcnb.client import Client
 from svcnb.panels import BandwidthPanel, BillingPanel
 from svcnb.reports import bandwidth, billing
+from svcnb.sandbox import serve
 from svcnb.store import Store
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
 
-@pytest.fixture
-def account(sandbox, tmp_path):
-    with Client(sandbox.tokens["admin"], sandbox.base_url, progress=False) as client:
-        store = Store(tmp_path / "store")
+@pytest.fixture(scope="module")
+def account(tmp_path_factory):
+    """Four daily snapshots of a sandbox of its own, and a client on it as the last one left
+    it: the tests read both and change neither, so they are taken once for the module."""
+    with (
+        serve(vms=40, seed=7, time_scale=0.0) as sandbox,
+        Client(sandbox.tokens["admin"], sandbox.base_url, progress=False) as client,
+    ):
+        store = Store(tmp_path_factory.mktemp("one-number") / "store")
         store.build_history(client, 3, sandbox.control.advance)
         yield client, store
 

@@ -9,25 +9,27 @@ import pytest
 
 from svcnb.client import Client
 from svcnb.reports import bandwidth, billing, replay
+from svcnb.sandbox import serve
 from svcnb.store import MissingResourceError, Store
 
 NO_BILLING = ["vms:read", "firewalls:read", "networks:read", "webhooks:read"]
 
 
-@pytest.fixture
-def store(sandbox, tmp_path):
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
     """Four daily snapshots: complete, without the wallet (token lacks billing:read), complete,
-    without the wallet again."""
-    store = Store(tmp_path / "store")
-    limited = sandbox.control.create_token(name="no-billing", scopes=NO_BILLING)["secret"]
-    with (
-        Client(sandbox.tokens["admin"], sandbox.base_url, progress=False) as admin,
-        Client(limited, sandbox.base_url, progress=False) as partial,
-    ):
-        for day, client in enumerate([admin, partial, admin, partial]):
-            if day:
-                sandbox.control.advance(86400)
-            store.take(client)
+    without the wallet again. Taken once for the module: its tests only read it."""
+    store = Store(tmp_path_factory.mktemp("missing") / "store")
+    with serve(vms=40, seed=7, time_scale=0.0) as sandbox:
+        limited = sandbox.control.create_token(name="no-billing", scopes=NO_BILLING)["secret"]
+        with (
+            Client(sandbox.tokens["admin"], sandbox.base_url, progress=False) as admin,
+            Client(limited, sandbox.base_url, progress=False) as partial,
+        ):
+            for day, client in enumerate([admin, partial, admin, partial]):
+                if day:
+                    sandbox.control.advance(86400)
+                store.take(client)
     return store
 
 
