@@ -180,15 +180,31 @@ def _rank(nodeid: str) -> int:
     return next((i for i, prefix in enumerate(_LONG) if nodeid.startswith(prefix)), len(_LONG))
 
 
+def _interleaved(files: list[str]) -> dict[str, int]:
+    """Each file's place when the folders take turns: one file of each folder, then the next
+    of each. A folder's files tend to wait alike (the client's on deadlines and rate windows,
+    the store's on nothing): side by side on every worker, they leave the CPUs idle together."""
+    folders: dict[str, list[str]] = {}
+    for file in files:
+        folders.setdefault(file.rpartition("/")[0], []).append(file)
+    turns = sorted((i, folder) for folder, own in folders.items() for i in range(len(own)))
+    return {folders[folder][i]: place for place, (i, folder) in enumerate(turns)}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: _rank(item.nodeid))  # stable: each file's tests stay in order
+    files = list(dict.fromkeys(item.nodeid.split("::")[0] for item in items))
+    place = _interleaved([f for f in files if _rank(f) == len(_LONG)])
+    # stable: each file's tests stay in order
+    items.sort(key=lambda item: (_rank(item.nodeid), place.get(item.nodeid.split("::")[0], 0)))
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    # ``-n auto``: one worker more than there are CPUs. A share of the suite waits on real time
-    # (deadlines, retries, servers and kernels starting); the extra worker runs meanwhile.
+    # ``-n auto``: two workers more than there are CPUs. A share of the suite waits on real time
+    # (deadlines, retries, rate windows, servers and kernels starting); the extra workers run
+    # meanwhile. On 2 CPUs, 4 workers took 247 s against 258 s for 3 (alternating runs, mean of
+    # 2), for 3 % more CPU: each worker collects the suite and starts its own servers.
     usable = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
-    return (len(usable) if usable else os.cpu_count() or 1) + 1
+    return (len(usable) if usable else os.cpu_count() or 1) + 2
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
