@@ -241,7 +241,7 @@ def wait_for_http(url: str, timeout: float, proc: subprocess.Popen[bytes] | None
     """Poll ``url`` until it answers below 500; raise naming the URL when it never does."""
     deadline = time.monotonic() + timeout
     last = "no answer"
-    # one client for every poll: each new one loads the CA bundle again, some 30 ms of CPU five
+    # one client for every poll: each new one loads the CA bundle again, some 18 ms of CPU five
     # times a second while the server starts
     with httpx.Client(timeout=2.0) as http:
         while time.monotonic() < deadline:

@@ -183,7 +183,8 @@ def _rank(nodeid: str) -> int:
 def _interleaved(files: list[str]) -> dict[str, int]:
     """Each file's place when the folders take turns: one file of each folder, then the next
     of each. A folder's files tend to wait alike (the client's on deadlines and rate windows,
-    the store's on nothing): side by side on every worker, they leave the CPUs idle together."""
+    the store's on nothing): handed out one after another, they ran at once on the workers and
+    left the CPUs idle together."""
     folders: dict[str, list[str]] = {}
     for file in files:
         folders.setdefault(file.rpartition("/")[0], []).append(file)
@@ -202,7 +203,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     # ``-n auto``: two workers more than there are CPUs. A share of the suite waits on real time
     # (deadlines, retries, rate windows, servers and kernels starting); the extra workers run
     # meanwhile. On 2 CPUs, 4 workers took 247 s against 258 s for 3 (alternating runs, mean of
-    # 2), for 3 % more CPU: each worker collects the suite and starts its own servers.
+    # 2), for 4 % more CPU: each worker collects the suite and starts its own servers.
     usable = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
     return (len(usable) if usable else os.cpu_count() or 1) + 2
 
