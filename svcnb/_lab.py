@@ -237,27 +237,6 @@ def lab_command(
     return argv + list(extra or [])
 
 
-def wait_for_http(url: str, timeout: float, proc: subprocess.Popen[bytes] | None = None) -> None:
-    """Poll ``url`` until it answers below 500; raise naming the URL when it never does."""
-    deadline = time.monotonic() + timeout
-    last = "no answer"
-    # one client for every poll: each new one loads the CA bundle again, some 18 ms of CPU five
-    # times a second while the server starts
-    with httpx.Client(timeout=2.0) as http:
-        while time.monotonic() < deadline:
-            if proc is not None and proc.poll() is not None:
-                raise RuntimeError(f"the server for {url} exited with status {proc.returncode}")
-            try:
-                response = http.get(url)
-                if response.status_code < 500:
-                    return
-                last = f"status {response.status_code}"
-            except httpx.HTTPError as exc:
-                last = type(exc).__name__
-            time.sleep(0.2)
-    raise TimeoutError(f"{url} did not answer within {timeout:.0f} s ({last})")
-
-
 @contextlib.contextmanager
 def private_folder(prefix: str) -> Iterator[Path]:
     """A temporary folder only this user can read (it will hold the sandbox's tokens)."""

@@ -1,11 +1,13 @@
-"""Loopback servers of this test session: an httpx client for them, and a start and a clean
-end for the hand-written ones."""
+"""Loopback servers of this test session: an httpx client for them, a wait until one answers,
+and a start and a clean end for the hand-written ones."""
 
 from __future__ import annotations
 
 import contextlib
 import socket
+import subprocess
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +21,26 @@ def loopback_client(base_url: str, **options: Any) -> httpx.Client:
     if httpx.URL(base_url).scheme != "http":
         raise ValueError(f"{base_url} is not plain http: use httpx.Client and verify it")
     return httpx.Client(base_url=base_url, trust_env=False, verify=False, **options)
+
+
+def wait_for_http(url: str, timeout: float, proc: subprocess.Popen[bytes] | None = None) -> None:
+    """Poll ``url`` until it answers below 500; raise naming the URL when it never does, or
+    as soon as ``proc``, the server's process, has exited."""
+    deadline = time.monotonic() + timeout
+    last = "no answer"
+    with loopback_client(url, timeout=2.0) as http:  # one client for every poll
+        while time.monotonic() < deadline:
+            if proc is not None and proc.poll() is not None:
+                raise RuntimeError(f"the server for {url} exited with status {proc.returncode}")
+            try:
+                response = http.get(url)
+                if response.status_code < 500:
+                    return
+                last = f"status {response.status_code}"
+            except httpx.HTTPError as exc:
+                last = type(exc).__name__
+            time.sleep(0.2)
+    raise TimeoutError(f"{url} did not answer within {timeout:.0f} s ({last})")
 
 
 def start_accepting(loop: Callable[[], object]) -> threading.Thread:
