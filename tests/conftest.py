@@ -4,6 +4,7 @@ environment and matplotlib."""
 
 from __future__ import annotations
 
+import gc
 import itertools
 import logging
 import os
@@ -197,6 +198,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     place = _interleaved([f for f in files if _rank(f) == len(_LONG)])
     # stable: each file's tests stay in order
     items.sort(key=lambda item: (_rank(item.nodeid), place.get(item.nodeid.split("::")[0], 0)))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # What collection built (modules, test items, fixtures' definitions) lives until the end of
+    # the session: frozen, the collector no longer walks it. A full collection then comes four
+    # times rarer than by default, a young one at 2,000 allocations instead of 700: the garbage
+    # collector took 8.5 s of the workers' CPU in a whole run, against 18.8 s with Python's
+    # defaults and 16.6 s with the freeze alone (timed with gc.callbacks, one run each).
+    gc.freeze()
+    gc.set_threshold(2000, 10, 40)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
