@@ -444,8 +444,11 @@ def sync(
     for _ in range(attempts):
         try:
             known = kept.pop(table, None)
+            # the mark of a kept table just found unchanged: kept again if nothing is committed,
+            # as the next sync checks it before trusting the table (two requests fewer on S3)
+            checked = None
             if known is not None and _latest_mark(loc, table, known.table.version()) == known.mark:
-                dt, active = known.table, dict(known.files)
+                dt, active, checked = known.table, dict(known.files), known.mark
             else:
                 try:
                     # create(mode="ignore") would open an existing table twice
@@ -472,7 +475,8 @@ def sync(
                     active.update((a.path, a.size) for a in adds)
                 else:
                     active = _sizes(dt)
-            mark = _latest_mark(loc, table, dt.version())
+                checked = None
+            mark = checked if checked is not None else _latest_mark(loc, table, dt.version())
             if mark is not None:
                 kept[table] = InLine(dt, active, mark)
             return
