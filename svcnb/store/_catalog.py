@@ -303,7 +303,7 @@ class Catalog:
         seq = entries[-1]["seq"]
         name = data_file(seq, secrets.token_hex(4), "catalog")
         self.loc.write_parquet(
-            self.loc.file(CATALOG, name), _catalog_table(entries), compression="zstd"
+            self.loc.file(CATALOG, name), _catalog_table(entries), to_add=True, compression="zstd"
         )
         add = _add(self.loc, CATALOG, name)
         props = CommitProperties(

@@ -311,7 +311,7 @@ def _write_resource(
             name = f"account={entry['partition']}/{name}"
         path = loc.file(resource, name)
         written.append(path)
-        loc.write_parquet(path, table, **parquet_options(table))
+        loc.write_parquet(path, table, to_add=True, **parquet_options(table))
         return name
 
     if old is not None:
