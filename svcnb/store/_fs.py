@@ -118,7 +118,7 @@ class Location:
     def parquet_facts(self, path: str) -> tuple[int, int]:
         """Rows and size in bytes of the Parquet file at ``path``, from one open of it (on
         object storage: the open's HEAD gives the size, one ranged read the footer). A file
-        written through this location is not read: its facts are kept from the write."""
+        written here ``to_add`` is not read: its facts are kept from the write, once."""
         if (facts := self.written.pop(path, None)) is not None:
             return facts
         source = pa.memory_map(path) if self.local else self.fs.open_input_file(path)

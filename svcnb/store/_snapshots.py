@@ -530,6 +530,9 @@ def write_snapshot(
     stamp = server_stamp or local
     if stamp is None:  # NaT for both (None is never passed: Store.write reads the clock)
         raise ValueError("a snapshot needs a time: server_time or local_time")
+    # the facts of files written through ``loc`` serve the adds of the snapshot that wrote them
+    # only: a file gone since would otherwise be added to its table unread
+    loc.written.clear()
     for attempt in range(ATTEMPTS):
         entries, version = catalog.read()
         if version < 0:
@@ -586,6 +589,7 @@ def write_snapshot(
         cache.clear()
         cache.update(known)
         tidy(loc, catalog, [r for r in RESOURCES if r in frames])
+        loc.written.clear()
         return entry["snapshot_id"]
     raise StoreError(
         f"gave up after {ATTEMPTS} tries: other writers to {loc.url} kept publishing first"
