@@ -95,8 +95,17 @@ def partition_of(name: str) -> dict[str, str]:
     return {key: value} if folder and key == PARTITION else {}
 
 
-def _add(loc: Location, table: str, name: str) -> AddAction:
-    rows, size = loc.parquet_facts(loc.file(table, name))
+# a Parquet file's rows and size in bytes, as a Delta add states them
+Facts = tuple[int, int]
+
+
+def _add(
+    loc: Location, table: str, name: str, written: Mapping[str, Facts] | None = None
+) -> AddAction:
+    """The add of file ``name`` to ``table``: its facts from ``written`` (by path) when this
+    process just wrote it, else read from the file."""
+    path = loc.file(table, name)
+    rows, size = (written or {}).get(path) or loc.parquet_facts(path)
     stats = json.dumps({"numRecords": rows})
     return AddAction(name, size, partition_of(name), _now_ms(), True, stats)
 
@@ -302,10 +311,9 @@ class Catalog:
         """
         seq = entries[-1]["seq"]
         name = data_file(seq, secrets.token_hex(4), "catalog")
-        self.loc.write_parquet(
-            self.loc.file(CATALOG, name), _catalog_table(entries), to_add=True, compression="zstd"
-        )
-        add = _add(self.loc, CATALOG, name)
+        path, table = self.loc.file(CATALOG, name), _catalog_table(entries)
+        size = self.loc.write_parquet(path, table, compression="zstd")
+        add = _add(self.loc, CATALOG, name, {path: (table.num_rows, size)})
         props = CommitProperties(
             app_transactions=[Transaction(_APP, seq)],
             custom_metadata={"svcnb.snapshot": entries[-1]["snapshot_id"]},
@@ -425,6 +433,7 @@ def sync(
     schema: pa.Schema,
     expected: Iterable[str],
     kept: dict[str, InLine],
+    written: Mapping[str, Facts] | None = None,
     attempts: int = 5,
 ) -> None:
     """Make the Delta table ``table`` hold exactly the files ``expected`` (names in its
@@ -433,7 +442,9 @@ def sync(
 
     ``kept`` holds the tables as this process last left them (``InLine``, by table name), so a
     table nobody changed since is not opened again: two existence checks instead of reading its
-    log, every resource at every snapshot (on object storage, a request per commit read)."""
+    log, every resource at every snapshot (on object storage, a request per commit read).
+    ``written`` gives the rows and sizes of files this process just wrote (by path), which are
+    then not read back."""
     want = set(expected)
     url = loc.table_url(table)
     options = loc.storage_options or None
@@ -458,7 +469,7 @@ def sync(
                         url, schema, mode="ignore", partition_by=by, storage_options=options
                     )
                 active = _sizes(dt)
-            adds = [_add(loc, table, name) for name in sorted(want - active.keys())]
+            adds = [_add(loc, table, name, written) for name in sorted(want - active.keys())]
             # each size as the log states it: no request per removed file
             removes = [
                 RemoveAction(name, True, _now_ms(), active[name])

@@ -41,9 +41,6 @@ class Location:
     root: str  # the root inside ``fs``
     local: bool
     storage_options: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
-    # rows and size of the Parquet files written here ``to_add`` and not added yet: the add
-    # needs both, and reading them back costs a HEAD and a GET each on object storage
-    written: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def of(cls, where: str | os.PathLike[str], options: Mapping[str, str] | None) -> Location:
@@ -87,12 +84,8 @@ class Location:
             return False
         return True
 
-    def write_parquet(
-        self, path: str, table: pa.Table, *, to_add: bool = False, **options: Any
-    ) -> int:
-        """Write ``table`` to ``path`` durably; returns its size in bytes. ``to_add``: the file
-        is to be added to a Delta table by this process, and ``parquet_facts`` will give its
-        rows and size without reading it."""
+    def write_parquet(self, path: str, table: pa.Table, **options: Any) -> int:
+        """Write ``table`` to ``path`` durably; returns its size in bytes."""
         sink = pa.BufferOutputStream()
         pq.write_table(table, sink, **options)
         data = sink.getvalue()
@@ -105,8 +98,6 @@ class Location:
         else:
             with self.fs.open_output_stream(path) as out:
                 out.write(data)
-        if to_add:
-            self.written[path] = (table.num_rows, data.size)
         return data.size
 
     def read_parquet(self, path: str, threads: bool = False) -> pa.Table:
@@ -117,10 +108,7 @@ class Location:
 
     def parquet_facts(self, path: str) -> tuple[int, int]:
         """Rows and size in bytes of the Parquet file at ``path``, from one open of it (on
-        object storage: the open's HEAD gives the size, one ranged read the footer). A file
-        written here ``to_add`` is not read: its facts are kept from the write, once."""
-        if (facts := self.written.pop(path, None)) is not None:
-            return facts
+        object storage: the open's HEAD gives the size, one ranged read the footer)."""
         source = pa.memory_map(path) if self.local else self.fs.open_input_file(path)
         with source:
             return pq.ParquetFile(source).metadata.num_rows, source.size()
@@ -153,7 +141,6 @@ class Location:
         return out
 
     def delete(self, path: str) -> None:
-        self.written.pop(path, None)
         with contextlib.suppress(FileNotFoundError):
             self.fs.delete_file(path)
 

@@ -43,7 +43,7 @@ import pyarrow as pa
 from svcnb.config import DEFAULT_ACCOUNT, service_url
 from svcnb.frames import KEYS, SCHEMAS, ResourceName
 
-from ._catalog import Catalog, data_file, sync
+from ._catalog import Catalog, Facts, data_file, sync
 from ._fs import Location
 from ._layout import OriginError, StoreError, warn
 from ._scrub import scrub
@@ -297,7 +297,7 @@ def _write_resource(
     entry: dict[str, Any],
     old: Known | None,
     nonce: str,
-    written: list[str],
+    written: dict[str, Facts],
 ) -> Known:
     """Write what changed in ``resource``; returns what the next write needs to know."""
     seq, when = entry["seq"], entry["server_time"] or entry["local_time"]
@@ -310,8 +310,7 @@ def _write_resource(
         if entry.get("partition"):
             name = f"account={entry['partition']}/{name}"
         path = loc.file(resource, name)
-        written.append(path)
-        loc.write_parquet(path, table, to_add=True, **parquet_options(table))
+        written[path] = (table.num_rows, loc.write_parquet(path, table, **parquet_options(table)))
         return name
 
     if old is not None:
@@ -530,9 +529,6 @@ def write_snapshot(
     stamp = server_stamp or local
     if stamp is None:  # NaT for both (None is never passed: Store.write reads the clock)
         raise ValueError("a snapshot needs a time: server_time or local_time")
-    # the facts of files written through ``loc`` serve the adds of the snapshot that wrote them
-    # only: a file gone since would otherwise be added to its table unread
-    loc.written.clear()
     for attempt in range(ATTEMPTS):
         entries, version = catalog.read()
         if version < 0:
@@ -557,7 +553,9 @@ def write_snapshot(
             "resources": {},
         }
         nonce = secrets.token_hex(4)
-        written: list[str] = []
+        # each data file this attempt wrote, with its rows and size: the tables' adds need both,
+        # and reading them back costs a HEAD and a GET a file on object storage
+        written: dict[str, Facts] = {}
         known: dict[str, Known] = {}
         for resource in RESOURCES:
             if resource in missing:
@@ -588,8 +586,7 @@ def write_snapshot(
             continue
         cache.clear()
         cache.update(known)
-        tidy(loc, catalog, [r for r in RESOURCES if r in frames])
-        loc.written.clear()
+        tidy(loc, catalog, [r for r in RESOURCES if r in frames], written)
         return entry["snapshot_id"]
     raise StoreError(
         f"gave up after {ATTEMPTS} tries: other writers to {loc.url} kept publishing first"
@@ -621,7 +618,12 @@ def published_files(loc: Location, entries: list[dict[str, Any]]) -> set[str]:
     }
 
 
-def tidy(loc: Location, catalog: Catalog, resources: list[ResourceName]) -> None:
+def tidy(
+    loc: Location,
+    catalog: Catalog,
+    resources: list[ResourceName],
+    written: Mapping[str, Facts] | None = None,
+) -> None:
     """Bring the resource tables in line with the catalog and delete files no reader needs.
 
     Only a file that a published snapshot named and a later one replaced is deleted (a
@@ -630,7 +632,8 @@ def tidy(loc: Location, catalog: Catalog, resources: list[ResourceName]) -> None
     earlier (a reader that opened it), and any catalog file left whose commit is not in the
     log (a snapshot's only record once its commit is lost). A file no published entry names is
     left, whoever wrote it: it may be another writer's at work, or a lost snapshot's.
-    Failures only warn: the next snapshot tidies again.
+    Failures only warn: the next snapshot tidies again. ``written``: the files the snapshot
+    just published wrote, by path, with their rows and sizes (any other file added is read).
     """
     try:
         entries, _ = catalog.read()
@@ -643,7 +646,7 @@ def tidy(loc: Location, catalog: Catalog, resources: list[ResourceName]) -> None
         if not want:
             continue
         try:
-            sync(loc, resource, arrow_schema(resource), want, catalog.in_line)
+            sync(loc, resource, arrow_schema(resource), want, catalog.in_line, written)
             synced.append(resource)
         except (StoreError, OSError, pa.ArrowException) as exc:
             warn(f"the snapshot is published; tidying {resource} is left to the next: {exc}")
