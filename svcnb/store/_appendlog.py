@@ -28,7 +28,7 @@ from deltalake import CommitProperties, DeltaTable
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 from deltalake.transaction import AddAction
 
-from ._catalog import _now_ms
+from ._catalog import add_action
 from ._fs import Location
 from ._layout import StoreError, fsync_dir
 
@@ -123,11 +123,10 @@ class AppendLog:
         path = self.loc.file(self.name, name)
         try:
             self._create()
-            size = self.loc.write_parquet(path, rows.cast(self.schema), compression="zstd")
+            facts = self.loc.write_parquet(path, rows.cast(self.schema), compression="zstd")
         except (DeltaError, OSError) as exc:
             raise StoreError(f"{self.what} ({self.url}) cannot be written: {exc}") from None
-        stats = json.dumps({"numRecords": rows.num_rows})
-        add = AddAction(name, size, {}, _now_ms(), True, stats)
+        add = add_action(name, facts)
         props = CommitProperties(custom_metadata={_META: rid}, max_commit_retries=retries)
         return path, add, props
 

@@ -45,7 +45,7 @@ from deltalake.exceptions import DeltaError, TableNotFoundError
 from deltalake.transaction import AddAction, RemoveAction
 
 from ._deltalog import commit_path, damaged_commit, first_line, log_folder, parse_commit
-from ._fs import Location
+from ._fs import Facts, Location
 from ._layout import DamagedCommitError, StoreError
 
 CATALOG = "_snapshots"
@@ -95,19 +95,18 @@ def partition_of(name: str) -> dict[str, str]:
     return {key: value} if folder and key == PARTITION else {}
 
 
-# a Parquet file's rows and size in bytes, as a Delta add states them
-Facts = tuple[int, int]
+def add_action(name: str, facts: Facts) -> AddAction:
+    """The Delta add of data file ``name`` (its path in the table), of ``facts``' rows and size."""
+    rows, size = facts
+    stats = json.dumps({"numRecords": rows})
+    return AddAction(name, size, partition_of(name), _now_ms(), True, stats)
 
 
-def _add(
-    loc: Location, table: str, name: str, written: Mapping[str, Facts] | None = None
-) -> AddAction:
+def _add(loc: Location, table: str, name: str, written: Mapping[str, Facts]) -> AddAction:
     """The add of file ``name`` to ``table``: its facts from ``written`` (by path) when this
     process just wrote it, else read from the file."""
     path = loc.file(table, name)
-    rows, size = (written or {}).get(path) or loc.parquet_facts(path)
-    stats = json.dumps({"numRecords": rows})
-    return AddAction(name, size, partition_of(name), _now_ms(), True, stats)
+    return add_action(name, written.get(path) or loc.parquet_facts(path))
 
 
 class Catalog:
@@ -311,9 +310,10 @@ class Catalog:
         """
         seq = entries[-1]["seq"]
         name = data_file(seq, secrets.token_hex(4), "catalog")
-        path, table = self.loc.file(CATALOG, name), _catalog_table(entries)
-        size = self.loc.write_parquet(path, table, compression="zstd")
-        add = _add(self.loc, CATALOG, name, {path: (table.num_rows, size)})
+        path = self.loc.file(CATALOG, name)
+        add = add_action(
+            name, self.loc.write_parquet(path, _catalog_table(entries), compression="zstd")
+        )
         props = CommitProperties(
             app_transactions=[Transaction(_APP, seq)],
             custom_metadata={"svcnb.snapshot": entries[-1]["snapshot_id"]},
@@ -469,7 +469,7 @@ def sync(
                         url, schema, mode="ignore", partition_by=by, storage_options=options
                     )
                 active = _sizes(dt)
-            adds = [_add(loc, table, name, written) for name in sorted(want - active.keys())]
+            adds = [_add(loc, table, name, written or {}) for name in sorted(want - active.keys())]
             # each size as the log states it: no request per removed file
             removes = [
                 RemoveAction(name, True, _now_ms(), active[name])

@@ -32,6 +32,10 @@ def is_remote(url: str) -> bool:
     return url.startswith(_REMOTE)
 
 
+# a Parquet file's rows and size in bytes, as a Delta add states them
+Facts = tuple[int, int]
+
+
 @dataclass(frozen=True)
 class Location:
     """A store's root: ``url`` as deltalake takes it, and the same place for pyarrow."""
@@ -84,8 +88,8 @@ class Location:
             return False
         return True
 
-    def write_parquet(self, path: str, table: pa.Table, **options: Any) -> int:
-        """Write ``table`` to ``path`` durably; returns its size in bytes."""
+    def write_parquet(self, path: str, table: pa.Table, **options: Any) -> Facts:
+        """Write ``table`` to ``path`` durably; returns its rows and size in bytes."""
         sink = pa.BufferOutputStream()
         pq.write_table(table, sink, **options)
         data = sink.getvalue()
@@ -98,7 +102,7 @@ class Location:
         else:
             with self.fs.open_output_stream(path) as out:
                 out.write(data)
-        return data.size
+        return table.num_rows, data.size
 
     def read_parquet(self, path: str, threads: bool = False) -> pa.Table:
         # a memory map skips pyarrow's file system lookup, a large share of a small local read
@@ -106,7 +110,7 @@ class Location:
         with source:
             return pq.ParquetFile(source).read(use_threads=threads)
 
-    def parquet_facts(self, path: str) -> tuple[int, int]:
+    def parquet_facts(self, path: str) -> Facts:
         """Rows and size in bytes of the Parquet file at ``path``, from one open of it (on
         object storage: the open's HEAD gives the size, one ranged read the footer)."""
         source = pa.memory_map(path) if self.local else self.fs.open_input_file(path)

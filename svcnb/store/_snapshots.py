@@ -43,8 +43,8 @@ import pyarrow as pa
 from svcnb.config import DEFAULT_ACCOUNT, service_url
 from svcnb.frames import KEYS, SCHEMAS, ResourceName
 
-from ._catalog import Catalog, Facts, data_file, sync
-from ._fs import Location
+from ._catalog import Catalog, data_file, sync
+from ._fs import Facts, Location
 from ._layout import OriginError, StoreError, warn
 from ._scrub import scrub
 from ._segments import (
@@ -310,7 +310,7 @@ def _write_resource(
         if entry.get("partition"):
             name = f"account={entry['partition']}/{name}"
         path = loc.file(resource, name)
-        written[path] = (table.num_rows, loc.write_parquet(path, table, **parquet_options(table)))
+        written[path] = loc.write_parquet(path, table, **parquet_options(table))
         return name
 
     if old is not None:
