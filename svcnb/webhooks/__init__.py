@@ -27,12 +27,13 @@ from svcnb.webhooks._receiver import (
     parse_event,
     system_clock,
 )
-from svcnb.webhooks._server import RunningReceiver, bind, free_port, serve, uvicorn_server
+from svcnb.webhooks._server import Limits, RunningReceiver, bind, free_port, serve, uvicorn_server
 from svcnb.webhooks._verify import verify
 
 __all__ = [
     "DEFAULT_TOLERANCE",
     "Event",
+    "Limits",
     "MalformedSignature",
     "MissingSignature",
     "PayloadError",
