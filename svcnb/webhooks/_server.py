@@ -128,7 +128,10 @@ def bind(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
     """A listening TCP socket; ``port`` 0 picks a free port. SO_REUSEADDR lets a restarted
     receiver take back its port (the subscription URL names it) while old connections linger."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio turns Nagle off (TCP_NODELAY) only on accepted sockets whose
+    # proto says TCP, and they inherit this one's. With proto 0 every answer's body waited for
+    # the sender's delayed ACK of its headers: 44 ms a request, whatever the load.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
