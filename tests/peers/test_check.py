@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from tests._loopback import loopback_client
+from _loopback import loopback_client  # tests/ is on sys.path (pytest rootdir insertion)
 
 from . import cobalt, sable
 from .check import Outcome, _Fleet, _monthly_truth, _set
