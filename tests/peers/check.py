@@ -7,6 +7,13 @@ exact money with currency, MiB, UTC times, every delivery attempt and the ones i
 read: each equals the truth (*passed*), or svcnb said it could not read it (*flagged*: an NA
 or ``unknown`` with a warning, a resource stored as incomplete or missing, a report whose
 ``complete`` is False, a bound instead of a count), or it is *silent wrong*.
+
+A peer's fleet may change while svcnb reads it (a VM deleted, another created between two page
+reads). ``truth()`` is therefore asked before and after the snapshot, and the VMs are held
+against the truth at the end: a VM in only one of the two truths was created or deleted during
+the read, and may be read or not (a deleted one is checked against the truth before); every
+VM present in both must be read, and none present in neither may appear. The run rate may count
+such a VM or not. Peers whose truth does not change during the read are checked as before.
 """
 
 from __future__ import annotations
@@ -90,12 +97,13 @@ def run(peer: Any) -> Outcome:
             except SvcnbError as exc:
                 out.flag(f"snapshot refused: {type(exc).__name__}: {exc}")
                 return out
+        after = peer.truth()
         status = store.resources().set_index("resource")
-        _vms(out, store, status, truth)
+        _vms(out, store, status, truth, after)
         _wallet(out, store, status, truth)
         _rules(out, store, status, truth)
         _deliveries(out, store, status, truth)
-        _reports(out, store, status, truth)
+        _reports(out, store, status, truth, after)
     _scopes(out, peer)
     out.warnings = [str(w.message) for w in caught]  # type: ignore[attr-defined]
     return out
@@ -112,8 +120,26 @@ def _load(store: Store, resource: str) -> pd.DataFrame | None:
         return None
 
 
-def _set(out: Outcome, what: str, read: set, true: set, state: str) -> None:
-    if read == true:
+@dataclass
+class _Fleet:
+    """The VMs of the truth after the read, and those created or deleted while it ran."""
+
+    before: dict
+    after: dict
+
+    def __post_init__(self) -> None:
+        old = {v["id"]: v for v in self.before["vms"]}
+        new = {v["id"]: v for v in self.after["vms"]}
+        self.ids = set(new)
+        self.changed = set(old) ^ set(new)
+        self.vms = list(new.values()) + [v for k, v in old.items() if k not in new]
+
+
+def _set(
+    out: Outcome, what: str, read: set, true: set, state: str, either: frozenset = frozenset()
+) -> None:
+    """``either``: members that may be read or not (created or deleted during the read)."""
+    if true - either <= read <= true | either:
         out.ok()
     elif state != "ok":
         out.flag(f"{what}: {len(read)} of {len(true)} read, stored as {state}")
@@ -121,15 +147,19 @@ def _set(out: Outcome, what: str, read: set, true: set, state: str) -> None:
         out.wrong(f"{what}: {len(read)} read of {len(true)}, stored as ok")
 
 
-def _vms(out: Outcome, store: Store, status: pd.DataFrame, truth: dict) -> None:
+def _vms(
+    out: Outcome, store: Store, status: pd.DataFrame, truth: dict, after: dict | None = None
+) -> None:
+    """``after``: the truth once the snapshot was taken, when it may differ from ``truth``."""
+    fleet = _Fleet(truth, truth if after is None else after)
     state = _state(status, "vms")
     vms = _load(store, "vms")
     if vms is None:
         out.flag(f"vms: {state}")
         return
-    _set(out, "vm ids", set(vms["id"]), {v["id"] for v in truth["vms"]}, state)
+    _set(out, "vm ids", set(vms["id"]), fleet.ids, state, frozenset(fleet.changed))
     rows = vms.set_index("id")
-    for v in truth["vms"]:
+    for v in fleet.vms:
         if v["id"] not in rows.index:
             continue
         r = rows.loc[v["id"]]
@@ -201,24 +231,39 @@ def _deliveries(out: Outcome, store: Store, status: pd.DataFrame, truth: dict) -
             _compare(out, f"delivery {did} {col}", r[col], d[col])
 
 
-def _reports(out: Outcome, store: Store, status: pd.DataFrame, truth: dict) -> None:
+def _reports(
+    out: Outcome, store: Store, status: pd.DataFrame, truth: dict, after: dict | None = None
+) -> None:
     """Figures a user reads, against the same figure computed from the truth."""
     now = pd.Timestamp(truth["now"])
-    _run_rate(out, store, truth)
+    _run_rate(out, store, _Fleet(truth, truth if after is None else after))
     _failures(out, store, truth, now)
 
 
-def _run_rate(out: Outcome, store: Store, truth: dict) -> None:
+def _monthly_truth(fleet: _Fleet) -> dict[str, tuple[Decimal, set[Decimal]]]:
+    """Per currency: the run rate at the end of the read, and every total a reader may show
+    (each VM created or deleted during the read counted or not)."""
+    end: dict[str, Decimal] = {}
+    may: dict[str, set[Decimal]] = {}
+    for v in fleet.vms:
+        p = v["price_monthly"]
+        if p is None or v["status_class"] == "terminated":
+            continue
+        cur, add = p["currency"], Decimal(p["amount"])
+        sums = may.setdefault(cur, {Decimal(0)})
+        plus = {s + add for s in sums}
+        may[cur] = sums | plus if v["id"] in fleet.changed else plus
+        end[cur] = end.get(cur, Decimal(0)) + (add if v["id"] in fleet.ids else 0)
+    return {cur: (end[cur], may[cur]) for cur in may}
+
+
+def _run_rate(out: Outcome, store: Store, fleet: _Fleet) -> None:
     try:
         rate = billing.run_rate.from_store(store)
     except SvcnbError as exc:
         out.flag(f"billing.run_rate: {type(exc).__name__}")
         return
-    per: dict[str, Decimal] = {}
-    for v in truth["vms"]:
-        p = v["price_monthly"]
-        if p is not None and v["status_class"] != "terminated":
-            per[p["currency"]] = per.get(p["currency"], Decimal(0)) + Decimal(p["amount"])
+    truths = _monthly_truth(fleet)
     said: dict[Any, float] = {}
     doubted: set[Any] = set()
     for _, row in rate.iterrows():
@@ -228,9 +273,12 @@ def _run_rate(out: Outcome, store: Store, truth: dict) -> None:
         )
         if row["unpriced"] or row["unknown_status"] or rate.attrs.get("complete") is False:
             doubted.add(cur)
-    for currency, amount in per.items():
+    for currency, (amount, may) in truths.items():
         got = said.get(currency)
-        if got is not None and abs(got - float(amount)) < 0.005:
+        value = 0.0 if got is None else got  # no row is right only where nothing may be owed
+        if (got is not None or Decimal(0) in may) and any(
+            abs(value - float(s)) < 0.005 for s in may
+        ):
             out.ok()
         elif got is None or currency in doubted or None in said:
             out.flag(
@@ -239,7 +287,7 @@ def _run_rate(out: Outcome, store: Store, truth: dict) -> None:
         else:
             out.wrong(f"run rate {currency}: {got} vs truth {amount}, nothing said")
     for currency, got in said.items():
-        if currency not in per and got and currency not in doubted:
+        if currency not in truths and got and currency not in doubted:
             out.wrong(f"run rate: {got} in {currency!r}, where the truth has no price")
 
 

@@ -6,13 +6,23 @@ from __future__ import annotations
 
 import pytest
 
-from . import ledger, quill
+from . import cobalt, ledger, quill, sable
 from .check import run
 
-PEERS = {"quill": quill, "ledger": ledger}
+PEERS = {"quill": quill, "ledger": ledger, "cobalt": cobalt, "sable": sable}
+# svcnb still shows some of these peers' values wrong without a word (issue 40); the fixes are
+# under way, so their runs may fail until then, and the others must pass
+NOT_YET = {"cobalt", "sable"}
 
 
-@pytest.mark.parametrize("name", sorted(PEERS))
+def _param(name: str):
+    if name not in NOT_YET:
+        return name
+    reason = "issue 40: silent wrong values being fixed"
+    return pytest.param(name, marks=pytest.mark.xfail(strict=False, reason=reason))
+
+
+@pytest.mark.parametrize("name", [_param(n) for n in sorted(PEERS)])
 def test_svcnb_reads_a_blind_peer_right_or_says_it_could_not(name):
     with PEERS[name].serve() as peer:
         out = run(peer)
