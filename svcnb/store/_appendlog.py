@@ -100,8 +100,11 @@ class AppendLog:
                 raise
             except (DeltaError, OSError) as exc:
                 error, self._write_table = exc, None  # read the log afresh next attempt
-                damage = damaged_commit(self.loc, self.name)
-                if damage is not None:  # no attempt gets past it
+                # another writer went first: try again; anything else may be a damaged commit,
+                # which no attempt gets past (looking for one reads the log)
+                conflict = isinstance(exc, CommitFailedError)
+                damage = None if conflict else damaged_commit(self.loc, self.name)
+                if damage is not None:
                     self.loc.delete(path)
                     raise self._damaged(damage, "written") from None
                 time.sleep(0.01 + secrets.randbelow(50) / 1000)
