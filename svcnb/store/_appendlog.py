@@ -12,6 +12,17 @@ when no one else claimed it) appends with :meth:`AppendLog.append_if`: all its r
 commit, at the version right after the one it read, or nothing. That is a compare-and-set any
 store gives: Delta writes a commit file only if no file of that version exists (an atomic
 create on a local disk; a conditional put on object storage, the same the catalog relies on).
+
+A commit that is not one svcnb wrote (what a power cut leaves: empty, torn, not JSON, or a
+commit that changes nothing) is named by a DamagedCommitError, as the catalog's are
+(``svcnb.store._deltalog``): deltalake would fail on it, or read an empty one as changing
+nothing and so drop the row its commit added without a word. When it is the latest commit,
+reads go on at the version before it, with a SnapshotWarning naming it, and nothing is written
+until it is restored or moved aside, as the error says: an append on top would leave it inside
+the log for good. svcnb does not move it aside by itself: the commit may be restored from a
+backup (or an object's previous version), and the data file of a torn commit may belong to a
+writer still at work, so neither dropping the commit nor adding that file again is safe to do
+unasked.
 """
 
 from __future__ import annotations
@@ -20,6 +31,7 @@ import json
 import os
 import secrets
 import time
+import warnings
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -29,8 +41,17 @@ from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundErr
 from deltalake.transaction import AddAction
 
 from ._catalog import add_action
+from ._deltalog import (
+    Damage,
+    change_problem,
+    commit_path,
+    damaged_commit,
+    damaged_error,
+    first_line,
+    move_aside,
+)
 from ._fs import Location
-from ._layout import StoreError, fsync_dir
+from ._layout import DamagedCommitError, SnapshotWarning, StoreError, fsync_dir
 
 _META = "svcnb.journal"  # the commit metadata key naming the file a commit added
 _ATTEMPTS = 20
@@ -54,6 +75,8 @@ class AppendLog:
         self._version = -1
         self._files: dict[str, pa.Table] = {}  # data file -> its rows
         self._order: dict[str, int] = {}  # data file -> the version that added it
+        self._sound = -1  # the latest version whose commit the writer found sound
+        self._base = -2  # the version this writer's last commit was built on
 
     def _options(self) -> dict[str, str] | None:
         return self.loc.storage_options or None
@@ -72,14 +95,24 @@ class AppendLog:
                     [add], mode="append", schema=self.schema, commit_properties=props
                 )
                 break
+            except DamagedCommitError:
+                self.loc.delete(path)
+                raise
             except (DeltaError, OSError) as exc:
                 error, self._write_table = exc, None  # read the log afresh next attempt
+                # another writer went first: try again; anything else may be a damaged commit,
+                # which no attempt gets past (looking for one reads the log)
+                conflict = isinstance(exc, CommitFailedError)
+                damage = None if conflict else damaged_commit(self.loc, self.name)
+                if damage is not None:
+                    self.loc.delete(path)
+                    raise self._damaged(damage, "written") from None
                 time.sleep(0.01 + secrets.randbelow(50) / 1000)
         else:
             self.loc.delete(path)
             raise StoreError(
                 f"{self.what} ({self.url}) could not be committed after {_ATTEMPTS} attempts "
-                f"({error}); nothing was recorded, try again"
+                f"({first_line(error) if error else 'no error'}); nothing was recorded, try again"
             )
         self._sync(table)
 
@@ -104,10 +137,13 @@ class AppendLog:
             self.loc.delete(path)
             self._write_table = None
             return False
+        except DamagedCommitError:
+            self.loc.delete(path)
+            raise
         except (DeltaError, OSError) as exc:
             self.loc.delete(path)
             self._write_table = None
-            raise StoreError(f"{self.what} ({self.url}) cannot be written: {exc}") from None
+            raise self._failed(exc, "written") from None
         self._sync(table)
         return True
 
@@ -125,12 +161,15 @@ class AppendLog:
             self._create()
             facts = self.loc.write_parquet(path, rows.cast(self.schema), compression="zstd")
         except (DeltaError, OSError) as exc:
-            raise StoreError(f"{self.what} ({self.url}) cannot be written: {exc}") from None
+            raise self._failed(exc, "written") from None
         add = add_action(name, facts)
         props = CommitProperties(custom_metadata={_META: rid}, max_commit_retries=retries)
         return path, add, props
 
     def _sync(self, table: DeltaTable) -> None:
+        # this writer's commit is after the version it was built on: the next one, when the
+        # table is found one version on (see _writer)
+        self._base = table.version()
         if self.loc.local:
             # on disk before append returns (the data file already is); the commit is one of
             # those after the version it was built on
@@ -148,6 +187,17 @@ class AppendLog:
             self._write_table = DeltaTable(self.url, storage_options=self._options())
         else:
             self._write_table.update_incremental()
+        version = self._write_table.version()
+        if version not in (self._sound, self._base + 1):
+            # never on top of a damaged latest commit: it would stay inside the log for good.
+            # One read when another writer moved the table; none when it holds only this
+            # writer's own last commit, which it knows sound
+            path = commit_path(self.loc, self.name, version)
+            problem = change_problem(self.loc.read_bytes(path))
+            if problem:
+                self._write_table = None
+                raise self._damaged(Damage(path, version, problem, True), "written")
+            self._sound = version
         return self._write_table
 
     def _create(self) -> None:
@@ -168,34 +218,83 @@ class AppendLog:
 
     def read(self) -> tuple[list[tuple[int, pa.Table]], int]:
         """Each data file's rows with the version that added it, in commit order, and the
-        table's version read (-1: no table yet), for :meth:`append_if`."""
+        table's version read (-1: no table yet), for :meth:`append_if`.
+
+        A damaged latest commit (see the module docstring) is named in a SnapshotWarning and
+        the table read at the version before it; DamagedCommitError for an earlier one."""
         try:
             if self._table is None:
                 self._table = DeltaTable(self.url, storage_options=self._options())
             else:
                 self._table.update_incremental()
+            table = self._table
         except TableNotFoundError:
             return [], -1
         except (DeltaError, OSError) as exc:
-            raise StoreError(f"{self.what} ({self.url}) cannot be read: {exc}") from None
-        version = self._table.version()
+            self._table = None  # a table half brought up to date is not read again
+            damage = damaged_commit(self.loc, self.name)
+            if damage is None:
+                raise self._failed(exc, "read") from None
+            table = self._before(damage)
+        version = table.version()
         if version != self._version:
-            self._catch_up(self._table, version)
+            damage = self._catch_up(version)
+            if damage is not None:
+                self._table = None
+                table = self._before(damage)
+                version = table.version()
+                if version != self._version:
+                    self._catch_up(version)
+            self._files_of(table)
         # a file whose commit is not in the log (none should be: the log is kept) first
         names = sorted(self._files, key=lambda name: (self._order.get(name, -1), name))
         return [(self._order.get(name, -1), self._files[name]) for name in names], version
 
-    def _catch_up(self, table: DeltaTable, version: int) -> None:
+    def _before(self, damage: Damage) -> DeltaTable:
+        """The table at the version before its damaged latest commit, warning once per read;
+        DamagedCommitError when the damaged commit is not the latest (the commits after it
+        would be left out too) or is the one that created the table."""
+        if not damage.latest or damage.version == 0:
+            raise self._damaged(damage, "read")
+        warnings.warn(str(self._damaged(damage, "read in full")), SnapshotWarning, stacklevel=4)
         try:
-            # the commit that added each file is its place in the order; the commits are read
-            # once each (pyarrow's file system: deltalake's history() holds the interpreter)
+            return DeltaTable(self.url, version=damage.version - 1, storage_options=self._options())
+        except (DeltaError, OSError) as exc:
+            raise self._failed(exc, "read") from None
+
+    def _catch_up(self, version: int) -> Damage | None:
+        """Read the commits after the last one read, up to ``version``: the version that added
+        each file (its place in the order), and whether each is sound. Returns the first
+        damaged one, having read those before it."""
+        latest = version
+        try:
+            # the commits are read once each (pyarrow's file system: deltalake's history()
+            # holds the interpreter)
             for commit in range(self._version + 1, version + 1):
-                path = f"{self.loc.root}/{self.name}/_delta_log/{commit:020d}.json"
-                with self.loc.fs.open_input_stream(path) as stream:
-                    for line in stream.read().splitlines():
-                        action = json.loads(line) if line.strip() else {}
-                        if "add" in action:
-                            self._order[unquote(action["add"]["path"])] = commit
+                path = commit_path(self.loc, self.name, commit)
+                data = self.loc.read_bytes(path)
+                problem = change_problem(data)
+                if problem:
+                    if latest == version:  # the latest of the log, not only of this read?
+                        latest = self._latest_version(version)
+                    return Damage(path, commit, problem, commit == latest)
+                for line in data.splitlines():
+                    action = json.loads(line) if line.strip() else {}
+                    if "add" in action:
+                        self._order[unquote(action["add"]["path"])] = commit
+                self._version = commit
+        except (OSError, pa.ArrowException, KeyError, ValueError) as exc:
+            raise self._failed(exc, "read") from None
+        return None
+
+    def _latest_version(self, version: int) -> int:
+        while self.loc.exists(commit_path(self.loc, self.name, version + 1)):
+            version += 1
+        return version
+
+    def _files_of(self, table: DeltaTable) -> None:
+        """Hold the rows of the files ``table`` holds at its version, each file read once."""
+        try:
             paths = {
                 unquote(p) for p in table.get_add_actions(flatten=True).column("path").to_pylist()
             }
@@ -204,11 +303,44 @@ class AppendLog:
             for name in sorted(paths - set(self._files)):
                 self._files[name] = self.loc.read_parquet(self.loc.file(self.name, name))
         except (DeltaError, OSError, pa.ArrowException, KeyError, ValueError) as exc:
-            raise StoreError(
-                f"{self.what} ({self.url}) cannot be read ({exc}); its rows are in Delta "
-                f"table {self.url}, which any Delta reader opens"
-            ) from None
-        self._version = version
+            raise self._failed(exc, "read") from None
+
+    def _failed(self, exc: BaseException, doing: str) -> StoreError:
+        """The error for a table that cannot be read or written: DamagedCommitError naming a
+        damaged commit when there is one, else what deltalake said, in one line."""
+        damage = damaged_commit(self.loc, self.name)
+        if damage is not None:
+            return self._damaged(damage, doing)
+        return StoreError(
+            f"{self.what} ({self.url}) cannot be {doing} ({first_line(exc)}); its rows are in "
+            f"the Delta table {self.url}, which any Delta reader opens"
+        )
+
+    def _damaged(self, damage: Damage, doing: str) -> DamagedCommitError:
+        if damage.latest and damage.version > 0:
+            consequence = (
+                f"svcnb reads the rows committed before it (a row it added, if any, is not "
+                f"read) and writes nothing to {self.what} until it is repaired"
+            )
+            repair = (
+                f"Restore it from a backup (on object storage: the object's previous version), "
+                f"or move it aside: {move_aside(self.loc, self.name, damage)}; then "
+                f"{self.what} can be written again"
+            )
+        else:
+            consequence = f"Delta cannot read {self.what} past it"
+            repair = (
+                "Restore it from a backup (on object storage: the object's previous version); "
+                f"every row is in a data file of {self.url}"
+            )
+        return damaged_error(
+            self.loc,
+            self.name,
+            damage,
+            f"{self.what} ({self.url}) cannot be {doing}",
+            consequence,
+            repair,
+        )
 
 
 def _fsync(path: Path) -> None:

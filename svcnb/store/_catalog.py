@@ -44,7 +44,16 @@ from deltalake import CommitProperties, DeltaTable, Transaction
 from deltalake.exceptions import DeltaError, TableNotFoundError
 from deltalake.transaction import AddAction, RemoveAction
 
-from ._deltalog import commit_path, damaged_commit, first_line, log_folder, parse_commit
+from ._deltalog import (
+    CREATE,
+    Damage,
+    commit_path,
+    damaged_commit,
+    damaged_error,
+    first_line,
+    log_folder,
+    parse_commit,
+)
 from ._fs import Facts, Location
 from ._layout import DamagedCommitError, StoreError
 
@@ -53,8 +62,6 @@ CATALOG = "_snapshots"
 # name in the config); its files live under <resource>/account=NAME/
 PARTITION = "account"
 _APP = "svcnb.snapshots"
-# the actions of a commit that creates the table (and changes no file)
-_CREATE = {"metaData", "protocol"}
 _TS = pa.timestamp("us", tz="UTC")
 SCHEMA = pa.schema(
     [
@@ -180,7 +187,7 @@ class Catalog:
                     f"{self.loc.url_of(path)} cannot be read ({first_line(exc)}); try again"
                 ) from None
             kinds = {kind for action in actions for kind in action}
-            if problem is None and kinds & _CREATE and kinds <= _CREATE | {"commitInfo"}:
+            if problem is None and kinds & CREATE and kinds <= CREATE | {"commitInfo"}:
                 # writers that found no catalog all create it; the ones after the first add
                 # only the table's schema again, and the commit before holds the catalog
                 continue
@@ -194,15 +201,14 @@ class Catalog:
                         f"svcnb's commits leave the one they add ({', '.join(added)})"
                     )
             if problem:
-                raise self._damaged(path, problem, at == version, replaced=True)
+                raise self._damaged(Damage(path, at, problem, at == version), replaced=True)
             return
 
-    def _damaged(
-        self, path: str, problem: str, latest: bool, *, replaced: bool = False
-    ) -> DamagedCommitError:
-        """The error for commit ``path``: ``replaced`` when deltalake read it as changing
+    def _damaged(self, damage: Damage, *, replaced: bool = False) -> DamagedCommitError:
+        """The error for commit ``damage``: ``replaced`` when deltalake read it as changing
         nothing (the list could be short), else deltalake could not read it."""
-        where, folder = self.loc.url_of(path), self.loc.url_of(log_folder(self.loc, CATALOG))
+        where = self.loc.url_of(damage.path)
+        folder = self.loc.url_of(log_folder(self.loc, CATALOG))
         if replaced:
             why = (
                 "svcnb publishes each snapshot as one commit that adds the catalog's new file; "
@@ -215,24 +221,25 @@ class Catalog:
             f"Restore {where} from a backup (on object storage: the object's previous "
             "version, where the bucket keeps versions)"
         )
-        if latest:
+        if damage.latest:
             todo += (
                 f". If it cannot be restored, move it out of {folder}: the catalog then lists "
                 "the snapshots published before it, and the files of any it published stay "
                 "where they are"
             )
-        return DamagedCommitError(
-            f"the catalog of {self.loc.url} cannot be trusted: its commit {where} {problem}. "
-            f"{why}, so nothing is read or written until it is repaired. {todo}.",
-            path=where,
-            table=self.loc.table_url(CATALOG),
-            problem=problem,
+        return damaged_error(
+            self.loc,
+            CATALOG,
+            damage,
+            f"the catalog of {self.loc.url} cannot be trusted",
+            f"{why}, so nothing is read or written until it is repaired",
+            todo,
         )
 
     def _unreadable(self, exc: BaseException) -> StoreError:
         found = damaged_commit(self.loc, CATALOG)
         if found:
-            return self._damaged(*found)
+            return self._damaged(found)
         return StoreError(f"the catalog of {self.loc.url} cannot be read: {first_line(exc)}")
 
     @property
@@ -500,9 +507,8 @@ def sync(
         raise StoreError(
             f"the Delta table {url} could not be brought in line with the catalog{why}"
         )
-    path, problem, latest = found
-    where, folder = loc.url_of(path), loc.url_of(log_folder(loc, table))
-    if latest:
+    folder = loc.url_of(log_folder(loc, table))
+    if found.latest:
         todo = (
             f"move it out of {folder} (or restore it from a backup): the next snapshot brings "
             "the table in line again"
@@ -512,11 +518,12 @@ def sync(
             f"restore it from a backup, or move the whole log {folder} out of the store (the "
             "data files stay): the next snapshot writes the log anew from the catalog"
         )
-    raise DamagedCommitError(
-        f"the Delta table {url} cannot be brought in line with the catalog: its commit {where} "
-        f"{problem}. svcnb reads snapshots through the catalog and is not affected; engines "
-        f"that read the table without svcnb fail on it. To repair it, {todo}",
-        path=where,
-        table=url,
-        problem=problem,
+    raise damaged_error(
+        loc,
+        table,
+        found,
+        f"the Delta table {url} cannot be brought in line with the catalog",
+        "svcnb reads snapshots through the catalog and is not affected; engines that read the "
+        "table without svcnb fail on it",
+        f"To repair it, {todo}",
     )

@@ -38,10 +38,14 @@ then the rest by the writer's clock (``written``), and in commit order within a 
 
 The old audit log (``<store>/_audit``, and a local store's ``audit.jsonl``) is migrated on the
 first write to the journal: each of its records becomes the record of its kind, keeping its id,
-so it is copied once whoever copies it, and checked field for field once copied. Until then
-reads take its records from it as they would once copied. A record of a kind the journal does
-not know is refused with an error naming it, never left out. The old log itself is left as it
-was, for an older svcnb that reads it.
+so it is copied once whoever copies it. Each is scrubbed (a token masked, a secret-named key
+dropped) and must then read back as the scrubbed record, field for field: checked before
+anything is copied (a record of a kind the journal does not know, a line that is JSON but not a
+record, a field the journal would change, such as 502 for the text "502") and again once
+copied. The old log is copied whole or not at all: a record that cannot be is refused with an
+error naming it and what to do, never left out, and until then the journal is neither read nor
+written. Until the migration reads take the old records from the log as they would once copied.
+The old log itself is left as it was, for an older svcnb that reads it.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 
 from . import _acceptances
 from ._appendlog import AppendLog
@@ -70,6 +75,7 @@ from ._journal_kinds import (
 )
 from ._layout import StoreError
 from ._old_audit import LegacyAudit, audit_frame, clean
+from ._scrub import scrub
 
 JOURNAL = "_journal"
 _MIGRATE_ATTEMPTS = 20
@@ -217,15 +223,15 @@ class Journal:
         check them field for field; returns how many old records it checked (0 when this
         Journal had already migrated). Runs by itself before the first write of this
         Journal; ``records`` (id, record) copies those instead (from a store of the first
-        format). StoreError naming a record of a kind the journal does not keep, or one that
-        reads back differently."""
+        format). StoreError naming a record that cannot be copied as it is (see the module
+        docstring: nothing is copied then), or one that reads back differently."""
         if records is None:
             if self._tables.migrated:
                 return 0
             records = self._tables.legacy.records()
         pending: dict[type[JournalRecord], list[tuple[int, str, JournalRecord]]] = {}
         for seq, (rid, raw) in enumerate(records):
-            record = from_audit(raw, f"{rid} of {self._tables.legacy.where}").scrubbed()
+            record = self._copy_of(rid, raw)
             pending.setdefault(type(record), []).append((seq, rid, record))
         for cls, items in pending.items():
             log = self._tables.logs[cls]
@@ -244,8 +250,29 @@ class Journal:
         self._tables.migrated = True
         return len(records)
 
+    def _copy_of(self, rid: str, raw: Any) -> JournalRecord:
+        """The journal record the old record ``raw`` becomes: scrubbed, and the same as the
+        scrubbed old record field for field once written and read back (tried in memory).
+        StoreError naming it and what to do when it cannot be."""
+        legacy = self._tables.legacy
+        if not isinstance(raw, Mapping):  # a caller's list: the old log's are refused by it
+            raise legacy.refused(rid, f"it is not a record but {type(raw).__name__}")
+        want = scrub(dict(raw))
+        try:
+            record = from_audit(want).scrubbed()
+            back = from_row(type(record), to_rows([record]).to_pylist()[0])
+        except StoreError as exc:
+            raise legacy.refused(rid, str(exc)) from None
+        except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
+            raise legacy.refused(rid, f"the journal cannot hold it ({exc})") from None
+        problem = differs(want, back)
+        if problem:
+            raise legacy.refused(rid, f"the journal would change it: {problem}")
+        return record
+
     def _check(self, records: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
-        """Every old record reads back from the journal as it was, field for field."""
+        """Every old record reads back from the journal as it was once scrubbed, field for
+        field."""
         if not records:
             return
         copied = {r.legacy_id: r.record for r in self._read(KINDS, pending=False) if r.legacy_id}
@@ -253,7 +280,7 @@ class Journal:
             got = copied.get(rid)
             if got is None:
                 raise StoreError(f"the audit record {rid} was not copied into the journal")
-            problem = differs(raw, got.as_audit())
+            problem = differs(scrub(dict(raw)), got)
             if problem:
                 raise StoreError(f"the audit record {rid} reads back differently: {problem}")
 
@@ -323,8 +350,8 @@ class Journal:
             for seq, (rid, raw) in enumerate(old.records()):
                 if rid in copied:
                     continue
-                record = from_audit(raw, f"{rid} of {old.where}")
+                record = self._copy_of(rid, raw)
                 if type(record) in kinds:
-                    out.append(_Read((0, seq, 0, 0, 0, 0), record.scrubbed(), rid))
+                    out.append(_Read((0, seq, 0, 0, 0, 0), record, rid))
         out.sort(key=lambda r: r.order)
         return out

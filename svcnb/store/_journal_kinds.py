@@ -292,20 +292,28 @@ def from_audit(record: Mapping[str, Any], source: str = "") -> JournalRecord:
     return cls(**values, extra=extra)
 
 
-def differs(want: Mapping[str, Any], got: Mapping[str, Any]) -> str | None:
-    """Why two audit records differ (a field absent and a field None are the same), or None.
-    Times are compared as instants."""
+def differs(want: Mapping[str, Any], record: JournalRecord) -> str | None:
+    """Why ``record`` (as the audit log shows it) is not the audit record ``want``, or None: a
+    field absent and a field None are the same, the times of the kind are compared as instants,
+    and every other value as JSON (so 502 is not "502", nor 1 True)."""
+    got = record.as_audit()
+    times = {"time", *(name for name, kind in record.COLUMNS.items() if kind == "time")}
     for key in sorted(set(want) | set(got), key=str):
         a, b = want.get(key), got.get(key)
-        if a == b:
+        if _canonical(a) == _canonical(b):
             continue
-        try:
-            if a is not None and b is not None and pd.Timestamp(a) == pd.Timestamp(b):
-                continue
-        except (TypeError, ValueError):
-            pass
-        return f"{key} was {a!r}, is {b!r}"
+        if key in times and isinstance(a, str | datetime) and isinstance(b, str | datetime):
+            try:
+                if utc_time(a, key) == utc_time(b, key):
+                    continue
+            except StoreError:
+                pass
+        return f"{key} was {_canonical(a)}, is {_canonical(b)}"
     return None
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, default=jsonable, ensure_ascii=False, sort_keys=True)
 
 
 def to_rows(

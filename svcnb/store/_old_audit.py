@@ -8,7 +8,9 @@ never written: the journal copies their records into its tables (each keeps its 
 it is copied once) and leaves them as they were, for any older svcnb that still reads them.
 
 A record given as such a dict (:func:`clean`) is scrubbed (``svcnb.store._scrub``) before the
-journal keeps it.
+journal keeps it. A line or row that is JSON but not a record (``[]``, ``3``, ``null``) is
+refused by its id, with what to do (:meth:`LegacyAudit.refused`): the journal copies the old log
+whole or not at all, and cannot tell what was meant by it.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import pyarrow as pa
 
 from ._appendlog import AppendLog
 from ._fs import Location
-from ._layout import SnapshotWarning
+from ._layout import SnapshotWarning, StoreError
 from ._scrub import scrub
 
 AUDIT_TABLE = "_audit"
@@ -79,9 +81,14 @@ class LegacyAudit:
             ids = part.column("record_id").to_pylist()
             for rid, text in zip(ids, part.column("record").to_pylist(), strict=True):
                 try:
-                    rows.append((str(rid), json.loads(text)))
+                    record = json.loads(text)
                 except (TypeError, ValueError):
                     torn += 1
+                    continue
+                if not isinstance(record, dict):
+                    problem = f"it is JSON but not a record ({_json_kind(record)})"
+                    raise self.refused(str(rid), problem)
+                rows.append((str(rid), record))
         if torn:
             warnings.warn(
                 f"{self._table.url}: skipped {torn} unreadable record(s)",
@@ -90,11 +97,47 @@ class LegacyAudit:
             )
         return rows
 
+    def refused(self, rid: str, problem: str) -> StoreError:
+        """The error for the old record ``rid`` that cannot be copied into the journal as it
+        is, saying what to do about it."""
+        name, _, line = rid.partition(":")
+        if name == LEGACY_LOG and line.isdigit():
+            return _refused(rid, str(Path(self.loc.root) / LEGACY_LOG), problem, int(line))
+        return _refused(rid, self.where, problem)
+
+
+def _refused(rid: str, where: str, problem: str, line: int | None = None) -> StoreError:
+    if line is not None:
+        todo = (
+            f"correct line {line} of {where}, or empty it (keep the empty line: the lines after "
+            "it are known by their numbers)"
+        )
+    else:
+        todo = (
+            f"correct its row of {where}, or delete it "
+            f"(DeltaTable('{where}').delete(\"record_id = '{rid}'\"))"
+        )
+    return StoreError(
+        f"the old audit log's record {rid} ({where}) cannot be copied into the journal: "
+        f"{problem}. The journal copies that log whole or not at all, so nothing more of it was "
+        f"copied, it is left as it was, and the journal is neither read nor written until then: "
+        f"{todo}"
+    )
+
+
+def _json_kind(value: object) -> str:
+    # what the line holds, not its text: that could be a token
+    if value is None:
+        return "null"
+    names = {list: "a list", str: "text", bool: "true or false"}
+    return names.get(type(value), "a number")
+
 
 def legacy_lines(root: Path) -> list[tuple[str, dict[str, Any]]]:
     """The records of a local store's JSON-lines log from before the table, each with its id
     (``audit.jsonl:<line>``; the file is never rewritten, so a line keeps its number); a line
-    torn by a crash is skipped with a SnapshotWarning."""
+    torn by a crash is skipped with a SnapshotWarning, StoreError naming a line that is JSON
+    but not a record."""
     rows: list[tuple[str, dict[str, Any]]] = []
     torn = 0
     path = root / LEGACY_LOG
@@ -103,9 +146,15 @@ def legacy_lines(root: Path) -> list[tuple[str, dict[str, Any]]]:
             if not line.strip():
                 continue
             try:
-                rows.append((f"{LEGACY_LOG}:{number}", json.loads(line)))
+                record = json.loads(line)
             except ValueError:
                 torn += 1
+                continue
+            rid = f"{LEGACY_LOG}:{number}"
+            if not isinstance(record, dict):
+                problem = f"it is JSON but not a record ({_json_kind(record)})"
+                raise _refused(rid, str(path), problem, number)
+            rows.append((rid, record))
     if torn:
         warnings.warn(f"{path}: skipped {torn} unreadable line(s)", SnapshotWarning, stacklevel=5)
     return rows

@@ -277,3 +277,124 @@ def test_a_record_of_a_kind_the_journal_does_not_keep_is_refused_by_name(tmp_pat
     with pytest.raises(StoreError, match="kind 'note'"):
         Store(tmp_path / "new").journal.append(note)  # nor taken from a caller
     assert not (tmp_path / "new" / "_journal").exists()
+
+
+TOKEN = "svc_" + "Zq8Rt5Wm2Kp9Xv4Nb7Ly3Hd6Gf1Js0Ac"  # the form of an API token: masked on write
+
+
+def _stored_bytes(root: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted((root / "_journal").rglob("*")) if p.is_file())
+
+
+@pytest.mark.parametrize("old_log", ["audit.jsonl", "_audit"])
+def test_an_old_record_holding_a_token_is_copied_scrubbed_and_the_journal_written_after(
+    old_log, tmp_path
+):
+    url = tmp_path / "s"
+    url.mkdir()
+    leaky = {
+        **OLD[1],
+        "note": f"edited with {TOKEN}",  # masked
+        "token": TOKEN,  # a secret-named key: dropped
+        "after": {"header": f"Bearer {TOKEN}", "api_key": TOKEN},
+        TOKEN: "a token as a key",
+    }
+    records = [OLD[0], leaky, OLD[5]]
+    if old_log == "audit.jsonl":
+        (url / "audit.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    else:
+        write_old(str(url), records)
+    store = Store(url)
+    assert store.journal.migrate() == 3
+    store.journal.append({"firewall_id": "fw-1", "rule_id": "r-3", "outcome": "ok"})
+
+    got = [r.as_audit() for r in Store(url).journal.records()]
+    assert len(got) == 4
+    masked = "svc_…" + TOKEN[-4:]
+    same(
+        {**OLD[1], "note": f"edited with {masked}", "after": {"header": f"Bearer {masked}"},
+         masked: "a token as a key"},
+        got[1],
+    )  # fmt: skip
+    same(OLD[0], got[0])
+    same(OLD[5], got[2])
+    assert TOKEN.encode() not in _stored_bytes(url)
+    assert TOKEN[4:].encode() not in _stored_bytes(url)
+
+
+GOOD_LINES = [JSONL[0], {**JSONL[0], "rule_id": "r-after"}]
+
+
+@pytest.mark.parametrize("line", ["[]", "3", "null", '"text"', '[{"outcome": "ok"}]'])
+def test_a_line_that_is_json_but_not_a_record_is_refused_by_its_number(line, tmp_path):
+    url = tmp_path / "s"
+    url.mkdir()
+    text = f"{json.dumps(GOOD_LINES[0])}\n{line}\n{json.dumps(GOOD_LINES[1])}\n"
+    (url / "audit.jsonl").write_text(text)
+    store = Store(url)
+    edit = {"firewall_id": "fw-1", "rule_id": "r-new", "outcome": "ok"}
+    told = r"audit\.jsonl:2 .*not a record.*correct line 2 of .*audit\.jsonl, or empty it"
+    with pytest.raises(StoreError, match=told) as refused:
+        store.journal.migrate()
+    assert "\n" not in str(refused.value)
+    # nothing copied, the old log as it was; every write and read says the same, no traceback
+    assert not (url / "_journal").exists()
+    assert (url / "audit.jsonl").read_text() == text
+    with pytest.raises(StoreError, match=told):
+        store.journal.append(edit)
+    with pytest.raises(StoreError, match=told):
+        Store(url).journal.log()
+    assert not (url / "_journal").exists()
+
+    # emptied as told: the records around it are copied, and the journal written
+    (url / "audit.jsonl").write_text(text.replace(f"\n{line}\n", "\n\n"))
+    Store(url).journal.append(edit)
+    log = Store(url).journal.log()
+    assert log["rule_id"].tolist() == ["r-0", "r-after", "r-new"]
+
+
+def _old_row(url: str, rid: str, text: str) -> None:
+    """One more row of the old ``_audit`` table, its record given as text."""
+    row: dict[str, list] = {name: [None] for name in SCHEMA.names}
+    row |= {"time": [pd.Timestamp("2026-10-09T00:00:00Z")], "record_id": [rid], "record": [text]}
+    write_deltalake(f"{url}/_audit", pa.table(row, schema=SCHEMA), mode="append")
+
+
+def test_a_row_of_the_old_table_that_is_not_a_record_is_refused_by_its_id(tmp_path):
+    url = str(tmp_path / "s")
+    write_old(url, OLD[:2])
+    _old_row(url, "bad0", "[]")
+    _old_row(url, "old0009", json.dumps(OLD[5]))
+    edit = {"firewall_id": "fw-1", "rule_id": "r-3", "outcome": "ok"}
+    with pytest.raises(StoreError, match=r"bad0 .*not a record \(a list\).*delete") as refused:
+        Store(url).journal.append(edit)
+    assert f"DeltaTable('{url}/_audit').delete(\"record_id = 'bad0'\")" in str(refused.value)
+    assert not (tmp_path / "s" / "_journal").exists()
+    DeltaTable(f"{url}/_audit").delete("record_id = 'bad0'")  # as the error says
+    Store(url).journal.append(edit)
+    got = [r.as_audit() for r in Store(url).journal.records()]
+    for want, written in zip([*OLD[:2], OLD[5], edit], got, strict=True):
+        same({"time": written["time"], **want}, written)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("outcome", 502, 'outcome was 502, is "502"'),
+        ("rule_id", True, 'rule_id was true, is "True"'),
+        ("time", 1727000000, "time was 1727000000"),
+        ("time", "yesterday", "time='yesterday' is not a time"),
+    ],
+)
+def test_a_record_the_journal_would_change_is_refused_before_anything_is_copied(
+    field, value, said, tmp_path
+):
+    url = tmp_path / "s"
+    url.mkdir()
+    text = f"{json.dumps(GOOD_LINES[0])}\n{json.dumps({**GOOD_LINES[1], field: value})}\n"
+    (url / "audit.jsonl").write_text(text)
+    with pytest.raises(StoreError, match="audit.jsonl:2 ") as refused:
+        Store(url).journal.append({"firewall_id": "fw-1", "rule_id": "r-3", "outcome": "ok"})
+    assert said in str(refused.value) and "correct line 2" in str(refused.value)
+    assert not (url / "_journal").exists()
+    assert (url / "audit.jsonl").read_text() == text
