@@ -46,6 +46,7 @@ import httpx
 
 from svcnb.client._config import API_PREFIX, DEFAULT_PER_PAGE, MAX_PAGES
 from svcnb.client._request import Reply, Requester
+from svcnb.config import config_path, paging_config
 from svcnb.errors import PagingError, PagingWarning, SvcnbError, ValidationError
 
 _log = logging.getLogger("svcnb.client")
@@ -347,6 +348,10 @@ class Listing(list):
     # passed over by pages that shifted; () when no read saw the list change
     added: tuple[Any, ...] = ()
     removed: tuple[Any, ...] = ()
+    # the paging assumption (config.PAGING_ASSUMPTIONS) the proof rests on, unpinned; and where
+    # it is pinned when it is
+    assumed: str | None = None
+    pinned: str | None = None
 
     @classmethod
     def of(
@@ -366,13 +371,43 @@ class Listing(list):
 
     def like(self, items: Any) -> Listing:
         """``items`` (the records of this list, parsed) with this list's completeness."""
-        return Listing.of(
+        out = Listing.of(
             items, self.complete, self.proof, self.doubt, added=self.added, removed=self.removed
         )
+        out.assumed, out.pinned = self.assumed, self.pinned
+        return out
 
     def changes(self) -> str:
         """What came and went while the list was read ("" when nothing did)."""
         return changed(self.added, self.removed)
+
+
+# The paging assumption a proof by a missing continuation rests on (svcnb.config's [paging]).
+NO_CONTINUATION = "no_continuation_is_end"
+
+
+def _pinned(listing: Listing, assumed: str | None) -> Listing:
+    """``listing`` as the ``[paging]`` pin of ``assumed`` says: ``true`` pinned (named where),
+    ``false`` not proven, none: the proof stands on the assumption, named (``svcnb doctor``
+    calls it assumed)."""
+    if assumed is None:
+        return listing
+    pin = paging_config().get(assumed)
+    where = f"[paging] {assumed} in {config_path()}"
+    if pin is None:
+        listing.assumed = assumed
+    elif pin:
+        listing.pinned = where
+    else:
+        listing.complete, listing.doubt = (
+            False,
+            (
+                f"{listing.proof}, but {where} is false: an answer without a continuation is not "
+                "taken for the end"
+            ),
+        )
+        listing.proof = None
+    return listing
 
 
 def changed(added: Any, removed: Any) -> str:
@@ -419,7 +454,9 @@ class Pager:
         self._probe: Page | None = None  # the second page, read while finding the base
         self._paged = True  # False once the endpoint refused a page number
         self.sized = per_page is not None  # False once the server refused perPage
+        self.refused_size = False  # the server refused perPage (not only: never asked)
         self.answers = 0  # list answers read (pages, probes): one answer is one moment
+        self.assumed: str | None = None  # the paging assumption the proof rests on
         self.settled: str | None = None  # why the set read is consistent without a re-read
 
     # -- reading single pages ---------------------------------------------------------------
@@ -475,6 +512,7 @@ class Pager:
                 )
                 self.asked = self.size = None
                 self.sized = False
+                self.refused_size = True
                 continue
             if smaller is None:
                 raise failed
@@ -499,6 +537,7 @@ class Pager:
             self.base,
             self._paged,
         )
+        other.refused_size = self.refused_size
         return other
 
     def ensure_base(self) -> bool:
@@ -566,8 +605,8 @@ class Pager:
         """Whether the list continues by page number (no link or cursor to follow)."""
         return page.next is None and page.cursor is None and not page.cursored
 
-    def _prove(self, how: str, *, weak: bool = False) -> None:
-        self.proof, self.weak = how, weak
+    def _prove(self, how: str, *, weak: bool = False, assumed: str | None = None) -> None:
+        self.proof, self.weak, self.assumed = how, weak, assumed
 
     def _unpaged(self, page: Page, earlier: int, count: int) -> bool:
         """Whether a second page that repeats the first proves an unpaged list: the whole list
@@ -580,23 +619,27 @@ class Pager:
         if any(total != n for total in self.totals):
             return False
         ids = tuple(_item_id(item) for item in page.items)
-        if not self.sized:
+        if self.refused_size:
             how = "it takes no page size"
         elif n == 1:
             how = "a single item, so no smaller size can be asked"
         else:
             smaller = n // 2
-            params: dict[str, Any] = {"perPage": smaller}
             try:
-                reply = self.req.request("GET", self.path, params=params, scope=self.scope)
-            except ValidationError:
-                return False
-            self.answers += 1
-            probe = parse_page(reply, 1, self.req)
-            self.unknown.update(dict.fromkeys(probe.unknown))
-            if probe.cursored or probe.unknown or tuple(map(_item_id, probe.items)) != ids:
-                return False  # it honours the size: a paged service that ignores the page
-            how = f"perPage={smaller} served all {n} again"
+                reply = self.req.request(
+                    "GET", self.path, params={"perPage": smaller}, scope=self.scope
+                )
+            except ValidationError as exc:
+                if exc.field not in (None, "perPage"):
+                    return False
+                how = f"it refused perPage={smaller}"
+            else:
+                self.answers += 1
+                probe = parse_page(reply, 1, self.req)
+                self.unknown.update(dict.fromkeys(probe.unknown))
+                if probe.cursored or probe.unknown or tuple(map(_item_id, probe.items)) != ids:
+                    return False  # it honours the size: a paged service that ignores the page
+                how = f"perPage={smaller} served all {n} again"
         self.settled = f"every answer held the same {n} item(s)"
         self._prove(
             f"it served the same {n} item(s) whatever page or size was asked (page 2 repeated "
@@ -689,7 +732,9 @@ class Pager:
                 if page.ended:
                     self._prove(page.ended)
                 elif linked:
-                    self._prove("its last page carried no continuation", weak=True)
+                    self._prove(
+                        "its last page carried no continuation", weak=True, assumed=NO_CONTINUATION
+                    )
                 else:
                     self.doubt = (
                         "its answer says more may follow but gives no link or cursor svcnb "
@@ -712,6 +757,7 @@ class Pager:
                             f"the service continues its lists by {style}, and this "
                             "answer carries none",
                             weak=True,
+                            assumed=NO_CONTINUATION,
                         )
                         return
                     # Nothing announced, and a short page: the end, or a cap the server did not
@@ -830,7 +876,7 @@ class Collector:
         doubt = self._doubt(pager)
         if doubt is None:
             assert pager is not None
-            return Listing.of(self.items, True, pager.proof, None)
+            return _pinned(Listing.of(self.items, True, pager.proof, None), pager.assumed)
         self._warn(
             f"GET {self.path}: the {self.resource} list may be incomplete ({read} read): "
             f"{doubt}. It is kept and stored as incomplete; `svcnb doctor` shows how this "
@@ -843,13 +889,11 @@ class Collector:
         if pager is None:
             return "nothing the server said proved its end"
         unknown = list(pager.unknown)
+        extra = f" (keys svcnb does not understand: {', '.join(unknown[:5])})" if unknown else ""
         if pager.doubt is not None:
-            extra = (
-                f" (keys svcnb does not understand: {', '.join(unknown[:5])})" if unknown else ""
-            )
             return pager.doubt + extra
         if pager.proof is None:
-            return "nothing the server said proved its end"
+            return "nothing the server said proved its end" + extra
         if self.duplicates:
             self.shifted = True
             return "records came twice, so the list shifted while it was read"
@@ -902,7 +946,9 @@ def confirm(
                     ]
                 )
             proof = f"{got.proof}; a re-read agreed on all {len(ids)} ids"
-            return Listing.of(got, True, proof, None, added=added, removed=removed)
+            out = Listing.of(got, True, proof, None, added=added, removed=removed)
+            out.assumed, out.pinned = got.assumed, got.pinned
+            return out
         last, last_ids, last_clean, said = got, ids, clean, reread.said
     added = tuple(i for i in last_ids if i not in set(first_ids))
     removed = tuple(i for i in first_ids if i not in set(last_ids))

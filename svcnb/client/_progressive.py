@@ -222,7 +222,9 @@ class Pull:
             )
             proof = f"{got.proof}; a re-read after {len(vanished)} VM(s) were found deleted"
             added = (*self._summaries.added, *added)
-            return Listing.of(out, True, proof, None, added=added, removed=removed)
+            result = Listing.of(out, True, proof, None, added=added, removed=removed)
+            result.assumed, result.pinned = got.assumed, got.pinned
+            return result
         warnings.warn(
             f"GET {_PATH}: the VM list may be incomplete: {doubt}. It is kept and stored as "
             "incomplete: read it again",
