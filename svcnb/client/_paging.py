@@ -19,14 +19,23 @@ an answer said explicitly that nothing follows (a null next link or cursor, ``ha
 HAL links without ``next``, a ``Link`` header without ``rel="next"``, the last of the pages it
 counted); or a page after a short one came back empty. A key of the list's answer that svcnb
 does not understand (it may be a continuation under a name svcnb cannot follow) leaves a list
-that no total and no empty page proved "may be incomplete", naming the key. So does a server
-that ignores the page asked for and said nothing of more. A may-be-incomplete list is returned
-with ``complete=False`` and one :class:`~svcnb.errors.PagingWarning`; the store keeps it as
-incomplete, never "ok".
+that no total and no empty page proved "may be incomplete", naming the key. A server that
+ignores the page asked for proves an unpaged list only when it ignores a smaller size too (or
+takes none) and nothing said more; else the list may be incomplete. A may-be-incomplete list is
+returned with ``complete=False`` and one :class:`~svcnb.errors.PagingWarning`; the store keeps
+it as incomplete, never "ok".
+
+**Proven as a set, not a count** (:func:`confirm`): a list read in more than one answer may have
+changed between them (page numbers and offsets shift when records come and go), so it is read
+again until two reads in a row agree on every id; ``Listing.added`` / ``removed`` name what came
+and went. An empty page that carries a continuation is not the end. A proof resting on what the
+answers do not say (the last page is the one without a continuation) names its assumption
+(``Listing.assumed``), pinned by ``[paging]`` in the config file (:mod:`svcnb.config`).
 
 A server may serve fewer items than asked (a cap below our ``perPage``), so the page size is
 learned from the answer: ``perPage`` where it says, else the length of a first page that is
-short. It stops on an empty page, a page seen before or a link already followed, and past
+short. It stops on an empty page without a continuation, a page seen before or a link already
+followed, and past
 ``max_pages`` raises :class:`PagingError`. The collector then compares what was read with what
 was announced, and says exactly what is missing.
 """

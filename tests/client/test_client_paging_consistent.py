@@ -11,6 +11,7 @@ from _fakeapi import FakeApi, envelope, vm
 from _fakelists import paged
 
 from svcnb.client import _paging
+from svcnb.config import ConfigError
 from svcnb.errors import PagingWarning
 
 
@@ -207,3 +208,50 @@ def test_a_links_array_svcnb_cannot_read_is_named(make_client):
     with pytest.warns(PagingWarning, match="links"):
         listed = make_client(api).firewalls.list()
     assert not listed.complete and "links" in listed.doubt
+
+
+def _token_service(api: FakeApi) -> None:
+    """Google's style: a token beside data while more follows, none on the last page."""
+    rows = [{"id": f"fw_{i:02d}", "name": str(i)} for i in range(5)]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        at = int(request.url.params.get("pageToken", "0"))
+        body = {"success": True, "data": rows[at : at + 3]}
+        if at + 3 < len(rows):
+            body["nextPageToken"] = str(at + 3)
+        return httpx.Response(200, json=body)
+
+    api.extra[("GET", "/firewalls")] = handler
+
+
+@pytest.mark.parametrize("pin", [None, "true", "false"])
+def test_an_end_without_a_continuation_is_assumed_unless_pinned(
+    make_client, monkeypatch, tmp_path, pin
+):
+    config = tmp_path / "svcnb.toml"
+    if pin is not None:
+        config.write_text(f"[paging]\nno_continuation_is_end = {pin}\n")
+    monkeypatch.setenv("SVCNB_CONFIG", str(config))
+    api = FakeApi()
+    _token_service(api)
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        listed = make_client(api).firewalls.list()
+    assert len(listed) == 5
+    if pin is None:  # complete as before, the assumption named for the doctor
+        assert listed.complete and listed.assumed == "no_continuation_is_end"
+    elif pin == "true":
+        assert listed.complete and listed.assumed is None
+        assert listed.pinned == f"[paging] no_continuation_is_end in {config}"
+    else:
+        assert not listed.complete and "is false" in listed.doubt
+
+
+def test_a_paging_pin_svcnb_does_not_know_is_a_config_error(make_client, monkeypatch, tmp_path):
+    config = tmp_path / "svcnb.toml"
+    config.write_text("[paging]\nlast_page_is_short = true\n")
+    monkeypatch.setenv("SVCNB_CONFIG", str(config))
+    api = FakeApi()
+    _token_service(api)
+    with pytest.raises(ConfigError, match="last_page_is_short.*no_continuation_is_end"):
+        make_client(api).firewalls.list()
