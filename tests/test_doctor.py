@@ -229,6 +229,29 @@ def test_an_unknown_paging_key_without_total_is_unproven(sandbox, monkeypatch, c
     assert "UNPROVEN (exit 3): GET /vms," in out
 
 
+def test_a_links_shape_svcnb_cannot_read_is_named(sandbox, monkeypatch, capsys):
+    """A service whose list answers carry ``links`` as an array of plain strings (no rel, no
+    href) and no total, and ignore the page asked for: the key is named, never skipped."""
+
+    def ask(request: httpx.Request) -> httpx.Request:
+        url = request.url.copy_remove_param("page")
+        return httpx.Request(request.method, url, headers=request.headers)
+
+    def say(path: str, body: dict) -> dict:
+        meta = body.get("meta")
+        if isinstance(meta, dict) and "total" in meta:
+            del body["meta"]
+            body["links"] = [f"{path}?after=k2"] if meta["totalPages"] > 1 else []
+        return body
+
+    through(sandbox, monkeypatch, Rewriting(say, ask))
+    code, out, _ = doctor(sandbox, monkeypatch, capsys)
+    assert code == 3, out
+    assert "keys svcnb does not understand: links" in line(out, "paging")
+    vms = line(out, "GET /vms")
+    assert vms.startswith("! ") and "NOT proven complete" in vms and "links" in vms
+
+
 def test_forms_not_understood_are_unproven(sandbox, monkeypatch, capsys):
     """A money key svcnb does not know, times without a zone and a delivery key it cannot
     place: each named on its line, none of them 'ok'."""
