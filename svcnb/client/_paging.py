@@ -943,8 +943,7 @@ def confirm(
         ids = reread.ids()
         clean = got.complete and not reread.shifted
         if clean and last_clean and set(ids) == set(last_ids) and len(ids) == len(last_ids):
-            added = tuple(i for i in ids if i not in set(first_ids))
-            removed = tuple(i for i in first_ids if i not in set(ids))
+            added, removed = _difference(first_ids, ids)
             if added or removed or collector.shifted:
                 what = changed(added, removed) or "ids came twice or the total moved"
                 _say(
@@ -959,8 +958,7 @@ def confirm(
             out.assumed, out.pinned = got.assumed, got.pinned
             return out
         last, last_ids, last_clean, said = got, ids, clean, reread.said
-    added = tuple(i for i in last_ids if i not in set(first_ids))
-    removed = tuple(i for i in first_ids if i not in set(last_ids))
+    added, removed = _difference(first_ids, last_ids)
     what = changed(added, removed) or "the same ids, read differently"
     doubt = f"the list changed while it was read: {MAX_READS} reads did not agree in a row ({what})"
     _say(
@@ -975,6 +973,12 @@ def confirm(
 
 # Reads of one list, at most, until two in a row agree (the first one included).
 MAX_READS = 3
+
+
+def _difference(before: list[Any], after: list[Any]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """(ids in ``after`` not in ``before``, ids in ``before`` not in ``after``), in order."""
+    was, now = set(before), set(after)
+    return tuple(i for i in after if i not in was), tuple(i for i in before if i not in now)
 
 
 def _say(messages: list[str]) -> None:

@@ -187,7 +187,8 @@ class Pull:
             got = confirm(again, reread, reread.finish(again))
         listed = [s.get("id") for s in self._summaries]
         now = [item.get("id") for item in got if isinstance(item, dict)]
-        added = tuple(i for i in now if i not in set(listed))
+        named = set(listed)
+        added = tuple(i for i in now if i not in named)
         removed = (*self._summaries.removed, *vanished)
         gone = ", ".join(map(str, vanished[:5]))
         said = (
