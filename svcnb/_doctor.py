@@ -51,6 +51,7 @@ import pandas as pd
 
 from svcnb import frames, vocab
 from svcnb.client import Client, Listing, Page, parse_page
+from svcnb.config import PAGING_ASSUMPTIONS, config_path
 from svcnb.errors import (
     ApiError,
     AuthError,
@@ -468,7 +469,7 @@ class Doctor:
             elif entry.failed is not None or entry.items is None:
                 self.add(point, f"could not be read: {entry.failed}", ok=False)
             elif getattr(entry.items, "complete", False) is True:
-                self.add(point, f"{len(entry.items)} read; proven complete: {entry.items.proof}")
+                self._list_proof(point, entry.items)
             else:
                 doubt = getattr(entry.items, "doubt", None) or "the client gave no proof"
                 self.add(
@@ -477,6 +478,28 @@ class Doctor:
                     ok=False,
                     doubt=doubt,
                 )
+
+    def _list_proof(self, point: str, items: Listing) -> None:
+        """A complete list's line: the proof, what came and went while it was read, and the
+        paging assumption it rests on: pinned (named where), or assumed (unproven, exit 3)."""
+        moved = f" (changed while read: {items.changes()})" if items.changes() else ""
+        if items.assumed is not None:
+            name = items.assumed
+            said = sum(1 for f in self.findings if f.detail.get("assumed") == name)
+            meaning = "" if said else f" ({PAGING_ASSUMPTIONS.get(name, name)})"
+            self.add(
+                point,
+                f"{len(items)} read; complete only as assumed: {items.proof}{moved}; assumed "
+                f"[paging] {name}{meaning}, which the answers do not prove: pin it with "
+                f"[paging] {name} = true (or false) in {config_path()}",
+                ok=False,
+                assumed=name,
+            )
+        elif items.pinned is not None:
+            self.add(point, f"{len(items)} read; complete: {items.proof}{moved}, pinned by "
+                     f"{items.pinned}")  # fmt: skip
+        else:
+            self.add(point, f"{len(items)} read; proven complete: {items.proof}{moved}")
 
     # -- records ---------------------------------------------------------------------------
     def _list_items(self) -> None:

@@ -23,6 +23,11 @@ MiB, disk in GiB) are pinned per service, and then converted exactly::
     ram = "GiB"       # or "MiB"
     disk = "GiB"      # or "MiB"
 
+Paging semantics the answers do not prove (``svcnb doctor`` calls them "assumed") likewise::
+
+    [paging]
+    no_continuation_is_end = true   # an answer without a next link or token is the last page
+
 It never holds a token: the client reads those from its arguments or the environment only.
 This module is a leaf: it imports nothing of svcnb but the errors.
 """
@@ -52,6 +57,7 @@ DEFAULT_ACCOUNT = "default"
 
 __all__ = [
     "DEFAULT_ACCOUNT",
+    "PAGING_ASSUMPTIONS",
     "UNIT_CHOICES",
     "Account",
     "ConfigError",
@@ -59,6 +65,7 @@ __all__ = [
     "accounts",
     "budget_config",
     "config_path",
+    "paging_config",
     "read_config",
     "unit_choice",
     "units_config",
@@ -399,3 +406,34 @@ def units_config(path: str | os.PathLike[str] | None = None) -> dict[str, str]:
         quantity: unit_choice(quantity, unit, f"{target}: [units]")
         for quantity, unit in table.items()
     }
+
+
+# Paging semantics svcnb cannot prove from the answers, each pinned per service (docs/contracts.md
+# section 0, "Paging assumptions"): name -> what ``true`` says.
+PAGING_ASSUMPTIONS: dict[str, str] = {
+    "no_continuation_is_end": (
+        "on a service that pages by next links or continuation tokens, an answer that carries "
+        "none is the last page"
+    ),
+}
+
+
+def paging_config(path: str | os.PathLike[str] | None = None) -> dict[str, bool]:
+    """The ``[paging]`` table, checked: each key one of :data:`PAGING_ASSUMPTIONS`, pinned to
+    ``true`` (the service works so) or ``false`` (it does not: never take it for proof).
+    ``{}`` when absent."""
+    target = config_path(path)
+    table = read_config(target).get("paging", {})
+    if not isinstance(table, dict):
+        raise ConfigError(
+            f"{target}: 'paging' must be a table ([paging] no_continuation_is_end = true)"
+        )
+    for key, value in table.items():
+        if key not in PAGING_ASSUMPTIONS:
+            raise ConfigError(
+                f"{target}: [paging] has unknown key {key!r}; the paging assumptions that can be "
+                f"pinned are {', '.join(PAGING_ASSUMPTIONS)}"
+            )
+        if not isinstance(value, bool):
+            raise ConfigError(f"{target}: [paging] {key} must be true or false, got {value!r}")
+    return dict(table)

@@ -96,14 +96,30 @@ def test_capped_lists_proven_by_an_empty_page(sandbox, monkeypatch, capsys):
     assert "= 4537.54 EUR" in line(out, "money: wallet balance")
 
 
-def test_google_lists_proven_by_their_tokens(sandbox, monkeypatch, capsys):
+def test_google_lists_end_where_a_token_is_missing_only_as_assumed_or_pinned(
+    sandbox, monkeypatch, capsys, tmp_path
+):
+    # Google's last page carries no token: nothing in the answer says "the end", so a list is
+    # complete only as assumed (exit 3, the pin named) until the config pins it
     sandbox.control.reset(seed=7, vms=40, dialect="google")
+    config = tmp_path / "svcnb.toml"
+    monkeypatch.setenv("SVCNB_CONFIG", str(config))
+    code, out, _ = doctor(sandbox, monkeypatch, capsys)
+    assert code == 3, out
+    vms = line(out, "GET /vms")
+    assert vms.startswith("! ") and "complete only as assumed: its last page carried no" in vms
+    assert "[paging] no_continuation_is_end = true (or false)" in vms and "proven" not in vms
+    config.write_text("[paging]\nno_continuation_is_end = true\n")
     code, out, _ = doctor(sandbox, monkeypatch, capsys)
     assert code == 0, out
     assert "a continuation token, sent back as pageToken" in line(out, "paging")
-    proven(out, "GET /vms", "its last page carried no continuation")
+    vms = line(out, "GET /vms")
+    assert vms.startswith("  ") and "its last page carried no continuation" in vms
+    assert f"pinned by [paging] no_continuation_is_end in {config}" in vms
     for point in LISTS[1:]:
-        proven(out, point, "the service continues its lists by a continuation (pageToken=...)")
+        assert "the service continues its lists by a continuation (pageToken=...)" in line(
+            out, point
+        )
     money = line(out, "money: plan.priceMonthly")
     assert "read {currencyCode, units: integer string, nanos} ×15" in money
     assert "= 249.990000000 EUR" in money
@@ -123,7 +139,11 @@ def test_drf_ram_in_gib_is_unproven(sandbox, monkeypatch, capsys):
     assert ram.startswith("! ") and "UNPROVEN" in ram
     assert "0 fit MiB, 40 fit GiB instead" in ram and '[units] ram = "GiB"' in ram
     assert line(out, "units: disk").startswith("! ")  # the frames leave disk unknown too
-    assert "UNPROVEN (exit 3): units: ram, units: disk" in out
+    # the webhooks list (one page, no next link) ends only as assumed: the service pages its
+    # other lists by next links, and this answer carries none
+    webhooks = line(out, "GET /webhooks")
+    assert webhooks.startswith("! ") and "[paging] no_continuation_is_end" in webhooks
+    assert "UNPROVEN (exit 3): GET /webhooks, units: ram, units: disk" in out
 
 
 def test_zeropage_pages_from_zero_and_minor_units(sandbox, monkeypatch, capsys):
@@ -197,11 +217,39 @@ def test_an_unknown_paging_key_without_total_is_unproven(sandbox, monkeypatch, c
     assert vms.startswith("! ") and "UNPROVEN" in vms and "NOT proven complete" in vms
     assert "meta.nextPageKey" in vms
     for point in LISTS:
+        if point == "GET /webhooks":
+            continue
         assert line(out, point).startswith("! "), point
+    # the webhooks list carries no continuation, unknown or not, and the service serves it whole
+    # whatever page or size is asked: a proven unpaged list
+    proven(out, "GET /webhooks", "it served the same 3 item(s) whatever page or size")
     # the list's length is not proven, so the page sizes claim no cap
     assert "the list's length is not proven" in line(out, "page sizes")
     assert "the list holds" not in line(out, "page sizes")
     assert "UNPROVEN (exit 3): GET /vms," in out
+
+
+def test_a_links_shape_svcnb_cannot_read_is_named(sandbox, monkeypatch, capsys):
+    """A service whose list answers carry ``links`` as an array of plain strings (no rel, no
+    href) and no total, and ignore the page asked for: the key is named, never skipped."""
+
+    def ask(request: httpx.Request) -> httpx.Request:
+        url = request.url.copy_remove_param("page")
+        return httpx.Request(request.method, url, headers=request.headers)
+
+    def say(path: str, body: dict) -> dict:
+        meta = body.get("meta")
+        if isinstance(meta, dict) and "total" in meta:
+            del body["meta"]
+            body["links"] = [f"{path}?after=k2"] if meta["totalPages"] > 1 else []
+        return body
+
+    through(sandbox, monkeypatch, Rewriting(say, ask))
+    code, out, _ = doctor(sandbox, monkeypatch, capsys)
+    assert code == 3, out
+    assert "keys svcnb does not understand: links" in line(out, "paging")
+    vms = line(out, "GET /vms")
+    assert vms.startswith("! ") and "NOT proven complete" in vms and "links" in vms
 
 
 def test_forms_not_understood_are_unproven(sandbox, monkeypatch, capsys):

@@ -19,14 +19,23 @@ an answer said explicitly that nothing follows (a null next link or cursor, ``ha
 HAL links without ``next``, a ``Link`` header without ``rel="next"``, the last of the pages it
 counted); or a page after a short one came back empty. A key of the list's answer that svcnb
 does not understand (it may be a continuation under a name svcnb cannot follow) leaves a list
-that no total and no empty page proved "may be incomplete", naming the key. So does a server
-that ignores the page asked for and said nothing of more. A may-be-incomplete list is returned
-with ``complete=False`` and one :class:`~svcnb.errors.PagingWarning`; the store keeps it as
-incomplete, never "ok".
+that no total and no empty page proved "may be incomplete", naming the key. A server that
+ignores the page asked for proves an unpaged list only when it ignores a smaller size too (or
+takes none) and nothing said more; else the list may be incomplete. A may-be-incomplete list is
+returned with ``complete=False`` and one :class:`~svcnb.errors.PagingWarning`; the store keeps
+it as incomplete, never "ok".
+
+**Proven as a set, not a count** (:func:`confirm`): a list read in more than one answer may have
+changed between them (page numbers and offsets shift when records come and go), so it is read
+again until two reads in a row agree on every id; ``Listing.added`` / ``removed`` name what came
+and went. An empty page that carries a continuation is not the end. A proof resting on what the
+answers do not say (the last page is the one without a continuation) names its assumption
+(``Listing.assumed``), pinned by ``[paging]`` in the config file (:mod:`svcnb.config`).
 
 A server may serve fewer items than asked (a cap below our ``perPage``), so the page size is
 learned from the answer: ``perPage`` where it says, else the length of a first page that is
-short. It stops on an empty page, a page seen before or a link already followed, and past
+short. It stops on an empty page without a continuation, a page seen before or a link already
+followed, and past
 ``max_pages`` raises :class:`PagingError`. The collector then compares what was read with what
 was announced, and says exactly what is missing.
 """
@@ -46,6 +55,7 @@ import httpx
 
 from svcnb.client._config import API_PREFIX, DEFAULT_PER_PAGE, MAX_PAGES
 from svcnb.client._request import Reply, Requester
+from svcnb.config import config_path, paging_config
 from svcnb.errors import PagingError, PagingWarning, SvcnbError, ValidationError
 
 _log = logging.getLogger("svcnb.client")
@@ -210,11 +220,15 @@ def parse_page(reply: Reply, number: int | None, requester: Requester) -> Page:
     for part in list(said.sources):
         for key in _LINK_HOLDERS:
             holder = part.get(key)
+            if isinstance(holder, list):  # JSON:API/OpenStack/HAL-forms: [{rel, href}, ...]
+                holder = _rel_links(holder, key, said)
             if isinstance(holder, Mapping):
                 said.unknown.extend(f"{key}.{k}" for k in holder if k not in _LINKS_KEYS)
                 links.append(holder)
                 if isinstance(holder.get("pages"), Mapping):  # DigitalOcean: links.pages.next
                     links.append(holder["pages"])
+            elif key in part and holder is not None:
+                said.unknown.append(key)  # links in a shape svcnb cannot read: named, not used
     ended: str | None = None
     cursored = False
     next_link: Any = None
@@ -276,6 +290,25 @@ def parse_page(reply: Reply, number: int | None, requester: Requester) -> Page:
     )
 
 
+def _rel_links(entries: list[Any], key: str, said: _Said) -> Mapping[str, Any] | None:
+    """An array of ``{rel, href}`` link objects as the object of links it means (``{rel:
+    href}``); None, with the key named, when an entry is not such an object or names a
+    relation svcnb does not know (it may be the continuation)."""
+    out: dict[str, Any] = {}
+    for entry in entries:
+        rel = entry.get("rel") if isinstance(entry, Mapping) else None
+        href = entry.get("href", entry.get("url")) if isinstance(entry, Mapping) else None
+        if not isinstance(rel, str) or not (href is None or isinstance(href, str)):
+            said.unknown.append(key)
+            return None
+        for name in rel.lower().split():  # a rel holds space-separated relation types
+            if name not in _LINKS_KEYS:
+                said.unknown.append(f"{key}[rel={name}]")
+            elif name not in out or out[name] in (None, ""):
+                out[name] = href
+    return out
+
+
 def _rel_next(reply: Reply) -> str | None:
     for link in reply.links.values():
         if "next" in link.get("rel", "").lower().split() and link.get("url"):
@@ -319,16 +352,82 @@ class Listing(list):
     complete: bool = True
     proof: str | None = None
     doubt: str | None = None
+    # ids a later read (one that agreed with the read after it) held and the first did not,
+    # or the first held and it did not: records created or deleted while the list was read, or
+    # passed over by pages that shifted; () when no read saw the list change
+    added: tuple[Any, ...] = ()
+    removed: tuple[Any, ...] = ()
+    # the paging assumption (config.PAGING_ASSUMPTIONS) the proof rests on, unpinned; and where
+    # it is pinned when it is
+    assumed: str | None = None
+    pinned: str | None = None
 
     @classmethod
-    def of(cls, items: Any, complete: bool, proof: str | None, doubt: str | None) -> Listing:
+    def of(
+        cls,
+        items: Any,
+        complete: bool,
+        proof: str | None,
+        doubt: str | None,
+        *,
+        added: tuple[Any, ...] = (),
+        removed: tuple[Any, ...] = (),
+    ) -> Listing:
         out = cls(items)
         out.complete, out.proof, out.doubt = complete, proof, doubt
+        out.added, out.removed = added, removed
         return out
 
     def like(self, items: Any) -> Listing:
         """``items`` (the records of this list, parsed) with this list's completeness."""
-        return Listing.of(items, self.complete, self.proof, self.doubt)
+        out = Listing.of(
+            items, self.complete, self.proof, self.doubt, added=self.added, removed=self.removed
+        )
+        out.assumed, out.pinned = self.assumed, self.pinned
+        return out
+
+    def changes(self) -> str:
+        """What came and went while the list was read ("" when nothing did)."""
+        return changed(self.added, self.removed)
+
+
+# The paging assumption a proof by a missing continuation rests on (svcnb.config's [paging]).
+NO_CONTINUATION = "no_continuation_is_end"
+
+
+def _pinned(listing: Listing, assumed: str | None) -> Listing:
+    """``listing`` as the ``[paging]`` pin of ``assumed`` says: ``true`` pinned (named where),
+    ``false`` not proven, none: the proof stands on the assumption, named (``svcnb doctor``
+    calls it assumed)."""
+    if assumed is None:
+        return listing
+    pin = paging_config().get(assumed)
+    where = f"[paging] {assumed} in {config_path()}"
+    if pin is None:
+        listing.assumed = assumed
+    elif pin:
+        listing.pinned = where
+    else:
+        listing.complete, listing.doubt = (
+            False,
+            (
+                f"{listing.proof}, but {where} is false: an answer without a continuation is not "
+                "taken for the end"
+            ),
+        )
+        listing.proof = None
+    return listing
+
+
+def changed(added: Any, removed: Any) -> str:
+    """``+a, +b; -c`` for the ids that came and went, a few of each named."""
+    parts = []
+    for sign, ids in (("added", list(added)), ("removed", list(removed))):
+        if ids:
+            more = f" and {len(ids) - 5} more" if len(ids) > 5 else ""
+            shown = ", ".join(map(str, ids[:5])) + more
+            parts.append(f"{sign} {shown}")
+    return "; ".join(parts)
 
 
 class Pager:
@@ -364,6 +463,10 @@ class Pager:
         self._probe: Page | None = None  # the second page, read while finding the base
         self._paged = True  # False once the endpoint refused a page number
         self.sized = per_page is not None  # False once the server refused perPage
+        self.refused_size = False  # the server refused perPage (not only: never asked)
+        self.answers = 0  # list answers read (pages, probes): one answer is one moment
+        self.assumed: str | None = None  # the paging assumption the proof rests on
+        self.settled: str | None = None  # why the set read is consistent without a re-read
 
     # -- reading single pages ---------------------------------------------------------------
 
@@ -382,6 +485,7 @@ class Pager:
             page, self._probe = self._probe, None
             return page
         reply = self.req.request("GET", self.path, params=self._params(number), scope=self.scope)
+        self.answers += 1
         page = parse_page(reply, number, self.req)
         page.number = number
         return page
@@ -417,6 +521,7 @@ class Pager:
                 )
                 self.asked = self.size = None
                 self.sized = False
+                self.refused_size = True
                 continue
             if smaller is None:
                 raise failed
@@ -428,6 +533,21 @@ class Pager:
                 smaller,
             )
             self.asked = self.size = smaller
+
+    def again(self) -> Pager:
+        """A fresh pager for the same list at what this one learned (size, base): a re-read
+        asks exactly the pages this read asked, with no probe."""
+        other = Pager(
+            self.req, self.path, scope=self.scope, per_page=self.asked, max_pages=self.max_pages
+        )
+        other.size, other.sized, other.base, other._paged = (
+            self.size,
+            self.sized,
+            self.base,
+            self._paged,
+        )
+        other.refused_size = self.refused_size
+        return other
 
     def ensure_base(self) -> bool:
         """Find whether the server counts pages from 0 or 1 when its first answer did not say:
@@ -443,6 +563,7 @@ class Pager:
         except ValidationError:
             self._paged = False
             return False
+        self.answers += 1
         probe = parse_page(reply, 2, self.req)
         if probe.items and tuple(_item_id(i) for i in probe.items) == self._first_ids:
             self.base = 1
@@ -459,6 +580,7 @@ class Pager:
 
     def _follow(self, path: str, params: dict) -> Page:
         reply = self.req.request("GET", path or self.path, params=params, scope=self.scope)
+        self.answers += 1
         page = parse_page(reply, None, self.req)
         page.number = None
         return page
@@ -492,8 +614,47 @@ class Pager:
         """Whether the list continues by page number (no link or cursor to follow)."""
         return page.next is None and page.cursor is None and not page.cursored
 
-    def _prove(self, how: str, *, weak: bool = False) -> None:
-        self.proof, self.weak = how, weak
+    def _prove(self, how: str, *, weak: bool = False, assumed: str | None = None) -> None:
+        self.proof, self.weak, self.assumed = how, weak, assumed
+
+    def _unpaged(self, page: Page, earlier: int, count: int) -> bool:
+        """Whether a second page that repeats the first proves an unpaged list: the whole list
+        served whatever is asked. The evidence: nothing said otherwise (no total beyond it, no
+        link, cursor or key svcnb does not understand), and a smaller page size asked is not
+        honoured (or the service takes none): a paged service would serve fewer."""
+        if earlier != 1 or count != 2 or page.cursored or self.unknown:
+            return False
+        n = len(page.items)
+        if any(total != n for total in self.totals):
+            return False
+        ids = tuple(_item_id(item) for item in page.items)
+        if self.refused_size:
+            how = "it takes no page size"
+        elif n == 1:
+            how = "a single item, so no smaller size can be asked"
+        else:
+            smaller = n // 2
+            try:
+                reply = self.req.request(
+                    "GET", self.path, params={"perPage": smaller}, scope=self.scope
+                )
+            except ValidationError as exc:
+                if exc.field not in (None, "perPage"):
+                    return False
+                how = f"it refused perPage={smaller}"
+            else:
+                self.answers += 1
+                probe = parse_page(reply, 1, self.req)
+                self.unknown.update(dict.fromkeys(probe.unknown))
+                if probe.cursored or probe.unknown or tuple(map(_item_id, probe.items)) != ids:
+                    return False  # it honours the size: a paged service that ignores the page
+                how = f"perPage={smaller} served all {n} again"
+        self.settled = f"every answer held the same {n} item(s)"
+        self._prove(
+            f"it served the same {n} item(s) whatever page or size was asked (page 2 repeated "
+            f"page 1; {how}): an unpaged list, whole"
+        )
+        return True
 
     # -- the loop ---------------------------------------------------------------------------
 
@@ -509,31 +670,46 @@ class Pager:
         page = first or self.first()
         seen_pages: dict[tuple, int] = {}
         followed: set[str] = set()
-        number, count, read = 1, 1, 0
+        number, count, read, empties = 1, 1, 0, 0
         linked = False  # reached by a link or cursor: the page without one is the last
         while True:
             if page.total is not None:
                 self.totals.append(page.total)
             self.unknown.update(dict.fromkeys(page.unknown))
-            if not page.items:
+            continued = page.next is not None or page.cursor is not None
+            if not page.items and not continued:
                 if count == 1 and (page.total or 0) > 0:
                     self.stalled = "its first page was empty"
                 elif count == 1:
                     self._prove("its only page was empty")
+                elif empties:
+                    self._prove(f"page {count} came back empty and carried no continuation")
                 else:
                     self._prove(f"page {count} came back empty")
                 return
-            signature = tuple(_item_id(item) for item in page.items)
-            if signature in seen_pages:
-                self.stalled = f"page {count} repeated page {seen_pages[signature]}"
-                self.doubt = (
-                    f"page {count} repeats an earlier page (page {seen_pages[signature]}): the "
-                    "server ignored the page asked for, or the list shifted"
-                )
-                return
-            seen_pages[signature] = count
-            self.pages_read += 1
-            read += len(page.items)
+            if page.items:
+                empties = 0
+                signature = tuple(_item_id(item) for item in page.items)
+                if signature in seen_pages:
+                    if self._unpaged(page, seen_pages[signature], count):
+                        return
+                    self.stalled = f"page {count} repeated page {seen_pages[signature]}"
+                    self.doubt = (
+                        f"page {count} repeats an earlier page (page {seen_pages[signature]}): "
+                        "the server ignored the page asked for, or the list shifted"
+                    )
+                    return
+                seen_pages[signature] = count
+                self.pages_read += 1
+                read += len(page.items)
+            else:
+                # An empty page that carries a continuation is not the end (filtered or
+                # soft-deleted rows): the continuation outranks the empty page, within a bound.
+                empties += 1
+                if empties > MAX_EMPTY_PAGES:
+                    self.stalled = f"{empties} empty pages in a row each carried a continuation"
+                    self.doubt = f"{self.stalled}; svcnb stopped following it (it may never end)"
+                    return
             yield page
             asked = self.size
             if page.next is not None:
@@ -565,7 +741,9 @@ class Pager:
                 if page.ended:
                     self._prove(page.ended)
                 elif linked:
-                    self._prove("its last page carried no continuation", weak=True)
+                    self._prove(
+                        "its last page carried no continuation", weak=True, assumed=NO_CONTINUATION
+                    )
                 else:
                     self.doubt = (
                         "its answer says more may follow but gives no link or cursor svcnb "
@@ -588,6 +766,7 @@ class Pager:
                             f"the service continues its lists by {style}, and this "
                             "answer carries none",
                             weak=True,
+                            assumed=NO_CONTINUATION,
                         )
                         return
                     # Nothing announced, and a short page: the end, or a cap the server did not
@@ -607,6 +786,10 @@ class Pager:
                 )
 
 
+# Empty pages in a row that each carry a continuation, followed before svcnb calls the list
+# "may be incomplete" (a service filtering soft-deleted rows may answer a few).
+MAX_EMPTY_PAGES = 20
+
 # What each client (its requester) has seen its service continue lists by: on a service that
 # says "next" on every list that has more, an answer that says nothing has no more.
 _STYLES: weakref.WeakKeyDictionary[Requester, str] = weakref.WeakKeyDictionary()
@@ -623,6 +806,17 @@ class Collector:
         self._ids: set[Any] = set()
         self.duplicates: list[Any] = []
         self.totals: list[int] = []
+        self.quiet = False  # keep the warnings in ``said`` only (a read that may be redone)
+        self.said: list[str] = []
+        self.shifted = False  # the read itself showed the list changing under it
+
+    def _warn(self, message: str) -> None:
+        self.said.append(message)
+        if not self.quiet:
+            warnings.warn(message, PagingWarning, stacklevel=4)
+
+    def ids(self) -> list[Any]:
+        return [_item_id(item) for item in self.items]
 
     def add(self, page: Page) -> list[Any]:
         """Adds the page's items; returns the ones not seen before."""
@@ -645,23 +839,20 @@ class Collector:
         read = len(self.items)
         if self.duplicates:
             shown = ", ".join(map(str, self.duplicates[:5]))
-            warnings.warn(
+            self._warn(
                 f"GET {self.path}: dropped {len(self.duplicates)} duplicated {self.resource} "
                 f"id(s) ({shown}): the same record came on two pages, so the list shifted "
                 "while it was read (or the server pages inconsistently)",
-                PagingWarning,
-                stacklevel=3,
             )
         totals = pager.totals if pager is not None else self.totals
         distinct = list(dict.fromkeys(totals))
         total = totals[-1] if totals else None
         if len(distinct) > 1:
-            warnings.warn(
+            self.shifted = True
+            self._warn(
                 f"GET {self.path}: the {self.resource} list changed while it was read "
                 f"(total reported {'→'.join(map(str, distinct))}, {read} read); records added "
                 "or removed meanwhile may be missing: read it again for a consistent list",
-                PagingWarning,
-                stacklevel=3,
             )
             return Listing.of(self.items, False, None, "the list changed while it was read")
         if total is not None and read < total:
@@ -674,22 +865,19 @@ class Collector:
                     "not follow (see docs/dialects.md)"
                 )
             reason = f" ({why})" if why else ""
-            warnings.warn(
+            self._warn(
                 f"GET {self.path}: read {read} of {total} announced {self.resource} records; "
                 f"the server sent no more pages{reason}, and the total did not change while "
                 "reading. The list is incomplete: read it again, and if it stays short, the "
                 "server's paging is not one svcnb follows (see docs/dialects.md)",
-                PagingWarning,
-                stacklevel=3,
             )
             return Listing.of(self.items, False, None, f"read {read} of {total} announced")
         if total is not None and read > total and not self.duplicates:
-            warnings.warn(
+            self.shifted = True
+            self._warn(
                 f"GET {self.path}: read {read} {self.resource} records but {total} were "
                 "announced; the server's count is off, or records were added while reading: "
                 "read it again for a consistent list",
-                PagingWarning,
-                stacklevel=3,
             )
             return Listing.of(self.items, False, None, f"read {read} of {total} announced")
         if total is not None:
@@ -697,13 +885,11 @@ class Collector:
         doubt = self._doubt(pager)
         if doubt is None:
             assert pager is not None
-            return Listing.of(self.items, True, pager.proof, None)
-        warnings.warn(
+            return _pinned(Listing.of(self.items, True, pager.proof, None), pager.assumed)
+        self._warn(
             f"GET {self.path}: the {self.resource} list may be incomplete ({read} read): "
             f"{doubt}. It is kept and stored as incomplete; `svcnb doctor` shows how this "
-            "service pages",
-            PagingWarning,
-            stacklevel=3,
+            "service pages"
         )
         return Listing.of(self.items, False, None, doubt)
 
@@ -712,14 +898,13 @@ class Collector:
         if pager is None:
             return "nothing the server said proved its end"
         unknown = list(pager.unknown)
+        extra = f" (keys svcnb does not understand: {', '.join(unknown[:5])})" if unknown else ""
         if pager.doubt is not None:
-            extra = (
-                f" (keys svcnb does not understand: {', '.join(unknown[:5])})" if unknown else ""
-            )
             return pager.doubt + extra
         if pager.proof is None:
-            return "nothing the server said proved its end"
+            return "nothing the server said proved its end" + extra
         if self.duplicates:
+            self.shifted = True
             return "records came twice, so the list shifted while it was read"
         if pager.weak and unknown:
             return (
@@ -727,6 +912,78 @@ class Collector:
                 "which may continue the list"
             )
         return None
+
+
+def confirm(
+    pager: Pager, collector: Collector, listing: Listing, *, settled: bool = False
+) -> Listing:
+    """``listing`` proven as a set: a list read in more than one answer may have changed
+    between them (page numbers and offsets shift when records come and go, so a matching
+    total proves a count, not a set), so it is read again until two reads in a row agree on
+    every id, at most :data:`MAX_READS` reads. The list returned is the last read; what came
+    and went since the first is in ``added`` / ``removed``. A list read in one answer, or
+    whose answers all held the same items, is one moment already: returned as it is, with
+    the first read's warnings. A list not proven for another reason (a key not understood, a
+    stalled read) is not read again: another read cannot prove it. ``settled``: the caller
+    proves the set otherwise (a detail read of every item), so only the warnings are said."""
+    first_ids = collector.ids()
+    one_moment = pager.answers <= 1 or pager.settled is not None
+    if settled or one_moment or not (listing.complete or collector.shifted):
+        _say(collector.said)
+        return listing
+    last, last_ids, last_clean = listing, first_ids, listing.complete and not collector.shifted
+    said = collector.said
+    for _ in range(MAX_READS - 1):
+        again = pager.again()
+        reread = Collector(collector.resource, collector.path)
+        reread.quiet = True
+        for page in again.pages():
+            reread.add(page)
+        got = reread.finish(again)
+        ids = reread.ids()
+        clean = got.complete and not reread.shifted
+        if clean and last_clean and set(ids) == set(last_ids) and len(ids) == len(last_ids):
+            added, removed = _difference(first_ids, ids)
+            if added or removed or collector.shifted:
+                what = changed(added, removed) or "ids came twice or the total moved"
+                _say(
+                    [
+                        f"GET {collector.path}: the {collector.resource} list changed while it "
+                        f"was read ({what}); it was read again until two reads agreed, and "
+                        "the last read is returned"
+                    ]
+                )
+            proof = f"{got.proof}; a re-read agreed on all {len(ids)} ids"
+            out = Listing.of(got, True, proof, None, added=added, removed=removed)
+            out.assumed, out.pinned = got.assumed, got.pinned
+            return out
+        last, last_ids, last_clean, said = got, ids, clean, reread.said
+    added, removed = _difference(first_ids, last_ids)
+    what = changed(added, removed) or "the same ids, read differently"
+    doubt = f"the list changed while it was read: {MAX_READS} reads did not agree in a row ({what})"
+    _say(
+        [
+            *said,
+            f"GET {collector.path}: the {collector.resource} list may be incomplete: {doubt}. "
+            "It is kept and stored as incomplete; read it again when it is quieter",
+        ]
+    )
+    return Listing.of(last, False, None, doubt, added=added, removed=removed)
+
+
+# Reads of one list, at most, until two in a row agree (the first one included).
+MAX_READS = 3
+
+
+def _difference(before: list[Any], after: list[Any]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """(ids in ``after`` not in ``before``, ids in ``before`` not in ``after``), in order."""
+    was, now = set(before), set(after)
+    return tuple(i for i in after if i not in was), tuple(i for i in before if i not in now)
+
+
+def _say(messages: list[str]) -> None:
+    for message in dict.fromkeys(messages):
+        warnings.warn(message, PagingWarning, stacklevel=4)
 
 
 def read_all(
@@ -742,6 +999,7 @@ def read_all(
     whether it is proven complete."""
     pager = Pager(requester, path, scope=scope, per_page=per_page, max_pages=max_pages)
     collector = Collector(resource, path)
+    collector.quiet = True  # said by confirm, once it knows whether a re-read settles it
     for page in pager.pages():
         collector.add(page)
-    return collector.finish(pager)
+    return confirm(pager, collector, collector.finish(pager))

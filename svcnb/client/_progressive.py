@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 
 from svcnb.client._bulk import Crew, duration, index_previous, is_full, merged, needs_detail
 from svcnb.client._config import DEFAULT_PER_PAGE
-from svcnb.client._paging import Collector, Listing, Page, Pager
+from svcnb.client._paging import Collector, Listing, Page, Pager, changed, confirm
 from svcnb.client._records import RecordParser
 from svcnb.client._request import Requester
 from svcnb.client._resources import segment
@@ -83,6 +83,7 @@ class Pull:
         self._next_show = 0.0
         self._result: Listing | None = None
         self._result_lock = threading.Lock()
+        self._checked = False  # every listed VM's detail is read: those reads check the set
 
     # -- the handle ---------------------------------------------------------------------------
 
@@ -162,15 +163,78 @@ class Pull:
         with self._result_lock:
             if self._result is None:
                 out, vanished = merged(self._summaries, self._detailed, self._previous)
-                if vanished:
-                    warnings.warn(
-                        f"GET {_PATH}: {len(vanished)} VM(s) were deleted while the fleet was "
-                        f"read ({', '.join(vanished[:5])}); they are left out",
-                        PagingWarning,
-                        stacklevel=stacklevel,
-                    )
                 self._result = self._summaries.like(out)
+                if vanished:
+                    self._result = self._vanished_reread(out, vanished, stacklevel + 1)
+                elif self._checked and self._summaries.proof and self._pager.answers > 1:
+                    proof = f"{self._summaries.proof}; every listed VM answered its detail read"
+                    self._result.proof = proof
         return self._result.like(self._result)
+
+    def _vanished_reread(self, out: list[dict], vanished: list[str], stacklevel: int) -> Listing:
+        """VMs the list named whose details answered 404 were deleted after the list was read:
+        the set changed, so the list is read again (until two reads agree, when it takes more
+        than one answer) and is complete only as that read: VMs it names that the first read
+        did not are read now, and one that cannot be read leaves the list incomplete."""
+        assert self._summaries is not None
+        again = self._pager.again()
+        reread = Collector("vm", _PATH)
+        reread.quiet = True
+        for page in again.pages():
+            reread.add(page)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PagingWarning)  # said below, in one warning
+            got = confirm(again, reread, reread.finish(again))
+        listed = [s.get("id") for s in self._summaries]
+        now = [item.get("id") for item in got if isinstance(item, dict)]
+        named = set(listed)
+        added = tuple(i for i in now if i not in named)
+        removed = (*self._summaries.removed, *vanished)
+        gone = ", ".join(map(str, vanished[:5]))
+        said = (
+            f"{len(vanished)} VM(s) were deleted while the fleet was read ({gone}: their "
+            "details answered 404)"
+        )
+        doubt: str | None = None
+        if not got.complete:
+            doubt = f"the VM list changed while it was read: {said}; a re-read: {got.doubt}"
+        else:
+            lost = []
+            for vm_id in added:  # listed now, not by the first read: read them too
+                if vm_id not in self._detailed and self._details:
+                    self._detailed[str(vm_id)] = self._detail(str(vm_id))
+                if self._details and self._detailed.get(str(vm_id)) is None:
+                    lost.append(str(vm_id))
+            if lost:
+                doubt = (
+                    f"the VM list changed while it was read: {said}; VMs a re-read listed "
+                    f"could not be read ({', '.join(lost[:5])})"
+                )
+            else:
+                rows = self._records.many("vm", got)
+                out, _ = merged(rows, self._detailed, self._previous)
+        if doubt is None:
+            extra = f"; a re-read listed {changed(added, ())} too, read" if added else ""
+            warnings.warn(
+                f"GET {_PATH}: {said}; they are left out, and a re-read of the list is "
+                f"returned{extra}",
+                PagingWarning,
+                stacklevel=stacklevel,
+            )
+            proof = f"{got.proof}; a re-read after {len(vanished)} VM(s) were found deleted"
+            added = (*self._summaries.added, *added)
+            result = Listing.of(out, True, proof, None, added=added, removed=removed)
+            result.assumed, result.pinned = got.assumed, got.pinned
+            return result
+        warnings.warn(
+            f"GET {_PATH}: the VM list may be incomplete: {doubt}. It is kept and stored as "
+            "incomplete: read it again",
+            PagingWarning,
+            stacklevel=stacklevel,
+        )
+        return Listing.of(
+            out, False, None, doubt, added=(*self._summaries.added, *added), removed=removed
+        )
 
     # -- reading the list (the caller's thread) ------------------------------------------------
 
@@ -195,6 +259,7 @@ class Pull:
             self._planned = count
             crew.pages(iter(range(2, count + 1)))
         collector = Collector("vm", _PATH)
+        collector.quiet = True  # said by confirm, once it knows whether a re-read settles it
         try:
             # One ordered pass through the paging loop applies every stop rule; pages it needs
             # beyond the crew's (the list grew, or it is paged by links or cursors) it reads.
@@ -204,6 +269,18 @@ class Pull:
                 self._queue(collector.add(page))
             crew.drop_pages()
             listed = collector.finish(self._pager)
+            ids = set(collector.ids())
+            # A detail read of every listed VM shows any VM the read named that is gone since
+            # (404); with no duplicate and no moved total, nothing else can have shifted the
+            # pages: those reads prove the set, and no re-read of the list is needed.
+            self._checked = listed.complete and not collector.shifted and ids <= set(self._wanted)
+            if self._checked:
+                confirm(self._pager, collector, listed, settled=True)
+            else:
+                listed = confirm(self._pager, collector, listed)
+                if listed.added or listed.removed:  # a later read settled it: its VMs are read
+                    self._wanted = []
+                    self._queue(list(listed))
             summaries = listed.like(self._records.many("vm", listed))
         except BaseException as exc:
             crew.stop(exc)

@@ -12,6 +12,13 @@ from svcnb.client import _paging
 from svcnb.errors import PagingError, PagingWarning
 
 
+@pytest.fixture
+def strict():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PagingWarning)
+        yield
+
+
 def _items(ids):
     return [{"id": i, "name": i, "createdAt": "x", "updatedAt": "y"} for i in ids]
 
@@ -38,9 +45,11 @@ def test_design_shape_reads_every_page(make_client):
         rows = client.firewalls.list()
     assert [r["id"] for r in rows] == ["a", "b", "c", "d", "e"]
     # the first page is asked without a number: its answer says whether pages count from 0 or 1
-    assert [r.url.params.get("page") for r in api.requests] == [None, "2", "3"]
+    # and a list read in more than one answer is read again: a matching total proves a count,
+    # the second read that agrees proves the set
+    assert [r.url.params.get("page") for r in api.requests] == [None, "2", "3"] * 2
     assert api.requests[0].url.params["perPage"] == "100"
-    assert rows.complete and rows.proof == "its total (5) matched"
+    assert rows.complete and rows.proof == "its total (5) matched; a re-read agreed on all 5 ids"
 
 
 def test_data_items_shape_with_inner_meta(make_client):
@@ -76,7 +85,7 @@ def test_next_link_shape_in_each_written_form(make_client, link):
 
     api.extra[("GET", "/firewalls")] = handler
     assert [r["id"] for r in make_client(api).firewalls.list()] == ["a", "b", "c"]
-    assert len(api.requests) == 2
+    assert len(api.requests) == 2 * 2  # read, and read again to prove the set
 
 
 def test_an_empty_page_ends_the_list(make_client):
@@ -91,32 +100,52 @@ def test_an_empty_page_ends_the_list(make_client):
     assert not any("changed" in str(w.message) for w in seen)
 
 
-def test_a_server_that_ignores_the_page_and_says_nothing_may_be_incomplete(make_client):
+def test_a_server_that_ignores_page_and_size_serves_a_proven_whole_list(make_client, strict):
     api = FakeApi()
 
-    def handler(request):  # ignores the page number and has no meta
-        return envelope(_items(["a", "b"]))
+    def handler(request):  # ignores the page number and the size, and has no meta
+        return envelope(_items(["a", "b", "c"]))
 
     api.extra[("GET", "/firewalls")] = handler
     client = make_client(api)
-    # 2 came back of 100 asked: the end, or a cap nobody stated. The next page would tell, but
-    # this server answers every page with its first: nothing proves the end.
+    # 3 came back of 100 asked: the end, or a cap nobody stated. Page 2 repeats page 1, and a
+    # smaller size (perPage=1) is not honoured either: the service does not page this list, it
+    # serves it whole (the plainest server the spec allows), and that is a proof.
+    rows = client.firewalls.list()
+    assert [r["id"] for r in rows] == ["a", "b", "c"]
+    assert rows.complete, rows.doubt
+    assert "whatever page or size was asked" in rows.proof and "perPage=1" in rows.proof
+    assert len(api.requests) == 4  # the first, page=1 (the base), page=2, perPage=1
+
+
+def test_a_server_that_ignores_the_page_but_honours_the_size_may_be_incomplete(make_client):
+    api = FakeApi()
+    rows_held = _items(["a", "b", "c", "d", "e"])
+
+    def handler(request):  # serves perPage items (at most 3) from the start, whatever page
+        size = min(int(request.url.params.get("perPage", 3)), 3)
+        return envelope(rows_held[:size])
+
+    api.extra[("GET", "/firewalls")] = handler
+    client = make_client(api)
     with pytest.warns(PagingWarning, match="may be incomplete .*repeats an earlier page"):
         rows = client.firewalls.list()
-    assert [r["id"] for r in rows] == ["a", "b"]
+    assert [r["id"] for r in rows] == ["a", "b", "c"]
     assert rows.complete is False and "repeats" in rows.doubt
-    assert len(api.requests) == 3
 
 
 def test_a_repeated_full_page_without_meta_is_caught(make_client):
     api = FakeApi()
-    api.extra[("GET", "/firewalls")] = lambda r: envelope(_items(["a", "b"]))
+    api.extra[("GET", "/firewalls")] = lambda r: envelope(
+        _items(["a", "b", "c"][: int(r.url.params.get("perPage", 3))])
+    )
     client = make_client(api)
     with pytest.warns(PagingWarning, match="repeats an earlier page"):
         rows = _paging.read_all(client._req, "/firewalls", "firewall", per_page=2)
     assert [r["id"] for r in rows] == ["a", "b"]
     assert not rows.complete
-    assert len(api.requests) == 3  # the first, page=1 (the same: pages count from 1), page=2
+    # the first, page=1 (the same: pages count from 1), page=2, and perPage=1 (honoured)
+    assert len(api.requests) == 4
 
 
 def test_missing_meta_reads_on_until_a_short_page(make_client):
@@ -129,7 +158,7 @@ def test_missing_meta_reads_on_until_a_short_page(make_client):
     rows = _paging.read_all(client._req, "/firewalls", "firewall", per_page=2)
     assert [r["id"] for r in rows] == ["a", "b", "c", "d", "e"]
     # the short page is not taken for the end: the empty page after it proves it
-    assert rows.complete and rows.proof == "page 4 came back empty"
+    assert rows.complete and rows.proof.startswith("page 4 came back empty; a re-read agreed")
 
 
 def test_the_page_cap_raises_instead_of_truncating(make_client):

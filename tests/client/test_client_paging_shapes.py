@@ -43,7 +43,8 @@ def test_a_cap_below_the_asked_size_still_reads_everything(make_client, strict, 
     # an answer that does not say its page number costs one probe: page=1 repeats the first
     # page on a server counting from 1 and is the second on one counting from 0
     probe = 1 if shape == "items-total" else 0
-    assert len(api.requests) == -(-57 // cap) + probe
+    # and each page once more: a second read that agrees proves the set, not only the count
+    assert len(api.requests) == 2 * -(-57 // cap) + probe
 
 
 @pytest.mark.parametrize("shape", CAPPED)
@@ -63,7 +64,9 @@ def test_pages_are_read_in_parallel_at_the_learned_size(make_client, strict):
     make_client(api).vms.all(details=False)
     asked = [(r.url.params.get("page"), r.url.params["perPage"]) for r in api.requests]
     assert asked[0] == (None, "100")
-    assert sorted(asked[1:]) == [("2", "25"), ("3", "25")]
+    assert sorted(asked[1:3]) == [("2", "25"), ("3", "25")]
+    # a list of summaries (no detail read checks each VM) is read again to prove the set
+    assert asked[3:] == [(None, "25"), ("2", "25"), ("3", "25")]
 
 
 @pytest.mark.parametrize("form", ["absolute", "path", "query", "other-prefix"])
@@ -163,7 +166,8 @@ def test_a_server_that_knows_no_perpage_is_read_without_one(make_client, strict)
     api.extra[("GET", "/firewalls")] = handler
     rows = make_client(api).firewalls.list()
     assert len(rows) == 57 and rows.complete
-    assert len(api.requests) == 1 + 3  # the refusal, then 3 pages at the server's own size
+    # the refusal, then 3 pages at the server's own size, read twice (the set proven)
+    assert len(api.requests) == 1 + 3 * 2
 
 
 def test_an_unpaged_list_that_turns_out_paged_is_read_to_the_end(make_client, strict):
@@ -180,10 +184,11 @@ def test_a_short_page_ends_a_list_only_when_nothing_says_more(make_client, stric
     api.extra[("GET", "/firewalls")] = paged(_rows(7), "bare", cap=50)
     client = make_client(api)
     rows = client.firewalls.list()
-    assert len(rows) == 7 and rows.complete and rows.proof == "page 2 came back empty"
+    assert len(rows) == 7 and rows.complete
+    assert rows.proof == "page 2 came back empty; a re-read agreed on all 7 ids"
     # 7 of 100 asked: the end, or a cap nobody stated; page=1 at 7 per page shows pages count
-    # from 1, and page 2 at that size comes back empty
-    assert [r.url.params.get("page") for r in api.requests] == [None, "1", "2"]
+    # from 1, and page 2 at that size comes back empty; then the same, read again
+    assert [r.url.params.get("page") for r in api.requests] == [None, "1", "2", None, "2"]
     rows = _paging.read_all(client._req, "/firewalls", "firewall", per_page=5)
     assert len(rows) == 7 and rows.complete  # a full page of 5 asked: read on, the next is short
 

@@ -555,6 +555,8 @@ class MutatingProxy:
     def __init__(self, upstream: str) -> None:
         self.variant: Variant = identity()
         self.requests = 0
+        self.hidden: set[str] = set()  # VMs "deleted" while a list was read (list_churn)
+        self.churned = False
         self.errors: list[str] = []  # the proxy's own faults: check_variant raises on them
         self._http = loopback_client(
             upstream.rstrip("/"),
@@ -587,6 +589,8 @@ class MutatingProxy:
         up.append(("accept-encoding", "identity"))
         split = urlsplit(target)
         route = _route(split.path) if method == "GET" else None
+        if route is not None and route[0] == "vm" and split.path.rsplit("/", 1)[1] in self.hidden:
+            return _error(404, "VM not found")
         if route is not None and route[1]:
             return self._list(variant, route[0], split, up, target)
         status, out, payload = self._forward(method, target, up, body)
@@ -615,7 +619,7 @@ class MutatingProxy:
         plan = Paging.of(variant)
         query = parse_qsl(split.query, keep_blank_values=True)
         names = [k for k, _ in query]
-        accepted = {"page", "perPage"} | set(plan.tokens)
+        accepted = {"page", "perPage"} | set(plan.tokens) | set(plan.extra_params)
         if len(set(names)) != len(names) or not set(names) <= accepted:
             return self._forward("GET", target, headers)  # the sandbox's own 422
         params = dict(query)
@@ -636,6 +640,16 @@ class MutatingProxy:
             if number is None or number - plan.base < 0:
                 return self._forward("GET", target, headers)
             index = number - plan.base
+        elif "offset" in params and "offset" in plan.extra_params:
+            index = (_int(params["offset"]) or 0) // plan.page_size
+        elif {"cursor", "start"} & set(params) & set(plan.extra_params):
+            name = next(k for k in ("cursor", "start") if k in params)
+            found = _untoken(params[name])
+            if found is None:
+                return _error(422, f"{name}: not a token this server gave")
+            index = found
+        if kind == "vms" and plan.churn is not None and index > 0 and not self.churned:
+            self._churn(split.path, headers)
         items: list = []
         page, last = 1, None
         while True:  # the whole list, as the sandbox holds it
@@ -650,15 +664,33 @@ class MutatingProxy:
             if page >= doc["meta"]["totalPages"]:
                 break
             page += 1
+        if kind == "vms":
+            items = [vm for vm in items if vm.get("id") not in self.hidden]
         if kind == "deliveries":
             items = kept(variant, items)
         rewrite = RECORDS.get(kind)
         if rewrite is not None:
             items = [rewrite(variant, r) for r in items]
-        body, extra = plan.render(items, index, asked)
+        if plan.shape is not None:
+            body, extra = plan.render_shape(items, index, split.path)
+        else:
+            body, extra = plan.render(items, index, asked)
         out = [(k, v) for k, v in (last or []) if k.lower() != "content-type"]
         out += [("content-type", "application/json"), *extra]
         return 200, out, json.dumps(body).encode()
+
+    def _churn(self, path: str, headers: list) -> None:
+        """Between two page reads of the VM list: the first VM (already read) is deleted (the
+        proxy hides it: gone from the list, 404 on its details) and a new one is created in
+        the sandbox, so the total stays the same and the pages after shift."""
+        self.churned = True
+        status, _, payload = self._forward("GET", f"{path}?page=1&perPage=1", headers)
+        first = (_json(payload) or {}).get("data") or []
+        if 200 <= status < 300 and first:
+            self.hidden.add(first[0]["id"])
+        made = self._http.post("/_sandbox/vms", json={"name": "made-while-read"})
+        if made.status_code >= 300:
+            self.errors.append(f"create VM while a list is read: {made.status_code}")
 
 
 def _int(text: str) -> int | None:
@@ -693,6 +725,11 @@ class Paging:
     numbered: bool = True  # page and totalPages said beside a cursor
     extras: tuple[str, ...] = ()
     tokens: tuple[str, ...] = ()  # query parameters that send a token back
+    # the list variants (PAGING_VARIANTS): VM list churned between page reads, by page number
+    # or by offset; or lists in another shape ("offset", "empty_pages", "links_array")
+    churn: str | None = None
+    shape: str | None = None
+    extra_params: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, variant: Variant) -> Paging:
@@ -719,7 +756,38 @@ class Paging:
                 plan.extras += (m.arg("key"),)
                 if m.arg("key") == "nextPageKey":
                     plan.tokens += ("nextPageKey",)
+            elif m.name == "list_churn":
+                plan.churn = m.arg("by")
+                if m.arg("by") == "offset":
+                    plan.shape, plan.extra_params = "offset", ("offset", "limit")
+            elif m.name in ("empty_pages", "links_array"):
+                # the links carry a token under a name svcnb does not guess: only they continue
+                plan.shape, plan.ignores_page = m.name, m.name == "links_array"
+                plan.extra_params = ("cursor",) if m.name == "empty_pages" else ("start",)
         return plan
+
+    def render_shape(self, items: list, index: int, path: str) -> tuple[dict, list]:
+        """A page of the list variants' shapes: DRF offsets (``{count, next, previous,
+        results}``), a known cursor whose every other page is empty (filtered rows) yet
+        continues, or a ``links`` array of ``{rel, href}`` without totals."""
+        size = self.page_size
+        if self.shape == "offset":
+            start = index * size
+            more = start + size < len(items)
+            nxt = f"{path}?offset={start + size}&limit={size}" if more else None
+            data = {"count": len(items), "next": nxt, "previous": None}
+            return {"success": True, "data": {**data, "results": items[start : start + size]}}, []
+        if self.shape == "empty_pages":  # odd virtual pages are empty, each with a cursor
+            real, empty = divmod(index, 2)
+            chunk = [] if empty else items[real * size : (real + 1) * size]
+            more = (real + 1) * size < len(items)
+            meta = {"nextCursor": _token(index + 1) if more else None, "perPage": size}
+            return {"success": True, "data": chunk, "meta": meta}, []
+        chunk = items[index * size : (index + 1) * size]
+        links = [{"rel": "self", "href": f"{path}?start={_token(index)}"}]
+        if (index + 1) * size < len(items):
+            links.append({"rel": "next", "href": f"{path}?start={_token(index + 1)}"})
+        return {"success": True, "data": chunk, "links": links}, []
 
     def render(self, items: list, index: int, asked: int) -> tuple[dict, list[tuple[str, str]]]:
         size = min(asked, self.cap if self.cap is not None else self.page_size)
@@ -767,6 +835,21 @@ def proxy_to(upstream: str) -> Iterator[MutatingProxy]:
         yield proxy
     finally:
         proxy.close()
+
+
+# -- list variants beyond the grammar: a list that changes while read, other paging shapes ----
+
+# Fixed variants (not drawn: the seeds of the grammar's sweep stay as they are), each over the
+# default answers otherwise: the VM list churned between page reads (one VM deleted, one created,
+# the total unchanged) by page number and by DRF offsets; cursor pages of which every other one
+# is empty yet continues; a links array of {rel, href} without totals.
+PAGING_VARIANTS = (
+    Variant(1, 5, (_m("list_churn", by="page"),)),
+    Variant(2, 4, (_m("list_churn", by="offset"),)),
+    Variant(3, 5, (_m("empty_pages"),)),
+    Variant(4, 3, (_m("links_array"),)),
+    Variant(5, 7, (_m("list_churn", by="page"), _m("total_dropped"))),
+)
 
 
 # -- the truth as the variant's service meant it ----------------------------------------------
@@ -959,6 +1042,7 @@ def check_variant(sandbox: Any, proxy: MutatingProxy, variant: Variant, vms: int
     sandbox.control.reset(seed=account_seed(variant.seed), vms=vms, dialect="default")
     truth = sandbox.control.truth()
     proxy.variant, proxy.requests, proxy.errors = variant, 0, []
+    proxy.hidden, proxy.churned = set(), False
     out = check.Outcome()
     with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
@@ -976,6 +1060,9 @@ def check_variant(sandbox: Any, proxy: MutatingProxy, variant: Variant, vms: int
             return Result(variant, out, time.monotonic() - started, proxy.requests)
         now = pd.Timestamp(store.snapshots()["server_time"].iloc[-1])
         status = store.resources().set_index("resource")
+        if proxy.churned:  # the account as it is after the change: what a proven read holds
+            truth = sandbox.control.truth()
+            truth["vms"] = [v for v in truth["vms"] if v["id"] not in proxy.hidden]
         want = expected(variant, truth, now)
         check._vms(out, store, status, want)
         check._wallet(out, store, status, want)

@@ -29,6 +29,7 @@ from svcnb.sandbox import Sandbox, serve
 
 from .mutations import (
     FINDINGS,
+    PAGING_VARIANTS,
     SLOTS,
     VMS,
     MutatingProxy,
@@ -136,6 +137,23 @@ def test_the_default_answers_paged_are_all_read_right(lab) -> None:
         result.describe() + "\n" + "\n".join(result.outcome.flagged[:10])
     )
     assert result.outcome.checks > 300
+
+
+@pytest.mark.parametrize("variant", PAGING_VARIANTS, ids=lambda v: str(v.mutations[0]))
+def test_lists_that_change_while_read_or_page_otherwise_are_right_or_flagged(
+    lab, tally, variant
+) -> None:
+    # a VM deleted and another created between page reads (the total unchanged), by page
+    # number and by offset; empty pages that continue; a links array: every value equals the
+    # account as it is after the change, or svcnb said it could not read it
+    result = check_variant(*lab, variant)
+    tally.append(result)
+    # read right, not only flagged: a list proven by a consistent read holds the account
+    assert result.verdict == "passed", (
+        result.describe() + "\n" + "\n".join(result.outcome.flagged[:10])
+    )
+    if variant.get("list_churn") is not None:
+        assert lab[1].churned and lab[1].hidden, "the list did not change while it was read"
 
 
 def test_variants_are_reproducible_and_cover_the_grammar() -> None:
