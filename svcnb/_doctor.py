@@ -722,10 +722,11 @@ def _word_evidence(vms: list[dict], kind: str, word: Any) -> str:
     bits = [f"VMs {', '.join(ids)}" + (" ..." if len(carrying) > 3 else "")]
     others = Counter(str(other(vm)) for vm in carrying)
     bits.append(f"their {other_name}: " + ", ".join(f"{w} ×{n}" for w, n in others.most_common(3)))
-    for key in _POWER_KEYS:
-        power = Counter(str(vm[key]) for vm in carrying if key in vm)
+    for power_key in _POWER_KEYS:
+        power = Counter(str(vm[power_key]) for vm in carrying if power_key in vm)
         if power:
-            bits.append(f"{key}: " + ", ".join(f"{w} ×{n}" for w, n in power.most_common(3)))
+            shown = ", ".join(f"{w} ×{n}" for w, n in power.most_common(3))
+            bits.append(f"{power_key}: {shown}")
     key = vocab.normalise(word)
     if key is not None and key in vocab.AMBIGUOUS[kind]:
         bits.append(f"providers differ: {vocab.AMBIGUOUS[kind][key]}")
