@@ -51,6 +51,7 @@ import pandas as pd
 
 from svcnb import frames, vocab
 from svcnb.client import Client, Listing, Page, parse_page
+from svcnb.config import PORT_SENTINEL_CHOICES, config_path, port_sentinels
 from svcnb.errors import (
     ApiError,
     AuthError,
@@ -68,6 +69,7 @@ from svcnb.frames import (
     parse_money,
     unplaced_keys,
 )
+from svcnb.reports import firewall
 
 ASKED_PAGE = 100  # the page size asked of GET /vms, to see what the server serves
 PROBE_PAGE = 1000  # far above any plausible cap: tells rejecting servers from clamping ones
@@ -274,6 +276,7 @@ class Doctor:
         self._list_findings()
         self._list_items()
         self._words()
+        self._ports()
         self._money()
         self._times()
         self._units()
@@ -522,6 +525,36 @@ class Doctor:
                     f"[accounts.NAME.vocabulary.{kind}])"
                 )
             self.add(label, seen, ok=not unknown, unknown=unknown, pinned=sorted(pinned))
+
+    def _ports(self) -> None:
+        """Port sentinels in the rules read: their meaning differs between services (``"0"`` is
+        every port in DigitalOcean's API, port 0 elsewhere), so unpinned it is an assumption."""
+        rules = self.records.get("firewall_rules")
+        if not rules:
+            return
+        pins, where = port_sentinels(), config_path()
+        seen: dict[str, list[str]] = {}
+        for rule in rules:
+            text = firewall.parse_port(rule.get("port"), rule.get("protocol")).sentinel
+            if text is not None:
+                seen.setdefault(text, []).append(str(rule.get("id")))
+        if not seen:
+            self.add("firewall ports", f"no port sentinel in the {len(rules)} rules read")
+            return
+        parts, unpinned = [], []
+        for text, ids in seen.items():
+            shown = f"{text!r} ×{len(ids)} (rules {', '.join(ids[:3])})"
+            if text in pins:
+                parts.append(f"{shown} read as {pins[text]} (pinned by {where})")
+                continue
+            unpinned.append(text)
+            first, second = PORT_SENTINEL_CHOICES[text]
+            parts.append(
+                f"{shown}: may mean {firewall.SENTINELS[text]}; any reading would be assumed, "
+                f'so such rules are audited as "could not read; may be open to every port": pin '
+                f'[firewall.port_sentinels] "{text}" = "{first}" or "{second}"'
+            )
+        self.add("firewall ports", "; ".join(parts), ok=not unpinned, unpinned=unpinned)
 
     def _money_values(self, label: str) -> list[Any]:
         if label == "wallet balance":

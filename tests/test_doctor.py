@@ -5,6 +5,7 @@ the units, the delivery keys placed), and exits 3 on anything unproven."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 
 import httpx
@@ -350,6 +351,32 @@ def test_a_word_providers_differ_on_is_assumed_never_vouched(sandbox, monkeypatc
     code, out, _ = doctor(sandbox, monkeypatch, capsys, "--map", "locked=suspended")
     assert code == 0, out
     assert "locked→suspended" in line(out, "VM status") and "(pinned by " in line(out, "VM status")
+
+
+def test_a_port_sentinel_is_assumed_until_pinned(sandbox, monkeypatch, capsys):
+    headers = {"x-api-key": sandbox.tokens["admin"]}
+    with httpx.Client(base_url=sandbox.api_root, headers=headers) as http:
+        first = http.get("/firewalls").json()["data"][0]["id"]
+        rule = next(
+            r
+            for r in http.get(f"/firewalls/{first}/rules").json()["data"]
+            if r["protocol"] == "TCP"
+        )
+        # DigitalOcean's every port; port 0 elsewhere (the sandbox stores what it is sent)
+        changed = http.patch(f"/firewalls/{first}/rules/{rule['id']}", json={"port": "0"})
+        assert changed.status_code == 200, changed.text
+    code, out, _ = doctor(sandbox, monkeypatch, capsys)
+    assert code == 3
+    shown = line(out, "firewall ports")
+    assert shown.startswith("! ") and f"'0' ×1 (rules {rule['id']})" in shown
+    assert "would be assumed" in shown and "may be open to every port" in shown
+    assert '[firewall.port_sentinels] "0" = "every" or "zero"' in shown
+    from pathlib import Path
+
+    Path(os.environ["SVCNB_CONFIG"]).write_text('[firewall.port_sentinels]\n"0" = "every"\n')
+    code, out, _ = doctor(sandbox, monkeypatch, capsys)
+    shown = line(out, "firewall ports")
+    assert shown.startswith("  ") and "read as every (pinned by " in shown
 
 
 def test_no_server_configured_is_an_error_not_a_sandbox(monkeypatch, capsys):

@@ -34,7 +34,7 @@ opens, closes or makes unknown over the VMs of the changed firewalls.
 
 from __future__ import annotations
 
-from svcnb.reports._ports import PORTLESS_PROTOCOLS
+from svcnb.reports._ports import PORTLESS_PROTOCOLS, SENTINELS, parse_port
 from svcnb.reports.firewall._audit_view import VIEW, view
 from svcnb.reports.firewall._changes import changes, finding_changes, rule_changes
 from svcnb.reports.firewall._findings import (
@@ -73,11 +73,13 @@ __all__ = [
     "REACH_COLUMNS",
     "REACH_DIFF_COLUMNS",
     "SENSITIVE_PORTS",
+    "SENTINELS",
     "SEVERITIES",
     "VIEW",
     "audit",
     "changes",
     "finding_changes",
+    "parse_port",
     "plot_findings",
     "reach",
     "reach_diff",
