@@ -82,3 +82,23 @@ def test_a_pinned_word_says_where_it_was_pinned():
     assert current.classify("billing_status", "on_hold") == "suspended"
     assert "[vocabulary.billing_status] of" in str(current.source("billing_status", "on_hold"))
     assert current.source("billing_status", "zzz") is None
+
+
+def test_a_command_given_an_account_reads_with_that_account_s_pins(monkeypatch):
+    from svcnb import cli
+    from svcnb.cli import report
+
+    _config(
+        '[accounts.north]\nbase_url = "https://north.example.com"\ntoken_env = "SVC_NORTH"\n\n'
+        '[accounts.north.vocabulary.vm_status]\nlocked = "suspended"\n'
+    )
+    seen: list[str] = []
+
+    def run(args) -> int:
+        seen.append(vocab.current().classify("vm_status", "locked", warn=False))
+        return 0
+
+    monkeypatch.setattr(report, "run", run)
+    assert cli.main(["report", "billing", "--account", "north"]) == 0
+    assert cli.main(["report", "billing"]) == 0
+    assert seen == ["suspended", vocab.UNKNOWN]  # the pin is north's alone
