@@ -51,7 +51,7 @@ import pandas as pd
 
 from svcnb import frames, vocab
 from svcnb.client import Client, Listing, Page, parse_page
-from svcnb.config import PAGING_ASSUMPTIONS, config_path
+from svcnb.config import PAGING_ASSUMPTIONS, PORT_SENTINEL_CHOICES, config_path, port_sentinels
 from svcnb.errors import (
     ApiError,
     AuthError,
@@ -69,6 +69,7 @@ from svcnb.frames import (
     parse_money,
     unplaced_keys,
 )
+from svcnb.reports import firewall
 
 ASKED_PAGE = 100  # the page size asked of GET /vms, to see what the server serves
 PROBE_PAGE = 1000  # far above any plausible cap: tells rejecting servers from clamping ones
@@ -275,6 +276,7 @@ class Doctor:
         self._list_findings()
         self._list_items()
         self._words()
+        self._ports()
         self._money()
         self._times()
         self._units()
@@ -521,15 +523,60 @@ class Doctor:
             if isinstance(billing, dict):
                 self.words["billing_status"][billing.get("status")] += 1
         for kind, label in (("vm_status", "VM status"), ("billing_status", "billing status")):
-            parts, unknown = [], []
+            parts, unknown, pinned = [], [], set()
             for word, n in self.words[kind].most_common():
                 cls = current.classify(kind, word, warn=False)  # type: ignore[arg-type]
+                source = current.source(kind, word)  # type: ignore[arg-type]
                 if cls == vocab.UNKNOWN:
-                    unknown.append(str(word))
-                    parts.append(f"{word}→UNKNOWN ×{n}")
-                else:
+                    if isinstance(word, str):
+                        unknown.append(word)
+                    parts.append(f"{word}→UNKNOWN ×{n}" + _word_evidence(self.vms, kind, word))
+                elif source == "built-in":
                     parts.append(f"{word}→{cls} ×{n}")
-            self.add(label, ", ".join(parts) or "none seen", ok=not unknown, unknown=unknown)
+                else:
+                    pinned.add(str(source))
+                    parts.append(f"{word}→{cls} ×{n} (pinned by {source})")
+            seen = ", ".join(parts) or "none seen"
+            if unknown:
+                example = unknown[0]
+                prefix = "billing:" if kind == "billing_status" else ""
+                seen += (
+                    f"; any class for {', '.join(map(repr, unknown))} would be assumed: pin it "
+                    f"from the evidence above, e.g. svcnb doctor --map {prefix}{example}=CLASS "
+                    f"--write-config, or [vocabulary.{kind}] (per account: "
+                    f"[accounts.NAME.vocabulary.{kind}])"
+                )
+            self.add(label, seen, ok=not unknown, unknown=unknown, pinned=sorted(pinned))
+
+    def _ports(self) -> None:
+        """Port sentinels in the rules read: their meaning differs between services (``"0"`` is
+        every port in DigitalOcean's API, port 0 elsewhere), so unpinned it is an assumption."""
+        rules = self.records.get("firewall_rules")
+        if not rules:
+            return
+        pins, where = port_sentinels(), config_path()
+        seen: dict[str, list[str]] = {}
+        for rule in rules:
+            text = firewall.parse_port(rule.get("port"), rule.get("protocol")).sentinel
+            if text is not None:
+                seen.setdefault(text, []).append(str(rule.get("id")))
+        if not seen:
+            self.add("firewall ports", f"no port sentinel in the {len(rules)} rules read")
+            return
+        parts, unpinned = [], []
+        for text, ids in seen.items():
+            shown = f"{text!r} ×{len(ids)} (rules {', '.join(ids[:3])})"
+            if text in pins:
+                parts.append(f"{shown} read as {pins[text]} (pinned by {where})")
+                continue
+            unpinned.append(text)
+            first, second = PORT_SENTINEL_CHOICES[text]
+            parts.append(
+                f"{shown}: may mean {firewall.SENTINELS[text]}; any reading would be assumed, "
+                f'so such rules are audited as "could not read; may be open to every port": pin '
+                f'[firewall.port_sentinels] "{text}" = "{first}" or "{second}"'
+            )
+        self.add("firewall ports", "; ".join(parts), ok=not unpinned, unpinned=unpinned)
 
     def _money_values(self, label: str) -> list[Any]:
         if label == "wallet balance":
@@ -704,6 +751,41 @@ class Doctor:
                     out[kind][word] = cls
             out[kind].update(extra.get(kind, {}))
         return out
+
+
+# keys a service may add to a VM that say its power state, the evidence for a status word
+_POWER_KEYS = ("power_status", "powerStatus", "power_state", "powerState", "server_status")
+
+
+def _word_evidence(vms: list[dict], kind: str, word: Any) -> str:
+    """What the VMs carrying an unknown status word show besides it: how many, a few ids, the
+    other status (billing for a VM word, the VM's for a billing word) and any power state, and
+    what providers mean by the word, so a user maps it by evidence, not by guess."""
+
+    def billing_of(vm: dict) -> Any:
+        billing = vm.get("billing")
+        return billing.get("status") if isinstance(billing, dict) else None
+
+    own = (lambda vm: vm.get("status")) if kind == "vm_status" else billing_of
+    other, other_name = (
+        (billing_of, "billing status")
+        if kind == "vm_status"
+        else (lambda vm: vm.get("status"), "VM status")
+    )
+    carrying = [vm for vm in vms if own(vm) == word]
+    ids = [str(vm.get("id")) for vm in carrying[:3]]
+    bits = [f"VMs {', '.join(ids)}" + (" ..." if len(carrying) > 3 else "")]
+    others = Counter(str(other(vm)) for vm in carrying)
+    bits.append(f"their {other_name}: " + ", ".join(f"{w} ×{n}" for w, n in others.most_common(3)))
+    for power_key in _POWER_KEYS:
+        power = Counter(str(vm[power_key]) for vm in carrying if power_key in vm)
+        if power:
+            shown = ", ".join(f"{w} ×{n}" for w, n in power.most_common(3))
+            bits.append(f"{power_key}: {shown}")
+    key = vocab.normalise(word)
+    if key is not None and key in vocab.AMBIGUOUS[kind]:
+        bits.append(f"providers differ: {vocab.AMBIGUOUS[kind][key]}")
+    return f" [{'; '.join(bits)}]"
 
 
 def render(findings: Iterable[Finding]) -> str:

@@ -58,6 +58,7 @@ DEFAULT_ACCOUNT = "default"
 __all__ = [
     "DEFAULT_ACCOUNT",
     "PAGING_ASSUMPTIONS",
+    "PORT_SENTINEL_CHOICES",
     "UNIT_CHOICES",
     "Account",
     "ConfigError",
@@ -66,6 +67,7 @@ __all__ = [
     "budget_config",
     "config_path",
     "paging_config",
+    "port_sentinels",
     "read_config",
     "unit_choice",
     "units_config",
@@ -207,7 +209,8 @@ def service_url(url: str) -> str:
 # an account name is a folder name in the store (account=NAME) and a CLI word: keep it plain
 _ACCOUNT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_ACCOUNT_KEYS = {"base_url", "token_env"}
+# vocabulary: that account's status-word pins (svcnb.vocab.for_account)
+_ACCOUNT_KEYS = {"base_url", "token_env", "vocabulary"}
 # what API tokens look like (svc_...; long opaque strings): a config file is often shared or
 # committed, so a value that looks like one is refused rather than read
 _TOKENISH = re.compile(r"^(svc_|sk_|ghp_|xox)|^(?=.*[a-z])(?=.*[0-9])[A-Za-z0-9_.\-+/=]{24,}$")
@@ -277,8 +280,8 @@ def accounts(path: str | os.PathLike[str] | None = None) -> dict[str, Account]:
         unknown = sorted(set(spec) - _ACCOUNT_KEYS)
         if unknown:
             raise ConfigError(
-                f"{where}: unknown key(s) {', '.join(unknown)}; an account has base_url and "
-                "token_env"
+                f"{where}: unknown key(s) {', '.join(unknown)}; an account has base_url, "
+                "token_env and [accounts.NAME.vocabulary.*] tables"
             )
         base_url = spec.get("base_url")
         # a scheme is case-insensitive (RFC 3986): HTTPS:// is the same https:// URL
@@ -436,4 +439,32 @@ def paging_config(path: str | os.PathLike[str] | None = None) -> dict[str, bool]
             )
         if not isinstance(value, bool):
             raise ConfigError(f"{target}: [paging] {key} must be true or false, got {value!r}")
+    return dict(table)
+
+
+# firewall port texts whose meaning services differ on, and the readings each may be pinned to
+# (svcnb.reports._ports.SENTINELS says what each reading means)
+PORT_SENTINEL_CHOICES: dict[str, tuple[str, ...]] = {"0": ("every", "zero"), "": ("every", "none")}
+
+
+def port_sentinels(path: str | os.PathLike[str] | None = None) -> dict[str, str]:
+    """The ``[firewall.port_sentinels]`` table, checked: ``"0" = "every"`` (every port, as
+    DigitalOcean's API means it) or ``"zero"`` (port 0 itself); ``"" = "every"`` or ``"none"``
+    (an empty port on a TCP/UDP rule). ``{}`` when absent: those ports are then unread."""
+    target = config_path(path)
+    section = read_config(target).get("firewall", {})
+    table = section.get("port_sentinels", {}) if isinstance(section, dict) else None
+    where = f"{target}: [firewall.port_sentinels]"
+    if not isinstance(table, dict):
+        raise ConfigError(f'{where} must be a table, e.g. "0" = "every"')
+    for text, reading in table.items():
+        choices = PORT_SENTINEL_CHOICES.get(text)
+        if choices is None or reading not in choices:
+            raise ConfigError(
+                f"{where}: {text!r} = {reading!r} is not a pin svcnb can use; pin "
+                + "; ".join(
+                    f'"{t}" to ' + " or ".join(f'"{c}"' for c in cs)
+                    for t, cs in PORT_SENTINEL_CHOICES.items()
+                )
+            )
     return dict(table)

@@ -13,9 +13,12 @@ to map them, and reports leave such rows out and say how many. A missing value (
 ``unknown`` too, without a warning.
 
 Words are matched case-insensitively, with spaces and hyphens read as underscores. The built-in
-synonyms below can be extended by argument (:func:`extend`, :func:`using`) or in the config file
-(``[vocabulary.vm_status]`` and ``[vocabulary.billing_status]``, see :mod:`svcnb.config`;
-``svcnb doctor --write-config`` writes what it saw).
+words are only those that mean one thing at every provider (and the spec's own words): a word
+one provider uses for a suspension and another for a VM held during a backup (``locked``,
+``on_hold``...) is in :data:`AMBIGUOUS` and stays ``unknown`` until pinned, by argument
+(:func:`extend`, :func:`using`) or in the config file (``[vocabulary.vm_status]`` and
+``[vocabulary.billing_status]``, or ``[accounts.NAME.vocabulary.vm_status]`` for one account:
+:func:`for_account`; ``svcnb doctor --write-config`` writes what it saw and what you ``--map``).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from svcnb.config import ConfigError, config_path, read_config
 from svcnb.errors import SvcnbError
 
 __all__ = [
+    "AMBIGUOUS",
     "BILLING_CLASSES",
     "UNKNOWN",
     "VM_CLASSES",
@@ -39,6 +43,7 @@ __all__ = [
     "billing_class",
     "current",
     "extend",
+    "for_account",
     "normalise",
     "reload",
     "using",
@@ -52,12 +57,14 @@ BILLING_CLASSES = ("paid", "owing", "suspended")
 CLASSES: dict[str, tuple[str, ...]] = {"vm_status": VM_CLASSES, "billing_status": BILLING_CLASSES}
 _WHAT = {"vm_status": "VM status", "billing_status": "billing status"}
 
-# Common synonyms, each a word some hosting API really uses for that state.
+# Words that mean one thing at every provider looked at (AWS EC2, DigitalOcean, Hetzner, Linode,
+# Vultr, OpenStack, Scaleway, Proxmox, Stripe, Chargebee, WHMCS), and the spec's own words
+# (running, stopped, suspended, terminated: fixed points). docs/contracts.md, "Status words",
+# says why each is kept. A word one provider uses for another class than another provider is in
+# AMBIGUOUS instead: unknown until pinned.
 BUILTIN: dict[str, dict[str, str]] = {
     "vm_status": {
-        **dict.fromkeys(
-            ["running", "active", "up", "online", "started", "on", "powered_on"], "running"
-        ),
+        **dict.fromkeys(["running", "up", "online", "started", "on", "powered_on"], "running"),
         **dict.fromkeys(
             [
                 "stopped",
@@ -67,12 +74,10 @@ BUILTIN: dict[str, dict[str, str]] = {
                 "shut_off",
                 "powered_off",
                 "poweroff",
-                "inactive",
                 "offline",
-                "shutdown",
             ],
             "stopped",
-        ),  # fmt: skip
+        ),
         **dict.fromkeys(
             [
                 "provisioning",
@@ -83,7 +88,6 @@ BUILTIN: dict[str, dict[str, str]] = {
                 "starting",
                 "booting",
                 "stopping",
-                "shutting_down",
                 "rebooting",
                 "restarting",
                 "installing",
@@ -94,7 +98,7 @@ BUILTIN: dict[str, dict[str, str]] = {
             ],
             "transitional",
         ),  # fmt: skip
-        **dict.fromkeys(["suspended", "locked", "frozen", "blocked"], "suspended"),
+        "suspended": "suspended",
         **dict.fromkeys(
             ["terminated", "deleted", "destroyed", "removed", "terminating", "deleting"],
             "terminated",
@@ -102,34 +106,48 @@ BUILTIN: dict[str, dict[str, str]] = {
     },
     "billing_status": {
         **dict.fromkeys(
-            [
-                "active",
-                "paid",
-                "current",
-                "ok",
-                "good",
-                "good_standing",
-                "in_good_standing",
-                "settled",
-                "up_to_date",
-            ],
+            ["active", "paid", "good_standing", "in_good_standing", "settled", "up_to_date"],
             "paid",
-        ),  # fmt: skip
-        **dict.fromkeys(
-            [
-                "overdue",
-                "unpaid",
-                "past_due",
-                "due",
-                "delinquent",
-                "outstanding",
-                "payment_due",
-                "pending_payment",
-                "in_arrears",
-            ],
-            "owing",
-        ),  # fmt: skip
-        **dict.fromkeys(["suspended", "blocked", "locked", "frozen", "on_hold"], "suspended"),
+        ),
+        **dict.fromkeys(["overdue", "past_due", "delinquent", "in_arrears"], "owing"),
+        "suspended": "suspended",
+    },
+}
+
+# Words real providers use for different things: what each may mean, so a warning and the
+# doctor can say why svcnb does not guess. Never classed until pinned (config, per account).
+AMBIGUOUS: dict[str, dict[str, str]] = {
+    "vm_status": {
+        "active": "running at DigitalOcean and OpenStack; at Vultr any installed VM, powered "
+        "off too (power_status tells)",
+        "inactive": "stopped, or not yet activated, or disabled for billing",
+        "shutdown": "stopped, or a shutdown in progress",
+        "shutting_down": "stopping at Linode; terminating at AWS EC2 (shutting-down)",
+        "locked": "held during an operation at Vultr and Hetzner (a backup, an image); "
+        "suspended at Scaleway",
+        "held": "held during an operation, or suspended",
+        "on_hold": "held during an operation, or suspended",
+        "frozen": "a file-system freeze during a backup, or suspended",
+        "blocked": "network blocked for abuse while running, or suspended",
+        "paused": "paused by the user (OpenStack, Proxmox: memory kept), or suspended",
+        "archive": "powered off and archived at DigitalOcean, or deleted",
+    },
+    "billing_status": {
+        "current": "paid up, or the current period's invoice is open",
+        "ok": "a server health word as often as a billing one",
+        "good": "a server health word as often as a billing one",
+        "unpaid": "past due (Stripe), or an invoice issued and not yet due (WHMCS)",
+        "due": "payment due soon (not late), or past due",
+        "payment_due": "an invoice open and not yet late (Chargebee), or past due",
+        "outstanding": "an open invoice not yet due, or past due",
+        "pending_payment": "a payment being processed (paid), or awaiting payment (owing)",
+        "pending": "a payment being processed (paid), or awaiting payment (owing)",
+        "blocked": "suspended for non-payment, or blocked for fraud or abuse while paid",
+        "locked": "suspended for non-payment, or held during an operation",
+        "frozen": "suspended, or a price or plan frozen",
+        "on_hold": "suspended, or an order held for review before it runs",
+        "held": "suspended, or an order held for review before it runs",
+        "paused": "a subscription paused by the customer (Stripe, Chargebee), or suspended",
     },
 }
 
@@ -164,6 +182,8 @@ class Vocabulary:
         self.words: dict[str, dict[str, str]] = {
             kind: dict(BUILTIN[kind]) if builtin else {} for kind in CLASSES
         }
+        # word -> where its class was pinned (the built-in words are not listed: they need none)
+        self.pinned: dict[str, dict[str, str]] = {kind: {} for kind in CLASSES}
         self._warned: dict[str, set[str]] = {kind: set() for kind in CLASSES}
         self._lock = threading.Lock()
         self.add("vm_status", vm_status or {})
@@ -185,6 +205,16 @@ class Vocabulary:
                     f"map a word to one of {', '.join(CLASSES[kind])}"
                 )
             self.words[kind][key] = cls
+            self.pinned[kind][key] = source
+
+    def source(self, kind: Kind, word: Any) -> str | None:
+        """Where ``word``'s class comes from: ``"built-in"`` (a word that means one thing at
+        every provider), the source that pinned it (``[vocabulary.vm_status] of PATH``,
+        ``argument``), or None when the word is unknown."""
+        key = normalise(word)
+        if key is None or key not in self.words[kind]:
+            return None
+        return self.pinned[kind].get(key, "built-in")
 
     def classify(self, kind: Kind, word: Any, *, warn: bool = True) -> str:
         """The class of one word (``unknown`` for an unmapped word or a missing value)."""
@@ -219,8 +249,14 @@ class Vocabulary:
             return
         shown = ", ".join(repr(w) for w in new[:10])
         example = new[0]
+        doubts = [
+            f"{w!r} may mean {AMBIGUOUS[kind][key]}"
+            for w in new[:10]
+            if (key := normalise(w)) is not None and key in AMBIGUOUS[kind]
+        ]
+        why = f" ({'; '.join(doubts)}: providers differ, so svcnb does not guess)" if doubts else ""
         warnings.warn(
-            f"{_WHAT[kind]} word(s) {shown} are not in svcnb's vocabulary: rows with them are "
+            f"{_WHAT[kind]} word(s) {shown} are not in svcnb's vocabulary{why}: rows with them are "
             f"classed 'unknown', and reports leave them out and count them. Map them with "
             f"svcnb.vocab.extend({kind}={{{example!r}: "
             f"'<one of {'|'.join(CLASSES[kind])}>'}}), or in [vocabulary.{kind}] of "
@@ -234,24 +270,40 @@ _active: Vocabulary | None = None
 _active_lock = threading.Lock()
 
 
-def _from_config() -> Vocabulary:
-    """The built-in vocabulary plus the config file's; what is wrong in the file is a
+def _from_config(account: str | None = None) -> Vocabulary:
+    """The built-in vocabulary plus the config file's (and, for ``account``, its
+    ``[accounts.NAME.vocabulary.*]`` pins over those); what is wrong in the file is a
     ConfigError naming it (every command reports those in one line)."""
     vocabulary = Vocabulary()
     where = config_path()
-    section = read_config().get("vocabulary", {})
-    if not isinstance(section, dict):
-        raise ConfigError(
-            f"{where}: 'vocabulary' must be a table of [vocabulary.vm_status] and "
-            '[vocabulary.billing_status] tables, e.g. [vocabulary.vm_status] halted = "stopped"'
-        )
-    for kind in CLASSES:
-        if kind in section:
-            try:
-                vocabulary.add(kind, section[kind], source=f"[vocabulary.{kind}] of {where}")  # type: ignore[arg-type]
-            except VocabularyError as exc:
-                raise ConfigError(f"{exc}; fix it in {where}") from None
+    config = read_config()
+    tables = [("vocabulary", config.get("vocabulary", {}))]
+    if account is not None:
+        spec = config.get("accounts", {})
+        spec = spec.get(account, {}) if isinstance(spec, dict) else {}
+        own = spec.get("vocabulary", {}) if isinstance(spec, dict) else {}
+        tables.append((f"accounts.{account}.vocabulary", own))
+    for name, section in tables:
+        if not isinstance(section, dict):
+            raise ConfigError(
+                f"{where}: '{name}' must be a table of [{name}.vm_status] and "
+                f'[{name}.billing_status] tables, e.g. [{name}.vm_status] halted = "stopped"'
+            )
+        for kind in CLASSES:
+            if kind in section:
+                try:
+                    vocabulary.add(kind, section[kind], source=f"[{name}.{kind}] of {where}")  # type: ignore[arg-type]
+                except VocabularyError as exc:
+                    raise ConfigError(f"{exc}; fix it in {where}") from None
     return vocabulary
+
+
+def for_account(account: str | None) -> Vocabulary:
+    """The vocabulary for reading account ``account`` of the config file: the built-in words,
+    ``[vocabulary.*]``, then ``[accounts.NAME.vocabulary.*]`` (one service may say ``locked``
+    for a suspension, another for a VM held during a backup). ``None``: :func:`current`'s.
+    Use it with :func:`using`, e.g. ``with vocab.using(vocab.for_account("prod")): ...``."""
+    return current() if account is None else _from_config(account)
 
 
 def current() -> Vocabulary:

@@ -5,6 +5,7 @@ the units, the delivery keys placed), and exits 3 on anything unproven."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 
 import httpx
@@ -16,7 +17,7 @@ from svcnb.client import Client
 from svcnb.config import read_config
 from svcnb.errors import SchemaDriftWarning
 from svcnb.sandbox import Sandbox
-from svcnb.sandbox._dialect import DELIVERY_POOLS
+from svcnb.sandbox._dialect import DELIVERY_POOLS, Dialect
 
 LISTS = (
     "GET /vms",
@@ -309,7 +310,7 @@ def test_acme_dialect_and_read_only(sandbox, monkeypatch, capsys):
     assert code == 0, out
     assert "items in data.items" in out
     assert "perPage 100: 50 served of the 57 the list holds, saying perPage 50" in out
-    assert "active→running" in out and "unpaid→owing" in out
+    assert "online→running" in out and "past_due→owing" in out
     assert "{value: integer, currency, precision}" in out
     assert "read Z, milliseconds" in out
     assert "responseStatus→statusCode" in out and "attemptCount→attempts" in out
@@ -366,6 +367,64 @@ def test_unknown_words_exit_3_and_map_writes_the_config(sandbox, monkeypatch, ca
     assert code == 0, out
     assert read_config()["vocabulary"]["vm_status"][word] == "running"
     assert vocab.reload().classify("vm_status", word) == "running"
+
+
+def _speaking(sandbox: Sandbox, name: str, **words: dict[str, str]) -> None:
+    """The sandbox reset to the default dialect with ``words`` (vm_words, billing_words)."""
+    base = Dialect.named("default")
+    changed = {k: {**getattr(base, k), **v} for k, v in words.items()}
+    dialect = base.with_changes(name=f"file:{name}", **changed).registered()
+    sandbox.control.reset(seed=7, vms=40, dialect=dialect.name)
+
+
+def test_a_word_providers_differ_on_is_assumed_never_vouched(sandbox, monkeypatch, capsys):
+    # "locked": a VM held during a backup at Vultr, a suspended one at Scaleway
+    _speaking(sandbox, "locked-words", vm_words={"suspended": "locked"})
+    running = [vm["id"] for vm in sandbox.control.truth()["vms"] if vm["status"] == "running"]
+    for vm_id in running[:4]:
+        sandbox.control.vm_action(vm_id, "suspend")
+    suspended = sorted(
+        vm["id"] for vm in sandbox.control.truth()["vms"] if vm["status"] == "suspended"
+    )
+    assert len(suspended) == 4
+    code, out, _ = doctor(sandbox, monkeypatch, capsys)
+    assert code == 3
+    shown = line(out, "VM status")
+    assert shown.startswith("! ") and f"locked→UNKNOWN ×{len(suspended)}" in shown
+    # the evidence to map it by: the VMs, their other status, what providers mean by the word
+    assert any(vm_id in shown for vm_id in suspended) and "their billing status:" in shown
+    assert "providers differ: held during an operation" in shown
+    assert "would be assumed" in shown and "--map locked=CLASS" in shown
+    assert "running→running" in shown  # a word that means one thing everywhere: no pin needed
+    code, out, _ = doctor(sandbox, monkeypatch, capsys, "--map", "locked=suspended")
+    assert code == 0, out
+    assert "locked→suspended" in line(out, "VM status") and "(pinned by " in line(out, "VM status")
+
+
+def test_a_port_sentinel_is_assumed_until_pinned(sandbox, monkeypatch, capsys):
+    headers = {"x-api-key": sandbox.tokens["admin"]}
+    with httpx.Client(base_url=sandbox.api_root, headers=headers) as http:
+        first = http.get("/firewalls").json()["data"][0]["id"]
+        rule = next(
+            r
+            for r in http.get(f"/firewalls/{first}/rules").json()["data"]
+            if r["protocol"] == "TCP"
+        )
+        # DigitalOcean's every port; port 0 elsewhere (the sandbox stores what it is sent)
+        changed = http.patch(f"/firewalls/{first}/rules/{rule['id']}", json={"port": "0"})
+        assert changed.status_code == 200, changed.text
+    code, out, _ = doctor(sandbox, monkeypatch, capsys)
+    assert code == 3
+    shown = line(out, "firewall ports")
+    assert shown.startswith("! ") and f"'0' ×1 (rules {rule['id']})" in shown
+    assert "would be assumed" in shown and "may be open to every port" in shown
+    assert '[firewall.port_sentinels] "0" = "every" or "zero"' in shown
+    from pathlib import Path
+
+    Path(os.environ["SVCNB_CONFIG"]).write_text('[firewall.port_sentinels]\n"0" = "every"\n')
+    code, out, _ = doctor(sandbox, monkeypatch, capsys)
+    shown = line(out, "firewall ports")
+    assert shown.startswith("  ") and "read as every (pinned by " in shown
 
 
 def test_no_server_configured_is_an_error_not_a_sandbox(monkeypatch, capsys):

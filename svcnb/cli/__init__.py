@@ -301,4 +301,9 @@ def _run(argv: list[str], name: str | None) -> int:
         from svcnb import vocab
 
         vocab.current()  # ConfigError naming the file, one line (svcnb.cli._common)
+        account = getattr(args, "account", None)
+        if isinstance(account, str):
+            # one account's words are read with its own pins ([accounts.NAME.vocabulary.*])
+            with vocab.using(vocab.for_account(account)):
+                return int(COMMANDS[args.command].load().run(args) or 0)
     return int(COMMANDS[args.command].load().run(args) or 0)

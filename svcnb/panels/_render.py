@@ -367,7 +367,7 @@ def column_defs(frame: pd.DataFrame) -> list[dict[str, Any]]:
 # Every row goes to the browser: ITables' default byte budget (64 KB) sends a sample of a
 # larger frame, so a grid of 1,000 VMs showed about half of them, its search answered "No
 # matching records" for a VM that exists and a chooser offered half the fleet. 0: no budget.
-_WHOLE = {"maxBytes": 0, "maxRows": 0, "maxColumns": 0}
+_WHOLE: dict[str, Any] = {"maxBytes": 0, "maxRows": 0, "maxColumns": 0}
 
 
 class Grid(ITable):
@@ -401,7 +401,9 @@ def grid(frame: pd.DataFrame | None = None, *, select: bool = False, page: int =
         classes="display compact svcnb-grid",
         # flush left under the panel's title and controls (ITables centres tables by default)
         style="table-layout:auto;width:auto;margin:0;caption-side:bottom",
-        **_WHOLE,
+        maxBytes=0,
+        maxRows=0,
+        maxColumns=0,
         **options,
     ).add_class("svcnb-grid-box")
 

@@ -309,6 +309,13 @@ class RuleEditor(Displayed):
             validate_rule_update({field: value})
         except ValueError as exc:
             return None, str(exc)
+        protocol = str((self.rule or {}).get("protocol") or "").upper()
+        if field == "port" and value == "" and protocol not in firewall_report.PORTLESS_PROTOCOLS:
+            # services differ on it (every port, or none): the audit could not read it back
+            return None, (
+                f"an empty port on a {protocol or 'ported'} rule means every port on some "
+                "services and no port on others; write 'any' for every port, or the ports"
+            )
         return value, ""
 
     def changes(self) -> dict[str, Any]:

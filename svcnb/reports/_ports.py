@@ -3,8 +3,17 @@
 The spec leaves the formats of ``port``, ``sourceIps`` and ``destIps`` "not shown". These forms are
 understood:
 
-- port: ``""``, ``"any"``, ``"all"``, ``"*"`` (every port); ``"22"``; ``"80,443"``;
-  ``"8000-8100"`` (inclusive range, ``:`` accepted too); lists may mix singles and ranges.
+- port: ``"any"``, ``"all"``, ``"*"`` (every port: no provider uses these words for anything
+  else); ``"22"``; ``"80,443"``; ``"8000-8100"`` (inclusive range, ``:`` accepted too, so
+  ``"1-65535"`` is every port by arithmetic); lists may mix singles and ranges. On a portless
+  protocol (ICMP, ESP, GRE) an empty or missing port is no port filter.
+- port sentinels (:data:`SENTINELS`): ``"0"`` is every port at DigitalOcean and port 0 itself
+  elsewhere; an empty or missing port on a TCP, UDP or ANY rule is every port at some services
+  and no port at others. Their meaning is an assumption: unread (``error`` set, ``sentinel``
+  naming the text) until pinned in ``[firewall.port_sentinels]`` of the config file
+  (``"0" = "every"`` or ``"zero"``; ``"" = "every"`` or ``"none"``), so the audit counts such
+  a rule as "could not read; may be open to every port", never as port 0 nor silently as
+  every port.
 - IP lists: ``[]`` means any address; each entry an address or a CIDR (``ipaddress``,
   host bits allowed), or ``"any"``/``"*"``.
 
@@ -19,8 +28,15 @@ import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from svcnb.config import PORT_SENTINEL_CHOICES
+
 MAX_PORT = 65535
 ANY_WORDS = frozenset({"any", "all", "*"})
+# port text -> what services mean by it; read only as pinned (svcnb.config.port_sentinels)
+SENTINELS = {
+    "0": "every port (DigitalOcean's firewall API) or port 0 itself",
+    "": "every port, or no port (services differ; the spec does not say)",
+}
 
 # Protocols whose traffic carries no port: a port filter on them is meaningless.
 PORTLESS_PROTOCOLS = frozenset({"ICMP", "ESP", "GRE"})
@@ -35,6 +51,9 @@ class PortSet:
     ranges: tuple[tuple[int, int], ...] = ()
     any: bool = False
     error: str | None = None
+    # the sentinel text (``"0"``, ``""``) when the port is unread for want of a pin: the rule
+    # may be open to every port
+    sentinel: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -102,14 +121,36 @@ def _is_all(nets: tuple[Network, ...]) -> bool:
     return any(n.prefixlen == 0 for n in nets)
 
 
-def parse_port(value: object) -> PortSet:
-    """Parse a rule's ``port`` string; never raises (see the module docstring for the forms)."""
+def parse_port(
+    value: object, protocol: object = None, pins: dict[str, str] | None = None
+) -> PortSet:
+    """Parse a rule's ``port`` string; never raises (see the module docstring for the forms).
+
+    ``protocol`` is the rule's (an empty port on ICMP is no filter, on TCP a sentinel);
+    ``pins`` maps a sentinel text to its pinned reading (``svcnb.config.PORT_SENTINEL_CHOICES``)."""
+    pins = pins or {}
     if value is None or _is_na(value):
-        return PortSet(any=True)
+        value = ""  # a missing port reads as an empty one: no filter or a sentinel
     if not isinstance(value, str):
         return PortSet(error=f"port {value!r} is not a string")
     text = value.strip()
-    if text == "" or text.lower() in ANY_WORDS:
+    if text == "" and str(protocol).upper() in PORTLESS_PROTOCOLS:
+        return PortSet(any=True)
+    if text in SENTINELS:
+        reading = pins.get(text)
+        if reading == "every":
+            return PortSet(any=True)
+        if reading == "zero":
+            return PortSet(ranges=((0, 0),))
+        if reading == "none":
+            return PortSet()
+        first, second = PORT_SENTINEL_CHOICES[text]
+        return PortSet(
+            error=f"port {value!r} could not be read: it may mean {SENTINELS[text]}; pin it "
+            f'as [firewall.port_sentinels] "{text}" = "{first}" or "{second}" in the config file',
+            sentinel=text,
+        )
+    if text.lower() in ANY_WORDS:
         return PortSet(any=True)
     ranges: list[tuple[int, int]] = []
     for part in text.split(","):

@@ -6,7 +6,9 @@ active dialect. ``Dialect.parse(NAME)`` with NAME one of :data:`NAMED`, ``random
 
 The word pools below copy the synonyms svcnb's own vocabulary knows, on purpose: the sandbox
 plays services svcnb has never met, so it keeps its own list (and adds exotic words no
-vocabulary knows) instead of importing the client's.
+vocabulary knows) instead of importing the client's. They hold only words that mean one thing
+at every provider: a named dialect is read with no pin, and a word providers use for different
+states (``locked``, ``active`` for a VM) is one a real service's user must pin.
 """
 
 from __future__ import annotations
@@ -55,13 +57,12 @@ VM_POOLS: dict[str, tuple[str, ...]] = {
         "provisioning", "pending", "creating", "building", "new", "starting", "booting",
         "installing",
     ),
-    "running": ("running", "active", "up", "online", "started", "on", "powered_on"),
-    "stopping": ("stopping", "shutting_down"),
+    "running": ("running", "up", "online", "started", "on", "powered_on"),
+    "stopping": ("stopping",),
     "stopped": (
-        "stopped", "off", "halted", "shutoff", "shut_off", "powered_off", "poweroff",
-        "inactive", "offline", "shutdown",
+        "stopped", "off", "halted", "shutoff", "shut_off", "powered_off", "poweroff", "offline",
     ),
-    "suspended": ("suspended", "locked", "frozen", "blocked"),
+    "suspended": ("suspended",),
     "terminated": ("terminated", "deleted", "destroyed", "removed"),
 }  # fmt: skip
 VM_EXOTIC = {
@@ -73,15 +74,9 @@ VM_EXOTIC = {
     "terminated": "purged",
 }
 BILLING_POOLS: dict[str, tuple[str, ...]] = {
-    "active": (
-        "active", "paid", "current", "ok", "good", "good_standing", "in_good_standing",
-        "settled", "up_to_date",
-    ),
-    "overdue": (
-        "overdue", "unpaid", "past_due", "due", "delinquent", "outstanding", "payment_due",
-        "pending_payment", "in_arrears",
-    ),
-    "suspended": ("suspended", "blocked", "locked", "frozen", "on_hold"),
+    "active": ("active", "paid", "good_standing", "in_good_standing", "settled", "up_to_date"),
+    "overdue": ("overdue", "past_due", "delinquent", "in_arrears"),
+    "suspended": ("suspended",),
 }  # fmt: skip
 BILLING_EXOTIC = {"active": "cleared", "overdue": "arrears", "suspended": "held"}
 DELIVERY_POOLS: dict[str, tuple[str, ...]] = {
@@ -166,13 +161,13 @@ class Dialect:
                 over_max="clamp",
                 vm_words={
                     "provisioning": "pending",
-                    "running": "active",
-                    "stopping": "shutting_down",
+                    "running": "online",
+                    "stopping": "stopping",
                     "stopped": "off",
                     "suspended": "suspended",
                     "terminated": "deleted",
                 },
-                billing_words={"active": "paid", "overdue": "unpaid", "suspended": "blocked"},
+                billing_words={"active": "paid", "overdue": "past_due", "suspended": "suspended"},
                 money="minor",
                 timestamps="millis",
                 created_status=200,

@@ -66,7 +66,7 @@ def test_exotic_words_are_flagged_not_guessed(server: Sandbox) -> None:
 
 def test_the_sweep_catches_a_wrong_vocabulary(server: Sandbox) -> None:
     # the checker itself can fail: map acme's word for overdue to "paid" and the runway lies
-    wrong = vocab.Vocabulary(billing_status={"unpaid": "paid"})
+    wrong = vocab.Vocabulary(billing_status={"past_due": "paid"})
     with vocab.using(wrong):
         outcome = sweep_one(server, "acme", vms=57, seed=7, vocabulary=wrong)
     assert outcome.silent_wrong

@@ -29,11 +29,13 @@ from svcnb.sandbox import Sandbox, serve
 
 from .mutations import (
     FINDINGS,
+    MEANING_SWAPS,
     PAGING_VARIANTS,
     SLOTS,
     VMS,
     MutatingProxy,
     Result,
+    Variant,
     _doubts,
     check_variant,
     draw,
@@ -252,3 +254,20 @@ def test_finding_audit_unknown_status_a_terminated_vm_said_in_an_unknown_word(la
     assert gone["id"] in {vm for row in said["affected_vms"] for vm in row}
     # the truth's audit, or one that says it kept VMs of unknown status
     assert same_frame(said, base) is None or _doubts(said)
+
+
+@pytest.mark.parametrize(
+    ("mutation", "verdict"),
+    list(zip(MEANING_SWAPS, ("loud", "loud", "loud", "passed"), strict=True)),
+    ids=str,
+)
+def test_a_word_or_port_another_provider_means_otherwise_is_never_read_as_ours(
+    lab, mutation, verdict
+):
+    """'locked' for suspended, 'unpaid' for overdue, port '0' for every port: svcnb does not
+    know which meaning the service has, so it says so (loud); 'all' means every port
+    everywhere, so it is read right (passed)."""
+    sandbox, proxy = lab
+    result = check_variant(sandbox, proxy, Variant(0, 5, (mutation,)))
+    assert not result.outcome.silent_wrong, result.describe()
+    assert result.verdict == verdict, result.describe()

@@ -242,3 +242,15 @@ def test_an_edit_that_changes_no_flow_says_so(editor, admin):
     _open_ssh_from_anywhere(editor, admin)
     editor.description.value = "wording only"
     assert "none of the probed flows" in editor.reach_preview.value
+
+
+def test_an_empty_port_on_a_tcp_rule_is_refused_as_ambiguous(editor, admin):
+    _open_ssh_from_anywhere(editor, admin)
+    assert editor.rule["protocol"] == "TCP"
+    editor.port.value = ""
+    # every port at some services, no port at others: the audit could not read it back
+    assert "every port on some services" in editor.port_error.value
+    assert "write &#x27;any&#x27; for every port" in editor.port_error.value
+    assert editor.save_button.disabled
+    editor.port.value = "any"
+    assert editor.port_error.value == "" and not editor.save_button.disabled

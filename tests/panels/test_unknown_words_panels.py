@@ -43,10 +43,10 @@ def _vm(i: int, status: str, bill: str | None, used: int = 100) -> dict:
 
 
 FLEET = [
-    _vm(1, "active", "paid"),
-    _vm(2, "halted", "unpaid"),
+    _vm(1, "online", "paid"),
+    _vm(2, "halted", "past_due"),
     _vm(3, "live", "paid"),  # a status word nobody knows
-    _vm(4, "active", "cleared"),  # a billing word nobody knows
+    _vm(4, "online", "cleared"),  # a billing word nobody knows
     _vm(5, "deleted", None),
 ]
 
@@ -75,7 +75,7 @@ def test_billing_panel_says_how_many_vms_were_left_out_and_how_to_map_them(store
     assert "2 VM(s) with unknown status left out" in summary
     assert "svcnb.vocab.extend" in summary
     assert set(panel.results["unknown_status"]["vm_id"]) == {"vm-3", "vm-4"}
-    # unpaid is owing: listed as overdue
+    # past_due is owing: listed as overdue
     assert panel.results["overdue"]["vm_id"].tolist() == ["vm-2"]
 
 
@@ -118,7 +118,7 @@ def test_stop_follows_the_running_class_whatever_the_word(tmp_path):
             client, watch_interval=None, store=Store(tmp_path / "store"), approver="omar"
         )
         panel.select(("vm-1", "vm-2", "vm-3"))
-    assert panel.stoppable() == ["vm-1"]  # "active" is running; "halted" and "live" are not
+    assert panel.stoppable() == ["vm-1"]  # "online" is running; "halted" and "live" are not
     panel.stop_button.click()
     assert "will be stopped" in panel.confirmation.value
     panel.confirm_stop()
@@ -131,10 +131,10 @@ def test_status_filter_offers_classes_labelled_with_the_service_words():
     with pytest.warns(vocab.UnknownWordWarning):
         panel = VmPanel(_vm_client(FLEET), watch_interval=None)
     options = dict((value, label) for label, value in panel.status_filter.options)
-    assert options["running"] == "running (active)"
+    assert options["running"] == "running (online)"
     assert options["stopped"] == "stopped (halted)"
     assert options["unknown"] == "unknown (live)"
-    panel.status_filter.value = "running"  # the class, though this service says "active"
+    panel.status_filter.value = "running"  # the class, though this service says "online"
     assert list(panel.filtered()["id"]) == ["vm-1", "vm-4"]
     panel.status_filter.value = "terminated"
     assert list(panel.filtered()["id"]) == ["vm-5"]

@@ -88,7 +88,7 @@ def test_the_limit_is_on_by_default_and_raised_only_explicitly(admin, fleet):
     vms = frames.vms(admin.vms.list())
     running = int(
         (
-            (vms["status"].isin(["running", "active", "up"])) & ~vms["is_protected"].astype(bool)
+            (vms["status"].isin(["running", "online", "up"])) & ~vms["is_protected"].astype(bool)
         ).sum()
     )
     assert running > 10  # the 40-VM fleet has more running VMs than one action may stop

@@ -93,7 +93,7 @@ def test_the_copy_answers_what_the_store_holds(sandbox, tmp_path, dialect):
     assert any("tokens" in n and "webhook secrets" in n for n in notes)
     assert any("billing.priceMonthly" in n for n in notes)
     if dialect == "acme":
-        assert any("active -> running" in n for n in notes)
+        assert any("online -> running" in n for n in notes)
 
 
 def test_anonymized_copy_gives_the_same_reachability(sandbox, tmp_path):

@@ -99,12 +99,17 @@ def test_cidr_containment_and_partial_sources(frame):
         ("80,443", 443, True),
         ("80,443", 8080, False),
         ("any", 5, True),
-        ("", 6379, True),
+        # an empty port on TCP: every port at some services, none at others; unread
+        ("", 6379, None),
+        ("0", 6379, None),  # DigitalOcean's every port, port 0 elsewhere
     ],
 )
 def test_port_ranges_lists_and_any(frame, port_text, port, allowed):
     row = one(frame, [rule("r", 1, port=port_text)], "192.0.2.1", port=port)
-    assert bool(row["allowed"]) is allowed
+    if allowed is None:
+        assert row["verdict"] == "unknown" and pd.isna(row["allowed"]), row
+    else:
+        assert bool(row["allowed"]) is allowed
 
 
 def test_icmp_with_empty_port_and_protocols(frame):

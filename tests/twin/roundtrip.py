@@ -219,9 +219,15 @@ def sandbox_round_trip(original: Sandbox, dialect: str, vms: int, seed: int, fol
     return trip
 
 
-def peer_round_trip(peer: Any, folder: Path) -> Trip:
+def peer_round_trip(peer: Any, folder: Path, pins: dict | None = None) -> Trip:
     """Record a blind peer, snapshot it, start its twin on the snapshot (``--from-store``) with
-    the file, and compare (module docstring)."""
+    the file, and compare (module docstring). ``pins``: the status words its user pins
+    (``vm_status``, ``billing_status``), as the doctor asks for words providers differ on."""
+    with vocab.using(vocab.Vocabulary(**(pins or {}))):
+        return _peer_round_trip(peer, folder)
+
+
+def _peer_round_trip(peer: Any, folder: Path) -> Trip:
     import svcnb
 
     path = folder / "peer.toml"

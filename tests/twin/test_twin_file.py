@@ -55,7 +55,7 @@ def test_record_writes_the_dialect_and_names_nothing_of_the_account(
     doc = tomllib.loads(path.read_text())
     assert doc["format"] == "svcnb-dialect" and doc["version"] == 1
     assert doc["base_path"] == "/api/public/v1"
-    assert doc["dialect"]["vm_words"]["running"] == "active"
+    assert doc["dialect"]["vm_words"]["running"] == "online"
     assert doc["dialect"]["delivery_fields"]["statusCode"] == "responseStatus"
     assert doc["dialect"]["page_max"] == 50 and doc["dialect"]["over_max"] == "clamp"
     text = path.read_text()
@@ -131,9 +131,9 @@ def test_a_file_that_states_little_keeps_the_rest_and_says_so(tmp_path):
 
 
 def test_transitional_words_are_placed_only_where_the_sandbox_can_tell():
-    # the synonym pools know both
-    assert place_transitional(["Pending", "shutting-down"]) == (
-        {"provisioning": "Pending", "stopping": "shutting-down"},
+    # the synonym pools know both (matched as the vocabulary matches words)
+    assert place_transitional(["Pending", " STOPPING "]) == (
+        {"provisioning": "Pending", "stopping": " STOPPING "},
         [],
     )
     # one word no pool holds takes the status the other left (said as inferred)
@@ -219,7 +219,7 @@ def test_the_three_commands_give_a_twin_of_the_account(sandbox, monkeypatch, cap
     assert set(vms) == set(served)
     assert {vm["status"] for vm in vms.values()} == {vm["status"] for vm in served.values()}
     assert set(wallet["balance"]) == {"value", "currency", "precision"}  # acme: minor units
-    assert "active→running" in out and "responseStatus→statusCode" in out
+    assert "online→running" in out and "responseStatus→statusCode" in out
     # one line per point the file does not prove, each naming it
     listed = [ln.strip() for ln in err.splitlines() if ln.startswith("  not observed: ")]
     for point in recorded["not_observed"]:

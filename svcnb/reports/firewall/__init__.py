@@ -11,7 +11,10 @@ accept_any_protocol         high/med  ACCEPT with protocol ANY (high when inboun
 shadowed                    med/low   an earlier rule matches everything this one does (medium
                                       when its action differs: this rule never takes effect)
 duplicate                   low       the same match and action as an earlier rule
-unparsed_port               medium    the port string is in no known form: cannot be audited
+unparsed_port               high/med  the port could not be read: a form svcnb does not know, or
+                                      a sentinel whose meaning is not pinned ("0": every port at
+                                      DigitalOcean, port 0 elsewhere; "" on TCP/UDP); an ACCEPT
+                                      may be open to every port (high when inbound from anywhere)
 unparsed_ip                 medium    an IP entry is not an address or CIDR
 ip_list_near_cap            low       an IP list holds 45 or more of the 50 entries allowed
 vm_without_firewall         medium    a VM (status class not terminated) has no firewall attached
@@ -19,8 +22,10 @@ firewall_unattached         info      a firewall protects no VM
 ==========================  ========  ==========================================================
 
 "From any source" means an empty source list (the contract: ``[]`` is any), ``0.0.0.0/0``,
-``::/0`` or ``any``. A missing (NA) port is read as no port restriction. Rules whose port or IPs do
-not parse are never called shadowed nor said to shadow others: their match is unknown.
+``::/0`` or ``any``. A missing (NA) or empty port is no port restriction on ICMP, ESP and GRE;
+on TCP, UDP and ANY it is a sentinel, unread until pinned (``svcnb.reports._ports``). Rules whose
+port or IPs do not parse are never called shadowed nor said to shadow others: their match is
+unknown; ``audit(...).attrs["unread_ports"]`` names the rules whose port could not be read.
 
 :func:`reach` answers one flow ("22/TCP from 203.0.113.5") per VM with the rule that decides it,
 on the same parsed rules and first-match model; :func:`reach_diff` lists the flows an edit
@@ -29,6 +34,7 @@ opens, closes or makes unknown over the VMs of the changed firewalls.
 
 from __future__ import annotations
 
+from svcnb.reports._ports import PORTLESS_PROTOCOLS, SENTINELS, parse_port
 from svcnb.reports.firewall._audit_view import VIEW, view
 from svcnb.reports.firewall._changes import changes, finding_changes, rule_changes
 from svcnb.reports.firewall._findings import (
@@ -62,15 +68,18 @@ __all__ = [
     "DEFAULT_ACTION",
     "IP_LIST_WARN",
     "NO_FIREWALL_ACTION",
+    "PORTLESS_PROTOCOLS",
     "PROBE_PORTS",
     "REACH_COLUMNS",
     "REACH_DIFF_COLUMNS",
     "SENSITIVE_PORTS",
+    "SENTINELS",
     "SEVERITIES",
     "VIEW",
     "audit",
     "changes",
     "finding_changes",
+    "parse_port",
     "plot_findings",
     "reach",
     "reach_diff",

@@ -297,6 +297,10 @@ def audit(
     out = out.sort_values(
         ["severity", "check", "firewall_id", "position", "rule_id", "vm_id"], kind="stable"
     ).reset_index(drop=True)
+    unread = {r.id: r.port_text for r in parsed if not r.ports.ok}
+    if unread:
+        # named where the eye is: each such rule may be open to every port
+        out.attrs["unread_ports"] = unread
     if vms is not None and len(vms):
         # VMs whose status word is unknown are audited as live, so no finding is hidden; the
         # answer says it counted them: a terminated VM may be among them
@@ -316,8 +320,22 @@ def audit(
 
 
 def _check_rule(r: _Rule, add: Any) -> None:
+    inbound_world = r.direction == "IN" and r.sources.is_world
     if not r.ports.ok:
-        add("unparsed_port", "medium", f"{r.ports.error}; the rule cannot be audited", r)
+        # never port 0 nor silently every port: what the rule lets through is unknown, and for
+        # an ACCEPT it may be every port (DigitalOcean's "0")
+        opens = r.action == "ACCEPT" and r.protocol in PORTED_PROTOCOLS
+        add(
+            "unparsed_port",
+            "high" if opens and inbound_world else "medium",
+            f"{r.ports.error}; could not read"
+            + (
+                "; may be open to every port" + (" from any source" if inbound_world else "")
+                if opens
+                else ": the rule cannot be audited"
+            ),
+            r,
+        )
     for side, ips in (("source", r.sources), ("destination", r.dests)):
         for error in ips.errors:
             add("unparsed_ip", "medium", f"{side} {error}", r, subject=f"{side}: {error}")
@@ -331,7 +349,6 @@ def _check_rule(r: _Rule, add: Any) -> None:
             )
     if r.action != "ACCEPT":
         return
-    inbound_world = r.direction == "IN" and r.sources.is_world
     if r.protocol == "ANY":
         add(
             "accept_any_protocol",

@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from svcnb.config import port_sentinels
 from svcnb.reports._classes import vm_classes
 from svcnb.reports._ports import (
     IpSet,
@@ -22,7 +23,7 @@ from svcnb.reports._ports import (
 class _Rule:
     """One rule with its parsed match."""
 
-    def __init__(self, row: Any) -> None:
+    def __init__(self, row: Any, pins: dict[str, str] | None = None) -> None:
         self.id = str(row.id)
         self.firewall_id = str(row.firewall_id)
         self.position = None if pd.isna(row.position) else int(row.position)
@@ -30,7 +31,7 @@ class _Rule:
         self.action = _upper(row.action)
         self.protocol = _upper(row.protocol)
         self.port_text = None if _isna(row.port) else str(row.port)
-        self.ports: PortSet = parse_port(row.port)
+        self.ports: PortSet = parse_port(row.port, self.protocol, pins)
         self.sources: IpSet = parse_ips(row.source_ips)
         self.dests: IpSet = parse_ips(row.dest_ips)
 
@@ -65,7 +66,8 @@ def _upper(value: Any) -> str:
 
 
 def _rules(rules: pd.DataFrame) -> list[_Rule]:
-    return [_Rule(row) for row in rules.itertuples(index=False)]
+    pins = port_sentinels()  # the user's reading of "0" and "" ports, if pinned
+    return [_Rule(row, pins) for row in rules.itertuples(index=False)]
 
 
 def _not_terminated(vms: pd.DataFrame) -> Any:

@@ -247,11 +247,36 @@ def reach(
     ("allowed", "denied", "no rule matches: default DROP", "unknown"), firewall_id,
     firewall_name, rule_id, position, action (of the deciding or unreadable rule),
     default_assumed, partial_rule_ids, reason. ``now`` is accepted for the report convention.
+    ``attrs["unread_rules"]`` names each rule that could not be read (a port sentinel such as
+    ``"0"`` not pinned, an IP that does not parse) and what was assumed for it: nothing.
     """
     flow = make_flow(source, port, protocol, direction)
     ctx = _context(rules, vm_firewalls, vms=vms)
     rows = _answer(ctx.parsed, _fleet(vm_firewalls, vms, vm), ctx.links, ctx.names, flow)
-    return _reach_frame(rows)
+    return _with_unread(_reach_frame(rows), ctx.parsed)
+
+
+def _unread(parsed: list[_Rule]) -> dict[str, str]:
+    """rule id -> what could not be read in it and what was assumed for it (nothing)."""
+    out = {}
+    for r in parsed:
+        why = [e for e in (r.ports.error, *r.sources.errors, *r.dests.errors) if e]
+        if why:
+            opens = r.action == "ACCEPT" and not r.ports.ok
+            out[r.id] = (
+                f"rule {r.id} of firewall {r.firewall_id}: {'; '.join(why)}; assumed nothing: "
+                "a flow it meets before a decision is answered unknown"
+                + (" (it may be open to every port)" if opens else "")
+            )
+    return out
+
+
+def _with_unread(frame: pd.DataFrame, parsed: list[_Rule]) -> pd.DataFrame:
+    """``frame`` naming the rules it could not read (``attrs["unread_rules"]``)."""
+    unread = _unread(parsed)
+    if unread:
+        frame.attrs["unread_rules"] = unread
+    return frame
 
 
 def reach_diff(
@@ -274,6 +299,8 @@ def reach_diff(
     "became unknown"), vm_id, vm_name, direction, protocol, port, source, allowed_before,
     allowed_after, verdict_before, verdict_after, rule_id_before, rule_id_after, reason (why the
     new answer holds). Answers that stay the same, even by another rule, are not listed.
+    ``attrs["unread_rules"]`` names the changed firewalls' rules that could not be read, as
+    :func:`reach` does; :func:`reach_diff_words` says each.
     """
     before, after = _rules(rules_before), _rules(rules_after)
     sig_before: dict[str, set] = {}
@@ -325,6 +352,18 @@ def reach_diff(
                     }
                 )
     out = pd.DataFrame(rows, columns=REACH_DIFF_COLUMNS)
+    # the rules of the changed firewalls that could not be read, as the edit leaves them
+    unread = _unread([r for r in after if r.firewall_id in changed_fws])
+    return _named(out, unread) if unread else _diff_types(out)
+
+
+def _named(out: pd.DataFrame, unread: dict[str, str]) -> pd.DataFrame:
+    out = _diff_types(out)
+    out.attrs["unread_rules"] = unread
+    return out
+
+
+def _diff_types(out: pd.DataFrame) -> pd.DataFrame:
     return out.astype(
         {
             "change": "string",
@@ -369,4 +408,6 @@ def reach_diff_words(diff: pd.DataFrame, limit: int = 5) -> list[str]:
             lines.append(f"{verb} {what} from {where} to {count}: {shown}")
         else:
             lines.append(f"{verb} {what} to {where} from {count}: {shown}")
+    for why in diff.attrs.get("unread_rules", {}).values():
+        lines.append(f"could not read {why}")
     return lines
