@@ -86,7 +86,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="COLUMNS",
         help="text: fit tables in this many columns (long text wraps, nothing is cut; dates and "
-        f"amounts never break); default: the terminal's width, {DEFAULT_WIDTH} when not a terminal",
+        f"amounts never break) (default: the terminal's width; {DEFAULT_WIDTH} when not a "
+        "terminal)",
     )
     parser.add_argument(
         "--within",
