@@ -148,3 +148,17 @@ def test_a_saved_banner_goes_when_another_firewall_is_chosen(sandbox, admin, tmp
     other = next(v for _, v in editor.firewall_picker.options if v != first)
     editor.firewall_picker.value = other
     assert "Saved rule" not in editor.status.value
+
+
+def test_a_disabled_enable_button_says_why(sandbox, admin):
+    from svcnb.panels import WebhooksPanel
+
+    panel = WebhooksPanel(admin)
+    active = next(str(h["id"]) for h in admin.webhooks.list() if h["isActive"])
+    panel.select(active)
+    assert panel.enable_button.disabled
+    assert "only a disabled one can be enabled" in panel.enable_hint.value
+    assert panel.enable_button.tooltip
+    hooks = panel.webhooks
+    panel.select(str(hooks[~hooks["is_active"].fillna(True)]["id"].iloc[0]))
+    assert not panel.enable_button.disabled and panel.enable_hint.value == ""
