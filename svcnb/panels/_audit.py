@@ -156,7 +156,8 @@ class FirewallAuditPanel(PerAccount, Displayed):
     ``accept_hint``), then ``accept_button`` writes it to the store's journal
     (``store.journal.accept_finding``, audited); ``revoke_button`` ends the chosen finding's
     acceptance (owner and reason from the same form); ``button_hint`` beside them says why
-    either is disabled. "Now" for the check is the service's time (:meth:`now`).
+    either is disabled, and ``form_status`` under them what they did. "Now" for the check is
+    the service's time (:meth:`now`).
 
     Widgets (stable attribute names): ``severity_filter``, ``check_filter``, ``table`` (the
     findings passing the filters in one grid, CSS ``svcnb-finding-grid``; the row selected there
@@ -219,6 +220,8 @@ class FirewallAuditPanel(PerAccount, Displayed):
         ).add_class("svcnb-revoke-acceptance")
         # beside the two buttons: why each one that is disabled is so, in words
         self.button_hint = widgets.HTML().add_class("svcnb-button-hint")
+        # what Accept or Revoke did, or why not: under them, not in the status line far above
+        self.form_status = widgets.HTML().add_class("svcnb-form-status")
         for box in (self.accept_reason, self.accept_owner, self.accept_until):
             box.observe(self._check_form, names="value")
         self.accept_button.on_click(lambda _b: self.accept_selected())
@@ -242,6 +245,7 @@ class FirewallAuditPanel(PerAccount, Displayed):
                 widgets.HBox([self.accept_reason, self.accept_owner, self.accept_until]),
                 self.accept_hint,
                 widgets.HBox([self.accept_button, self.revoke_button, self.button_hint]),
+                self.form_status,
                 self.resolved_box,
                 self.editor_box,
             ]
@@ -477,7 +481,7 @@ class FirewallAuditPanel(PerAccount, Displayed):
         row = self._selected()
         if not form.ok or row is None or form.until is None:
             show(
-                self.status,
+                self.form_status,
                 "warn",
                 "Not accepted: " + "; ".join(f"{k}: {v}" for k, v in form.problems.items()),
             )
@@ -494,14 +498,14 @@ class FirewallAuditPanel(PerAccount, Displayed):
                 rule_id=_text(row["rule_id"]) or None,
             )
         except StoreError as exc:
-            show(self.status, "error", f"Not accepted: {exc}")
+            show(self.form_status, "error", f"Not accepted: {exc}")
             return False
         owner, reason = self.accept_owner.value.strip(), self.accept_reason.value.strip()
         what = value_label("check", _text(row["check"]))
         where = _text(row["firewall_name"]) or "the account"
         self._after_register_change()
         show(
-            self.status,
+            self.form_status,
             "ok",
             f"Accepted \u201c{what}\u201d on {where} (finding {fid}) until "
             f"{when_text(form.until)}; owner {owner}, reason: {reason} (written to the store's "
@@ -513,7 +517,7 @@ class FirewallAuditPanel(PerAccount, Displayed):
         """End the chosen finding's acceptance (owner and reason from the form); True if done."""
         row = self._selected()
         if row is None:
-            show(self.status, "warn", "Choose an accepted finding first.")
+            show(self.form_status, "warn", "Choose an accepted finding first.")
             return False
         fid = str(row["finding_id"])
         try:
@@ -521,12 +525,12 @@ class FirewallAuditPanel(PerAccount, Displayed):
                 fid, owner=self.accept_owner.value, reason=self.accept_reason.value, now=self.now()
             )
         except StoreError as exc:
-            show(self.status, "error", f"Not revoked: {exc}")
+            show(self.form_status, "error", f"Not revoked: {exc}")
             return False
         owner = self.accept_owner.value.strip()
         self._after_register_change()
         show(
-            self.status,
+            self.form_status,
             "ok",
             f"Acceptance of finding {fid} revoked by {owner} (on the audit log).",
         )

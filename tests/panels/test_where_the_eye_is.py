@@ -162,3 +162,21 @@ def test_a_disabled_enable_button_says_why(sandbox, admin):
     hooks = panel.webhooks
     panel.select(str(hooks[~hooks["is_active"].fillna(True)]["id"].iloc[0]))
     assert not panel.enable_button.disabled and panel.enable_hint.value == ""
+
+
+def test_what_accept_did_is_said_under_it(fresh, fresh_store):
+    panel = FirewallAuditPanel(fresh_store)
+    top = panel.status.value
+    index = int(panel.findings.index[panel.findings["severity"] == "high"][0])
+    panel.select_finding(index)
+    panel.accept_reason.value = "bastion"
+    panel.accept_owner.value = "sam"
+    panel.accept_until.value = f"{panel.now() + pd.Timedelta(days=3):%Y-%m-%d}"
+    panel.accept_button.click()
+    assert "Accepted" in panel.form_status.value
+    assert panel.status.value == top  # the line far above the form is not where it is said
+    children = panel.widget.children
+    buttons = next(
+        i for i, w in enumerate(children) if panel.accept_button in getattr(w, "children", ())
+    )
+    assert children[buttons + 1] is panel.form_status
