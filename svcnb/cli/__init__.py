@@ -61,6 +61,12 @@ def _report() -> ModuleType:
     return report
 
 
+def _pages() -> ModuleType:
+    from svcnb.cli import pages
+
+    return pages
+
+
 def _listen() -> ModuleType:
     from svcnb.cli import listen
 
@@ -125,6 +131,11 @@ COMMANDS: dict[str, Command] = {
         "print or export a report as of a snapshot",
         "svcnb report billing --table runway",
     ),
+    "pages": Command(
+        _pages,
+        "write every report as a self-contained HTML page from a store, for cron",
+        "svcnb pages --out pages",
+    ),
     "listen": Command(
         _listen,
         "run the verifying webhook receiver over HTTPS",
@@ -166,7 +177,7 @@ EXAMPLES_HEADER = (
 # Commands whose work reads the config file's vocabulary (frames, reports, plans, the doctor):
 # a file that cannot be used is said before anything is pulled or stored, not found half-way
 # through a snapshot, where it would cost one resource group at a time.
-_READ_CONFIG = frozenset({"snapshot", "check", "doctor", "stop", "report"})
+_READ_CONFIG = frozenset({"snapshot", "check", "doctor", "stop", "report", "pages"})
 
 # ``literal``, :func:`name` and similar reST roles read as noise in a terminal
 _REST = re.compile(r":[a-z]+:`~?([^`]+)`|``([^`]+)``")

@@ -50,6 +50,26 @@ def add_store_option(
     )
 
 
+def lab_store_hint(given: str | None, command: str) -> str:
+    """A sentence naming the store ``svcnb lab`` keeps under this folder, with the exact
+    ``--store`` to pass to ``command``, when no store was named (neither ``--store`` nor
+    ``$SVCNB_STORE``) and one is there; "" otherwise. The store is named, never read
+    unasked: which session's history the user means is theirs to say."""
+    from svcnb._lab import LAB_STORES
+    from svcnb.store import ENV_PATH
+
+    if given or os.environ.get(ENV_PATH):
+        return ""
+    found = sorted(p for p in Path(LAB_STORES).glob("*/store") if (p / "_snapshots").is_dir())
+    if not found:
+        return ""
+    others = f" ({len(found) - 1} older session(s) beside it)" if len(found) > 1 else ""
+    return (
+        f". `svcnb lab` keeps its snapshots here: the latest session's store is {found[-1]}"
+        f"{others}; run `svcnb {command} --store {found[-1]}`"
+    )
+
+
 def _dialect_name(text: str) -> str:
     """``--dialect``'s value, refused at parsing (one line, exit 2) when the sandbox cannot speak
     it: before a command copies, writes or starts anything."""

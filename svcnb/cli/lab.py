@@ -68,6 +68,12 @@ def run(args: argparse.Namespace) -> int:
     # Each lab session's sandbox is a new simulated account whose clock starts again, and a
     # store refuses a second server's history: so unless told, each session gets its own store.
     store = session_store(args.store)
+    # the kernels' snapshots outlive the session: say where, and how a terminal reads them
+    print(
+        f"svcnb lab: the notebooks keep their snapshots in {store}; from a terminal: "
+        f"svcnb report billing --store {store}",
+        flush=True,
+    )
     dropped = [name for name in REAL_API_ENV if os.environ.get(name)]
     if dropped:
         print(

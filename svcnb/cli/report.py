@@ -2,10 +2,12 @@
 
 Each report prints its view (``svcnb.reports._view``: the same headline figures, tables,
 labels and plots the panels and notebooks show). ``--format text`` prints the figures and every
-table (or the one ``--table`` names) for a reader, fitted to ``--width`` columns; ``csv`` and
-``json`` export one table (the main one unless ``--table`` names another; ``--table figures``
-the headline figures, each with what it counts) with exact money and ISO 8601 UTC times;
-``png`` draws the report's plots into one image.
+table (or the one ``--table`` names) for a reader, fitted to ``--width`` columns (the
+terminal's by default); ``csv`` and ``json`` export one table (the main one unless ``--table``
+names another; ``--table figures`` the headline figures, each with what it counts) with exact
+money and ISO 8601 UTC times; ``png`` draws the report's plots into one image; ``html`` writes
+the whole view as one self-contained page (``svcnb.reports.static.page``, which ``svcnb pages``
+writes for every report).
 
 The command reads the store only. With ``--snapshot`` it first takes a snapshot through the
 server the environment names (``SVC_BASE_URL`` and ``SVC_API_KEY``, or ``SVCNB_SANDBOX``);
@@ -29,7 +31,7 @@ from svcnb.cli._common import fail
 from svcnb.reports import duration
 
 KINDS = ("bandwidth", "billing", "firewall", "webhooks", "whatif")
-FORMATS = ("text", "csv", "json", "png")
+FORMATS = ("text", "csv", "json", "png", "html")
 DEFAULT_WIDTH = 100
 EXAMPLE = """examples:
   svcnb report billing
@@ -40,6 +42,7 @@ EXAMPLE = """examples:
   svcnb report billing --snapshot    # take a snapshot of the configured server first
   svcnb report whatif --format csv --table topup
   svcnb report billing --format json --table figures
+  svcnb report billing --format html --out billing.html
   svcnb report whatif --terminate vm_358c956bf1e3c6a7,vm_e20a98e85d204265 --table what_if"""
 
 # exit codes: _common.USAGE (2) for a mistake in what was asked (arguments, configuration, store
@@ -67,7 +70,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=lambda s: "text" if s == "table" else s,
         choices=FORMATS,
         default="text",
-        help="text for reading, csv or json to export one table, png for the plots",
+        help="text for reading, csv or json to export one table, png for the plots, html for "
+        "the whole view as one self-contained page (figures, plots, every table)",
     )
     parser.add_argument(
         "--table",
@@ -81,9 +85,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--width",
         type=int,
-        default=DEFAULT_WIDTH,
+        default=None,
         metavar="COLUMNS",
-        help="text: fit tables in this many columns (long text wraps, nothing is cut)",
+        help="text: fit tables in this many columns (long text wraps, nothing is cut; dates and "
+        f"amounts never break) (default: the terminal's width; {DEFAULT_WIDTH} when not a "
+        "terminal)",
     )
     parser.add_argument(
         "--within",
@@ -119,6 +125,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def terminal_width() -> int:
+    """The terminal's width in columns ($COLUMNS first), :data:`DEFAULT_WIDTH` when the output
+    is not a terminal; never under the 40 a table needs."""
+    import shutil
+
+    return max(40, shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns)
+
+
 class UserError(Exception):
     """A mistake in what was asked: printed as one line, exit code 2."""
 
@@ -136,6 +150,8 @@ def run(args: argparse.Namespace) -> int:
             to_utc(args.at)
         duration(args.within, name="--within")
         _horizons(getattr(args, "horizons", "30,60,90"))
+        if args.width is None:
+            args.width = terminal_width()
         if args.width < 40:
             raise ValueError(f"--width {args.width} is too narrow; give 40 or more")
     except ValueError as exc:
@@ -148,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         check_readable(store, args.store, args.account)
     except StoreError as exc:
-        return _fail(str(exc))
+        return _fail(str(exc) + _common.lab_store_hint(args.store, f"report {args.kind}"))
     try:
         snap = snapshot_at(store, args.at)
         view = _view(args.kind, store, snap["server_time"], args)
@@ -161,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(text)
     header = f"{view.heading()} (snapshot {snap['snapshot_id']})"
     try:
-        chosen = _pick(view, args.table, whole=args.format == "text")
+        chosen = _pick(view, args.table, whole=args.format in ("text", "html"))
     except UserError as exc:
         return _fail(str(exc))
     try:
@@ -222,6 +238,11 @@ def _render(fmt: str, view: Any, chosen: list[str] | None, header: str, width: i
     """The view in ``fmt``: text is every table asked (the figures first); csv and json one."""
     from svcnb.reports.billing import export_csv
 
+    if fmt == "html":
+        # the page svcnb pages writes too: the one renderer of a view without a kernel
+        from svcnb.reports.static import page
+
+        return page(view, tables=chosen, source=f"svcnb report: {header}")
     if fmt in ("csv", "json"):
         name = chosen[0] if chosen else "figures"
         frame = view.figures_frame() if name == "figures" else view.tables.get(name)

@@ -249,17 +249,21 @@ class AsOfPanel(PerAccount, Displayed):
         frame = self.results.get(which)
         if which == "figures" and self.view is not None:
             frame = self.view.figures_frame()
+        # what the export did, or why not, is said under its button and replaces what the
+        # last export said there: a failure never sits beside the previous success
         if frame is None or self.at is None:
-            show(self.status, "warn", "Nothing to export yet: no snapshot is shown.")
+            show(self.export_message, "warn", "Nothing to export yet: no snapshot is shown.")
             return None
         folder = Path(self.export_dir.value or ".").expanduser()
         path = folder / f"{self.name}_{which}_{self.at:%Y%m%d}.csv"
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            show(self.status, "error", folder_problem(folder, exc, "to folder", "Write CSV"))
+            show(
+                self.export_message, "error", folder_problem(folder, exc, "to folder", "Write CSV")
+            )
             return None
-        with shown_in(self.status, f"writing {path}"):
+        with shown_in(self.export_message, f"writing {path}"):
             export_csv(frame, path)
             href = html.escape(path.as_posix(), quote=True)
             self.export_message.value = banner(

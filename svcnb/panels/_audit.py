@@ -130,6 +130,13 @@ def _text(value: Any) -> str:
     )
 
 
+def _utc(at: Any) -> pd.Timestamp | None:
+    if at is None:
+        return None
+    stamp = pd.Timestamp(at)
+    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+
+
 def fixed_text(saved_at: pd.Timestamp) -> str:
     """A finding's state once its rule was saved and before a snapshot shows the change."""
     return f"fixed (saved {saved_at:%H:%M} UTC), re-audit at next snapshot"
@@ -148,8 +155,9 @@ class FirewallAuditPanel(PerAccount, Displayed):
     ``accept_until`` (checked as typed by :func:`check_acceptance`; problems in
     ``accept_hint``), then ``accept_button`` writes it to the store's journal
     (``store.journal.accept_finding``, audited); ``revoke_button`` ends the chosen finding's
-    acceptance (owner and reason from the same form). "Now" for the check is the later of this
-    machine's clock and the latest snapshot's server time.
+    acceptance (owner and reason from the same form); ``button_hint`` beside them says why
+    either is disabled, and ``form_status`` under them what they did. "Now" for the check is
+    the service's time (:meth:`now`).
 
     Widgets (stable attribute names): ``severity_filter``, ``check_filter``, ``table`` (the
     findings passing the filters in one grid, CSS ``svcnb-finding-grid``; the row selected there
@@ -210,6 +218,10 @@ class FirewallAuditPanel(PerAccount, Displayed):
         self.revoke_button = widgets.Button(
             description="Revoke acceptance", icon="undo", disabled=True
         ).add_class("svcnb-revoke-acceptance")
+        # beside the two buttons: why each one that is disabled is so, in words
+        self.button_hint = widgets.HTML().add_class("svcnb-button-hint")
+        # what Accept or Revoke did, or why not: under them, not in the status line far above
+        self.form_status = widgets.HTML().add_class("svcnb-form-status")
         for box in (self.accept_reason, self.accept_owner, self.accept_until):
             box.observe(self._check_form, names="value")
         self.accept_button.on_click(lambda _b: self.accept_selected())
@@ -232,7 +244,8 @@ class FirewallAuditPanel(PerAccount, Displayed):
                 widgets.HTML("<b>Accept the chosen finding as a risk</b>"),
                 widgets.HBox([self.accept_reason, self.accept_owner, self.accept_until]),
                 self.accept_hint,
-                widgets.HBox([self.accept_button, self.revoke_button]),
+                widgets.HBox([self.accept_button, self.revoke_button, self.button_hint]),
+                self.form_status,
                 self.resolved_box,
                 self.editor_box,
             ]
@@ -398,10 +411,14 @@ class FirewallAuditPanel(PerAccount, Displayed):
     # -- accepted risks ------------------------------------------------------------------------
 
     def now(self) -> pd.Timestamp:
-        """The later of this machine's clock and the latest snapshot's server time (a sandbox
-        clock may run ahead: an end before it would be over as soon as it is written)."""
-        wall = pd.Timestamp.now(tz="UTC")
-        return wall if self._snapshot_time is None else max(wall, self._snapshot_time)
+        """The service's time: an acceptance's end is judged by the clock its findings' states
+        are (``finding_changes`` compares ends with snapshots' server times). That is the
+        client's last answer from the service when it is later than the snapshot audited, else
+        that snapshot's server time; this machine's clock (which may be days off a sandbox's,
+        either way) only when neither is known."""
+        seen = None if self.client is None else self.client.server_time
+        times = [t for t in (_utc(seen), self._snapshot_time) if t is not None]
+        return max(times) if times else pd.Timestamp.now(tz="UTC")
 
     def accept_form(self) -> AcceptForm:
         """The form's fields checked for the chosen finding (see :func:`check_acceptance`)."""
@@ -423,11 +440,26 @@ class FirewallAuditPanel(PerAccount, Displayed):
         row = self._selected()
         form = self.accept_form()
         self.accept_button.disabled = not form.ok
-        self.revoke_button.disabled = (
-            not self._accepted(row)
-            or not self.accept_reason.value.strip()
-            or not self.accept_owner.value.strip()
-        )
+        missing = [
+            name
+            for name, box in (("Reason", self.accept_reason), ("Owner", self.accept_owner))
+            if not box.value.strip()
+        ]
+        accepted = self._accepted(row)
+        self.revoke_button.disabled = not accepted or bool(missing)
+        if row is None:
+            why_revoke = "choose an accepted finding in the table"
+        elif not accepted:
+            why_revoke = "the chosen finding is not accepted"
+        else:
+            why_revoke = f"type {' and '.join(missing)} above" if missing else ""
+        why_accept = "; ".join(f"{k}: {v}" for k, v in form.problems.items())
+        self.accept_button.tooltip = why_accept
+        self.revoke_button.tooltip = f"Revoke: {why_revoke}" if why_revoke else ""
+        reasons = [f"Accept needs {why_accept}" if why_accept else ""]
+        reasons.append(f"Revoke needs you to {why_revoke}" if why_revoke and accepted else "")
+        said = ". ".join(r for r in reasons if r)
+        self.button_hint.value = f"<small>{html.escape(said)}.</small>" if said else ""
         typed = self.accept_reason.value or self.accept_owner.value or self.accept_until.value
         if form.ok and row is not None and form.until is not None:
             self.accept_hint.value = html.escape(
@@ -449,7 +481,7 @@ class FirewallAuditPanel(PerAccount, Displayed):
         row = self._selected()
         if not form.ok or row is None or form.until is None:
             show(
-                self.status,
+                self.form_status,
                 "warn",
                 "Not accepted: " + "; ".join(f"{k}: {v}" for k, v in form.problems.items()),
             )
@@ -466,14 +498,14 @@ class FirewallAuditPanel(PerAccount, Displayed):
                 rule_id=_text(row["rule_id"]) or None,
             )
         except StoreError as exc:
-            show(self.status, "error", f"Not accepted: {exc}")
+            show(self.form_status, "error", f"Not accepted: {exc}")
             return False
         owner, reason = self.accept_owner.value.strip(), self.accept_reason.value.strip()
         what = value_label("check", _text(row["check"]))
         where = _text(row["firewall_name"]) or "the account"
         self._after_register_change()
         show(
-            self.status,
+            self.form_status,
             "ok",
             f"Accepted \u201c{what}\u201d on {where} (finding {fid}) until "
             f"{when_text(form.until)}; owner {owner}, reason: {reason} (written to the store's "
@@ -485,7 +517,7 @@ class FirewallAuditPanel(PerAccount, Displayed):
         """End the chosen finding's acceptance (owner and reason from the form); True if done."""
         row = self._selected()
         if row is None:
-            show(self.status, "warn", "Choose an accepted finding first.")
+            show(self.form_status, "warn", "Choose an accepted finding first.")
             return False
         fid = str(row["finding_id"])
         try:
@@ -493,12 +525,12 @@ class FirewallAuditPanel(PerAccount, Displayed):
                 fid, owner=self.accept_owner.value, reason=self.accept_reason.value, now=self.now()
             )
         except StoreError as exc:
-            show(self.status, "error", f"Not revoked: {exc}")
+            show(self.form_status, "error", f"Not revoked: {exc}")
             return False
         owner = self.accept_owner.value.strip()
         self._after_register_change()
         show(
-            self.status,
+            self.form_status,
             "ok",
             f"Acceptance of finding {fid} revoked by {owner} (on the audit log).",
         )

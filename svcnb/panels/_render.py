@@ -23,64 +23,17 @@ if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType
 from svcnb.reports import VALUES, display_frame, kind, label, value_label
 
+# the tables, plots and styles a page without a kernel shows: one renderer, in the reports
+# (a panel's static HTML and `svcnb report --format html` alike); frame_html handed on
+from svcnb.reports.static import CLIP_OVER, FIGURE_KINDS, THEME_STYLE, column_looks, png
+from svcnb.reports.static import frame_html as frame_html
+from svcnb.reports.static import is_missing as _is_missing
+from svcnb.reports.static import numeric_dtype as _numeric_dtype
+
 # Set by ``svcnb demo`` for its kernels: pages rendered without a live kernel (or a CDN for
 # widget scripts) need what each panel shows as plain HTML beside the widget view.
 STATIC_ENV = "SVCNB_STATIC_HTML"
 
-# JupyterLab's theme variables (with light fallbacks outside Lab), so light, dark and
-# high-contrast themes all keep text readable against its background.
-THEME_STYLE = (
-    "<style>.svcnb-table{border-collapse:collapse;font-size:12px;"
-    "color:var(--jp-content-font-color1,#000);background:var(--jp-layout-color0,#fff)}"
-    ".svcnb-table th,.svcnb-table td{border:1px solid var(--jp-border-color2,#ccc);"
-    "padding:2px 6px;text-align:left}"
-    # a page rendered without a kernel right-aligns every output table cell (nbconvert's
-    # ":not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon td"); the panel's wrapper outranks it
-    ".svcnb-static .svcnb-table th,.svcnb-static .svcnb-table td{text-align:left}"
-    # figures (money, counts, GiB, shares) right-aligned, so their digits line up
-    ".svcnb-table th.svcnb-num,.svcnb-table td.svcnb-num,"
-    ".svcnb-static .svcnb-table th.svcnb-num,.svcnb-static .svcnb-table td.svcnb-num"
-    "{text-align:right;white-space:nowrap}"
-    ".svcnb-table th{background:var(--jp-layout-color2,#eee);"
-    "color:var(--jp-ui-font-color0,#000);font-weight:600}"
-    # the rows a grid had selected, on a page that cannot show the selection itself
-    ".svcnb-table tr.svcnb-selected td{font-weight:600}"
-    ".svcnb-table tr.svcnb-selected td:first-child{"
-    "box-shadow:inset 4px 0 0 var(--jp-brand-color1,#1976d2)}"
-    # a table wider than the page scrolls sideways inside its own box, never cut off; as in
-    # the grids, only free text wraps (an id or a name never breaks at its hyphen)
-    ".svcnb-scroll{overflow-x:auto;max-width:100%}"
-    ".svcnb-table td.svcnb-line,.svcnb-table th.svcnb-line{white-space:nowrap}"
-    ".svcnb-table td.svcnb-wrap{min-width:18em;max-width:36em}"
-    ".svcnb-panel,.svcnb-panel .widget-label,.svcnb-panel .widget-html-content{"
-    "color:var(--jp-ui-font-color1,#000)}"
-    # a button keeps its whole label ("Reload snapshots") instead of the short fixed width
-    ".svcnb-panel .widget-button{width:auto;min-width:var(--jp-widgets-inline-width-short);"
-    "flex-shrink:0}"
-    # ... and one on a row of its own is as wide as that label, not the whole panel
-    ".svcnb-panel.widget-vbox>.widget-button,.svcnb-panel .widget-vbox>.widget-button{"
-    "align-self:flex-start}"
-    # ipywidgets only fades a disabled button (60 %): a blue Save on a dark page still looks
-    # ready. Disabled reads as disabled in every theme: no colour, muted text, dashed edge.
-    ".svcnb-panel button.jupyter-button:disabled{background-color:var(--jp-layout-color2,#eee);"
-    "color:var(--jp-ui-font-color2,#757575);border:1px dashed var(--jp-border-color1,#bdbdbd);"
-    "box-shadow:none;opacity:1;cursor:not-allowed}"
-    # grids: the table scrolls sideways in its box, with a scrollbar that stays visible
-    # (overlay scrollbars hide until touched, so a cut-off grid looked complete)
-    ".svcnb-grid-box .dt-layout-table>.dt-layout-cell{overflow-x:auto}"
-    ".svcnb-grid-box .dt-layout-table>.dt-layout-cell::-webkit-scrollbar,"
-    ".svcnb-scroll::-webkit-scrollbar{height:12px;background:var(--jp-layout-color2,#eee)}"
-    ".svcnb-grid-box .dt-layout-table>.dt-layout-cell::-webkit-scrollbar-thumb,"
-    ".svcnb-scroll::-webkit-scrollbar-thumb{"
-    "background:var(--jp-layout-color3,#bdbdbd);border-radius:6px}"
-    # free text wraps within a readable width; a shortened cell shows it has more on hover
-    ".svcnb-grid-box table.dataTable td.svcnb-wrap{min-width:22em;max-width:36em}"
-    ".svcnb-grid-box table.dataTable span.svcnb-short{text-decoration:underline dotted;"
-    "cursor:help}"
-    # ipywidgets draws a tab that is not chosen at 54 % opacity: 4.2-4.4:1, under WCAG AA; the
-    # chosen tab stays marked by its background and top border
-    ".svcnb-account-tabs .lm-TabBar-tabLabel{color:var(--jp-ui-font-color1,#000)}</style>"
-)
 _TABLE_STYLE = THEME_STYLE
 
 
@@ -102,13 +55,6 @@ def cell(value: Any) -> str:
 def flag(value: Any) -> bool:
     """A nullable boolean cell as a plain bool; unknown counts as False."""
     return False if value is None or _is_missing(value) else bool(value)
-
-
-def _is_missing(value: Any) -> bool:
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False
 
 
 def table(
@@ -158,23 +104,6 @@ def _cell_of(column: str, value: Any) -> str:
     if column in VALUES and isinstance(value, str):
         return html.escape(value_label(column, value))
     return cell(value)
-
-
-def _numeric_dtype(values: pd.Series) -> bool:
-    return pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(
-        values.dtype
-    )
-
-
-def png(draw: Callable[[Any], Any], *, size: tuple[float, float] = (7.0, 3.2)) -> bytes:
-    """PNG bytes of a new Figure (no pyplot, so nothing leaks) after ``draw(ax)`` drew on it."""
-    fig = Figure(figsize=size, dpi=100)
-    ax = fig.subplots()
-    draw(ax)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return buf.getvalue()
 
 
 # Drawn in place of black, then written as ``currentColor``: text, axes, ticks and frames take
@@ -248,17 +177,6 @@ class PlotView(widgets.HTML):
 # Page lengths a grid offers; a panel's own page length is added, so the "entries per page"
 # box always shows the length in use (DataTables leaves it blank for a length not in its menu).
 _PAGE_LENGTHS = (10, 25, 50, 100)
-# A column whose longest cell is free text (has a space) longer than this may wrap; every other
-# column (status, region, money, ids, times) stays on one line.
-_WRAP_OVER = 40
-# A cell with no space longer than this (a webhook URL, a long token) shows its start and end
-# around "…"; hovering shows it whole (its title), and search and sort use it whole.
-CLIP_OVER = 40
-# Kinds of result column (svcnb.reports._columns) whose cells are figures: right-aligned
-FIGURE_KINDS = frozenset({"money", "bytes", "bytes_per_day", "share", "days", "count", "number"})
-# a figure as a table shows it when no kind is known: "1,234.50 EUR", "≥ 12", "42 %"
-_FIGURE_TEXT = re.compile(r"^(?:[≥≤] )?-?[\d,]*\.?\d+(?: ?%| [A-Z]{3})?$")
-
 # DataTables renderers. Grid cells arrive as escaped HTML text (ITables escapes them); a
 # figure sorts by its number ("1,749.93 EUR" after "239.40 EUR"; "unknown" and blanks first).
 _FIGURE_SORT = JavascriptFunction(
@@ -282,54 +200,6 @@ _SHORTEN = JavascriptFunction(
 def page_lengths(page: int) -> list[int]:
     """The page lengths a grid showing ``page`` rows offers: the usual ones and ``page``."""
     return sorted({page, *_PAGE_LENGTHS})
-
-
-def figure_columns(frame: pd.DataFrame) -> list[int]:
-    """Positions of ``frame``'s columns that hold figures (right-aligned wherever shown).
-
-    By the kind of each column where :func:`shown` recorded it (``attrs["kinds"]``); a text
-    column (or one of no known kind) by a numeric dtype, or text that reads as a figure in
-    every cell (blanks and "unknown" aside).
-    """
-    kinds = frame.attrs.get("kinds") or {}
-    found = []
-    for i, column in enumerate(frame.columns):
-        if kinds.get(column) in FIGURE_KINDS:
-            found.append(i)
-            continue
-        if kinds.get(column, "text") != "text":
-            continue  # times, flags, lists
-        if _numeric_dtype(frame[column]):
-            found.append(i)
-            continue
-        texts = [
-            v
-            for v in frame[column].tolist()
-            if isinstance(v, str) and v.strip() not in ("", "unknown")
-        ]
-        if texts and all(_FIGURE_TEXT.match(v.strip()) for v in texts):
-            found.append(i)
-    return found
-
-
-def column_looks(frame: pd.DataFrame) -> list[str]:
-    """How each column of ``frame`` (as shown) is laid out: "figure" (right-aligned, one
-    line), "wrap" (free text longer than ``_WRAP_OVER`` characters, wrapping within a readable
-    width), "clip" (text with no space longer than ``CLIP_OVER``: shortened, whole on hover) or
-    "line" (one line: statuses, names, ids, times)."""
-    figures = set(figure_columns(frame))
-    looks = []
-    for i, column in enumerate(frame.columns):
-        texts = [v for v in frame[column].tolist() if isinstance(v, str)]
-        if i in figures:
-            looks.append("figure")
-        elif any(len(v) > _WRAP_OVER and " " in v.strip() for v in texts):
-            looks.append("wrap")
-        elif any(len(v) > CLIP_OVER and " " not in v.strip() for v in texts):
-            looks.append("clip")
-        else:
-            looks.append("line")
-    return looks
 
 
 def column_defs(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -406,59 +276,6 @@ def grid(frame: pd.DataFrame | None = None, *, select: bool = False, page: int =
         maxColumns=0,
         **options,
     ).add_class("svcnb-grid-box")
-
-
-def short_text(text: str) -> str:
-    """``text`` as a grid shows it: whole up to ``CLIP_OVER`` characters or when it has spaces
-    (free text wraps), else its start and end around "…" (as the grids' renderer does)."""
-    if len(text) <= CLIP_OVER or " " in text.strip():
-        return text
-    return text[: CLIP_OVER - 14] + "\u2026" + text[-12:]
-
-
-def frame_html(
-    frame: pd.DataFrame, *, limit: int | None = None, selected: Sequence[int] = ()
-) -> str:
-    """A grid's frame (as :func:`shown` made it: labels and text) as a static HTML table in a
-    box that scrolls sideways: figures right-aligned, long unbroken text shortened with the
-    whole of it in the cell's title, the ``selected`` rows (positions) marked, at most ``limit``
-    rows (and every selected one) with a line saying how many more there are."""
-    classes = {
-        "figure": "svcnb-num",
-        "wrap": "svcnb-wrap",
-        "clip": "svcnb-line",
-        "line": "svcnb-line",
-    }
-    looks = [classes[look] for look in column_looks(frame)]
-    chosen = {int(i) for i in selected if 0 <= int(i) < len(frame)}
-    keep = [i for i in range(len(frame)) if limit is None or i < limit or i in chosen]
-
-    def cell_html(i: int, value: Any, tag: str = "td") -> str:
-        text = "" if value is None or _is_missing(value) else str(value)
-        short = short_text(text)
-        title = f' title="{html.escape(redact(text), quote=True)}"' if short != text else ""
-        return f'<{tag} class="{looks[i]}"{title}>{html.escape(redact(short))}</{tag}>'
-
-    head = "".join(cell_html(i, c, "th") for i, c in enumerate(frame.columns))
-    body = "".join(
-        ('<tr class="svcnb-selected">' if r in chosen else "<tr>")
-        + "".join(cell_html(i, v) for i, v in enumerate(frame.iloc[r].tolist()))
-        + "</tr>"
-        for r in keep
-    )
-    notes = []
-    if chosen:
-        notes.append(f"{len(chosen)} selected row{'' if len(chosen) == 1 else 's'} marked.")
-    if len(keep) < len(frame):
-        notes.append(
-            f"{len(keep)} of {len(frame)} rows shown; the panel in the live notebook pages "
-            "through them all."
-        )
-    more = f"<p><i>{' '.join(notes)}</i></p>" if notes else ""
-    return (
-        f'{THEME_STYLE}<div class="svcnb-scroll"><table class="svcnb-table"><thead><tr>{head}'
-        f"</tr></thead><tbody>{body}</tbody></table></div>{more}"
-    )
 
 
 def theme_style() -> widgets.HTML:

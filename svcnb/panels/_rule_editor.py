@@ -187,6 +187,7 @@ class RuleEditor(Displayed):
         self.reread = widgets.HTML().add_class("svcnb-reread")
         self.history = widgets.HTML()
         self.status = widgets.HTML().add_class("svcnb-status")
+        self._saved_shown: tuple[Any, Any] | None = None  # the rule "Saved rule ..." is about
 
         self.firewall_picker.observe(self._on_firewall, names="value")
         self.rule_picker.observe(self._on_rule, names="value")
@@ -257,6 +258,11 @@ class RuleEditor(Displayed):
 
     def _on_rule(self, _change: object = None) -> None:
         rule_id = self.rule_picker.value
+        # "Saved rule ..." is about the rule saved: once another one is shown it would read as
+        # this one's, so it goes
+        if self._saved_shown not in (None, (self.firewall_picker.value, rule_id)):
+            self.status.value = ""
+            self._saved_shown = None
         self.rule = next((r for r in self.rules if str(r["id"]) == rule_id), None)
         self.reread.value = ""
         self._fill()
@@ -382,6 +388,11 @@ class RuleEditor(Displayed):
             )
         self.reach_preview.value = self._reach_words(changes)
         self.save_button.disabled = bool(problems) or not changes
+        self.save_button.tooltip = (
+            "Fix the fields marked in red first."
+            if problems
+            else ("No field differs from the rule yet." if not changes else "")
+        )
         self.reset_button.disabled = not changes and not problems
 
     # --- reachability preview ---------------------------------------------------------------
@@ -491,6 +502,7 @@ class RuleEditor(Displayed):
                 f"{EDITABLE[f]} {_plain(before[f])} → {_plain(v)}" for f, v in changes.items()
             )
             show(self.status, "ok", f"Saved rule {rule_id}: {summary}.{waited.words()}")
+            self._saved_shown = (fw_id, rule_id)
             for callback in self._saved_callbacks:
                 callback(fw_id, rule_id, saved_at)
         elif outcome == "upstream_sync_failed":

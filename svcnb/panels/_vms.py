@@ -294,10 +294,9 @@ class VmPanel(Displayed):
     def _on_user_select(self, _change: object = None) -> None:
         # a confirmation lists exactly what will be stopped: a new selection voids it
         if self.confirm_box.layout.display != "none":
-            self.pending, self.plan = [], None
-            self.confirm_box.layout.display = "none"
-            self.confirm_button.disabled = True
+            self._close_review()
             show(self.status, "info", "The selection changed; press Stop to review it again.")
+            return
         self._on_select()
 
     def _on_select(self, _change: object = None) -> None:
@@ -306,7 +305,10 @@ class VmPanel(Displayed):
         # It counts what the plan counts: the VMs Stop's plan stops; those it holds back are
         # named beside it, never counted in.
         selected = self.selected_ids
-        plan = self.preview()
+        # while a plan is under review the button counts that plan, protected VMs let through
+        # by the review's box included: the button and Confirm never name two numbers
+        reviewing = self.plan is not None and self.confirm_box.layout.display != "none"
+        plan = self.plan if reviewing else self.preview()
         count = 0 if plan is None else len(plan.to_stop)
         held = pd.DataFrame() if plan is None else plan.part(PROTECTED)
         idle = pd.DataFrame() if plan is None else plan.part(NOT_STOPPABLE)
@@ -314,7 +316,6 @@ class VmPanel(Displayed):
         self.stop_button.disabled = not count and not len(held)
         self.stop_button.description = f"Stop {vms_text(count)}…" if count else "Stop…"
         said = _held_back_words(held, idle)
-        self.stop_button.tooltip = said
         if not selected:
             hint = f"Select the VMs to stop in the table. {SELECT_HINT}"
         else:
@@ -322,6 +323,10 @@ class VmPanel(Displayed):
                 f"; held back: {said}" if said else ""
             )
             hint += f". {SELECT_HINT}"
+        # a disabled Stop says why on hover too (the hint line beside it says it always)
+        self.stop_button.tooltip = (
+            said or "Select running VMs in the table first." if self.stop_button.disabled else said
+        )
         self.selection_hint.value = f"<small>{html.escape(hint)}</small>"
 
     def preview(self) -> plans.StopPlan | None:
@@ -381,8 +386,8 @@ class VmPanel(Displayed):
         with quietly(self.allow_protected, self._on_allow_protected):
             self.allow_protected.value = False
         self.plan = self._build_plan()
-        self._show_plan()
         self.confirm_box.layout.display = ""
+        self._show_plan()
 
     def _show_plan(self) -> None:
         plan = self.plan
@@ -433,6 +438,7 @@ class VmPanel(Displayed):
         self.confirmation.value = "".join(parts)
         self.allow_protected.layout.display = "" if len(held) or extra else "none"
         self._enable_confirm()
+        self._on_select()
 
     def _on_allow_protected(self, _change: object = None) -> None:
         # the tick is the explicit inclusion of the protected VMs the plan names
@@ -447,6 +453,11 @@ class VmPanel(Displayed):
         named = bool(self.approver.value.strip())
         self.confirm_button.disabled = not self.pending or not named
         self.confirm_button.description = f"Confirm: stop {vms_text(len(self.pending))}"
+        self.confirm_button.tooltip = (
+            "Nothing in this plan would be stopped."
+            if not self.pending
+            else ("" if named else "Type the approver's name first.")
+        )
         self.approver_note.value = (
             ""
             if named or not self.pending
@@ -457,12 +468,20 @@ class VmPanel(Displayed):
             )
         )
 
-    def cancel(self) -> None:
-        """Drop the pending plan; nothing is sent."""
-        self.pending = []
-        self.plan = None
+    def _close_review(self) -> None:
+        """Close the review: its plan, its tick and the approver's name belong to it alone, so
+        the next review starts with Confirm waiting for a name again."""
+        self.pending, self.plan = [], None
         self.confirm_box.layout.display = "none"
         self.confirm_button.disabled = True
+        with quietly(self.allow_protected, self._on_allow_protected):
+            self.allow_protected.value = False
+        self.approver.value = ""
+        self._on_select()
+
+    def cancel(self) -> None:
+        """Drop the pending plan; nothing is sent."""
+        self._close_review()
         show(self.status, "info", "Stop cancelled; nothing was sent.")
 
     def confirm_stop(self) -> list[StopAction]:
@@ -498,9 +517,7 @@ class VmPanel(Displayed):
         except plans.PlanError as exc:
             show(self.status, "warn", f"Not sent: {exc}")
             return []
-        self.pending, self.plan = [], None
-        self.confirm_box.layout.display = "none"
-        self.confirm_button.disabled = True
+        self._close_review()
         with RateWait(self.client) as waited:
             sent = run.queue()
         queued: list[StopAction] = []

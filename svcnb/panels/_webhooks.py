@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import ipywidgets as widgets
 import pandas as pd
 
@@ -78,6 +80,8 @@ class WebhooksPanel(Displayed):
             description="Enable again", icon="play", button_style="success", disabled=True
         ).add_class("svcnb-enable")
         self.refresh_button = widgets.Button(description="Refresh", icon="refresh")
+        # beside Enable again: why it is disabled, when it is
+        self.enable_hint = widgets.HTML().add_class("svcnb-button-hint")
         self.status = widgets.HTML().add_class("svcnb-status")
 
         self.table.observe(self._on_select, names="selected_rows")
@@ -90,7 +94,7 @@ class WebhooksPanel(Displayed):
                 self.refresh_button,
                 self.table,
                 self.plot,
-                self.enable_button,
+                widgets.HBox([self.enable_button, self.enable_hint]),
                 self.status,
                 widgets.HTML("<b>Deliveries of the chosen subscription</b>"),
                 self.deliveries_table,
@@ -171,6 +175,14 @@ class WebhooksPanel(Displayed):
     def _on_select(self, _change: object = None) -> None:
         sub = self._selected()
         self.enable_button.disabled = sub is None or flag(sub["is_active"])
+        if sub is None:
+            why = "Choose a subscription in the table."
+        elif flag(sub["is_active"]):
+            why = "The chosen subscription is active: only a disabled one can be enabled again."
+        else:
+            why = ""
+        self.enable_button.tooltip = why
+        self.enable_hint.value = f"<small>{html.escape(why)}</small>" if why else ""
         mine = self.deliveries.iloc[0:0]
         if sub is not None:
             mine = self.deliveries[self.deliveries["webhook_id"] == sub["id"]]

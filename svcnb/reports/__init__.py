@@ -10,7 +10,8 @@ Each report module declares its view (``billing.VIEW``) and builds it as of a sn
 (``billing.view(store)``): the headline figures, tables and plots every surface shows. A
 :class:`View` displays itself in a notebook; ``text_table(frame)`` and ``display_frame(frame)``
 write any report frame as the CLI and the panels do (money with its currency, bytes in GiB,
-labels from the column table).
+labels from the column table); ``svcnb.reports.static.page(view)`` writes a view as one
+self-contained HTML page (``svcnb report KIND --format html``, ``svcnb pages``).
 """
 
 from __future__ import annotations

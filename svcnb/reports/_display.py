@@ -178,6 +178,7 @@ def _bounded(column: str, value: Any, bound: Any) -> str:
 # Columns whose text wraps first when a table is too wide (free text, then lists of names).
 _WRAP_FIRST = ("detail", "reason", "why", "message", "description", "unpaid_then", "fix")
 _GAP = "  "
+_WRAPS = ("text", "list")
 _MIN_WRAP = 6
 
 
@@ -187,7 +188,8 @@ def text_table(frame: pd.DataFrame, width: int = 100, columns: list[str] | None 
     Cells are formatted as :func:`display_frame` does (``columns``: those shown, all when None;
     a figure's ``*_bound`` column still marks it when not shown). When the table is too wide
     the free-text columns wrap first (reason, detail, ...), then the other wide text columns;
-    when it still does not fit, each row is printed as a block of "label: value" lines.
+    a figure, a date or a time never wraps (its second half on another line reads as another
+    value); when it still does not fit, each row is printed as a block of "label: value" lines.
     """
     if frame.empty:
         return "(none)"
@@ -197,13 +199,12 @@ def text_table(frame: pd.DataFrame, width: int = 100, columns: list[str] | None 
     headers = list(shown.columns)
     cells = [[str(v) for v in shown[h]] for h in headers]
     widths = [max([len(h)] + [len(c) for c in col]) for h, col in zip(headers, cells, strict=True)]
-    order = [
-        i
-        for name in _WRAP_FIRST
-        for i, original in enumerate(frame.columns)
-        if str(original) == name
-    ]
+    # by label: the shown frame may have left the currency column out
+    order = [headers.index(label(name)) for name in _WRAP_FIRST if label(name) in headers]
     order += sorted((i for i in range(len(headers)) if i not in order), key=lambda i: -widths[i])
+    # only text wraps: money, counts, bytes, shares, days, times, dates and flags stay whole
+    kinds = shown.attrs.get("kinds", {})
+    order = [i for i in order if kinds.get(headers[i], "text") in _WRAPS]
 
     def total() -> int:
         return sum(widths) + len(_GAP) * (len(widths) - 1)

@@ -90,7 +90,7 @@ def test_accepting_a_finding_through_the_form_then_revoking_it(two_snapshots):
     assert "exposed_sensitive_port" not in hint and "Sensitive port open" in hint
 
     panel.accept_button.click()
-    status = panel.status.value
+    status = panel.form_status.value  # under the button that did it
     assert "Accepted" in status and f"{until.day} {until:%B %Y}" in status
     assert "owner sam@example.com" in status and "bastion, replaced in March" in status
     row = panel.shown().loc[index]
@@ -114,7 +114,7 @@ def test_accepting_a_finding_through_the_form_then_revoking_it(two_snapshots):
     panel.accept_reason.value = "fixed upstream"
     assert not panel.revoke_button.disabled
     panel.revoke_button.click()
-    assert "revoked" in panel.status.value
+    assert "revoked" in panel.form_status.value
     assert panel.shown().loc[index, "state"] == "open"
     assert store.journal.log()["outcome"].tolist() == ["finding accepted", "acceptance revoked"]
 
@@ -127,5 +127,5 @@ def test_accepting_without_a_finding_chosen_writes_nothing(two_snapshots):
     panel.accept_until.value = "2999-01-01"
     assert panel.accept_button.disabled
     assert panel.accept_selected() is False
-    assert "choose a finding" in panel.status.value
+    assert "choose a finding" in panel.form_status.value
     assert store.journal.acceptances().empty
