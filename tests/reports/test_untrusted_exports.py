@@ -74,20 +74,30 @@ def test_an_export_to_a_file_is_whole_and_never_through_a_link(tmp_path):
     assert precious.read_text() == "keep\n"
 
 
-def test_cli_export_neutralises_a_vm_named_as_a_formula(played, tmp_path, capsys):
-    store, _ = played
-    out = tmp_path / "renewals.csv"
+def test_cli_export_neutralises_a_vm_named_as_a_formula(sandbox, tmp_path, capsys):
+    from svcnb import Client
+    from svcnb.store import Store
+
+    sandbox.control.reset(seed=7, vms=3)
+    named = FORMULAS[0]
+    created = sandbox.control.create_vm(name=named)
+    sandbox.control.advance(3600)  # provisioned, and billed: overdue, as a new VM is here
+    assert sandbox.control.vm(created["id"])["billing"]["status"] == "overdue"
+    store = Store(tmp_path / "store")
+    with Client(sandbox.tokens["admin"], sandbox.base_url, progress=False) as client:
+        store.take(client)
+    out = tmp_path / "overdue.csv"
     code = main(
         [
             "report", "billing", "--store", str(store.path), "--format", "csv",
-            "--table", "renewals", "--within", "3650d", "--out", str(out),
+            "--table", "overdue", "--out", str(out),
         ]
     )  # fmt: skip
     capsys.readouterr()
     assert code == 0
-    for row in _cells(out.read_text()):
-        for cell in row:
-            assert not cell.startswith(("=", "+", "@", "\t", "\r")), cell
+    cells = [cell for row in _cells(out.read_text()) for cell in row]
+    assert "'" + named in cells, cells  # the VM is there, as text
+    assert not [c for c in cells if c.startswith(("=", "+", "@", "\t", "\r"))]
     old = os.umask(0o022)
     os.umask(old)
     assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~old
