@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from svcnb._files import RefusedFile
+from svcnb._files import RefusedFile, shown
 from svcnb.client import (
     ENV_API_KEY,
     ENV_BASE_URL,
@@ -260,7 +260,7 @@ def _proven(path: Path, info: dict[str, str]) -> dict[str, str]:
     )
     if found == connection.RUNNING:
         return info
-    url = info["base_url"]
+    url = shown(info["base_url"])  # the file's text: shown, never acted on by a terminal
     if found == connection.STOPPED:
         raise ConfigError(
             f"{where} names the sandbox at {url}, which is not running: it was "

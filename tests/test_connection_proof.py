@@ -244,3 +244,25 @@ def test_a_connection_file_that_is_no_regular_file_is_refused_at_once(kind, tmp_
     said = str(done[0])
     assert "sandbox.json" in said and "\n" not in said
     assert {"fifo": "a FIFO", "folder": "a folder", "huge": "larger than"}[kind] in said, said
+
+
+def test_a_file_whose_control_url_proves_another_server_than_its_base_url_gets_no_token(
+    sandbox, tmp_path, monkeypatch
+):
+    # the instance check asks control_url: the live sandbox would prove itself there, while the
+    # tokens would go to base_url, another program
+    held = _Squatter(answer=True)
+    try:
+        info = json.loads(sandbox.write_connection_file(tmp_path / "sb.json").read_text())
+        info["base_url"] = f"http://127.0.0.1:{held.port}"
+        info["api_root"] = info["base_url"] + "/api/public/v1"
+        (tmp_path / "sb.json").write_text(json.dumps(info))
+        monkeypatch.setenv("SVCNB_SANDBOX", str(tmp_path / "sb.json"))
+        for call in (svcnb.connect, configured_client):
+            with pytest.raises(ConfigError, match="sb.json.*not a readable sandbox connection"):
+                call()
+        time.sleep(0.3)
+        assert sandbox.tokens["admin"].encode() not in held.received
+        assert not held.received
+    finally:
+        held.close()

@@ -275,7 +275,7 @@ def _in_use(path: Path) -> str | None:
     if connection.probe(info) != connection.RUNNING:
         return None
     return (
-        f"{path} is the connection file of the sandbox running at {info['base_url']}; stop "
+        f"{path} is the connection file of the sandbox running at {shown(info['base_url'])}; stop "
         "that one first, or give this one a file of its own with --connection-file PATH"
     )
 

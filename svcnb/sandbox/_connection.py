@@ -82,7 +82,28 @@ def read(path: str | os.PathLike[str]) -> dict:
         raise ValueError("no base_url")
     if not isinstance(info["tokens"].get("admin"), str):
         raise ValueError("no tokens.admin")
+    origin = _origin(info["base_url"])
+    if origin is None:
+        raise ValueError("base_url is not an http URL with a host")
+    # the instance check asks the control URL: proving that server must prove the one the
+    # tokens go to
+    if "control_url" in info and _origin(info["control_url"]) != origin:
+        raise ValueError("control_url names another server than base_url")
     return info
+
+
+def _origin(url: object) -> tuple[str, str, int] | None:
+    """(scheme, host, port) of an http(s) URL; None for anything else."""
+    if not isinstance(url, str):
+        return None
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    return parts.scheme, parts.hostname.lower(), port or (443 if parts.scheme == "https" else 80)
 
 
 def control_url(info: dict) -> str:
@@ -95,10 +116,10 @@ def probe(info: dict, timeout: float = PROBE_SECONDS) -> str:
     ``timeout`` seconds in all; else STOPPED (nothing listens), REPLACED (another sandbox),
     SILENT (no answer in time), UNPROVEN (the file names no instance) or UNKNOWN (any other
     answer). No token is sent."""
-    url = urlsplit(control_url(info))
     try:
+        url = urlsplit(control_url(info))
         port = url.port or 80
-    except ValueError:
+    except ValueError:  # "http://[::1", a port out of range: no address to ask
         return UNKNOWN
     if url.scheme != "http" or not url.hostname:
         return UNKNOWN
