@@ -231,13 +231,22 @@ class Recorder:
         items = vms.items if vms is not None else None
         self.listed: int | None = len(items) if items is not None and items.complete else None
         self.style: str | None = None
-        self.naming: set[str] = set()
-        for records in doctor.records.values():
-            _naming_values(records, self.naming)
-        _naming_values(doctor.vms, self.naming)
-        host = httpx.URL(doctor.client.base_url).host
-        if host:
-            self.naming.add(host.lower())
+        self._naming: set[str] | None = None
+
+    @property
+    def naming(self) -> set[str]:
+        """Every name, id, host, address and URL of the account the doctor read (lower case),
+        and the service's host."""
+        if self._naming is None:
+            found: set[str] = set()
+            for records in self.doctor.records.values():
+                _naming_values(records, found)
+            _naming_values(self.doctor.vms, found)
+            host = httpx.URL(self.doctor.client.base_url).host
+            if host:
+                found.add(host.lower())
+            self._naming = found
+        return self._naming
 
     def plain(self, word: Any) -> bool:
         """Whether ``word``, written by the service, may go into the file as it is: plain
