@@ -15,7 +15,6 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from svcnb._files import RefusedFile, shown
 from svcnb.client import (
     ENV_API_KEY,
     ENV_BASE_URL,
@@ -30,6 +29,7 @@ from svcnb.client import (
     screened_url,
 )
 from svcnb.config import DEFAULT_ACCOUNT, ConfigError, account, accounts, config_path
+from svcnb.files import RefusedFile, shown
 from svcnb.sandbox import connection
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from svcnb import _files
+from svcnb import files as _files
 from svcnb.extras import lab_needed
 
 if TYPE_CHECKING:

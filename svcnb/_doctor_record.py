@@ -23,7 +23,8 @@ import httpx
 import pandas as pd
 import tomli_w
 
-from svcnb import _files, frames, vocab
+from svcnb import files as _files
+from svcnb import frames, vocab
 from svcnb._doctor import (
     MONEY_FIELDS,
     Doctor,
@@ -34,10 +35,10 @@ from svcnb._doctor import (
     time_form,
     times_read,
 )
-from svcnb._files import RefusedFile
 from svcnb.client import parse_page
 from svcnb.config import API_PREFIXES, ConfigError
 from svcnb.errors import ApiError, SvcnbError
+from svcnb.files import RefusedFile
 from svcnb.frames import SCHEMAS, parse_money, unplaced_keys
 from svcnb.sandbox import CURRENCY, MONEY, TIMESTAMPS, TOKEN_NAMES, Dialect
 
@@ -828,8 +829,8 @@ def write_dialect_file(
     record: DialectRecord, path: str | Path, *, follow_link: bool = False
 ) -> Path:
     """Write ``record`` as a dialect file (TOML, docs/twin.md) through
-    :func:`svcnb._files.write`, readable by its owner only; ConfigError when it cannot.
-    ``path`` a symbolic link is ``_files.RefusedFile`` unless ``follow_link``."""
+    :func:`svcnb.files.write`, readable by its owner only; ConfigError when it cannot.
+    ``path`` a symbolic link is ``svcnb.errors.RefusedFile`` unless ``follow_link``."""
     target = Path(path)
     text = (
         '# What `svcnb doctor --record` proved about a service where the API spec says "not\n'

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import httpx
 
-from svcnb import _files
+from svcnb import files as _files
 from svcnb._connect import ENV_SANDBOX_FILE, proven_connection_file
 from svcnb.client import ENV_API_KEY, ENV_BASE_URL
 from svcnb.store import ENV_PATH, is_remote, resolve_url

@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from svcnb import _files
+from svcnb import files as _files
 
 DEFAULT_FOLDER = "svcnb-notebooks"
 RECORD = ".svcnb-notebooks.json"
@@ -148,6 +148,6 @@ def _read_record(path: Path) -> dict[str, str]:
 
 
 def _replace(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` whole or not at all (:func:`svcnb._files.write`): a notebook
+    """Write ``data`` to ``path`` whole or not at all (:func:`svcnb.files.write`): a notebook
     keeps the mode it had, a new one gets the umask's."""
     _files.write(path, data, secret=False, keep_mode=True)

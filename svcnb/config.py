@@ -39,7 +39,7 @@ from urllib.parse import urlsplit
 
 import tomli_w
 
-from svcnb import _files
+from svcnb import files as _files
 from svcnb.errors import SvcnbError
 
 ENV_CONFIG = "SVCNB_CONFIG"
@@ -129,7 +129,7 @@ def write_section(
 
 
 def _replace(target: Path, data: bytes) -> None:
-    """Write ``data`` to ``target`` at once, through :func:`svcnb._files.write`.
+    """Write ``data`` to ``target`` at once, through :func:`svcnb.files.write`.
 
     A symbolic link is followed (the user made it: a config kept with dotfiles is often
     linked): the file it points to is replaced and the link stays, and that file keeps its

@@ -11,10 +11,10 @@ from pathlib import Path
 from svcnb import vocab
 from svcnb._doctor import Doctor, render, verdict
 from svcnb._doctor_record import Recorder, write_dialect_file
-from svcnb._files import RefusedFile
 from svcnb.cli import _common
 from svcnb.config import config_path, write_section
 from svcnb.errors import SvcnbError
+from svcnb.files import RefusedFile
 
 
 def _parse_maps(values: list[str]) -> dict[str, dict[str, str]]:

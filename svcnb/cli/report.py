@@ -25,7 +25,7 @@ from typing import Any
 
 import pandas as pd
 
-from svcnb import _files
+from svcnb import files as _files
 from svcnb.cli import _common
 from svcnb.cli._common import fail
 from svcnb.reports import duration

@@ -18,8 +18,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from svcnb._files import shown
 from svcnb.config import ConfigError
+from svcnb.files import shown
 from svcnb.sandbox import DEFAULT_SEED, DEFAULT_VMS, SandboxConfig
 
 from ._common import add_dialect_option, fail

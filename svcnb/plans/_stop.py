@@ -24,7 +24,8 @@ from typing import Any, cast
 
 import pandas as pd
 
-from svcnb import _files, frames, vocab
+from svcnb import files as _files
+from svcnb import frames, vocab
 from svcnb.config import service_url
 from svcnb.errors import Conflict, NotFound, SvcnbError, WaitTimeout
 from svcnb.store import StopPlanRecord

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from svcnb import _files
+from svcnb import files as _files
 from svcnb.frames import ResourceName
 from svcnb.money import exact_sum, plain_text, to_decimal
 from svcnb.reports._classes import (
@@ -1091,7 +1091,7 @@ def export_csv(frame: pd.DataFrame, path: Any = None) -> str | None:
     ``=``, ``+``, ``-``, ``@``, a tab or a carriage return (a VM named ``=HYPERLINK(...)``) is
     written with a leading ``'``, so a spreadsheet shows it as text instead of running it;
     numbers, negative ones included, stay numbers. A ``path`` is written through
-    :func:`svcnb._files.write` (whole or not at all, never through a symbolic link).
+    :func:`svcnb.files.write` (whole or not at all, never through a symbolic link).
     """
     out = frame.copy()
     for col in out.columns:

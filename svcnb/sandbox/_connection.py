@@ -22,7 +22,7 @@ file names. Anything else (nothing there, another program on the port answering 
 nothing at all, a file without ``instance``) is not RUNNING, and the readers refuse it before
 any request carries a token.
 
-Only the standard library (and ``svcnb._files``, which is only that) here: the client side
+Only the standard library (and ``svcnb.files``, which is only that and the errors) here: the client side
 (``svcnb._connect``) uses this module to judge a file without loading the server stack.
 """
 
@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from svcnb import _files
+from svcnb import files as _files
 
 ENV = "SVCNB_SANDBOX"
 
@@ -65,15 +65,15 @@ def default_path() -> Path:
 
 
 def write(info: dict, path: str | os.PathLike[str]) -> Path:
-    """Write ``info`` to ``path`` as JSON through :func:`svcnb._files.write` (mode 0600, a
+    """Write ``info`` to ``path`` as JSON through :func:`svcnb.files.write` (mode 0600, a
     private temporary of a random name, renamed into place); a ``path`` that is a symbolic
-    link is refused (``_files.RefusedFile``), never written through."""
+    link is refused (``svcnb.errors.RefusedFile``), never written through."""
     return _files.write(path, json.dumps(info, indent=2) + "\n", secret=True, make_folder=True)
 
 
 def read(path: str | os.PathLike[str]) -> dict:
     """The connection file at ``path`` as a dict with at least ``base_url`` and
-    ``tokens.admin``. OSError when it cannot be read (``_files.RefusedFile`` when it is no
+    ``tokens.admin``. OSError when it cannot be read (``svcnb.errors.RefusedFile`` when it is no
     regular file, too large, or too slow to read), ValueError when it is not such a file."""
     info = json.loads(_files.read(path, limit=FILE_LIMIT).decode("utf-8"))
     if not isinstance(info, dict) or not isinstance(info.get("tokens"), dict):

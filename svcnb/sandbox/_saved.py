@@ -41,7 +41,7 @@ import json
 import os
 from pathlib import Path
 
-from svcnb import _files
+from svcnb import files as _files
 
 from . import _deliveries, _life
 from ._config import SandboxConfig
@@ -167,7 +167,7 @@ def read_state_file(path: str | os.PathLike[str]) -> dict:
 
 
 def write_state_file(doc: dict, path: str | os.PathLike[str]) -> Path:
-    """Write ``doc`` to ``path`` whole or not at all (:func:`svcnb._files.write`: a private
+    """Write ``doc`` to ``path`` whole or not at all (:func:`svcnb.files.write`: a private
     temporary file renamed into place; a ``path`` that is a symbolic link is refused)."""
     # private: a copy of a stored account holds its names, hostnames and addresses
     text = json.dumps(doc, indent=1, ensure_ascii=False) + "\n"

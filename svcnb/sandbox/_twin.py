@@ -49,7 +49,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from svcnb import _files
+from svcnb import files as _files
 
 from ._dialect import (
     BASE_PATHS,

@@ -18,8 +18,9 @@ their text.
 Refusals are :class:`RefusedFile` (an ``OSError`` naming the file, with a ``strerror`` saying
 why), so every caller's existing handling of unreadable or unwritable files applies.
 
-Standard library only, and nothing of svcnb: the sandbox, which imports nothing else of svcnb,
-writes its connection file and reads its dialect file here too (tests/test_layers.py lets it).
+Standard library only, and of svcnb only ``svcnb.errors`` (a leaf): the sandbox, which imports
+nothing else of svcnb, writes its connection file and reads its dialect file here too
+(tests/test_layers.py lets it).
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from svcnb.errors import RefusedFile
+
 __all__ = ["RefusedFile", "read", "shown", "write"]
 
 # what a file from elsewhere may weigh unless its reader says otherwise: far above any file
@@ -45,11 +48,6 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _NOCTTY = getattr(os, "O_NOCTTY", 0)
-
-
-class RefusedFile(OSError):
-    """A file svcnb will not read or write as asked: ``filename`` names it, ``strerror`` says
-    why and what to do."""
 
 
 def write(
