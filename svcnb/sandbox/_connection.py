@@ -22,8 +22,9 @@ file names. Anything else (nothing there, another program on the port answering 
 nothing at all, a file without ``instance``) is not RUNNING, and the readers refuse it before
 any request carries a token.
 
-Only the standard library (and ``svcnb.files``, which is only that and the errors) here: the client side
-(``svcnb._connect``) uses this module to judge a file without loading the server stack.
+Only the standard library (and ``svcnb.files``, which is only that and the errors) here: the
+client side (``svcnb._connect``) uses this module to judge a file without loading the server
+stack.
 """
 
 from __future__ import annotations
