@@ -29,6 +29,7 @@ from svcnb.client import (
     screened_url,
 )
 from svcnb.config import DEFAULT_ACCOUNT, ConfigError, account, accounts, config_path
+from svcnb.files import RefusedFile, shown
 from svcnb.sandbox import connection
 
 if TYPE_CHECKING:
@@ -206,20 +207,10 @@ def _file_control(info: dict[str, str]) -> Control:
 def _read_connection_info(path: Path) -> dict[str, str]:
     """``base_url``, ``control_url``, ``admin`` (token) and ``instance`` of a sandbox connection
     file; ConfigError naming the file when there is none or it is not one."""
-    where = f"{ENV_SANDBOX_FILE}={str(path)!r}"
-    try:
-        info = connection.read(path)
-    except FileNotFoundError:
-        raise ConfigError(
-            f"{where}: no such file; start a sandbox with `svcnb sandbox` (it writes the file "
-            f"and prints the line to export) or unset {ENV_SANDBOX_FILE}"
-        ) from None
-    except (OSError, ValueError) as exc:
-        raise ConfigError(
-            f"{where} is not a readable sandbox connection file with base_url and tokens.admin "
-            f"({type(exc).__name__}); start a sandbox with `svcnb sandbox` (it writes one) or "
-            f"unset {ENV_SANDBOX_FILE}"
-        ) from None
+    return _summary(_read_connection_file(path))
+
+
+def _summary(info: dict) -> dict[str, str]:
     return {
         "base_url": info["base_url"],
         "control_url": connection.control_url(info),
@@ -228,28 +219,74 @@ def _read_connection_info(path: Path) -> dict[str, str]:
     }
 
 
+def _read_connection_file(path: Path) -> dict:
+    where = f"{ENV_SANDBOX_FILE}={str(path)!r}"
+    try:
+        return connection.read(path)
+    except FileNotFoundError:
+        raise ConfigError(
+            f"{where}: no such file; start a sandbox with `svcnb sandbox` (it writes the file "
+            f"and prints the line to export) or unset {ENV_SANDBOX_FILE}"
+        ) from None
+    except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, RefusedFile) else type(exc).__name__
+        raise ConfigError(
+            f"{where} is not a readable sandbox connection file with base_url and tokens.admin "
+            f"({why}); start a sandbox with `svcnb sandbox` (it writes one) or "
+            f"unset {ENV_SANDBOX_FILE}"
+        ) from None
+
+
+def proven_connection_file(path: str | os.PathLike[str]) -> dict:
+    """The whole connection file at ``path`` (tokens included), once the sandbox it names has
+    proven to be the one answering there; ConfigError naming the file otherwise. Everything
+    that takes a token from a connection file takes it here or through :func:`connect`."""
+    info = _read_connection_file(Path(path))
+    _proven(Path(path), _summary(info))
+    return info
+
+
 def _running_sandbox(path: Path) -> dict[str, str]:
-    """:func:`_read_connection_info`, and the sandbox it names is the one answering there: one
-    line naming the file when it has stopped or a new sandbox took its place (whose tokens
-    would be refused and whose account is another), rather than a failure on the first call."""
-    info = _read_connection_info(path)
+    """:func:`_read_connection_info`, and the sandbox it names is proven to be the one answering
+    there (its instance check answers the file's instance within ``connection.PROBE_SECONDS``):
+    else one line naming the file and what was found, before any request carries its token."""
+    return _proven(path, _read_connection_info(path))
+
+
+def _proven(path: Path, info: dict[str, str]) -> dict[str, str]:
     where = f"{ENV_SANDBOX_FILE}={str(path)!r}"
     found = connection.probe(
         {"base_url": info["base_url"], "control_url": info["control_url"], **_instance(info)}
     )
+    if found == connection.RUNNING:
+        return info
+    url = shown(info["base_url"])  # the file's text: shown, never acted on by a terminal
     if found == connection.STOPPED:
         raise ConfigError(
-            f"{where} names the sandbox at {info['base_url']}, which is not running: it was "
+            f"{where} names the sandbox at {url}, which is not running: it was "
             "stopped. Start it again with `svcnb sandbox` (with --state-file FILE to carry on "
             f"the account it saved) or unset {ENV_SANDBOX_FILE}"
         )
     if found == connection.REPLACED:
         raise ConfigError(
             f"{where} names a sandbox that has stopped; a new sandbox answers at "
-            f"{info['base_url']} now, another account with other tokens: point "
+            f"{url} now, another account with other tokens: point "
             f"{ENV_SANDBOX_FILE} at the connection file it printed, or unset {ENV_SANDBOX_FILE}"
         )
-    return info
+    seen = {
+        connection.SILENT: f"something at {url} accepted the connection but did not answer the "
+        f"sandbox's instance check within {connection.PROBE_SECONDS:g} s",
+        connection.UNPROVEN: "the file names no sandbox instance (an older svcnb wrote it), so "
+        f"the server at {url} cannot be proven to be its sandbox",
+    }.get(
+        found,
+        f"something answers at {url} but not as the sandbox that wrote the file (its instance "
+        "check gave no instance)",
+    )
+    raise ConfigError(
+        f"{where}: {seen}; its tokens were not sent. Start a sandbox with `svcnb sandbox` and "
+        f"point {ENV_SANDBOX_FILE} at the file it prints, or unset {ENV_SANDBOX_FILE}"
+    )
 
 
 def _instance(info: dict[str, str]) -> dict[str, str]:

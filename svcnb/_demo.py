@@ -22,6 +22,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from svcnb import files as _files
 from svcnb.extras import lab_needed
 
 if TYPE_CHECKING:
@@ -308,7 +309,7 @@ def render_html(
     title = title or report_title(notebook)
     nb.metadata["title"] = title
     body, _resources = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
-    target.write_text(_REMOTE_TAGS.sub("", body), encoding="utf-8")
+    _files.write(target, _REMOTE_TAGS.sub("", body), secret=False)
 
 
 # Notebook prose that points at a live control; on a page it points at the live notebook.

@@ -23,6 +23,7 @@ import httpx
 import pandas as pd
 import tomli_w
 
+from svcnb import files as _files
 from svcnb import frames, vocab
 from svcnb._doctor import (
     MONEY_FIELDS,
@@ -35,8 +36,9 @@ from svcnb._doctor import (
     times_read,
 )
 from svcnb.client import parse_page
-from svcnb.config import API_PREFIXES, ConfigError, _replace
+from svcnb.config import API_PREFIXES, ConfigError
 from svcnb.errors import ApiError, SvcnbError
+from svcnb.files import RefusedFile
 from svcnb.frames import SCHEMAS, parse_money, unplaced_keys
 from svcnb.sandbox import CURRENCY, MONEY, TIMESTAMPS, TOKEN_NAMES, Dialect
 
@@ -163,6 +165,33 @@ def _shape(reply: Any) -> str | None:
     return "token" if len(extra) == 1 and extra <= answers else None
 
 
+# a word the service wrote goes into the file only when it is plain vocabulary: letters, with
+# "_", "-" or spaces between, short; anything else (digits, dots, colons) could carry an id, a
+# host or an address, and is recorded as said, without its text
+_PLAIN_WORD = re.compile(r"[A-Za-z](?:[A-Za-z_ -]{0,30}[A-Za-z])?")
+# keys whose values name the account: what no word in the file may be or hold
+_NAMING_KEY = re.compile(
+    r"(?i)(?:^|_)(?:id|name|host|hostname|url|uri|ip|address|email|fingerprint|label|"
+    r"description|secret|token)$|(?:Id|Name|Host|Hostname|Url|Uri|Ip|Address|Email)$|^ip"
+)
+_NOT_PLAIN = (
+    "not recorded: not plain vocabulary (letters, '_', '-' and spaces, up to 32), or the same "
+    "as a name, id or host the account holds"
+)
+
+
+def _naming_values(value: Any, into: set[str], key: str = "") -> None:
+    """Every text under a key that names something of the account, at any depth."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _naming_values(v, into, str(k))
+    elif isinstance(value, list):
+        for v in value:
+            _naming_values(v, into, key)
+    elif isinstance(value, str) and value.strip() and _NAMING_KEY.search(key):
+        into.add(value.strip().lower())
+
+
 def _label(path: str) -> str | None:
     return next((label for pattern, label in _LISTS if pattern.fullmatch(path)), None)
 
@@ -203,6 +232,38 @@ class Recorder:
         items = vms.items if vms is not None else None
         self.listed: int | None = len(items) if items is not None and items.complete else None
         self.style: str | None = None
+        self._naming: set[str] | None = None
+
+    @property
+    def naming(self) -> set[str]:
+        """Every name, id, host, address and URL of the account the doctor read (lower case),
+        and the service's host."""
+        if self._naming is None:
+            found: set[str] = set()
+            for records in self.doctor.records.values():
+                _naming_values(records, found)
+            _naming_values(self.doctor.vms, found)
+            host = httpx.URL(self.doctor.client.base_url).host
+            if host:
+                found.add(host.lower())
+            self._naming = found
+        return self._naming
+
+    def plain(self, word: Any) -> bool:
+        """Whether ``word``, written by the service, may go into the file as it is: plain
+        vocabulary (:data:`_PLAIN_WORD`) that is not, and holds no, name, id or host seen."""
+        if not isinstance(word, str) or not _PLAIN_WORD.fullmatch(word):
+            return False
+        lowered = word.lower()
+        return not any(n == lowered or (len(n) >= 3 and n in lowered) for n in self.naming)
+
+    def told(self, words: list[Any]) -> str:
+        """``words`` as the file may say them: each plain one quoted, the others counted."""
+        shown = [repr(w) for w in words if self.plain(w)]
+        hidden = sum(1 for w in words if not self.plain(w))
+        if hidden:
+            shown.append(f"{hidden} word{'s' if hidden > 1 else ''} {_NOT_PLAIN}")
+        return ", ".join(shown)
 
     def record(self) -> DialectRecord:
         self._base_path()
@@ -355,9 +416,9 @@ class Recorder:
         """The keys of the first list answer (names only, never values)."""
         reply = self._replies()[0].reply
         body = reply.body if isinstance(reply.body, dict) else {}
-        said = ", ".join(map(str, body))
+        said = self.told(list(body))
         if isinstance(reply.data, dict):
-            said += "; data: " + ", ".join(map(str, reply.data))
+            said += "; data: " + self.told(list(reply.data))
         return said
 
     def _bare_or_token(self) -> str | None:
@@ -571,9 +632,10 @@ class Recorder:
                 elif len(words) > most:
                     self.cannot(
                         f"{point}.{cls}",
-                        f"said as {', '.join(map(repr, words))}; the sandbox says one word "
-                        "per status",
+                        f"said as {self.told(words)}; the sandbox says one word per status",
                     )
+                elif not all(self.plain(w) for w in words):
+                    self.cannot(f"{point}.{cls}", f"said as {self.told(words)}")
                 else:
                     table[cls] = words if cls == "transitional" else words[0]
             if table:
@@ -581,7 +643,7 @@ class Recorder:
             if unknown:
                 self.cannot(
                     f"{point}.unknown_class",
-                    f"{', '.join(map(repr, unknown))}: svcnb does not know the class; record "
+                    f"{self.told(unknown)}: svcnb does not know the class; record "
                     "again with --map WORD=CLASS",
                 )
 
@@ -609,7 +671,7 @@ class Recorder:
         if currencies - {CURRENCY}:
             self.cannot(
                 "currency",
-                f"states {', '.join(sorted(currencies))}; the sandbox states {CURRENCY} only",
+                f"states {self.told(sorted(currencies))}; the sandbox states {CURRENCY} only",
             )
         elif currencies:
             self.said("currency", CURRENCY, "service")
@@ -719,7 +781,7 @@ class Recorder:
                     for k, meant in free.items()
                     if column in meant and _fits(column, [r.get(k) for r in records])
                 ]
-                if len(could) == 1:
+                if len(could) == 1 and self.plain(could[0]):
                     named[canonical] = could[0]
                     self.out.inferred[f"delivery_fields.{canonical}"] = (
                         f"no key svcnb reads as {canonical} is given; {could[0]!r}, which svcnb "
@@ -739,7 +801,7 @@ class Recorder:
         extra = [k for k in keys if k not in _DELIVERY_FIXED and k not in named.values()]
         if absent or extra:
             parts = ([f"no {', '.join(absent)}"] if absent else []) + (
-                [f"also {', '.join(map(str, extra))}"] if extra else []
+                [f"also {self.told(extra)}"] if extra else []
             )
             self.cannot(
                 "delivery_fields.keys",
@@ -763,8 +825,12 @@ class Recorder:
         )
 
 
-def write_dialect_file(record: DialectRecord, path: str | Path) -> Path:
-    """Write ``record`` as a dialect file (TOML, docs/twin.md); ConfigError when it cannot."""
+def write_dialect_file(
+    record: DialectRecord, path: str | Path, *, follow_link: bool = False
+) -> Path:
+    """Write ``record`` as a dialect file (TOML, docs/twin.md) through
+    :func:`svcnb.files.write`, readable by its owner only; ConfigError when it cannot.
+    ``path`` a symbolic link is ``svcnb.errors.RefusedFile`` unless ``follow_link``."""
     target = Path(path)
     text = (
         '# What `svcnb doctor --record` proved about a service where the API spec says "not\n'
@@ -776,7 +842,9 @@ def write_dialect_file(record: DialectRecord, path: str | Path) -> Path:
         + tomli_w.dumps(record.document())
     )
     try:
-        _replace(target, text.encode("utf-8"))
+        written = _files.write(target, text, secret=True, follow_link=follow_link, make_folder=True)
+    except RefusedFile:
+        raise
     except OSError as exc:
         raise ConfigError(f"cannot write the dialect file {target}: {exc.strerror}") from None
-    return target
+    return written

@@ -25,7 +25,8 @@ from pathlib import Path
 
 import httpx
 
-from svcnb._connect import ENV_SANDBOX_FILE
+from svcnb import files as _files
+from svcnb._connect import ENV_SANDBOX_FILE, proven_connection_file
 from svcnb.client import ENV_API_KEY, ENV_BASE_URL
 from svcnb.store import ENV_PATH, is_remote, resolve_url
 
@@ -136,9 +137,10 @@ class SandboxProcess:
         )
 
     def tokens(self) -> dict[str, str]:
-        """The sandbox's tokens by name (secret values: never print or store them)."""
-        data = _read_json(self.connection_file) or {}
-        return dict(data.get("tokens") or {})
+        """The sandbox's tokens by name (secret values: never print or store them), once the
+        sandbox answering at the file's address has proven to be this one (ConfigError else:
+        a child that died and left its port to another program gets no token)."""
+        return dict(proven_connection_file(self.connection_file)["tokens"])
 
     def control(self, method: str, path: str, **kwargs: object) -> object:
         """Call a ``/_sandbox/`` control endpoint and return its ``data``; errors raise."""
@@ -168,9 +170,10 @@ class SandboxProcess:
 
 def _read_json(path: Path) -> dict | None:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(_files.read(path).decode("utf-8"))
     except (OSError, ValueError):
-        return None  # not written yet, or caught half-written
+        return None  # not written yet (the file appears whole, renamed into place)
+    return data if isinstance(data, dict) else None
 
 
 def session_store(given: str | None) -> str | Path:

@@ -17,9 +17,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from svcnb import files as _files
 
 DEFAULT_FOLDER = "svcnb-notebooks"
 RECORD = ".svcnb-notebooks.json"
@@ -147,15 +148,6 @@ def _read_record(path: Path) -> dict[str, str]:
 
 
 def _replace(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` whole or not at all."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        # mkstemp makes the file private; a notebook keeps the mode it had (else rw-r--r--)
-        mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write ``data`` to ``path`` whole or not at all (:func:`svcnb.files.write`): a notebook
+    keeps the mode it had, a new one gets the umask's."""
+    _files.write(path, data, secret=False, keep_mode=True)

@@ -34,11 +34,8 @@ This module is a leaf: it imports nothing of svcnb but the errors.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import stat
-import tempfile
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +44,7 @@ from urllib.parse import urlsplit
 
 import tomli_w
 
+from svcnb import files as _files
 from svcnb.errors import SvcnbError
 
 ENV_CONFIG = "SVCNB_CONFIG"
@@ -95,7 +93,7 @@ def read_config(path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """The parsed config file, ``{}`` when there is none."""
     target = config_path(path)
     try:
-        raw = target.read_bytes()
+        raw = _files.read(target)
     except FileNotFoundError:
         return {}
     except OSError as exc:
@@ -140,31 +138,13 @@ def write_section(
 
 
 def _replace(target: Path, data: bytes) -> None:
-    """Write ``data`` to ``target`` at once (readers see the old file or the new, never half).
+    """Write ``data`` to ``target`` at once, through :func:`svcnb.files.write`.
 
-    A symbolic link is followed: the file it points to is replaced and the link stays (a config
-    kept with dotfiles is often linked), and that file keeps its mode, so a config made private
-    stays private; a new file is made readable by its owner only. The temporary file has a name
-    no one else holds (a fixed one could be a link planted to redirect the write).
+    A symbolic link is followed (the user made it: a config kept with dotfiles is often
+    linked): the file it points to is replaced and the link stays, and that file keeps its
+    mode, so a config made private stays private; a new file is readable by its owner only.
     """
-    real = Path(os.path.realpath(target))
-    real.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    try:
-        mode = stat.S_IMODE(os.stat(real).st_mode)
-    except FileNotFoundError:
-        mode = 0o600
-    fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            os.chmod(tmp, mode)
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, real)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    _files.write(target, data, secret=True, follow_link=True, keep_mode=True, make_folder=True)
 
 
 # The API prefix forms a base URL may end with: the client tries both after a base URL without

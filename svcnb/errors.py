@@ -33,6 +33,8 @@ that builtin too (shown in brackets), so existing ``except ValueError`` code kee
     │   └── OriginError                a snapshot of another server or account than the store
     │                                  holds under that name, or older than its latest
     ├── ConfigError [ValueError]       svcnb.config: the config file cannot be read or written
+    ├── RefusedFile [OSError]          a file svcnb will not read (no regular file, too large, too
+    │                                  slow) or write (a symbolic link not to be followed)
     ├── VocabularyError [ValueError]   svcnb.vocab: a status mapping names no known class
     ├── SignatureError [ValueError]    svcnb.webhooks: not signed by the subscription secret
     │   ├── MissingSignature           no X-Service-Signature header
@@ -86,6 +88,7 @@ __all__ = [
     "PagingError",
     "PagingWarning",
     "RateLimited",
+    "RefusedFile",
     "SchemaDriftWarning",
     "ScopeError",
     "ServerError",
@@ -250,3 +253,9 @@ class PagingWarning(UserWarning):
 class IncompleteWarning(PagingWarning):
     """Stored rows were read from a list nothing proved complete; figures from them may be
     short."""
+
+
+class RefusedFile(SvcnbError, OSError):
+    """A file svcnb will not read or write as asked (``svcnb.files``): ``filename`` names it,
+    ``strerror`` says why and what to do. An ``OSError``, so every handling of a file that
+    cannot be read or written applies to it."""

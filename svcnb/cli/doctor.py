@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from svcnb import vocab
 from svcnb._doctor import Doctor, render, verdict
@@ -13,6 +14,7 @@ from svcnb._doctor_record import Recorder, write_dialect_file
 from svcnb.cli import _common
 from svcnb.config import config_path, write_section
 from svcnb.errors import SvcnbError
+from svcnb.files import RefusedFile
 
 
 def _parse_maps(values: list[str]) -> dict[str, dict[str, str]]:
@@ -58,13 +60,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--record",
         metavar="FILE",
         help="also write what was proven as a dialect file, for `svcnb sandbox --dialect-file "
-        "FILE` (a twin of this service; docs/twin.md)",
+        "FILE` (a twin of this service; docs/twin.md); a FILE that is a symbolic link is "
+        "refused unless --record-follow-link",
+    )
+    parser.add_argument(
+        "--record-follow-link",
+        action="store_true",
+        help="with --record: FILE may be a symbolic link; the file it points to is replaced",
     )
 
 
 def run(args: argparse.Namespace) -> int:
     try:
         extra = _parse_maps(args.map)
+        follow = getattr(args, "record_follow_link", False)
+        if args.record is not None and not follow and Path(args.record).is_symlink():
+            raise ValueError(_linked(args.record))
         client = _common.client(progress=False)
     except (SvcnbError, ValueError) as exc:
         return _common.fail("doctor", str(exc), 2)
@@ -89,7 +100,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"\n{verdict(findings)}")
     if record is not None:
         try:
-            written = write_dialect_file(record, args.record)
+            written = write_dialect_file(record, args.record, follow_link=follow)
+        except RefusedFile:
+            return _common.fail("doctor", _linked(args.record), 2)
         except SvcnbError as exc:
             return _common.fail("doctor", str(exc), 2)
         print(
@@ -117,3 +130,10 @@ def run(args: argparse.Namespace) -> int:
         if left:
             print(f"not written (svcnb cannot tell their class): {', '.join(left)}; add --map")
     return 3 if any(not f.ok for f in findings) else 0
+
+
+def _linked(path: str) -> str:
+    return (
+        f"--record {path} is a symbolic link; writing it would replace the file it points to. "
+        "Name a plain file, or add --record-follow-link if replacing that file is meant"
+    )

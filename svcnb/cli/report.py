@@ -17,6 +17,7 @@ it never starts a sandbox of its own.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 from collections.abc import Callable
@@ -26,6 +27,7 @@ from typing import Any
 
 import pandas as pd
 
+from svcnb import files as _files
 from svcnb.cli import _common
 from svcnb.cli._common import fail
 from svcnb.reports import duration
@@ -147,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         if args.at is not None:
-            to_utc(args.at)
+            to_utc(args.at, "--at")
         duration(args.within, name="--within")
         _horizons(getattr(args, "horizons", "30,60,90"))
         if args.width is None:
@@ -183,12 +185,16 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.format == "png":
             out = Path(args.out or f"{args.kind}.png")
-            _draw(list(view.plots.values()), header).savefig(out, dpi=100, bbox_inches="tight")
+            image = io.BytesIO()
+            _draw(list(view.plots.values()), header).savefig(
+                image, format="png", dpi=100, bbox_inches="tight"
+            )
+            _files.write(out, image.getvalue(), secret=False)
             print(f"wrote {out}")
             return 0
         text = _render(args.format, view, chosen, header, args.width)
         if args.out:
-            Path(args.out).write_text(text, encoding="utf-8")
+            _files.write(args.out, text, secret=False)
             print(f"wrote {args.out}")
         else:
             sys.stdout.write(text)

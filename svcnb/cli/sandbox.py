@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from svcnb.config import ConfigError
+from svcnb.files import shown
 from svcnb.sandbox import DEFAULT_SEED, DEFAULT_VMS, SandboxConfig
 
 from ._common import add_dialect_option, fail
@@ -191,7 +192,7 @@ def _speak_dialect_file(args: argparse.Namespace) -> bool:
     try:
         spoken = read_dialect_file(args.dialect_file)
     except StateError as exc:
-        fail("sandbox", str(exc))
+        fail("sandbox", shown(str(exc)))
         return False
     args.dialect = spoken.name
     for name, default in (
@@ -201,13 +202,14 @@ def _speak_dialect_file(args: argparse.Namespace) -> bool:
         key = "rate_window_seconds" if name == "rate_window" else name
         if key in spoken.settings and getattr(args, name, default) == default:
             setattr(args, name, spoken.settings[key])
+    # the file's texts are another's: each is one line, nothing in it a terminal acts on
     print(
-        f"svcnb sandbox: speaking the dialect file {args.dialect_file}; "
+        f"svcnb sandbox: speaking the dialect file {shown(args.dialect_file)}; "
         f"{len(spoken.listed)} point(s) not spoken as proven:",
         file=sys.stderr,
     )
     for line in spoken.listed:
-        print(f"  {line}", file=sys.stderr)
+        print(f"  {shown(line)}", file=sys.stderr)
     return True
 
 
@@ -273,7 +275,7 @@ def _in_use(path: Path) -> str | None:
     if connection.probe(info) != connection.RUNNING:
         return None
     return (
-        f"{path} is the connection file of the sandbox running at {info['base_url']}; stop "
+        f"{path} is the connection file of the sandbox running at {shown(info['base_url'])}; stop "
         "that one first, or give this one a file of its own with --connection-file PATH"
     )
 
@@ -321,7 +323,7 @@ def _serve(args: argparse.Namespace, stop: threading.Event | None, saved: Saved 
         print(sandbox.base_url, flush=True)
         print(f"  public API: {sandbox.api_root}  control: {sandbox.control_url}", flush=True)
         if sandbox.state.dialect.name != "default":
-            print(f"  dialect: {sandbox.state.dialect.name}", flush=True)
+            print(f"  dialect: {shown(sandbox.state.dialect.name)}", flush=True)
         print(f"  tokens ({', '.join(sandbox.tokens)}) written to {connection_file}", flush=True)
         if saved is not None:
             print(f"  started from a saved state at sandbox time {saved['now']}", flush=True)

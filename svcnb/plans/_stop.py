@@ -24,6 +24,7 @@ from typing import Any, cast
 
 import pandas as pd
 
+from svcnb import files as _files
 from svcnb import frames, vocab
 from svcnb.config import service_url
 from svcnb.errors import Conflict, NotFound, SvcnbError, WaitTimeout
@@ -254,7 +255,9 @@ class StopPlan:
     def save(self, path: str | Path) -> Path:
         """Write the plan as JSON to ``path``; returns the path."""
         path = Path(path)
-        path.write_text(json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n")
+        _files.write(
+            path, json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n", secret=False
+        )
         return path
 
     @classmethod

@@ -60,6 +60,11 @@ _PART = re.compile(rf"({_NUMBER})\s*([a-z]+)\.?", re.IGNORECASE)
 _PARTS = re.compile(rf"(?:{_NUMBER}\s*[a-z]+\.?\s*,?\s*(?:and\s+)?)+", re.IGNORECASE)
 
 
+# the longest duration read: added to any time of this century it stays a time pandas
+# represents (up to 2262-04-11), where "Out of bounds nanosecond timestamp" would name nothing
+LONGEST = pd.Timedelta(days=365 * 200)
+
+
 class DurationError(SvcnbError, ValueError):
     """Text (or a value) that is not a duration svcnb reads; the message gives an example."""
 
@@ -106,14 +111,24 @@ def duration(value: Any, *, name: str | None = None) -> pd.Timedelta:
         raise DurationError(
             f"{_said(value, name)} is negative: give a duration of 0 or more, e.g. {_example(name)}"
         )
+    if out > LONGEST:
+        raise _too_long(value, name)
     return out
+
+
+def _too_long(value: Any, name: str | None) -> DurationError:
+    return DurationError(
+        f"{_said(value, name)} is longer than svcnb counts: pandas represents times only up "
+        f"to {pd.Timestamp.max:%Y-%m-%d}, so a duration is at most {LONGEST.days} days "
+        f"(200 years), e.g. {_example(name)}"
+    )
 
 
 def _days(number: float, value: Any, name: str | None, hint: str) -> pd.Timedelta:
     try:
         return pd.Timedelta(days=float(number))
     except (OverflowError, ValueError):
-        raise DurationError(f"{_said(value, name)} is too long a duration: {hint}") from None
+        raise _too_long(value, name) from None
 
 
 def _parse(text: str, name: str | None, hint: str) -> pd.Timedelta:
@@ -150,7 +165,7 @@ def _parse(text: str, name: str | None, hint: str) -> pd.Timedelta:
                 # against pandas-stubs' keyword parameters
                 total += pd.Timedelta(**{_UNITS[word]: float(number)})  # type: ignore[arg-type]
             except (OverflowError, ValueError):
-                raise DurationError(f"{_said(text, name)} is too long a duration: {hint}") from None
+                raise _too_long(text, name) from None
         return -total if negative else total
     # the forms pandas writes itself: "1 days 02:00:00", "02:00:00", ISO 8601 "P1DT2H"
     if ":" in body or re.fullmatch(r"-?P[0-9DTHMSW.]+", body, re.IGNORECASE):

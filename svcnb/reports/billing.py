@@ -34,12 +34,14 @@ Renewal model (the sandbox's, ``svcnb/sandbox/_life.py``; the spec shows none):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from svcnb import files as _files
 from svcnb.frames import ResourceName
 from svcnb.money import exact_sum, plain_text, to_decimal
 from svcnb.reports._classes import (
@@ -1067,11 +1069,29 @@ def plot_balance(
     return ax
 
 
+# a cell a spreadsheet would run as a formula (OWASP "CSV injection"): starting with =, +, -,
+# @, a tab or a carriage return. Text that is a plain number (-12.50, +3, 1e5) is a number
+# there, never a formula, and stays as it is
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER_TEXT = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def safe_cell(value: Any) -> Any:
+    """``value`` as a CSV cell a spreadsheet shows as text: a text a spreadsheet would read as a
+    formula gets a leading ``'`` (which spreadsheets hide); numbers and other text unchanged."""
+    formula = isinstance(value, str) and value.startswith(_FORMULA_START)
+    return "'" + value if formula and not _NUMBER_TEXT.fullmatch(value) else value
+
+
 def export_csv(frame: pd.DataFrame, path: Any = None) -> str | None:
     """Write a report frame as CSV; returns the text when ``path`` is None.
 
     Times are ISO 8601 UTC; money columns are the exact decimal text (``760.18``, never
-    ``760.1800000000001``); list cells are joined with ", ".
+    ``760.1800000000001``); list cells are joined with ", ". A text cell that starts with
+    ``=``, ``+``, ``-``, ``@``, a tab or a carriage return (a VM named ``=HYPERLINK(...)``) is
+    written with a leading ``'``, so a spreadsheet shows it as text instead of running it;
+    numbers, negative ones included, stay numbers. A ``path`` is written through
+    :func:`svcnb.files.write` (whole or not at all, never through a symbolic link).
     """
     out = frame.copy()
     for col in out.columns:
@@ -1082,7 +1102,23 @@ def export_csv(frame: pd.DataFrame, path: Any = None) -> str | None:
             out[col] = [plain_text(v, c) for v, c in zip(frame[col], cur, strict=True)]
         elif out[col].dtype == object:
             out[col] = out[col].map(lambda v: ", ".join(map(str, v)) if isinstance(v, list) else v)
-    return out.to_csv(path, index=False)
+        if out[col].dtype == object or isinstance(out[col].dtype, pd.StringDtype):
+            out[col] = out[col].astype(object).map(safe_cell)
+    out.columns = [safe_cell(str(c)) for c in out.columns]
+    # a CR inside a cell is quoted only when it is part of the line end (Python's csv): such an
+    # export ends its rows as RFC 4180 does, CR LF, so the cell stays one cell
+    carriage = any(
+        out[c].astype(object).map(lambda v: isinstance(v, str) and "\r" in v).any()
+        for c in out.columns
+    )
+    text = out.to_csv(index=False, lineterminator="\r\n" if carriage else "\n")
+    if path is None:
+        return text
+    if hasattr(path, "write"):  # an open file or buffer, as pandas' to_csv takes
+        path.write(text)
+    else:
+        _files.write(path, text, secret=False)
+    return None
 
 
 # --- the billing view: what every surface shows (svcnb.reports._view) -------------------------

@@ -39,8 +39,9 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
+
+from svcnb import files as _files
 
 from . import _deliveries, _life
 from ._config import SandboxConfig
@@ -166,16 +167,8 @@ def read_state_file(path: str | os.PathLike[str]) -> dict:
 
 
 def write_state_file(doc: dict, path: str | os.PathLike[str]) -> Path:
-    """Write ``doc`` to ``path`` whole or not at all (a temporary file renamed into place)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".state-", suffix=".json", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(doc, handle, indent=1, ensure_ascii=False)
-            handle.write("\n")
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+    """Write ``doc`` to ``path`` whole or not at all (:func:`svcnb.files.write`: a private
+    temporary file renamed into place; a ``path`` that is a symbolic link is refused)."""
+    # private: a copy of a stored account holds its names, hostnames and addresses
+    text = json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
+    return _files.write(path, text, secret=True, make_folder=True)

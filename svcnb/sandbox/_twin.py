@@ -49,6 +49,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from svcnb import files as _files
+
 from ._dialect import (
     BASE_PATHS,
     CAP_STATUS,
@@ -80,6 +82,8 @@ from ._speak import _size
 FORMAT = "svcnb-dialect"
 VERSION = 1
 DISK_UNIT = "GiB"  # the sandbox's disk sizes: GiB, whatever the dialect
+# a dialect file `svcnb doctor --record` writes is a few KiB; one far larger is no such file
+FILE_LIMIT = 256 * 1024
 # a reader's classes of status words -> the sandbox status each stands for (transitional: two)
 VM_CLASSES = {
     "running": "running",
@@ -237,7 +241,7 @@ def _fail(path: Path, key: str, problem: str) -> StateError:
 
 def _load(path: Path) -> dict:
     try:
-        raw = path.read_bytes()
+        raw = _files.read(path, limit=FILE_LIMIT)
     except OSError as exc:
         raise StateError(f"dialect file {path}: cannot be read ({exc.strerror})") from None
     try:

@@ -19,10 +19,7 @@ API_2, DB_3, API_12 = "vm_358c956bf1e3c6a7", "vm_ebce02c6326307f1", "vm_71f344fe
 def configured(fleet, tmp_path, monkeypatch):
     """The environment names the loopback sandbox through a connection file, as `svcnb sandbox
     --connection-file` writes it; the default store is a fresh folder."""
-    info = tmp_path / "sandbox.json"
-    info.write_text(
-        json.dumps({"base_url": fleet.base_url, "tokens": {"admin": fleet.tokens["admin"]}})
-    )
+    info = fleet.write_connection_file(tmp_path / "sandbox.json")
     monkeypatch.setenv("SVCNB_SANDBOX", str(info))
     monkeypatch.setenv("SVCNB_STORE", str(tmp_path / "store"))
     return Store(tmp_path / "store")
