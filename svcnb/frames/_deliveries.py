@@ -323,7 +323,7 @@ def event_grouping(deliveries: pd.DataFrame, records: str | None = None) -> Assu
     said = (
         f"delivery records are attempts ({where}), and "
         if value == "attempt"
-        else "how attempts group into events is assumed, not proven: "
+        else "how attempts group into events is an assumption: "
     )
     return Assumption(
         "event grouping",
@@ -347,7 +347,7 @@ def history_depth(history: str | None = None) -> Assumption:
     said = (
         f"the service keeps only its latest attempts ({where})"
         if value == "latest"
-        else "how much delivery history the service keeps is assumed, not proven"
+        else "how much delivery history the service keeps is an unknown assumption"
     )
     return Assumption(
         "history depth",

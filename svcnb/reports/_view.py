@@ -325,7 +325,8 @@ def figure(spec: ViewSpec, name: str, value: Any, **kw: Any) -> tuple[str, Figur
 
 def view_notes(inputs: Mapping[str, Any], results: Iterable[Any] = ()) -> list[str]:
     """The notes every view carries: each input frame the store holds as incomplete (a list
-    nothing proved whole), named once, and the ``note`` a result frame gives."""
+    nothing proved whole), named once; the values of each input svcnb could not read (what
+    ``svcnb snapshot`` said of the same snapshot); and the ``note`` a result frame gives."""
     notes = []
     for name, frame in inputs.items():
         if isinstance(frame, pd.DataFrame) and frame.attrs.get("incomplete"):
@@ -333,6 +334,11 @@ def view_notes(inputs: Mapping[str, Any], results: Iterable[Any] = ()) -> list[s
                 f"{name} may be incomplete ({frame.attrs['incomplete']}): the figures count "
                 "only what was read"
             )
+    for name, frame in inputs.items():
+        unread = frame.attrs.get("unreadable") if isinstance(frame, pd.DataFrame) else None
+        if unread:
+            counts = ", ".join(f"{column} {n}" for column, n in sorted(unread.items()))
+            notes.append(f"{name}: values svcnb could not read (kept as NA): {counts}")
     for result in results:
         note = getattr(result, "attrs", {}).get("note")
         if note and note not in notes:

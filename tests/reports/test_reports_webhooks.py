@@ -458,3 +458,17 @@ def test_bounds_read_as_bounds_wherever_the_frame_is_shown():
         consecutive_failures_bound=pd.array(["unknown"], dtype="string"),
     )
     assert display_frame(unknown, ["consecutive_failures"]).iloc[0, 0] == "unknown"
+
+
+def test_the_webhooks_view_says_events_unknown_on_every_surface():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", frames.AssumptionWarning)
+        recs = frames.deliveries(_attempts_without_event_ids(), webhook_id="h9")
+    view = webhooks.frames_view(frames.webhooks([{**HOOK, "consecutiveFailures": 0}]), recs, T0)
+    shown = view.figures_frame().set_index("figure")
+    for name in ("delivered", "failed", "unknown"):
+        assert view.figures[name].text() == "unknown"  # never "2" failed events
+        assert pd.isna(shown.loc[name, "value"]) and not shown.loc[name, "complete"]
+    assert view.complete is False
+    assert any("carry no event id" in note for note in view.notes)
+    assert "Complete: no" in view.figures_text()
