@@ -23,6 +23,14 @@ MiB, disk in GiB) are pinned per service, and then converted exactly::
     ram = "GiB"       # or "MiB"
     disk = "GiB"      # or "MiB"
 
+What delivery records do not prove is pinned per service too (``deliveries_config``)::
+
+    [deliveries]
+    records = "event"        # each delivery record is one event (else grouped by event id)
+    history = "full"         # the service keeps every attempt
+    [deliveries.fields]
+    tryCount = "attempts"    # a served key -> the delivery field it holds
+
 It never holds a token: the client reads those from its arguments or the environment only.
 This module is a leaf: it imports nothing of svcnb but the errors.
 """
