@@ -179,6 +179,8 @@ def _priced(vms: pd.DataFrame, currency: Any) -> pd.DataFrame:
             "billed": placed["billed"].to_numpy(),
             "unknown_vm": placed["unknown_vm"].to_numpy(),
             "unknown": (placed["unknown_vm"] | placed["unknown_billing"]).to_numpy(),
+            # provisioning and the like: no renewal date yet is what such a VM has
+            "transitional": (placed["vm_class"] == "transitional").to_numpy(dtype=bool),
         },
         index=vms.index,
     ).reset_index(drop=True)
@@ -718,11 +720,11 @@ def runway(
     renewal), shortfall (its amount minus the balance left then), unpaid_then (ids of every VM
     whose renewal at that same instant goes unpaid), unscheduled (VMs that will renew but have
     no readable renewal date: still provisioning, or a date svcnb could not read; the walk
-    cannot include them, so the runway may come sooner), horizon_end, unknown_status (VMs left
-    out because their status or billing word is unknown), complete (False when any VM was left
-    out of the walk: unknown_status, unscheduled, or a price that could not be read; the runway
-    may then come sooner than runway_at says, and a NaT runway_at is unknown, not "none") and
-    reason (why not complete; NA when complete).
+    cannot include them), horizon_end, unknown_status (VMs left out because their status or
+    billing word is unknown), complete (False when a VM was left out of the walk: unknown
+    status, a running or stopped VM without a readable renewal date, or a price that could not
+    be read; the runway may then come sooner than runway_at says, and a NaT runway_at is
+    unknown, not "none") and reason (why not complete; NA when complete).
     """
     now = resolve_now(now)
     priced, balance, owed, currency, schedule = _walk(vms, wallet, now, horizon, cycle)
@@ -780,17 +782,26 @@ def _unscheduled(priced: pd.DataFrame) -> int:
     return int((priced["renews"] & priced["next_renewal_at"].isna()).sum())
 
 
+def _undated(priced: pd.DataFrame) -> int:
+    """VMs that renew and are up (running or stopped) yet have no readable renewal date: the
+    service gave one svcnb could not read, or none where one is due."""
+    return int(
+        (priced["renews"] & priced["next_renewal_at"].isna() & ~priced["transitional"]).sum()
+    )
+
+
 def _walk_complete(vms: pd.DataFrame, priced: pd.DataFrame) -> dict[str, Any]:
     """``complete`` and ``reason`` of a walk through the renewals: whole only when no VM that
-    may renew was left out of it (status unknown, no readable renewal date, price unread)."""
+    renews was left out of it (status unknown, no readable renewal date while up, price
+    unread). A VM still provisioning has no date yet: counted in ``unscheduled``, as before."""
     why = []
-    unknown, undated, unread = _unknown(priced), _unscheduled(priced), _unread_price(vms, priced)
+    unknown, undated, unread = _unknown(priced), _undated(priced), _unread_price(vms, priced)
     if unknown:
         why.append(f"{unknown} VM(s) of unknown status or billing word left out")
     if undated:
         why.append(
-            f"{undated} VM(s) that renew have no readable renewal date (provisioning, or a "
-            "date svcnb could not read) and are not in the walk"
+            f"{undated} running or stopped VM(s) that renew have no readable renewal date "
+            "and are not in the walk"
         )
     if unread:
         why.append(f"{unread} VM(s) that renew have a price svcnb could not read")

@@ -372,13 +372,13 @@ def health(webhooks: pd.DataFrame, deliveries: pd.DataFrame, now: Any = None) ->
         failed = (~success).fillna(False).to_numpy(dtype=bool)
         stated = getattr(hook, "consecutive_failures", pd.NA)
         if not pd.isna(stated):
-            run, run_bound, run_why, source = int(stated), EXACT, "", STATED
+            run, run_bound, run_why, source, deep = int(stated), EXACT, "", STATED, False
         else:
             run, run_bound, run_why, deep = _run_of_failures(mine, depth)
             source = COUNTED
         # pandas-stubs: isna takes fewer kinds of scalar than itertuples is said to give
         active = None if pd.isna(hook.is_active) else bool(hook.is_active)  # type: ignore[arg-type]
-        left, left_bound, left_why = _to_disable(active, run, run_bound, source == COUNTED and deep)
+        left, left_bound, left_why = _to_disable(active, run, run_bound, deep)
         loose = ungrouped.get(hook_id, 0)
         # event counts from records that cannot be grouped into events are unknown, never a
         # count of records taken for events
@@ -512,10 +512,16 @@ def attempts(deliveries: pd.DataFrame, now: Any = None) -> pd.DataFrame:
     )
     out["share"] = out["events"] / out.groupby("webhook_id")["events"].transform("sum")
     if ungrouped:
+        hooks = sorted(ungrouped)
         blind = pd.DataFrame(
-            {"webhook_id": sorted(ungrouped), "outcome": "events unknown", "events": pd.NA}
+            {
+                "webhook_id": hooks,
+                "outcome": ["events unknown"] * len(hooks),
+                "events": pd.array([None] * len(hooks), dtype="Int64"),
+                "share": pd.array([None] * len(hooks), dtype="Float64"),
+            }
         )
-        out = pd.concat([out, blind.assign(share=pd.NA)], ignore_index=True)
+        out = pd.concat([out, blind], ignore_index=True)
         out = out.sort_values(["webhook_id", "outcome"], kind="stable").reset_index(drop=True)
     return out.astype(
         {"webhook_id": "string", "outcome": "string", "events": "Int64", "share": "Float64"}
