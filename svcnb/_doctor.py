@@ -66,7 +66,10 @@ from svcnb.frames import (
     PLACED,
     SCHEMAS,
     UnknownMoneyKeyError,
+    event_grouping,
+    history_depth,
     parse_money,
+    pin_fields,
     unplaced_keys,
 )
 from svcnb.reports import firewall
@@ -690,9 +693,13 @@ class Doctor:
             self.add("delivery records", "not readable with this token (webhooks:read)")
             return
         records = self.records.get("deliveries")
+        self._history_depth(hooks.items)
         if not records:
             self.add("delivery records", f"{len(hooks.items)} subscriptions, no records yet")
             return
+        served = list(dict.fromkeys(k for r in records if isinstance(r, dict) for k in r))
+        records, pins = pin_fields(records)
+        self._event_grouping(records)
         keys = list(dict.fromkeys(k for r in records if isinstance(r, dict) for k in r))
         placed: list[str] = []
         absent: list[str] = []
@@ -708,6 +715,9 @@ class Doctor:
         unplaced = unplaced_keys(records)
         harmless = [k for k in keys if k not in PLACED and k not in unplaced]
         text = f"{len(records)} records; placed {', '.join(placed)}"
+        pinned = [f"{k}→{v}" for k, v in pins.items() if k in served]
+        if pinned:
+            text += f"; pinned by [deliveries.fields] in {config_path()}: {', '.join(pinned)}"
         if harmless:
             text += f"; ignored (none of the counts, outcomes or times): {', '.join(harmless)}"
         if absent:
@@ -718,7 +728,53 @@ class Doctor:
                 f"{', '.join(c for c in MEANINGS if c in meant)}: NA there)"
                 for key, (meant, rows) in unplaced.items()
             )
+        if unplaced:
+            text += (
+                f'; pin a key to its field: [deliveries.fields] KEY = "attempts" (or statusCode, '
+                f"success, eventId, createdAt, lastAttemptAt) in {config_path()}"
+            )
         self.add("delivery records", text, ok=not unplaced, unplaced=sorted(map(str, unplaced)))
+
+    def _event_grouping(self, records: list[Any]) -> None:
+        """How attempts group into events: proven by an event id on every record, pinned, or
+        assumed (event counts NA)."""
+        names = SCHEMAS["deliveries"]["event_id"].path.split("|")
+        ids = [
+            next((r[k] for k in names if r.get(k) is not None), None)
+            if isinstance(r, dict)
+            else None
+            for r in records
+        ]
+        found = event_grouping(pd.DataFrame({"event_id": pd.array(ids, dtype=object)}))
+        if found.state == "proven":
+            self.add("delivery events", f"proven: {found.why}")
+        elif found.state == "pinned":
+            self.add("delivery events", f"pinned by {found.why.partition('(')[2].rstrip(')')}")
+        else:
+            self.add("delivery events", f"assumed: {found.why}", ok=False)
+
+    def _history_depth(self, hooks: list[Any]) -> None:
+        """How much delivery history the service keeps: needed only where no subscription
+        states its own failure counter."""
+        if not hooks:
+            return  # no subscription: no run of failures rests on it
+        counted = [
+            h for h in hooks if isinstance(h, dict) and h.get("consecutiveFailures") is not None
+        ]
+        if len(counted) == len(hooks):
+            self.add(
+                "delivery history depth",
+                "not needed: every subscription states its own failure counter "
+                "(consecutiveFailures), which runs of failures are read from",
+            )
+            return
+        depth = history_depth()
+        if depth.state == "pinned":
+            self.add(
+                "delivery history depth", f"pinned by {depth.why.partition('(')[2].rstrip(')')}"
+            )
+        else:
+            self.add("delivery history depth", f"assumed: {depth.why}", ok=False)
 
     def _rate_limit(self) -> None:
         try:

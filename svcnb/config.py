@@ -27,6 +27,13 @@ Paging semantics the answers do not prove (``svcnb doctor`` calls them "assumed"
 
     [paging]
     no_continuation_is_end = true   # an answer without a next link or token is the last page
+What delivery records do not prove is pinned per service too (``deliveries_config``)::
+
+    [deliveries]
+    records = "event"        # each delivery record is one event (else grouped by event id)
+    history = "full"         # the service keeps every attempt
+    [deliveries.fields]
+    tryCount = "attempts"    # a served key -> the delivery field it holds
 
 It never holds a token: the client reads those from its arguments or the environment only.
 This module is a leaf: it imports nothing of svcnb but the errors.
@@ -57,6 +64,8 @@ __all__ = [
     "DEFAULT_ACCOUNT",
     "PAGING_ASSUMPTIONS",
     "PORT_SENTINEL_CHOICES",
+    "DELIVERY_CHOICES",
+    "DELIVERY_FIELDS",
     "UNIT_CHOICES",
     "Account",
     "ConfigError",
@@ -66,6 +75,7 @@ __all__ = [
     "config_path",
     "paging_config",
     "port_sentinels",
+    "deliveries_config",
     "read_config",
     "unit_choice",
     "units_config",
@@ -448,3 +458,81 @@ def port_sentinels(path: str | os.PathLike[str] | None = None) -> dict[str, str]
                 )
             )
     return dict(table)
+
+
+# -- [deliveries]: what the delivery records do not prove, pinned per service ------------------
+
+# the delivery record's fields a served key can be pinned to (the names the sandbox's default
+# dialect gives them; the spec leaves them "not shown")
+DELIVERY_FIELDS = (
+    "id",
+    "eventId",
+    "event",
+    "url",
+    "statusCode",
+    "success",
+    "attempts",
+    "error",
+    "createdAt",
+    "lastAttemptAt",
+)
+# [deliveries] keys and the values each may be pinned to
+DELIVERY_CHOICES: dict[str, tuple[str, ...]] = {
+    # what one delivery record is: one attempt (grouped into events by its event id), or one
+    # event (its attempt count says how many attempts it took)
+    "records": ("attempt", "event"),
+    # how much history the service keeps: every attempt since the subscription began, or only
+    # its latest ones
+    "history": ("full", "latest"),
+}
+
+
+def deliveries_config(path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """The ``[deliveries]`` table, checked: ``records`` (``"attempt"`` or ``"event"``),
+    ``history`` (``"full"`` or ``"latest"``) and ``fields`` (``[deliveries.fields]``: a served
+    key -> the delivery field it holds, one of :data:`DELIVERY_FIELDS`). ``{}`` when absent::
+
+        [deliveries]
+        records = "event"      # each delivery record is one event, not one attempt
+        history = "full"       # the service keeps every attempt
+        [deliveries.fields]
+        tryCount = "attempts"  # the service's name for the attempt count
+    """
+    target = config_path(path)
+    table = read_config(target).get("deliveries", {})
+    where = f"{target}: [deliveries]"
+    if not isinstance(table, dict):
+        raise ConfigError(f'{where} must be a table ([deliveries] records = "event")')
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        if key == "fields":
+            out["fields"] = _delivery_fields(value, f"{target}: [deliveries.fields]")
+            continue
+        choices = DELIVERY_CHOICES.get(key)
+        if choices is None:
+            raise ConfigError(
+                f"{where}: unknown key {key!r}; the keys are "
+                f"{', '.join([*DELIVERY_CHOICES, 'fields'])}"
+            )
+        if not isinstance(value, str) or value.strip().lower() not in choices:
+            raise ConfigError(
+                f"{where}: {key} = {value!r}; use one of {', '.join(map(repr, choices))}"
+            )
+        out[key] = value.strip().lower()
+    return out
+
+
+def _delivery_fields(table: Any, where: str) -> dict[str, str]:
+    if not isinstance(table, dict):
+        raise ConfigError(f'{where} must be a table (tryCount = "attempts")')
+    out: dict[str, str] = {}
+    for served, field in table.items():
+        if field not in DELIVERY_FIELDS:
+            raise ConfigError(
+                f"{where}: {served} = {field!r} is not a delivery field; use one of "
+                f"{', '.join(DELIVERY_FIELDS)}"
+            )
+        if field in out.values():
+            raise ConfigError(f"{where}: two served keys are pinned to {field!r}")
+        out[str(served)] = field
+    return out

@@ -466,3 +466,53 @@ def test_a_hal_link_without_href_does_not_make_the_recorded_links_relative():
     recorder.style = "hal"
     recorder._link_form()
     assert "link_form" not in recorder.out.not_expressible
+
+
+def test_delivery_assumptions_unpinned_are_assumed_and_pinned_are_ok(
+    sandbox, monkeypatch, capsys, tmp_path
+):
+    """Records without an event id, subscriptions without a failure counter and a key named
+    as nobody names the attempt count: each an assumption, "assumed" with its pin until the
+    config file pins it."""
+
+    def say(path: str, body: dict) -> dict:
+        data = body.get("data")
+        if path.endswith("/deliveries") and isinstance(data, list):
+            for record in data:
+                record.pop("eventId", None)
+                record["tryCount"] = record.pop("attempts")
+        if path.endswith("/webhooks") and isinstance(data, list):
+            for hook in data:
+                hook.pop("consecutiveFailures", None)
+        return body
+
+    through(sandbox, monkeypatch, Rewriting(say))
+    with pytest.warns(SchemaDriftWarning):
+        code, out, _ = doctor(sandbox, monkeypatch, capsys)
+    assert code == 3, out
+    events, depth = line(out, "delivery events"), line(out, "delivery history depth")
+    assert events.startswith("! ") and "assumed" in events and 'records = "event"' in events
+    assert depth.startswith("! ") and "assumed" in depth and 'history = "full"' in depth
+    assert "proven" not in events + depth
+    records = line(out, "delivery records")
+    assert records.startswith("! ") and "[deliveries.fields]" in records
+
+    config = tmp_path / "config.toml"
+    config.write_text(
+        '[deliveries]\nrecords = "event"\nhistory = "full"\n'
+        '[deliveries.fields]\ntryCount = "attempts"\n'
+    )
+    monkeypatch.setenv("SVCNB_CONFIG", str(config))
+    with pytest.warns(SchemaDriftWarning):
+        code, out, _ = doctor(sandbox, monkeypatch, capsys)
+    for point in ("delivery events", "delivery history depth", "delivery records"):
+        shown = line(out, point)
+        assert shown.startswith("  ") and "pinned by" in shown, shown
+
+
+def test_the_sandbox_proves_its_delivery_events_and_needs_no_history_depth(
+    sandbox, monkeypatch, capsys
+):
+    _code, out, _ = doctor(sandbox, monkeypatch, capsys)
+    assert "proven: every delivery record carries an event id" in line(out, "delivery events")
+    assert line(out, "delivery history depth").startswith("  ")

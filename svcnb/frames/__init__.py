@@ -18,7 +18,17 @@ converted from a pinned unit (``[units]`` in the config file, or ``vms(..., unit
 from __future__ import annotations
 
 from ._build import RecordError, UnreadableValueWarning, empty
-from ._deliveries import MEANINGS, PLACED, UnplacedKeyWarning, unplaced_keys
+from ._deliveries import (
+    MEANINGS,
+    PLACED,
+    Assumption,
+    AssumptionWarning,
+    UnplacedKeyWarning,
+    event_grouping,
+    history_depth,
+    pin_fields,
+    unplaced_keys,
+)
 from ._fields import API_FIELDS, COLUMNS, api_record, column_of
 from ._money import Money, UnknownMoneyKeyError, parse_money
 from ._records import vm_records
@@ -45,6 +55,8 @@ __all__ = [
     "MEANINGS",
     "PLACED",
     "SCHEMAS",
+    "Assumption",
+    "AssumptionWarning",
     "Field",
     "Money",
     "RecordError",
@@ -60,10 +72,13 @@ __all__ = [
     "column_of",
     "deliveries",
     "empty",
+    "event_grouping",
     "firewall_rules",
     "firewalls",
+    "history_depth",
     "networks",
     "parse_money",
+    "pin_fields",
     "unplaced_keys",
     "vm_firewalls",
     "vm_private_networks",

@@ -15,6 +15,19 @@ status code, a count or an epoch time; a date-time string: a time), and when nei
 everything. Keys that are clearly none of them are fine: identifiers (``id``, ``...Id``), the
 URL, the event type, the error text, bodies, headers and payloads, and durations
 (``durationMs``: how long, not when).
+
+Three things the records do not prove are *assumptions* (docs/contracts.md section 0), each
+proven by evidence, pinned by the user (``[deliveries]`` in the config file), or unknown:
+
+- **delivery field names**: a served key pinned to a field (``[deliveries.fields]``
+  ``tryCount = "attempts"``) is read as that field; keys no pin and no known name place stay
+  unplaced (above);
+- **event grouping** (:func:`event_grouping`): how attempts group into events. Proven when every
+  record carries an event id; else pinned (``records = "event"``: each record is one event)
+  or unknown: then event counts are NA, with one :class:`AssumptionWarning`;
+- **history depth** (:func:`history_depth`): whether the service keeps every attempt. Only a
+  pin (``history = "full"``) says so; a run of failures counted back from the records finds
+  its start only in a success it reaches, never in the first record served.
 """
 
 from __future__ import annotations
@@ -22,14 +35,27 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
+from svcnb.config import config_path, deliveries_config
+
 from ._build import RecordError, UnreadableValueWarning
 from ._schema import SCHEMAS
 
-__all__ = ["MEANINGS", "UnplacedKeyWarning", "could_mean", "unplaced_keys"]
+__all__ = [
+    "MEANINGS",
+    "Assumption",
+    "AssumptionWarning",
+    "UnplacedKeyWarning",
+    "could_mean",
+    "event_grouping",
+    "history_depth",
+    "pin_fields",
+    "unplaced_keys",
+]
 
 
 class UnplacedKeyWarning(UnreadableValueWarning):
@@ -239,3 +265,138 @@ def blank_unplaced(
 
 def _listed(columns: set[str]) -> str:
     return ", ".join(c for c in MEANINGS if c in columns)
+
+
+# -- assumptions: what the records do not prove ------------------------------------------------
+
+
+class AssumptionWarning(UnreadableValueWarning):
+    """A value rests on an assumption nothing proved and nobody pinned: it is NA, and the
+    warning names the assumption and how to pin it."""
+
+
+@dataclass(frozen=True)
+class Assumption:
+    """What svcnb takes for one thing the delivery records do not prove: ``name`` (``event
+    grouping``, ``history depth``), ``state`` (``"proven"``, ``"pinned"`` or ``"unknown"``),
+    ``value`` (what is taken: ``"event id"``, ``"record"``, ``"full"``; None when unknown) and
+    ``why`` (the evidence, where it is pinned, or why it is unknown and how to pin it)."""
+
+    name: str
+    state: str
+    value: str | None
+    why: str
+
+    @property
+    def known(self) -> bool:
+        return self.state != "unknown"
+
+
+def _pinned(key: str, pinned: str | None) -> tuple[str | None, str]:
+    """(value, where) of a ``[deliveries]`` pin: the argument, else the config file."""
+    if pinned is not None:
+        return pinned, "the caller"
+    value = deliveries_config().get(key)
+    return value, f"[deliveries] {key} in {config_path()}"
+
+
+def event_grouping(deliveries: pd.DataFrame, records: str | None = None) -> Assumption:
+    """How the delivery records group into events (``deliveries``: a frame of
+    :func:`svcnb.frames.deliveries`). ``records`` pins what one record is (``"attempt"`` or
+    ``"event"``) over the config file's ``[deliveries] records``.
+
+    Proven when every record carries an event id (records sharing one are one event's
+    attempts). Else a pin ``"event"`` makes each record without one an event of its own; with
+    none (or ``"attempt"``), which attempts make one event is unknown.
+    """
+    total = len(deliveries)
+    missing = int(deliveries["event_id"].isna().sum()) if total else 0
+    if not missing:
+        return Assumption(
+            "event grouping", "proven", "event id", "every delivery record carries an event id"
+        )
+    value, where = _pinned("records", records)
+    if value == "event":
+        return Assumption(
+            "event grouping", "pinned", "record", f"each delivery record is one event ({where})"
+        )
+    said = (
+        f"delivery records are attempts ({where}), and "
+        if value == "attempt"
+        else "how attempts group into events is an assumption: "
+    )
+    return Assumption(
+        "event grouping",
+        "unknown",
+        None,
+        f"{said}{missing} of {total} delivery record(s) carry no event id, so which attempts "
+        "make one event is unknown; if each record is one event, pin it: [deliveries] "
+        f'records = "event" in {config_path()}',
+    )
+
+
+def history_depth(history: str | None = None) -> Assumption:
+    """Whether the service keeps every delivery attempt: ``history`` (``"full"`` or
+    ``"latest"``) pins it over the config file's ``[deliveries] history``; else unknown (no
+    answer proves that nothing older was dropped)."""
+    value, where = _pinned("history", history)
+    if value == "full":
+        return Assumption(
+            "history depth", "pinned", "full", f"the service keeps every attempt ({where})"
+        )
+    said = (
+        f"the service keeps only its latest attempts ({where})"
+        if value == "latest"
+        else "how much delivery history the service keeps is an unknown assumption"
+    )
+    return Assumption(
+        "history depth",
+        "unknown",
+        None,
+        f"{said}: a run of failures with no success among the records served may be longer; "
+        f'if the service keeps every attempt, pin it: [deliveries] history = "full" in '
+        f"{config_path()}",
+    )
+
+
+def pin_fields(
+    records: list[Any], fields: Mapping[str, str] | None = None
+) -> tuple[list[Any], dict[str, str]]:
+    """``records`` with each served key pinned to a delivery field (``fields``, else the config
+    file's ``[deliveries.fields]``: served key -> ``statusCode``, ``attempts``, ...) renamed to
+    the name the schema reads first; the pins used. A pinned key wins over a key of the
+    field's own name."""
+    pins = dict(fields) if fields is not None else deliveries_config().get("fields", {})
+    if not pins:
+        return records, {}
+    # the schema's first name for each field: what a pinned key is read as
+    first = {
+        alternative.split("|", 1)[0]: field.path.split("|", 1)[0]
+        for field in SCHEMAS["deliveries"].values()
+        for alternative in field.path.split("|")
+    }
+    target = {served: first.get(name, name) for served, name in pins.items()}
+    out = []
+    for record in records:
+        if not isinstance(record, Mapping) or not target.keys() & record.keys():
+            out.append(record)
+            continue
+        moved = {target[k]: record[k] for k in target if k in record}
+        out.append(
+            {**{k: v for k, v in record.items() if k not in target and k not in moved}, **moved}
+        )
+    return out, target
+
+
+def warn_grouping(frame: pd.DataFrame, stacklevel: int = 3) -> None:
+    """One :class:`AssumptionWarning` when the frame's event grouping is unknown; recorded in
+    ``frame.attrs["assumptions"]``."""
+    grouping = event_grouping(frame)
+    frame.attrs["assumptions"] = {grouping.name: grouping.state}
+    if not grouping.known:
+        warnings.warn(
+            f"svcnb.frames.deliveries: {grouping.why}. Event counts (events, delivered, "
+            "failed) are NA (unknown).",
+            AssumptionWarning,
+            stacklevel=stacklevel,
+        )

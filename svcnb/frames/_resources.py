@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from ._build import RecordError, UnreadableValueWarning, build
-from ._deliveries import blank_unplaced
+from ._deliveries import blank_unplaced, pin_fields, warn_grouping
 from ._money import keys_beside_money
 from ._schema import ResourceName
 from ._units import apply_units
@@ -206,7 +206,11 @@ def webhooks(records: Iterable[Mapping[str, Any]], *, strict: bool = False) -> p
 
 
 def deliveries(
-    records: Iterable[Mapping[str, Any]], webhook_id: str | None = None, *, strict: bool = False
+    records: Iterable[Mapping[str, Any]],
+    webhook_id: str | None = None,
+    *,
+    strict: bool = False,
+    fields: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """One row per delivery attempt: id, webhook_id, event_id, event, url, status_code (NA when
     no answer came), success, attempts, error, created_at, last_attempt_at.
@@ -219,11 +223,20 @@ def deliveries(
     known name gave a value: one ``UnplacedKeyWarning`` per frame names the keys, and
     ``attrs["unplaced"]`` maps each to the columns it blanked (``svcnb.frames._deliveries``).
 
+    A served key the names do not place can be pinned to its field: ``fields={"tryCount":
+    "attempts"}``, over the config file's ``[deliveries.fields]``. Records without an event id
+    leave how attempts group into events unknown unless ``[deliveries] records = "event"``
+    pins each record as one event: one ``AssumptionWarning`` then says so
+    (``svcnb.frames.event_grouping``).
+
     The API's delivery records do not name their webhook: pass ``webhook_id`` for records listed
     under one webhook, or give each record a ``webhookId`` key.
     """
     if webhook_id is not None:
         records = [{**r, "webhookId": webhook_id} for r in records]
     records = records if isinstance(records, list) else list(records)
+    records, _ = pin_fields(records, fields)
     frame = build("deliveries", records, strict=strict)
-    return blank_unplaced(frame, records, strict=strict)
+    frame = blank_unplaced(frame, records, strict=strict)
+    warn_grouping(frame)
+    return frame

@@ -197,6 +197,8 @@ def text_table(frame: pd.DataFrame, width: int = 100, columns: list[str] | None 
     if columns is not None:
         frame = frame[[c for c in columns if c in frame.columns]]
     headers = list(shown.columns)
+    # the columns shown, in the order shown (display_frame may leave a currency column out)
+    frame = frame[[c for c in frame.columns if label(str(c)) in set(headers)]]
     cells = [[str(v) for v in shown[h]] for h in headers]
     widths = [max([len(h)] + [len(c) for c in col]) for h, col in zip(headers, cells, strict=True)]
     # by label: the shown frame may have left the currency column out

@@ -10,7 +10,10 @@ column, a label or a figure of its own, so a figure reads the same on every surf
 A figure's text comes from its kind (``svcnb.reports._columns`` kinds, one formatter:
 ``svcnb.reports._display.kind_text``); money through ``svcnb.money``. A figure that is only a
 bound says so in its text ("at least 12.00 EUR", "by 2026-12-01"); an unknown one says
-"unknown", never a number.
+"unknown", never a number, and never the "none" a figure says when nothing is due: a figure
+whose ground is not whole (``complete=False``) and has no value is unknown. Every figure carries
+its completeness (``complete`` and ``reason``) into every export: the figures table (CSV,
+JSON), the text lines and the HTML (``data-complete``, the reason as a tooltip).
 """
 
 from __future__ import annotations
@@ -103,8 +106,10 @@ class ViewSpec:
 class Figure:
     """A figure's value as of a snapshot: ``value`` (Decimal for money, int for counts, a UTC
     Timestamp for times; None or NaT when unknown), its ``currency`` (money), ``qualifier``
-    ("", "at least", "at most" or "by": how far it holds) and ``empty`` (what to say when it
-    has no value, e.g. "none within the horizon"; "unknown" by default)."""
+    ("", "at least", "at most" or "by": how far it holds), ``empty`` (what to say when it
+    has no value, e.g. "none within the horizon"; "unknown" by default), ``complete`` (False
+    when what it rests on is not whole or not known; None: complete unless unknown or a bound)
+    and ``reason`` (why not complete)."""
 
     spec: FigureSpec
     value: Any
@@ -114,16 +119,39 @@ class Figure:
     detail: str = ""
     # the spec's label with the view's options filled in (set by View)
     label: str = ""
+    complete: bool | None = None
+    reason: str = ""
 
     @property
     def name(self) -> str:
         return self.spec.name
 
+    def _missing(self) -> bool:
+        return kind_text(self.spec.kind, self.value, self.currency) == ""
+
+    @property
+    def is_complete(self) -> bool:
+        """Whether the figure is the whole truth: exact, and resting on nothing unknown."""
+        if self.complete is not None:
+            return self.complete
+        return not self.qualifier and not (self._missing() and self.empty == "unknown")
+
+    def why(self) -> str:
+        """Why the figure is not complete ("" when it is)."""
+        if self.is_complete:
+            return ""
+        if self.reason:
+            return self.reason
+        if self._missing():
+            return "unknown"
+        return f"only a bound ({self.qualifier})"
+
     def text(self) -> str:
         """The figure as every surface shows it."""
         written = kind_text(self.spec.kind, self.value, self.currency)
         if written == "":
-            return self.empty
+            # "none within the horizon" holds only when the ground it was looked for is whole
+            return self.empty if self.complete is not False else "unknown"
         text = QUALIFIERS[self.qualifier] + written
         return f"{text} ({self.detail})" if self.detail else text
 
@@ -179,6 +207,8 @@ class View:
         unknown = set(self.tables) - {t.name for t in self.spec.tables}
         if unknown:
             raise ValueError(f"{self.spec.report} view: undeclared tables {sorted(unknown)}")
+        # a view is complete only when each of its figures is
+        self.complete = self.complete and all(f.is_complete for f in self.figures.values())
 
     # --- what renderers read ----------------------------------------------------------------
 
@@ -196,7 +226,8 @@ class View:
 
     def figures_frame(self) -> pd.DataFrame:
         """The figures as a table (``--table figures``): figure, label, value (exact, as
-        :meth:`Figure.plain`), currency, text (as shown) and means."""
+        :meth:`Figure.plain`; null when unknown), currency, text (as shown), complete (the
+        figure is exact and rests on nothing unknown), reason (why not) and means."""
         rows = [
             {
                 "figure": f.name,
@@ -204,13 +235,23 @@ class View:
                 "value": f.plain(),
                 "currency": f.currency,
                 "text": f.text(),
+                "complete": f.is_complete,
+                "reason": f.why() or None,
                 "means": f.spec.means,
             }
             for f in self.figures.values()
         ]
-        return pd.DataFrame(
-            rows, columns=["figure", "label", "value", "currency", "text", "means"]
-        ).astype({"figure": "string", "label": "string", "text": "string", "means": "string"})
+        columns = ["figure", "label", "value", "currency", "text", "complete", "reason", "means"]
+        return pd.DataFrame(rows, columns=columns).astype(
+            {
+                "figure": "string",
+                "label": "string",
+                "text": "string",
+                "complete": "boolean",
+                "reason": "string",
+                "means": "string",
+            }
+        )
 
     def heading(self) -> str:
         return f"{self.spec.title} as of {self.as_of:%Y-%m-%d %H:%M} UTC"
@@ -222,18 +263,32 @@ class View:
         pad = max((len(f.label) for f in self.figures.values()), default=0)
         lines = [f"{f.label.ljust(pad)}  {f.text()}" for f in self.figures.values()]
         lines += [f"Note: {n}" for n in self.notes]
+        lines.append(self.completeness())
         return "\n".join(lines)
+
+    def completeness(self) -> str:
+        """One line: "Complete: yes", or "Complete: no" and the figures that are not."""
+        partial = [f.label for f in self.figures.values() if not f.is_complete]
+        if self.complete and not partial:
+            return "Complete: yes"
+        said = f" (not exact or unknown: {'; '.join(partial)})" if partial else " (see the notes)"
+        return "Complete: no" + said
 
     def figures_html(self, *, style: str = "") -> str:
         """The figures as an HTML table (panels, notebook cells, demo pages): each label
         carries its sentence of what it counts as a tooltip."""
         rows = "".join(
             f"<tr><th title='{html.escape(f.spec.means, quote=True)}'>{html.escape(f.label)}"
-            f"</th><td class='svcnb-figure' data-figure='{html.escape(f.name, quote=True)}'>"
+            f"</th><td class='svcnb-figure' title='{html.escape(f.why(), quote=True)}' "
+            f"data-complete='{str(f.is_complete).lower()}' "
+            f"data-figure='{html.escape(f.name, quote=True)}'>"
             f"{html.escape(f.text())}</td></tr>"
             for f in self.figures.values()
         )
-        notes = "".join(f"<p class='svcnb-note'>{html.escape(n)}</p>" for n in self.notes)
+        notes = "".join(
+            f"<p class='svcnb-note'>{html.escape(n)}</p>"
+            for n in [*self.notes, self.completeness()]
+        )
         return (
             f"<b>{html.escape(self.heading())}</b>{style}"
             f'<table class="svcnb-table svcnb-figures">{rows}</table>{notes}'
@@ -270,7 +325,8 @@ def figure(spec: ViewSpec, name: str, value: Any, **kw: Any) -> tuple[str, Figur
 
 def view_notes(inputs: Mapping[str, Any], results: Iterable[Any] = ()) -> list[str]:
     """The notes every view carries: each input frame the store holds as incomplete (a list
-    nothing proved whole), named once, and the ``note`` a result frame gives."""
+    nothing proved whole), named once; the values of each input svcnb could not read (what
+    ``svcnb snapshot`` said of the same snapshot); and the ``note`` a result frame gives."""
     notes = []
     for name, frame in inputs.items():
         if isinstance(frame, pd.DataFrame) and frame.attrs.get("incomplete"):
@@ -278,6 +334,11 @@ def view_notes(inputs: Mapping[str, Any], results: Iterable[Any] = ()) -> list[s
                 f"{name} may be incomplete ({frame.attrs['incomplete']}): the figures count "
                 "only what was read"
             )
+    for name, frame in inputs.items():
+        unread = frame.attrs.get("unreadable") if isinstance(frame, pd.DataFrame) else None
+        if unread:
+            counts = ", ".join(f"{column} {n}" for column, n in sorted(unread.items()))
+            notes.append(f"{name}: values svcnb could not read (kept as NA): {counts}")
     for result in results:
         note = getattr(result, "attrs", {}).get("note")
         if note and note not in notes:

@@ -181,6 +181,8 @@ def _priced(vms: pd.DataFrame, currency: Any) -> pd.DataFrame:
             "billed": placed["billed"].to_numpy(),
             "unknown_vm": placed["unknown_vm"].to_numpy(),
             "unknown": (placed["unknown_vm"] | placed["unknown_billing"]).to_numpy(),
+            # provisioning and the like: no renewal date yet is what such a VM has
+            "transitional": (placed["vm_class"] == "transitional").to_numpy(dtype=bool),
         },
         index=vms.index,
     ).reset_index(drop=True)
@@ -719,10 +721,12 @@ def runway(
     renewal within the horizon is paid), runway_days, vm_id, name, amount (of the unpaid
     renewal), shortfall (its amount minus the balance left then), unpaid_then (ids of every VM
     whose renewal at that same instant goes unpaid), unscheduled (VMs that will renew but have
-    no renewal date yet, e.g. still provisioning: the walk cannot include them, so the runway
-    may come sooner), horizon_end, unknown_status (VMs left out because their status or
-    billing word is unknown), complete (False when unknown_status > 0: the walk is without
-    those VMs, so the runway may come sooner than runway_at says).
+    no readable renewal date: still provisioning, or a date svcnb could not read; the walk
+    cannot include them), horizon_end, unknown_status (VMs left out because their status or
+    billing word is unknown), complete (False when a VM was left out of the walk: unknown
+    status, a running or stopped VM without a readable renewal date, or a price that could not
+    be read; the runway may then come sooner than runway_at says, and a NaT runway_at is
+    unknown, not "none") and reason (why not complete; NA when complete).
     """
     now = resolve_now(now)
     priced, balance, owed, currency, schedule = _walk(vms, wallet, now, horizon, cycle)
@@ -742,7 +746,7 @@ def runway(
         "unscheduled": _unscheduled(priced),
         "horizon_end": now + duration(horizon, name="horizon"),
         "unknown_status": _unknown(priced),
-        "complete": _unknown(priced) == 0 and _unread_price(vms, priced) == 0,
+        **_walk_complete(vms, priced),
     }
     if not unpaid.empty:
         first = unpaid.iloc[0]
@@ -771,12 +775,42 @@ def runway(
             "unscheduled": "Int64",
             "unknown_status": "Int64",
             "complete": "boolean",
+            "reason": "string",
         }
     )
 
 
 def _unscheduled(priced: pd.DataFrame) -> int:
     return int((priced["renews"] & priced["next_renewal_at"].isna()).sum())
+
+
+def _undated(priced: pd.DataFrame) -> int:
+    """VMs that renew and are up (running or stopped) yet have no readable renewal date: the
+    service gave one svcnb could not read, or none where one is due."""
+    return int(
+        (priced["renews"] & priced["next_renewal_at"].isna() & ~priced["transitional"]).sum()
+    )
+
+
+def _walk_complete(vms: pd.DataFrame, priced: pd.DataFrame) -> dict[str, Any]:
+    """``complete`` and ``reason`` of a walk through the renewals: whole only when no VM that
+    renews was left out of it (status unknown, no readable renewal date while up, price
+    unread). A VM still provisioning has no date yet: counted in ``unscheduled``, as before."""
+    why = []
+    unknown, undated, unread = _unknown(priced), _undated(priced), _unread_price(vms, priced)
+    if unknown:
+        why.append(f"{unknown} VM(s) of unknown status or billing word left out")
+    if undated:
+        why.append(
+            f"{undated} running or stopped VM(s) that renew have no readable renewal date "
+            "and are not in the walk"
+        )
+    if unread:
+        why.append(f"{unread} VM(s) that renew have a price svcnb could not read")
+    return {
+        "complete": not why,
+        "reason": "; ".join(why) + ": it may come sooner" if why else pd.NA,
+    }
 
 
 def _unread_price(vms: pd.DataFrame, priced: pd.DataFrame) -> int:
@@ -802,8 +836,9 @@ def low_balance_forecast(
     :func:`renewal_schedule` up to t are set against the debitable renewals due in
     ``(t, t + window]``. (The sandbox checks hourly, so its ``billing.low_balance`` comes at the
     first full hour at or after ``low_at``.) Returns now, window_days, low_at (NaT when never
-    within the horizon), balance_then, needed, currency, unscheduled, unknown_status and
-    complete (as in :func:`runway`: when not complete, ``low_at`` may come sooner).
+    within the horizon), balance_then, needed, currency, unscheduled, unknown_status,
+    complete and reason (as in :func:`runway`: when not complete, ``low_at`` may come sooner,
+    and a NaT is unknown).
     """
     now = resolve_now(now)
     span = duration(window, name="window")
@@ -819,7 +854,7 @@ def low_balance_forecast(
         "currency": currency,
         "unscheduled": _unscheduled(priced),
         "unknown_status": _unknown(priced),
-        "complete": _unknown(priced) == 0 and _unread_price(vms, priced) == 0,
+        **_walk_complete(vms, priced),
     }
     out = pd.DataFrame([row])
     for col in ("now", "low_at"):
@@ -833,6 +868,7 @@ def low_balance_forecast(
             "unscheduled": "Int64",
             "unknown_status": "Int64",
             "complete": "boolean",
+            "reason": "string",
         }
     )
 
@@ -1121,6 +1157,36 @@ def export_csv(frame: pd.DataFrame, path: Any = None) -> str | None:
     return None
 
 
+def _renewals_figure(
+    due: pd.DataFrame, days: int, currency: Any, complete: bool, walk_why: str
+) -> tuple[str, Any]:
+    """The ``renewals_{days}d`` figure of the rows of :func:`renewals_due` in the account
+    currency: exact, "at least" when renewals were left out (unknown price, VMs the walk could
+    not place), and unknown (never 0) when nothing was counted but something was left out."""
+    rows = due[due["within_days"] == days]
+    count = int(rows["renewals"].sum())
+    unpriced = int(rows["unpriced"].sum())
+    total = exact_sum(rows["amount"].dropna(), currency)
+    whole = complete and not unpriced
+    why = [walk_why] if walk_why else []
+    if unpriced:
+        why.append(f"{unpriced} renewal(s) of unknown price not in the sum")
+    if not whole and (count - unpriced) == 0:
+        # "at least 0.00" says nothing: nothing known was counted
+        return figure(
+            VIEW, f"renewals_{days}d", None, currency=currency, reason="; ".join(why) or ""
+        )
+    return figure(
+        VIEW,
+        f"renewals_{days}d",
+        total,
+        currency=currency,
+        qualifier="" if whole else "at least",
+        detail=f"{count} renewals",
+        reason="; ".join(why),
+    )
+
+
 # --- the billing view: what every surface shows (svcnb.reports._view) -------------------------
 
 _GOOD_STANDING = (
@@ -1306,6 +1372,7 @@ def view(
     row = walk.iloc[0]
     currency = None if pd.isna(row["currency"]) else str(row["currency"])
     complete = bool(row["complete"])
+    walk_why = "" if complete else str(row["reason"])
     bound = "" if complete else "by"
     due = tables["renewals_due"]
     mine = due if currency is None else due[due["currency"] == currency]
@@ -1316,19 +1383,7 @@ def view(
     figures = dict(
         [
             figure(VIEW, "balance", to_decimal(row["balance"], currency), currency=currency),
-            *(
-                figure(
-                    VIEW,
-                    f"renewals_{d}d",
-                    exact_sum(mine.loc[mine["within_days"] == d, "amount"].dropna(), currency),
-                    currency=currency,
-                    qualifier=""
-                    if complete and not int(mine.loc[mine["within_days"] == d, "unpriced"].sum())
-                    else "at least",
-                    detail=f"{int(mine.loc[mine['within_days'] == d, 'renewals'].sum())} renewals",
-                )
-                for d in (7, 30, 90)
-            ),
+            *(_renewals_figure(mine, d, currency, complete, walk_why) for d in (7, 30, 90)),
             figure(VIEW, "owed", to_decimal(row["owed"], currency), currency=currency),
             figure(
                 VIEW,
@@ -1345,6 +1400,8 @@ def view(
                 qualifier=bound,
                 empty=f"none within {duration_text(horizon_td)}",
                 detail="" if pd.isna(row["runway_at"]) or pd.isna(row["name"]) else row["name"],
+                complete=None if complete else False,
+                reason=walk_why,
             ),
             figure(
                 VIEW,
@@ -1352,6 +1409,8 @@ def view(
                 low,
                 qualifier=bound,
                 empty=f"none within {duration_text(horizon_td)}",
+                complete=None if complete else False,
+                reason=walk_why,
             ),
             figure(VIEW, "vms_overdue", int((bill == "owing").sum())),
             figure(VIEW, "vms_suspended", int(((vm == "suspended") | (bill == "suspended")).sum())),
@@ -1360,8 +1419,10 @@ def view(
         ]
     )
     notes = view_notes(inputs, tables.values())
-    if not complete:
+    if int(row["unknown_status"]):
         notes.insert(0, left_out_note(int(row["unknown_status"])) + "; the runway may come sooner")
+    if not complete:
+        notes.append(f"Runway and renewals not complete: {walk_why}")
     return View(
         VIEW,
         now,

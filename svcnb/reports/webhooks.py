@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, cast
 import pandas as pd
 from pandas.api.typing import NAType
 
+from svcnb.frames import Assumption, event_grouping, history_depth
 from svcnb.reports._classes import UNKNOWN, billing_classes, vm_classes
 from svcnb.reports._replay import StoreLike, report, snapshot_at
 from svcnb.reports._reuse import sharing
@@ -128,13 +129,22 @@ _EVENT_DTYPES: dict[str, str | type[bool]] = {
 }
 
 
-def _events(deliveries: pd.DataFrame) -> pd.DataFrame:
+def _events(deliveries: pd.DataFrame, grouping: Assumption | None = None) -> pd.DataFrame:
     """One row per (webhook, event): delivered (an attempt succeeded), failed (every attempt
     is known to have failed), unknown (neither), and the attempt it got through on (``ok_on``).
 
-    A record without an event id is an event of its own: grouping those together would merge
-    events that may differ.
+    Records sharing an event id are one event's attempts. A record without an event id is an
+    event of its own only where ``grouping`` (:func:`svcnb.frames.event_grouping`) says each
+    record is one event; otherwise which attempts make one event is unknown, and such records
+    make no event here: ``attrs["ungrouped"]`` counts them per webhook.
     """
+    grouping = grouping if grouping is not None else event_grouping(deliveries)
+    loose = deliveries["event_id"].isna().to_numpy(dtype=bool)
+    ungrouped: dict[str, int] = {}
+    if loose.any() and grouping.value != "record":
+        counts = deliveries.loc[loose, "webhook_id"].astype(str).value_counts()
+        ungrouped = {str(k): int(v) for k, v in counts.items()}
+        deliveries = deliveries[~loose]
     success = deliveries["success"].astype("boolean")
     ok = success.fillna(False).astype(bool)
     attempt = deliveries["attempts"].astype("Int64")
@@ -152,7 +162,9 @@ def _events(deliveries: pd.DataFrame) -> pd.DataFrame:
         }
     )
     if recs.empty:
-        return pd.DataFrame({c: pd.Series(dtype=t) for c, t in _EVENT_DTYPES.items()})
+        out = pd.DataFrame({c: pd.Series(dtype=t) for c, t in _EVENT_DTYPES.items()})
+        out.attrs["ungrouped"] = ungrouped
+        return out
     out = (
         recs.groupby(["webhook_id", "event_id"], sort=True, dropna=False)
         .agg(
@@ -167,7 +179,9 @@ def _events(deliveries: pd.DataFrame) -> pd.DataFrame:
     out["delivered"] = out["any_ok"].astype(bool)
     out["failed"] = ~out["delivered"] & ~out["any_na"].astype(bool)
     out["unknown"] = ~out["delivered"] & out["any_na"].astype(bool)
-    return out[list(_EVENT_DTYPES)].astype(_EVENT_DTYPES)
+    out = out[list(_EVENT_DTYPES)].astype(_EVENT_DTYPES)
+    out.attrs["ungrouped"] = ungrouped
+    return out
 
 
 def _event_keys(records: pd.DataFrame) -> pd.Series:
@@ -190,12 +204,24 @@ def _one_attempt(events: pd.Series, attempts: pd.Series) -> list[bool]:
     return out
 
 
-def _run_of_failures(records: pd.DataFrame) -> tuple[Any, str, str]:
+def _run_of_failures(
+    records: pd.DataFrame, depth: Assumption | None = None
+) -> tuple[Any, str, str, bool]:
     """Failed attempts since the last success, counted from the delivery records newest attempt
-    time backwards: (count or lower bound or NA, bound, why it is not exact)."""
+    time backwards: (count or lower bound or NA, bound, why it is not exact, whether it rests
+    on the history depth: no success was reached and ``depth`` does not say the records are
+    the whole history)."""
+    depth = depth if depth is not None else history_depth()
     n = len(records)
     if not n:
-        return pd.NA, UNKNOWN_FIGURE, "the service states no counter and served no deliveries"
+        if depth.value == "full":
+            return 0, EXACT, "", False  # every attempt is kept, and none was made
+        return (
+            pd.NA,
+            UNKNOWN_FIGURE,
+            f"the service states no counter and served no deliveries; {depth.why}",
+            True,
+        )
     when = records["last_attempt_at"]
     untimed = int(when.isna().sum())
     if untimed:
@@ -204,6 +230,7 @@ def _run_of_failures(records: pd.DataFrame) -> tuple[Any, str, str]:
             UNKNOWN_FIGURE,
             f"{untimed} of {n} delivery record(s) carry no readable attempt time, so the order "
             "of the attempts is unknown",
+            False,
         )
     recs = pd.DataFrame(
         {
@@ -253,12 +280,14 @@ def _run_of_failures(records: pd.DataFrame) -> tuple[Any, str, str]:
             UNKNOWN_FIGURE,
             f"{uncounted} failed delivery record(s) in the run carry no readable attempt "
             "number: each may stand for several failed attempts",
+            False,
         )
     why = []
-    if not found and not stop:
+    deep = not found and not stop and depth.value != "full"
+    if deep:
         stop = (
             f"no success among the {n} delivery record(s) served: the service may keep only its "
-            "latest attempts, so the run may be longer"
+            f"latest attempts, so the run may be longer ({depth.why})"
         )
     if stop:
         why.append(stop)
@@ -268,14 +297,18 @@ def _run_of_failures(records: pd.DataFrame) -> tuple[Any, str, str]:
             "without the records of the earlier attempts: each may stand for several"
         )
     if not why:
-        return run, EXACT, ""
+        return run, EXACT, "", False
     if run == 0:  # "at least 0" says nothing
-        return pd.NA, UNKNOWN_FIGURE, "; ".join(why)
-    return run, AT_LEAST, "; ".join(why)
+        return pd.NA, UNKNOWN_FIGURE, "; ".join(why), deep
+    return run, AT_LEAST, "; ".join(why), deep
 
 
-def _to_disable(active: Any, run: Any, bound: str) -> tuple[Any, str, str]:
-    """Failed attempts left before the auto-disable: (count or upper bound or NA, bound, why)."""
+def _to_disable(active: Any, run: Any, bound: str, deep: bool = False) -> tuple[Any, str, str]:
+    """Failed attempts left before the auto-disable: (count or upper bound or NA, bound, why).
+
+    A run counted from a history that may be cut (``deep``) bounds nothing the user can act
+    on: what is left is unknown until the history depth is pinned (``[deliveries] history``).
+    """
     if active is False:
         return 0, EXACT, ""
     if pd.isna(run):
@@ -283,6 +316,8 @@ def _to_disable(active: Any, run: Any, bound: str) -> tuple[Any, str, str]:
     left = max(AUTO_DISABLE_AFTER - int(run), 0)
     if left == 0:
         return 0, EXACT, ""
+    if deep:
+        return pd.NA, UNKNOWN_FIGURE, "it rests on how much history the service keeps"
     if active is None:
         return left, AT_MOST, "whether the subscription is active is not stated"
     return left, (EXACT if bound == EXACT else AT_MOST), ""
@@ -321,7 +356,9 @@ def health(webhooks: pd.DataFrame, deliveries: pd.DataFrame, now: Any = None) ->
     ``attrs["complete"]``: every row complete; ``attrs["incomplete"]``: {webhook_id: reason}.
     Worst first: disabled, then closest to auto-disable (unknown before known).
     """
-    events = _events(deliveries)
+    grouping, depth = event_grouping(deliveries), history_depth()
+    events = _events(deliveries, grouping)
+    ungrouped = events.attrs["ungrouped"]
     # converted once, not once per subscription
     delivery_hooks = deliveries["webhook_id"].astype(str)
     event_hooks = events["webhook_id"].astype(str)
@@ -335,13 +372,17 @@ def health(webhooks: pd.DataFrame, deliveries: pd.DataFrame, now: Any = None) ->
         failed = (~success).fillna(False).to_numpy(dtype=bool)
         stated = getattr(hook, "consecutive_failures", pd.NA)
         if not pd.isna(stated):
-            run, run_bound, run_why, source = int(stated), EXACT, "", STATED
+            run, run_bound, run_why, source, deep = int(stated), EXACT, "", STATED, False
         else:
-            run, run_bound, run_why = _run_of_failures(mine)
+            run, run_bound, run_why, deep = _run_of_failures(mine, depth)
             source = COUNTED
         # pandas-stubs: isna takes fewer kinds of scalar than itertuples is said to give
         active = None if pd.isna(hook.is_active) else bool(hook.is_active)  # type: ignore[arg-type]
-        left, left_bound, left_why = _to_disable(active, run, run_bound)
+        left, left_bound, left_why = _to_disable(active, run, run_bound, deep)
+        loose = ungrouped.get(hook_id, 0)
+        # event counts from records that cannot be grouped into events are unknown, never a
+        # count of records taken for events
+        counted: Any = pd.NA if loose else None
         delivered, lost = int(ev["delivered"].sum()), int(ev["failed"].sum())
         unknown = int(ev["unknown"].sum())
         known = ok | failed
@@ -349,11 +390,13 @@ def health(webhooks: pd.DataFrame, deliveries: pd.DataFrame, now: Any = None) ->
         attempt_rate = pd.NA if unnumbered else _rate(int(ok.sum()), int(ok.sum() + failed.sum()))
         on_unknown = int((ev["delivered"] & ev["ok_on"].isna()).sum())
         why = []
+        if loose:
+            why.append(f"events, delivered, failed and success_rate unknown: {grouping.why}")
         if run_bound != EXACT:
             why.append(f"consecutive failures {bounded_text(run, run_bound)}: {run_why}")
         if left_why:
             why.append(f"failures to auto-disable {bounded_text(left, left_bound)}: {left_why}")
-        if unknown:
+        if unknown and not loose:
             why.append(
                 f"{unknown} of {len(ev)} event(s) of unknown outcome (no readable success flag): "
                 "delivered, failed and success_rate count only the known ones"
@@ -370,7 +413,7 @@ def health(webhooks: pd.DataFrame, deliveries: pd.DataFrame, now: Any = None) ->
                 f"{untimed} delivery record(s) carry no readable attempt time: "
                 "last_success_at and last_failure_at unknown"
             )
-        if on_unknown:
+        if on_unknown and not loose:
             why.append(
                 f"{on_unknown} delivered event(s) got through on an attempt of unknown number "
                 "and are in no ok_attempt column"
@@ -380,15 +423,17 @@ def health(webhooks: pd.DataFrame, deliveries: pd.DataFrame, now: Any = None) ->
                 "webhook_id": hook_id,
                 "url": hook.url,
                 "is_active": pd.NA if active is None else active,
-                "events": len(ev),
-                "delivered": delivered,
-                "failed": lost,
-                "unknown": unknown,
-                "success_rate": _rate(delivered, delivered + lost),
+                "events": len(ev) if counted is None else counted,
+                "delivered": delivered if counted is None else counted,
+                "failed": lost if counted is None else counted,
+                "unknown": unknown if counted is None else counted,
+                "success_rate": _rate(delivered, delivered + lost) if counted is None else counted,
                 "attempt_records": len(mine),
                 "attempt_success_rate": attempt_rate,
                 **{
                     f"ok_attempt_{k}": int((ev["ok_on"] == k).fillna(False).sum())
+                    if counted is None
+                    else counted
                     for k in (1, 2, 3)
                 },
                 "consecutive_failures": run,
@@ -447,9 +492,13 @@ def attempts(deliveries: pd.DataFrame, now: Any = None) -> pd.DataFrame:
 
     Reads ``deliveries``: webhook_id, event_id, success, attempts. Returns webhook_id, outcome
     ("attempt 1", "attempt 2", "attempt 3", "delivered, attempt unknown", "not delivered",
-    "unknown"), events, share.
+    "unknown"), events, share. A subscription whose records cannot be grouped into events
+    (no event id, grouping not pinned: :func:`svcnb.frames.event_grouping`) has one row,
+    outcome "events unknown", events and share NA.
     """
     ev = _events(deliveries)
+    ungrouped = ev.attrs["ungrouped"]
+    ev = ev[~ev["webhook_id"].astype(str).isin(ungrouped).to_numpy(dtype=bool)]
     outcome = pd.Series("unknown", index=ev.index, dtype="string")
     outcome[ev["failed"].to_numpy()] = "not delivered"
     outcome[ev["delivered"].to_numpy()] = "delivered, attempt unknown"
@@ -462,6 +511,18 @@ def attempts(deliveries: pd.DataFrame, now: Any = None) -> pd.DataFrame:
         .reset_index(name="events")
     )
     out["share"] = out["events"] / out.groupby("webhook_id")["events"].transform("sum")
+    if ungrouped:
+        hooks = sorted(ungrouped)
+        blind = pd.DataFrame(
+            {
+                "webhook_id": hooks,
+                "outcome": ["events unknown"] * len(hooks),
+                "events": pd.array([None] * len(hooks), dtype="Int64"),
+                "share": pd.array([None] * len(hooks), dtype="Float64"),
+            }
+        )
+        out = pd.concat([out, blind], ignore_index=True)
+        out = out.sort_values(["webhook_id", "outcome"], kind="stable").reset_index(drop=True)
     return out.astype(
         {"webhook_id": "string", "outcome": "string", "events": "Int64", "share": "Float64"}
     )
@@ -494,7 +555,9 @@ def event_mix(webhooks: pd.DataFrame, deliveries: pd.DataFrame, now: Any = None)
     Reads ``webhooks``: id, events, is_active; ``deliveries``: webhook_id, event_id, event,
     success, attempts. Returns event, subscriptions (active ones listing it), events (sent, per
     subscription), delivered, unknown (outcome unknown), success_rate (delivered / events of
-    known outcome), share (of all events sent).
+    known outcome), share (of all events sent). Counts of an event type some of whose records
+    cannot be grouped into events (no event id, grouping not pinned) are NA, and so is every
+    share.
     """
     wanted: dict[str, int] = {}
     for hook in webhooks.itertuples(index=False):
@@ -503,6 +566,11 @@ def event_mix(webhooks: pd.DataFrame, deliveries: pd.DataFrame, now: Any = None)
         for name in _names(hook.events):
             wanted[str(name)] = wanted.get(str(name), 0) + int(active)
     ev = _events(deliveries)
+    # event types some of whose records cannot be grouped into events: their counts unknown
+    loose = deliveries["event_id"].isna().to_numpy(dtype=bool) & deliveries["webhook_id"].astype(
+        str
+    ).isin(ev.attrs["ungrouped"]).to_numpy(dtype=bool)
+    blind = set(deliveries.loc[loose, "event"].astype(str))
     sent = (
         ev.groupby("event", sort=True)
         .agg(
@@ -521,6 +589,11 @@ def event_mix(webhooks: pd.DataFrame, deliveries: pd.DataFrame, now: Any = None)
     out["success_rate"] = (out["delivered"] / known).where(known > 0)
     total = out["events"].sum()
     out["share"] = out["events"] / total if total else 0.0
+    if blind:
+        hit = out["event"].isin(blind).to_numpy(dtype=bool)
+        out = out.astype({"events": "Float64", "delivered": "Float64", "unknown": "Float64"})
+        out.loc[hit, ["events", "delivered", "unknown", "success_rate"]] = pd.NA
+        out["share"] = pd.NA  # the whole is unknown, so is every part of it
     return out.astype(
         {
             "event": "string",
@@ -1019,19 +1092,31 @@ def frames_view(
         )
         bounded = int((~exact.fillna(False)).sum())
     active = webhooks["is_active"] if "is_active" in webhooks else pd.Series([], dtype="boolean")
+
+    def events_total(column: str) -> int | None:
+        # a subscription whose events cannot be counted makes the total unknown, never a sum
+        # of the others
+        if not len(table):
+            return 0
+        values = table[column]
+        return None if values.isna().any() else int(values.sum())
+
     figures = dict(
         [
             figure(VIEW, "subscriptions", len(webhooks)),
             # an unknown active flag is not counted as disabled
             figure(VIEW, "disabled", int((active == False).sum())),  # noqa: E712
             figure(VIEW, "failing", failing, qualifier="at least" if bounded else ""),
-            figure(VIEW, "delivered", int(table["delivered"].sum()) if len(table) else 0),
-            figure(VIEW, "failed", int(table["failed"].sum()) if len(table) else 0),
-            figure(VIEW, "unknown", int(table["unknown"].sum()) if len(table) else 0),
+            figure(VIEW, "delivered", events_total("delivered")),
+            figure(VIEW, "failed", events_total("failed")),
+            figure(VIEW, "unknown", events_total("unknown")),
             figure(VIEW, "bounded", bounded),
         ]
     )
     notes = view_notes(inputs or {}, tables.values())
+    grouping = event_grouping(deliveries)
+    if not grouping.known:
+        notes.append(f"event counts unknown: {grouping.why}")
     if figures["unknown"].value:
         notes.append(
             f"{figures['unknown'].value} event(s) of unknown outcome (no success flag svcnb can "
@@ -1044,5 +1129,5 @@ def frames_view(
         tables,
         plots={"health": lambda ax: plot_health(table, ax=ax)},
         notes=notes,
-        complete=not bounded and not figures["unknown"].value,
+        complete=not bounded and not figures["unknown"].value and grouping.known,
     )

@@ -844,6 +844,8 @@ def view(
                 "first_suspended_at",
                 within["suspended_by"].iloc[0] if len(within) else pd.NaT,
                 empty=f"none within {chosen_days} days",
+                complete=None if complete else False,
+                qualifier="" if complete else "by",
                 detail=str(within["name"].iloc[0]) if len(within) else "",
             ),
             figure(VIEW, "already_suspended", int(sus.attrs["already_suspended"])),
@@ -868,12 +870,16 @@ def view(
                 "runway_before",
                 change["runway_before"],
                 empty="none within a year",
+                complete=None if complete else False,
+                qualifier="" if complete else "by",
             ),
             figure(
                 VIEW,
                 "runway_after",
                 change["runway_after"] if ids else pd.NaT,
                 empty="none within a year" if ids else none_chosen,
+                complete=None if complete or not ids else False,
+                qualifier="" if complete or not ids else "by",
             ),
         ]
     )

@@ -187,21 +187,41 @@ def write_counted(store: Store, when: str, hook_record: dict, records: list[dict
     return store.write(out, server_time=pd.Timestamp(when), partial=True)
 
 
-def test_a_bounded_distance_to_auto_disable_neither_fires_nor_passes_as_clear(tmp_path):
+def test_a_distance_resting_on_an_unpinned_history_depth_is_unknown(tmp_path):
     # no counter from the service, and only its latest 10 attempts, all failed: at least 10 in
-    # a row, so at most 40 left. 40 may be 3: within 10 is not known either way
+    # a row; how much history the service keeps is assumed, not pinned, so what is left before
+    # auto-disable is unknown (never "at most 40" when 3 may be left): neither fires nor clears
     store = Store(tmp_path / "s")
     counterless = {k: v for k, v in hook(0).items() if k != "consecutiveFailures"}
     write_counted(store, "2026-11-05T01:00Z", counterless, failed_attempts(10))
+    result = check(store, replace(OFF, webhook_failures_left=45))
+    assert fired(result) == [] and result.exit_code == 0
+    said = result.unknown["webhook:whk-1"]
+    assert "failures left before auto-disable unknown" in said
+    assert '[deliveries] history = "full"' in said
+
+
+def test_a_bounded_distance_to_auto_disable_neither_fires_nor_passes_as_clear(tmp_path):
+    # no counter; a success shares its attempt time with the oldest failure (another event):
+    # 9 failures in a row for sure, the 10th perhaps, so at most 41 left. 41 may be 40:
+    # within 10 is not known either way
+    store = Store(tmp_path / "s")
+    counterless = {k: v for k, v in hook(0).items() if k != "consecutiveFailures"}
+    records = failed_attempts(10)
+    records.append(
+        {**records[0], "id": "dok", "eventId": "eok", "statusCode": 200, "success": True}
+    )
+    records[-1]["attempts"] = 1
+    write_counted(store, "2026-11-05T01:00Z", counterless, records)
     result = check(store, replace(OFF, webhook_failures_left=10))
     assert fired(result) == [] and result.exit_code == 0
-    assert "at most 40 failed deliveries left" in result.unknown["webhook:whk-1"]
+    assert "at most 41 failed deliveries left" in result.unknown["webhook:whk-1"]
     assert "could not check webhook:whk-1" in result.text()
     # an upper bound within the threshold is proven within it: that fires, saying "at most"
     wide = check(store, replace(OFF, webhook_failures_left=45))
-    assert fired(wide) == ["webhook:whk-1"] and wide.fired["value"].iloc[0] == 40
+    assert fired(wide) == ["webhook:whk-1"] and wide.fired["value"].iloc[0] == 41
     assert (
-        "is at most 40 failed deliveries from auto-disable (≥ 10 in a row)"
+        "is at most 41 failed deliveries from auto-disable (≥ 9 in a row)"
         in (wide.fired["message"].iloc[0])
     )
 

@@ -184,7 +184,13 @@ def _entries() -> list[tuple[str, Any]]:
         ),
         # history
         ("history.keep", lambda r: _m("deliveries_kept_last", n=r.randint(3, 15))),
+        # a history cut by events: every attempt of the newest N events, nothing older
+        ("history.keep", lambda r: _m("deliveries_kept_events", n=r.randint(1, 4))),
         ("history.counter", lambda r: _m("failure_counter_dropped")),
+        # what a record means: attempts served without the event they belong to, or one record
+        # per event (its attempt count, its final outcome) in place of one per attempt
+        ("meaning.records", lambda r: _m("event_id_dropped")),
+        ("meaning.records", lambda r: _m("records_are_events")),
         (
             "history.time",
             lambda r: _m(
@@ -452,7 +458,34 @@ def delivery_record(variant: Variant, record: dict) -> dict:
     for m in variant.mutations:
         if m.name in ("delivery_field_renamed", "delivery_time_renamed"):
             names[m.arg("field")] = m.arg("to")
-    return {names.get(k, k): v for k, v in record.items()}
+    dropped = variant.get("event_id_dropped") or variant.get("records_are_events")
+    return {names.get(k, k): v for k, v in record.items() if not (dropped and k == "eventId")}
+
+
+def as_events(variant: Variant, records: list[dict]) -> list[dict]:
+    """The records of one subscription as the variant's service means them: one per attempt,
+    or (``records_are_events``) one per event, in the order of their last attempt: the last
+    attempt's id, status code and time, the first one's creation time, the attempts made and
+    whether any got through."""
+    if variant.get("records_are_events") is None:
+        return list(records)
+    by_event: dict[Any, list[dict]] = {}
+    for record in records:
+        by_event.setdefault(record.get("eventId") or record["id"], []).append(record)
+    out = []
+    for attempts in by_event.values():
+        attempts = sorted(attempts, key=lambda r: r.get("attempts") or 0)
+        last = attempts[-1]
+        out.append(
+            {
+                **last,
+                "success": any(a.get("success") for a in attempts),
+                "attempts": last.get("attempts"),
+                "createdAt": attempts[0].get("createdAt"),
+            }
+        )
+    order = {r["id"]: i for i, r in enumerate(records)}
+    return sorted(out, key=lambda r: order[r["id"]])
 
 
 def _when(record: dict) -> tuple:
@@ -462,6 +495,14 @@ def _when(record: dict) -> tuple:
 def kept(variant: Variant, records: list[dict]) -> list[dict]:
     """The delivery records of one subscription the variant's service still serves: its
     newest N attempts (by attempt time), in the order it lists them."""
+    events = variant.get("deliveries_kept_events")
+    if events is not None:
+        last: dict[Any, tuple] = {}
+        for r in records:
+            key = r.get("eventId") or r["id"]
+            last[key] = max(last.get(key, ()), _when(r))
+        newest = set(sorted(last, key=last.__getitem__, reverse=True)[: events.arg("n")])
+        return [r for r in records if (r.get("eventId") or r["id"]) in newest]
     keep = variant.get("deliveries_kept_last")
     if keep is None:
         return list(records)
@@ -686,7 +727,7 @@ class MutatingProxy:
         if kind == "vms":
             items = [vm for vm in items if vm.get("id") not in self.hidden]
         if kind == "deliveries":
-            items = kept(variant, items)
+            items = as_events(variant, kept(variant, items))
         rewrite = RECORDS.get(kind)
         if rewrite is not None:
             items = [rewrite(variant, r) for r in items]
@@ -931,7 +972,10 @@ def expected(variant: Variant, truth: dict, now: pd.Timestamp) -> dict:
                 "status_code": d["statusCode"],
                 "success": d["success"],
                 "attempts": d["attempts"],
-                "event_id": d["eventId"],
+                # a service that does not say the event: svcnb must not make one up
+                "event_id": None
+                if variant.get("event_id_dropped") or variant.get("records_are_events")
+                else d["eventId"],
                 "created_at": d["createdAt"],
                 "last_attempt_at": d["lastAttemptAt"],
             }
@@ -970,11 +1014,21 @@ def failure_runs(variant: Variant, truth: dict) -> dict[str, int]:
     return runs
 
 
-def served_deliveries(variant: Variant, truth: dict) -> list[dict]:
+def kept_deliveries(variant: Variant, truth: dict) -> list[dict]:
+    """The attempts the variant's service still holds (what the truth's reports are of)."""
     by_hook: dict[str, list[dict]] = {}
     for d in truth["deliveries"]:
         by_hook.setdefault(d["webhookId"], []).append(d)
     return [d for records in by_hook.values() for d in kept(variant, records)]
+
+
+def served_deliveries(variant: Variant, truth: dict) -> list[dict]:
+    """The delivery records the variant's service serves, as it means them (one per event
+    where its records are events)."""
+    by_hook: dict[str, list[dict]] = {}
+    for d in kept_deliveries(variant, truth):
+        by_hook.setdefault(d["webhookId"], []).append(d)
+    return [d for records in by_hook.values() for d in as_events(variant, records)]
 
 
 def said_truth(variant: Variant, truth: dict) -> dict:
@@ -987,7 +1041,7 @@ def said_truth(variant: Variant, truth: dict) -> dict:
             if isinstance(holder, dict) and holder.get("priceMonthly") is not None:
                 holder["priceMonthly"] = _stated(variant, holder["priceMonthly"])
     said["wallet"]["balance"] = _stated(variant, said["wallet"]["balance"])
-    said["deliveries"] = served_deliveries(variant, truth)
+    said["deliveries"] = kept_deliveries(variant, truth)
     runs = failure_runs(variant, truth)
     for hook in said["webhooks"]:
         hook["consecutiveFailures"] = runs[hook["id"]]

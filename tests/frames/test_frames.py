@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 import pandas as pd
@@ -319,3 +320,23 @@ def test_the_fast_path_and_the_exact_path_build_the_same_frame(monkeypatch, rows
         m.setattr("svcnb.frames._build.arrow_columns", lambda resource, records: {})
         exact = frames.vms(records)
     pd.testing.assert_frame_equal(fast, exact)
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('[deliveries]\nrecords = "batch"\n', "'attempt', 'event'"),
+        ('[deliveries]\nhistroy = "full"\n', "unknown key 'histroy'"),
+        ('[deliveries.fields]\ntryCount = "tries"\n', "not a delivery field"),
+    ],
+)
+def test_a_delivery_pin_svcnb_cannot_use_is_refused_naming_the_choices(
+    tmp_path, monkeypatch, text, said
+):
+    from svcnb.config import ConfigError
+
+    config = tmp_path / "config.toml"
+    config.write_text(text)
+    monkeypatch.setenv("SVCNB_CONFIG", str(config))
+    with pytest.raises(ConfigError, match=re.escape(said)):
+        frames.deliveries([{"id": "d1", "eventId": "e1", "success": True}])

@@ -345,3 +345,80 @@ def test_billing_time_axes_use_concise_dates(account):
         ax.figure.canvas.draw()
         labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
         assert labels and all(len(label) <= 6 for label in labels), labels
+
+
+def _api_vm(k: int, renews: str) -> dict:
+    price = {"amount": "40.00", "currency": "EUR"}
+    return {
+        "id": f"vm-{k}",
+        "name": f"web-{k}",
+        "status": "running",
+        "plan": {"slug": "small", "name": "Small", "priceMonthly": price},
+        "region": {"slug": "fra", "name": "Frankfurt"},
+        "billing": {"status": "active", "nextRenewalAt": renews, "priceMonthly": price},
+    }
+
+
+def test_unreadable_renewal_dates_make_runway_and_renewals_unknown_on_every_surface(
+    tmp_path, capsys
+):
+    import json
+
+    from svcnb import frames
+    from svcnb.cli import main
+    from svcnb.store import Store
+
+    # three VMs of 40 EUR renewing on 11-02..11-04 against 100 EUR: the third goes unpaid. The
+    # service writes the dates without a zone: unreadable, so nothing can be walked
+    records = [_api_vm(k, f"2026-11-0{k + 1}T00:00:00") for k in (1, 2, 3)]
+    with pytest.warns(frames.UnreadableValueWarning):
+        vms = frames.vms(records)
+    assert vms["next_renewal_at"].isna().all()
+    wallet = frames.wallet([{"id": "w", "balance": {"amount": "100.00", "currency": "EUR"}}])
+    store = Store(tmp_path / "store")
+    store.write({"vms": vms, "wallet": wallet}, server_time=NOW, partial=True)
+
+    view = billing.view(store)
+    # never "none within 365 days", never "0.00 EUR (0 renewals)"
+    assert view.figures["runway_at"].text() == "unknown"
+    assert view.figures["low_balance_at"].text() == "unknown"
+    for days in (7, 30, 90):
+        assert view.figures[f"renewals_{days}d"].text() == "unknown"
+    assert view.complete is False
+
+    def cli(*extra: str) -> str:
+        assert main(["report", "billing", "--store", str(store.path), *extra]) == 0
+        return capsys.readouterr().out
+
+    runway = json.loads(cli("--table", "runway", "--format", "json"))[0]
+    assert runway["unscheduled"] == 3 and runway["complete"] is False
+    assert "no readable renewal date" in runway["reason"]
+    figures = {r["figure"]: r for r in json.loads(cli("--table", "figures", "--format", "json"))}
+    assert figures["runway_at"]["value"] is None and figures["runway_at"]["complete"] is False
+    assert figures["runway_at"]["text"] == "unknown"
+    assert "no readable renewal date" in figures["runway_at"]["reason"]
+    assert figures["renewals_30d"]["complete"] is False
+    assert figures["balance"]["complete"] is True
+    csv = pd.read_csv(io.StringIO(cli("--table", "figures", "--format", "csv")))
+    assert csv.set_index("figure").loc["runway_at", "complete"] == False  # noqa: E712
+    text = cli("--table", "figures")
+    assert "Complete: no" in text and "Runway: first renewal the wallet cannot pay" in text
+    assert "none within" not in text
+    # the state `svcnb snapshot` printed of this snapshot: the dates it could not read
+    assert "values svcnb could not read (kept as NA): next_renewal_at 3" in text
+    cells = view.figures_html()
+    assert "data-complete='false' data-figure='runway_at'>unknown<" in cells
+
+
+def test_a_whole_walk_says_complete_and_none_within_the_horizon(tmp_path):
+    from svcnb import frames
+    from svcnb.store import Store
+
+    records = [_api_vm(1, "2026-11-02T00:00:00Z")]
+    wallet = frames.wallet([{"id": "w", "balance": {"amount": "10000.00", "currency": "EUR"}}])
+    store = Store(tmp_path / "store")
+    store.write({"vms": frames.vms(records), "wallet": wallet}, server_time=NOW, partial=True)
+    view = billing.view(store)
+    assert view.figures["runway_at"].text() == "none within 365 days"
+    assert view.figures["runway_at"].is_complete and view.complete
+    assert view.figures_frame()["complete"].all()

@@ -217,20 +217,101 @@ def test_the_whole_history_gives_an_exact_run():
     assert bool(row["complete"]) and pd.isna(row["reason"])
 
 
-def test_a_service_keeping_only_the_last_10_attempts_gives_at_least_10_and_at_most_40_left():
-    # 47 failed attempts in a row; the service serves only its latest 10 records
+def test_a_service_keeping_only_the_last_10_attempts_gives_at_least_10_and_unknown_left():
+    # 47 failed attempts in a row; the service serves only its latest 10 records. How deep its
+    # history goes is an assumption nobody pinned: "at most 40 left" (3 in truth) is no figure
+    # to act on, so what is left is unknown, saying how to pin the depth
     got = webhooks.health(
         frames.webhooks([HOOK]), frames.deliveries(history(47)[-10:], webhook_id="h9"), now=T0
     )
     row = got.iloc[0]
     assert row["consecutive_failures"] == 10
     assert row["consecutive_failures_bound"] == "at least"
-    assert row["failures_to_disable"] == 40  # an upper bound: 3 are left in truth
-    assert row["failures_to_disable_bound"] == "at most"
+    assert pd.isna(row["failures_to_disable"])
+    assert row["failures_to_disable_bound"] == "unknown"
     assert not bool(row["complete"])
     assert "no success among the 10 delivery record(s) served" in row["reason"]
+    assert 'pin it: [deliveries] history = "full"' in row["reason"]
     assert got.attrs["complete"] is False
     assert "may keep only its latest attempts" in got.attrs["incomplete"]["h9"]
+
+
+def test_a_history_pinned_as_full_gives_an_exact_run_from_records_without_a_success(
+    tmp_path, monkeypatch
+):
+    config = tmp_path / "config.toml"
+    config.write_text('[deliveries]\nhistory = "full"\n')
+    monkeypatch.setenv("SVCNB_CONFIG", str(config))
+    records = history(47)[1:]  # every attempt the subscription ever made, all failed
+    row = _health_of(records)
+    assert row["consecutive_failures"] == 47 and row["consecutive_failures_bound"] == "exact"
+    assert row["failures_to_disable"] == 3 and row["failures_to_disable_bound"] == "exact"
+    assert bool(row["complete"])
+
+
+def _attempts_without_event_ids() -> list[dict]:
+    # two events, each failed once and then delivered; the service names no event
+    out = []
+    for k, (ok, attempt) in enumerate([(False, 1), (True, 2), (False, 1), (True, 2)]):
+        at = (T0 + pd.Timedelta(minutes=k)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        out.append(
+            {
+                "id": f"d-{k}",
+                "event": "vm.stopped",
+                "statusCode": 200 if ok else 500,
+                "success": ok,
+                "attempts": attempt,
+                "createdAt": at,
+                "lastAttemptAt": at,
+            }
+        )
+    return out
+
+
+def test_records_without_an_event_id_give_unknown_event_counts_never_attempts_as_events():
+    with pytest.warns(frames.AssumptionWarning, match='records = "event"') as caught:
+        recs = frames.deliveries(_attempts_without_event_ids(), webhook_id="h9")
+    assert len([w for w in caught if issubclass(w.category, frames.AssumptionWarning)]) == 1
+    got = webhooks.health(frames.webhooks([{**HOOK, "consecutiveFailures": 0}]), recs, now=T0)
+    row = got.iloc[0]
+    # 2 events delivered, 0 failed: never "2 failed" from attempts taken for events
+    for column in ("events", "delivered", "failed", "success_rate", "ok_attempt_1"):
+        assert pd.isna(row[column]), column
+    assert not bool(row["complete"]) and "carry no event id" in row["reason"]
+    mix = webhooks.event_mix(frames.webhooks([HOOK]), recs, now=T0)
+    assert mix["events"].isna().all() and mix["share"].isna().all()
+    tried = webhooks.attempts(recs, now=T0)
+    assert tried["outcome"].tolist() == ["events unknown"] and tried["events"].isna().all()
+    assert row["consecutive_failures"] == 0  # the service's counter does not rest on events
+
+
+def test_records_pinned_as_events_count_each_record_as_one_event(tmp_path, monkeypatch):
+    config = tmp_path / "config.toml"
+    config.write_text('[deliveries]\nrecords = "event"\n')
+    monkeypatch.setenv("SVCNB_CONFIG", str(config))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", frames.AssumptionWarning)
+        recs = frames.deliveries(_attempts_without_event_ids(), webhook_id="h9")
+    assert frames.event_grouping(recs).state == "pinned"
+    row = webhooks.health(frames.webhooks([{**HOOK, "consecutiveFailures": 0}]), recs).iloc[0]
+    assert (row["events"], row["delivered"], row["failed"]) == (4, 2, 2)
+
+
+def test_a_served_key_pinned_to_a_delivery_field_is_read_as_that_field(tmp_path, monkeypatch):
+    records = [{k if k != "attempts" else "tryCount": v for k, v in r.items()} for r in history(2)]
+    with pytest.warns(frames.UnplacedKeyWarning, match="tryCount"):
+        unpinned = frames.deliveries(records, webhook_id="h9")
+    assert unpinned["attempts"].isna().all()
+    config = tmp_path / "config.toml"
+    config.write_text('[deliveries.fields]\ntryCount = "attempts"\n')
+    monkeypatch.setenv("SVCNB_CONFIG", str(config))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pinned = frames.deliveries(records, webhook_id="h9")
+    assert pinned["attempts"].tolist() == [1, 1, 2]
+    with pytest.warns(frames.UnplacedKeyWarning, match="tryCount"):
+        # pins given by the caller win over the file's: none here
+        assert frames.deliveries(records, webhook_id="h9", fields={})["attempts"].isna().all()
 
 
 def test_the_services_own_counter_wins_and_is_exact():
@@ -362,15 +443,32 @@ def test_the_plot_says_at_least_and_unknown(frame):
 def test_bounds_read_as_bounds_wherever_the_frame_is_shown():
     from svcnb.reports import display_frame, text_table
 
+    records = history(4)  # as in the test of records of different outcome at one time
+    records.append({**records[0], "id": "d-ok2", "eventId": "e-ok2"})
+    records[-1]["lastAttemptAt"] = records[2]["lastAttemptAt"]
     got = webhooks.health(
-        frames.webhooks([HOOK]), frames.deliveries(history(47)[-10:], webhook_id="h9"), now=T0
+        frames.webhooks([HOOK]), frames.deliveries(records, webhook_id="h9"), now=T0
     )
     shown = display_frame(got, ["webhook_id", "consecutive_failures", "failures_to_disable"])
-    assert shown.iloc[0].tolist() == ["h9", "≥ 10", "≤ 40"]
+    assert shown.iloc[0].tolist() == ["h9", "≥ 2", "≤ 48"]
     text = text_table(got, 200, ["webhook_id", "consecutive_failures", "failures_to_disable"])
-    assert "≥ 10" in text and "≤ 40" in text and "_bound" not in text
+    assert "≥ 2" in text and "≤ 48" in text and "_bound" not in text
     unknown = got.assign(
         consecutive_failures=pd.array([None], dtype="Int64"),
         consecutive_failures_bound=pd.array(["unknown"], dtype="string"),
     )
     assert display_frame(unknown, ["consecutive_failures"]).iloc[0, 0] == "unknown"
+
+
+def test_the_webhooks_view_says_events_unknown_on_every_surface():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", frames.AssumptionWarning)
+        recs = frames.deliveries(_attempts_without_event_ids(), webhook_id="h9")
+    view = webhooks.frames_view(frames.webhooks([{**HOOK, "consecutiveFailures": 0}]), recs, T0)
+    shown = view.figures_frame().set_index("figure")
+    for name in ("delivered", "failed", "unknown"):
+        assert view.figures[name].text() == "unknown"  # never "2" failed events
+        assert pd.isna(shown.loc[name, "value"]) and not shown.loc[name, "complete"]
+    assert view.complete is False
+    assert any("carry no event id" in note for note in view.notes)
+    assert "Complete: no" in view.figures_text()
