@@ -15,6 +15,7 @@ from _imports import ROOT, imported, module_name
 # room (a package or a top-level module of svcnb) -> its floor
 FLOORS = {
     "errors": 0,
+    "assumptions": 0,
     "config": 1,
     "extras": 1,
     "money": 1,

@@ -17,7 +17,7 @@ converted from a pinned unit (``[units]`` in the config file, or ``vms(..., unit
 
 from __future__ import annotations
 
-from ._build import RecordError, UnreadableValueWarning, empty
+from ._build import AssumptionWarning, RecordError, UnreadableValueWarning, empty
 from ._deliveries import MEANINGS, PLACED, UnplacedKeyWarning, unplaced_keys
 from ._fields import API_FIELDS, COLUMNS, api_record, column_of
 from ._money import Money, UnknownMoneyKeyError, parse_money
@@ -40,6 +40,7 @@ from ._units import UnitCheck, UnitWarning, check_units
 
 __all__ = [
     "API_FIELDS",
+    "AssumptionWarning",
     "COLUMNS",
     "KEYS",
     "MEANINGS",
