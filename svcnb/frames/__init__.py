@@ -17,7 +17,7 @@ converted from a pinned unit (``[units]`` in the config file, or ``vms(..., unit
 
 from __future__ import annotations
 
-from ._build import AssumptionWarning, RecordError, UnreadableValueWarning, empty
+from ._build import AssumptionWarning, RecordError, UnreadableValueWarning, empty, pointed
 from ._deliveries import MEANINGS, PLACED, UnplacedKeyWarning, unplaced_keys
 from ._fields import API_FIELDS, COLUMNS, api_record, column_of
 from ._money import Money, UnknownMoneyKeyError, parse_money
@@ -65,6 +65,7 @@ __all__ = [
     "firewalls",
     "networks",
     "parse_money",
+    "pointed",
     "unplaced_keys",
     "vm_firewalls",
     "vm_private_networks",

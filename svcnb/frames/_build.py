@@ -287,14 +287,13 @@ class _Columns:
         as integers: a value of that field written with a decimal point proves major units;
         else a pin; else they stay NA (``assume``). ``parsed`` grows by the values read at the
         scale decided; the codes returned point at them."""
-        alternatives = path.split("|")
-        pointed = [n for n, m in enumerate(parsed) if m.basis == "point"]
-        point = np.flatnonzero(np.isin(codes, pointed))
-        proof: dict[str, Any] = {}
-        for i in point.tolist():  # the first value written with a point, per alternative
-            proof.setdefault(self.source(i, path), values[i])
-            if len(proof) == len(alternatives):
-                break
+        # the first value written with a point, per alternative: in every record, also where
+        # an earlier alternative gave the value (it is the same field of the same service)
+        proof = {
+            alternative: shown
+            for alternative in path.split("|")
+            if (shown := pointed(self.values(alternative))) is not None
+        }
         open_codes = [n for n, m in enumerate(parsed) if m.basis == "open"]
         rows = np.flatnonzero(np.isin(codes, open_codes)).tolist()
         by_source: dict[str, list[int]] = {}
@@ -344,6 +343,22 @@ def _money_keys(values: list[Any]) -> list[Any]:
             else:
                 keys[i] = (None, i)
     return keys
+
+
+def pointed(values: list[Any]) -> Any:
+    """The first of ``values`` whose amount is written with a decimal point (which proves the
+    field is in major units), None when none is; each distinct value parsed once."""
+    seen: set[Any] = set()
+    for key, value in zip(_money_keys(values), values, strict=True):
+        if value is None or key in seen:
+            continue
+        seen.add(key)
+        try:
+            if parse_money(value).basis == "point":
+                return value
+        except ValueError:
+            continue
+    return None
 
 
 def _raw(value: Any) -> str:
