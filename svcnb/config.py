@@ -16,12 +16,19 @@ the token itself::
     base_url = "https://api.example.com"
     token_env = "SVC_TOKEN_PROD"      # the NAME of the environment variable holding the token
 
-Units the API leaves "not shown" and a service may serve otherwise than svcnb assumes (ram in
-MiB, disk in GiB) are pinned per service, and then converted exactly::
+What the answers may not prove (``svcnb.assumptions``: the money scale, the units of ram and
+disk, the zone of a time written without one) is pinned here, for all accounts or for one
+(``pins``)::
 
     [units]
     ram = "GiB"       # or "MiB"
     disk = "GiB"      # or "MiB"
+    [money]
+    scale = "major"   # or "minor": what an amount written as an integer counts
+    [times]
+    zone = "UTC"      # an IANA name: the zone of a time written without one
+    [accounts.prod.units]
+    ram = "MiB"       # this account's own, over the one for all
 
 It never holds a token: the client reads those from its arguments or the environment only.
 This module is a leaf: it imports nothing of svcnb but the errors.

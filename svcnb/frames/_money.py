@@ -4,8 +4,9 @@ an exact ``Decimal`` and a currency (the frame's ``Float64`` amount is that Deci
 - a JSON number ``12.5`` or a numeric string ``"12.50"`` (no currency);
 - a string stating its currency: ``"12.50 EUR"`` or ``"EUR 12.50"`` (a three-letter upper-case
   code and a plain decimal, nothing else);
-- ``{amount, currency}``: amount a number or numeric string, as stated (``{"amount": 1250}`` is
-  1250);
+- ``{amount, currency}``: amount a number or numeric string. An amount written without a
+  decimal point here, or bare (``1250``, ``"1250"``, ``"1250 EUR"``), states no scale: it rests
+  on the assumption ``money.scale`` (``parse_money(value, scale)``);
 - ``{value, currency}`` with a decimal string value (PayPal's ``{"currency_code": "GBP",
   "value": "12.50"}``): the amount as written; an integer value without K is ambiguous (unread);
 - minor units ``{value, currency, K}``: ``{"value": 1250, "precision": 2}`` is 12.50, where K is

@@ -37,10 +37,16 @@ def vms(
     ``price_monthly_currency`` (NA unless the value stated it) and ``price_monthly_raw``;
     ``bandwidth_pack_bytes`` parsed from its decimal string.
 
-    Units: ram is read in MiB and disk in GiB unless pinned (``units={"ram": "GiB"}``, over
-    the config file's ``[units]``), then converted exactly to ``ram_mib`` and ``disk_gib``.
-    Where a plan states a size (``s-1vcpu-2gb``), a value fitting another unit makes the
-    service's unit doubtful: NA with one ``UnitWarning`` saying how to pin it
+    ``pins`` (a client's ``pins``; None: the config file's) decide what the answers may not
+    prove (``svcnb.assumptions``): the money scale of an amount written as an integer (proven
+    by a decimal point in the same field), the units of ram and disk, the zone of a time
+    written without one. A value resting on one nothing proves or pins is NA, with one
+    ``AssumptionWarning`` naming the pin.
+
+    Units: ram and disk are read in the unit pinned (``units={"ram": "GiB"}`` wins over the
+    pins) or proven by the plans' stated sizes, then converted exactly to ``ram_mib`` and
+    ``disk_gib``. Where a plan states a size (``s-1vcpu-2gb``), a value fitting another unit
+    makes the service's unit doubtful: NA with one ``UnitWarning`` saying how to pin it
     (``svcnb.frames.check_units`` reports the same finding without building a frame).
     Bandwidth is GiB per month, network speed Mbit/s, as the API's (not checked).
     """

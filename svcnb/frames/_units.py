@@ -1,11 +1,13 @@
 """Units of ram and disk, checked against the sizes plans state.
 
-The spec leaves the units of ram and disk "not shown". The frames store ``ram_mib`` and
-``disk_gib``, reading the API's ``ram`` in MiB and ``disk`` in GiB (the sandbox's default
-dialect), unless the unit is pinned: ``[units] ram = "GiB"`` in the config file
-(``svcnb.config.units_config``) or ``units={"ram": "GiB"}`` in Python; a pinned unit is
-converted exactly (GiB x 1024 for ram; MiB / 1024 for disk, a value that is not a whole number
-of GiB being unknown).
+The spec leaves the units of ram and disk "not shown": each is an assumption
+(``svcnb.assumptions``: ``units.ram``, ``units.disk``). The frames store ``ram_mib`` and
+``disk_gib``; the unit the API's values are in is pinned (``[units] ram = "GiB"`` in the config
+file, per account too, a client's ``pins``, or ``units={"ram": "GiB"}`` in Python), or proven
+by the plans (every VM whose plan states a size fits it in one unit), or unknown: then every
+value is NA with one ``AssumptionWarning`` saying how to pin it. A unit read in is converted
+exactly (GiB x 1024 for ram; MiB / 1024 for disk, a value that is not a whole number of GiB
+being unknown).
 
 Where a plan states a size in its slug or name (``s-1vcpu-2gb``, ``Standard 2 GB``, ``4GiB``,
 ``512mb``; disk as ``-50gb-disk`` or ``80 GB SSD``), each VM's value is checked against it:
@@ -18,9 +20,10 @@ Where a plan states a size in its slug or name (``s-1vcpu-2gb``, ``Standard 2 GB
 - it fits no unit (a VM resized, usable memory below the plan's figure): kept, counted as not
   confirmed.
 
-A plan that states nothing, in a fleet where no VM disagrees, leaves the value as it is.
-Plans that state no disk size (the usual case: slugs name vCPUs and memory) leave disk alone:
-``check_units`` then says ``seen=None, checked=0`` for it.
+A plan that states nothing, in a fleet where the unit is proven or pinned and no VM disagrees,
+leaves the value as it is. Plans that state no disk size (the usual case: slugs name vCPUs and
+memory) prove nothing of disk: ``check_units`` then says ``seen=None, checked=0`` for it, and
+disk is read only in a pinned unit.
 """
 
 from __future__ import annotations
