@@ -5,7 +5,9 @@ the units, the delivery keys placed), and exits 3 on anything unproven."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
+from pathlib import Path
 
 import httpx
 import pytest
@@ -30,14 +32,18 @@ LISTS = (
 
 
 def doctor(
-    sandbox: Sandbox, monkeypatch, capsys, *args: str, disk_pinned: bool = True
+    sandbox: Sandbox, monkeypatch, capsys, *args: str, disk_pinned: bool | None = True
 ) -> tuple[int, str, str]:
     """``svcnb doctor`` on the sandbox named as any service is (SVC_BASE_URL): its answers
     prove everything but the unit of disk (no plan states a disk size), which the user has
     pinned here as the sandbox's (``svcnb doctor --pin units.disk=GiB --write-config``),
-    unless ``disk_pinned`` is False."""
-    if disk_pinned and "units" not in read_config():
+    unless ``disk_pinned`` is False (None: the config file as the test left it)."""
+    if disk_pinned:
         write_section("units", {"disk": "GiB"})
+    elif (
+        disk_pinned is False
+    ):  # the sandbox fixture pinned it as the sandbox's user (tests/conftest.py): unpin
+        Path(os.environ["SVCNB_CONFIG"]).write_text("", encoding="utf-8")
     monkeypatch.setenv("SVC_BASE_URL", sandbox.base_url)
     monkeypatch.setenv("SVC_API_KEY", sandbox.tokens["admin"])
     code = cli.main(["doctor", *args])
@@ -115,10 +121,12 @@ def test_write_config_pins_what_was_proven_and_what_the_user_confirms(sandbox, m
     assert 'pinned [units] ram = "MiB" (proven: 40 VM(s) with a ram size' in out
     assert "not pinned (nothing proved them): units.disk" in out
     assert read_config()["units"] == {"ram": "MiB"}
-    code, out, _ = doctor(sandbox, monkeypatch, capsys, "--write-config", "--pin", "units.disk=gib")
+    code, out, _ = doctor(
+        sandbox, monkeypatch, capsys, "--write-config", "--pin", "units.disk=gib", disk_pinned=None
+    )
     assert 'pinned [units] disk = "GiB" (confirmed with --pin)' in out
     assert read_config()["units"] == {"ram": "MiB", "disk": "GiB"}
-    code, out, _ = doctor(sandbox, monkeypatch, capsys)
+    code, out, _ = doctor(sandbox, monkeypatch, capsys, disk_pinned=None)
     assert code == 0, out
     assert "units.disk = GiB pinned by" in line(out, "units: disk") and "[units] disk" in out
     code, _, err = doctor(sandbox, monkeypatch, capsys, "--pin", "money.scale=cents")
