@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from svcnb.assumptions import Pin, pin_value
 from svcnb.client import (
     ENV_API_KEY,
     ENV_BASE_URL,
@@ -28,7 +29,7 @@ from svcnb.client import (
     looks_like_token,
     screened_url,
 )
-from svcnb.config import DEFAULT_ACCOUNT, ConfigError, account, accounts, config_path
+from svcnb.config import DEFAULT_ACCOUNT, ConfigError, account, accounts, config_path, pins
 from svcnb.files import RefusedFile, shown
 from svcnb.sandbox import connection
 
@@ -85,7 +86,26 @@ def connect(
     if sandbox is None and (url is not None or os.environ.get(ENV_SANDBOX_FILE)):
         return configured_client(api_key=key, base_url=url, **client_options)
     sb = _background_sandbox(sandbox or {})
-    return Client(sb.tokens["admin"], sb.base_url, **client_options)
+    return Client(
+        sb.tokens["admin"],
+        sb.base_url,
+        pins=sandbox_pins(sb.pins, f"the dialect of the sandbox at {sb.base_url}"),
+        **client_options,
+    )
+
+
+def sandbox_pins(given: Any, where: str) -> dict[str, Pin]:
+    """The config file's pins, and over them the pins a sandbox hands over for its dialect
+    (``Sandbox.pins``, a connection file's ``pins``): it knows what its answers mean, so a
+    client on it reads every value; any other service's client does not get them. A pin this
+    svcnb does not know (a newer sandbox's) is left out, and so is a value it cannot take."""
+    out = pins()
+    for name, value in (given or {}).items() if isinstance(given, dict) else ():
+        try:
+            out[name] = Pin(pin_value(name, value), where)
+        except (KeyError, ValueError):
+            continue
+    return out
 
 
 def configured_client(
@@ -121,11 +141,16 @@ def configured_client(
                 f"{ENV_API_KEY} is set but {ENV_BASE_URL} is not: set {ENV_BASE_URL} to the "
                 "API's base URL (e.g. https://api.example.com)"
             )
-        return Client(key, url, **client_options)
+        return Client(key, url, **{"pins": pins(DEFAULT_ACCOUNT), **client_options})
     connection_file = os.environ.get(ENV_SANDBOX_FILE)
     if connection_file:
         info = _running_sandbox(Path(connection_file))
-        return Client(info["admin"], info["base_url"], **client_options)
+        where = f"the dialect of the sandbox in {ENV_SANDBOX_FILE}={connection_file}"
+        return Client(
+            info["admin"],
+            info["base_url"],
+            **{"pins": sandbox_pins(info["pins"], where), **client_options},
+        )
     raise ConfigError(
         f"no server configured: set {ENV_BASE_URL} and {ENV_API_KEY} for the real service, or "
         f"{ENV_SANDBOX_FILE} to the connection file `svcnb sandbox` writes (it prints the line "
@@ -152,7 +177,7 @@ def _account_client(name: str, client_options: dict[str, Any]) -> Client:
             "token_env to the variable that holds this account's token"
         )
     # wrapped before anything can raise, so no frame of a traceback holds the raw token
-    return Client(as_secret(spec.token()), spec.base_url, **client_options)
+    return Client(as_secret(spec.token()), spec.base_url, **{"pins": pins(name), **client_options})
 
 
 def sandbox_control(client: Client | None = None) -> Control | None:
@@ -192,7 +217,7 @@ def sandbox_control(client: Client | None = None) -> Control | None:
     return None
 
 
-def _file_control(info: dict[str, str]) -> Control:
+def _file_control(info: dict[str, Any]) -> Control:
     from svcnb.sandbox import Control  # the server stack is imported only where a sandbox is
 
     url = info["control_url"]
@@ -204,18 +229,19 @@ def _file_control(info: dict[str, str]) -> Control:
         return control
 
 
-def _read_connection_info(path: Path) -> dict[str, str]:
+def _read_connection_info(path: Path) -> dict[str, Any]:
     """``base_url``, ``control_url``, ``admin`` (token) and ``instance`` of a sandbox connection
     file; ConfigError naming the file when there is none or it is not one."""
     return _summary(_read_connection_file(path))
 
 
-def _summary(info: dict) -> dict[str, str]:
+def _summary(info: dict) -> dict[str, Any]:
     return {
         "base_url": info["base_url"],
         "control_url": connection.control_url(info),
         "admin": info["tokens"]["admin"],
         "instance": str(info.get("instance") or ""),
+        "pins": info.get("pins") if isinstance(info.get("pins"), dict) else {},
     }
 
 
@@ -246,14 +272,14 @@ def proven_connection_file(path: str | os.PathLike[str]) -> dict:
     return info
 
 
-def _running_sandbox(path: Path) -> dict[str, str]:
+def _running_sandbox(path: Path) -> dict[str, Any]:
     """:func:`_read_connection_info`, and the sandbox it names is proven to be the one answering
     there (its instance check answers the file's instance within ``connection.PROBE_SECONDS``):
     else one line naming the file and what was found, before any request carries its token."""
     return _proven(path, _read_connection_info(path))
 
 
-def _proven(path: Path, info: dict[str, str]) -> dict[str, str]:
+def _proven(path: Path, info: dict[str, Any]) -> dict[str, Any]:
     where = f"{ENV_SANDBOX_FILE}={str(path)!r}"
     found = connection.probe(
         {"base_url": info["base_url"], "control_url": info["control_url"], **_instance(info)}
@@ -289,7 +315,7 @@ def _proven(path: Path, info: dict[str, str]) -> dict[str, str]:
     )
 
 
-def _instance(info: dict[str, str]) -> dict[str, str]:
+def _instance(info: dict[str, Any]) -> dict[str, str]:
     return {"instance": info["instance"]} if info["instance"] else {}
 
 

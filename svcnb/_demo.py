@@ -138,8 +138,8 @@ class Customer:
         from svcnb import frames, vocab
         from svcnb.reports import whatif
 
-        vms = frames.vms(self.client.vms.list())
-        wallet = frames.wallet([self.client.wallet.get()])
+        vms = frames.vms(self.client.vms.list(), pins=self.client.pins)
+        wallet = frames.wallet([self.client.wallet.get()], pins=self.client.pins)
         need = whatif.topup_needed(
             vms, wallet, now=now, horizons=(self.cover_days, self.refill_days)
         ).set_index("horizon_days")
@@ -215,8 +215,8 @@ def fleet_summary(client: Client) -> list[str]:
     from svcnb.money import money_text
     from svcnb.reports import bandwidth, billing
 
-    vms = frames.vms(client.vms.list())
-    wallet = frames.wallet([client.wallet.get()])
+    vms = frames.vms(client.vms.list(), pins=client.pins)
+    wallet = frames.wallet([client.wallet.get()], pins=client.pins)
     now = client.server_time
 
     def counts(column: str) -> str:

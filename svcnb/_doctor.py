@@ -50,6 +50,7 @@ from typing import Any
 import pandas as pd
 
 from svcnb import frames, vocab
+from svcnb.assumptions import Decision, decide
 from svcnb.client import Client, Listing, Page, parse_page
 from svcnb.config import PAGING_ASSUMPTIONS, PORT_SENTINEL_CHOICES, config_path, port_sentinels
 from svcnb.errors import (
@@ -181,13 +182,22 @@ def _quiet(build: Callable[[], Any]) -> Any:
         return build()
 
 
-def times_read(values: list[Any]) -> list[bool]:
+def _open(value: Any) -> bool:
+    """An amount written as an integer: its scale rests on money.scale."""
+    try:
+        return parse_money(value).basis == "open"
+    except ValueError:
+        return False
+
+
+def times_read(values: list[Any], pins: Any = None) -> list[bool]:
     """Whether svcnb reads each time value: the frames' own time reader (every time column of
-    every frame is read by it alike) reads them all in one column."""
+    every frame is read by it alike) reads them all in one column, with ``pins`` (a client's;
+    None: the config file's) for the zone of a time that states none."""
     if not values:
         return []
     records = [{"id": str(i), "createdAt": v} for i, v in enumerate(values)]
-    column = _quiet(lambda: frames.firewalls(records))["created_at"]
+    column = _quiet(lambda: frames.firewalls(records, pins=pins))["created_at"]
     return [not bool(pd.isna(v)) for v in column]
 
 
@@ -604,10 +614,11 @@ class Doctor:
             unread: Counter = Counter()
             why: dict[str, str] = {}
             example: dict[str, str] = {}
+            scale = self._scale(label, values)
             for value in values:
                 form = money_form(value)
                 try:
-                    money = parse_money(value)
+                    money = parse_money(value, scale.value)
                 except UnknownMoneyKeyError as exc:
                     unread[form] += 1
                     why.setdefault(form, "unknown key " + ", ".join(map(repr, exc.keys)))
@@ -636,7 +647,27 @@ class Doctor:
                 text += "; NOT READ " + "; ".join(
                     f"{form} ×{n} ({why[form]})" for form, n in unread.most_common()
                 )
-            self.add(f"money: {label}", text, ok=not unread, unread=dict(unread))
+            text += "; " + scale.text(config_path())
+            ok = not unread and scale.ok
+            self.add(f"money: {label}", text, ok=ok, unread=dict(unread), decisions=[scale])
+
+    def _scale(self, label: str, values: list[Any]) -> Decision:
+        """money.scale for one field, as the frames decide it: needed where an amount is
+        written as an integer; proven by a value of the field written with a decimal point."""
+        needed = [v for v in values if _open(v)]
+        shown = frames.pointed(values) if needed else None
+        evidence = None
+        if shown is not None:
+            evidence = ("major", f"{label} written with a decimal point ({json.dumps(shown)[:40]})")
+        found = decide("money.scale", self.client.pins, evidence, bool(needed))
+        if found.state == "stated":
+            return Decision(found.name, "stated", evidence="every amount states its scale")
+        if found.state == "unknown":
+            example = json.dumps(needed[0])[:40]
+            return Decision(
+                found.name, "unknown", evidence=f"{len(needed)} integer amount(s), e.g. {example}"
+            )
+        return found
 
     def _times(self) -> None:
         """Every time field the frames read, in every record read, read as the frames read it."""
@@ -652,7 +683,10 @@ class Doctor:
         ok_forms: Counter = Counter()
         bad_forms: Counter = Counter()
         example: dict[str, str] = {}
-        for (path, value), read in zip(seen, times_read([v for _, v in seen]), strict=True):
+        pins = self.client.pins
+        zoneless = 0
+        for (path, value), read in zip(seen, times_read([v for _, v in seen], pins), strict=True):
+            zoneless += time_form(value).startswith("no zone")
             form = time_form(value)
             if read:
                 ok_forms[form] += 1
@@ -666,26 +700,29 @@ class Doctor:
             )
         if not seen:
             text = "none seen"
-        self.add("times", text, ok=not bad_forms, unread=dict(bad_forms))
+        zone = decide("times.zone", pins, None, bool(zoneless))
+        if zone.state == "stated":
+            zone = Decision(zone.name, "stated", evidence="every time states its zone")
+        elif zone.state == "unknown":
+            zone = Decision(zone.name, "unknown", evidence=f"{zoneless} time(s) without a zone")
+        text += "; " + zone.text(config_path())
+        ok = not bad_forms and zone.ok
+        self.add("times", text, ok=ok, unread=dict(bad_forms), decisions=[zone])
 
     def _units(self) -> None:
         if not self.vms:
             self.add("units", "no VMs to check")
             return
-        checks = frames.check_units(self.vms)
-        frame = _quiet(lambda: frames.vms(self.vms))
-        lost = frame.attrs.get("unreadable", {})
-        for quantity, column in (("ram", "ram_mib"), ("disk", "disk_gib")):
+        checks = frames.check_units(self.vms, pins=self.client.pins)
+        for quantity in ("ram", "disk"):
             check = checks[quantity]
-            text, ok = check.summary().removeprefix(f"{quantity}: "), check.ok
-            if ok and lost.get(column):
-                # the frames' rule: another quantity's unit in doubt leaves this one unknown
-                ok = False
-                text += (
-                    f"; yet {lost[column]} value(s) NA in svcnb.frames.vms: the plans contradict "
-                    "the unit another quantity is read in"
-                )
-            self.add(f"units: {quantity}", text, ok=ok)
+            text = check.summary().removeprefix(f"{quantity}: ")
+            decided = [check.decision] if check.decision is not None else []
+            self.add(f"units: {quantity}", text, ok=check.ok, decisions=decided)
+        packs = [vm.get("bandwidthPackBytes") for vm in self.vms]
+        if any(p is not None for p in packs):
+            # its key names the unit (the spec's own name): no assumption
+            self.add("units: bandwidthPackBytes", "bytes, as the key names them (not assumed)")
 
     def _deliveries(self) -> None:
         hooks = self._read("GET /webhooks")
@@ -794,6 +831,24 @@ class Doctor:
         )
 
     # -- config ----------------------------------------------------------------------------
+    def pins_proven(self) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+        """The assumptions every field that needs them proved alike: name -> (value, the
+        evidence), for ``--write-config``; and name -> why it is not, for the rest."""
+        by_name: dict[str, list[Decision]] = {}
+        for finding in self.findings:
+            for d in finding.detail.get("decisions", []):
+                if d.state != "stated":
+                    by_name.setdefault(d.name, []).append(d)
+        proven: dict[str, tuple[str, str]] = {}
+        left: dict[str, str] = {}
+        for name, decisions in by_name.items():
+            values = {d.value for d in decisions}
+            if all(d.state == "proven" for d in decisions) and len(values) == 1:
+                proven[name] = (decisions[0].value or "", "; ".join(d.evidence for d in decisions))
+            elif any(d.state == "unknown" for d in decisions):
+                left[name] = "not proven by the answers"
+        return proven, left
+
     def vocabulary(self, extra: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
         """Every word seen with its class (unknown ones only where ``extra`` maps them)."""
         current = vocab.current()

@@ -654,9 +654,12 @@ class Rehearsal:
 
     def connect(self, **client_options: Any) -> Client:
         """A Client on the copy with its admin token (``client_options`` go to Client)."""
+        from svcnb._connect import sandbox_pins
         from svcnb.client import Client
 
-        return Client(self.sandbox.tokens["admin"], self.sandbox.base_url, **client_options)
+        where = f"the dialect of the sandbox at {self.sandbox.base_url}"
+        options = {"pins": sandbox_pins(self.sandbox.pins, where), **client_options}
+        return Client(self.sandbox.tokens["admin"], self.sandbox.base_url, **options)
 
     def address(self, value: str) -> str:
         """The copy's address (or CIDR) for one of the account's; itself when not anonymized."""

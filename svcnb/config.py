@@ -16,12 +16,19 @@ the token itself::
     base_url = "https://api.example.com"
     token_env = "SVC_TOKEN_PROD"      # the NAME of the environment variable holding the token
 
-Units the API leaves "not shown" and a service may serve otherwise than svcnb assumes (ram in
-MiB, disk in GiB) are pinned per service, and then converted exactly::
+What the answers may not prove (``svcnb.assumptions``: the money scale, the units of ram and
+disk, the zone of a time written without one) is pinned here, for all accounts or for one
+(``pins``)::
 
     [units]
     ram = "GiB"       # or "MiB"
     disk = "GiB"      # or "MiB"
+    [money]
+    scale = "major"   # or "minor": what an amount written as an integer counts
+    [times]
+    zone = "UTC"      # an IANA name: the zone of a time written without one
+    [accounts.prod.units]
+    ram = "MiB"       # this account's own, over the one for all
 
 Paging semantics the answers do not prove (``svcnb doctor`` calls them "assumed") likewise::
 
@@ -52,6 +59,7 @@ from urllib.parse import urlsplit
 import tomli_w
 
 from svcnb import files as _files
+from svcnb.assumptions import ASSUMPTIONS, Pin, pin_value
 from svcnb.errors import SvcnbError
 
 ENV_CONFIG = "SVCNB_CONFIG"
@@ -74,6 +82,7 @@ __all__ = [
     "budget_config",
     "config_path",
     "paging_config",
+    "pins",
     "port_sentinels",
     "deliveries_config",
     "read_config",
@@ -201,6 +210,8 @@ _ACCOUNT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # vocabulary: that account's status-word pins (svcnb.vocab.for_account)
 _ACCOUNT_KEYS = {"base_url", "token_env", "vocabulary"}
+# an account may pin assumptions for itself: [accounts.NAME.units] ram = "GiB"
+_PIN_TABLES = frozenset(a.table for a in ASSUMPTIONS.values())
 # what API tokens look like (svc_...; long opaque strings): a config file is often shared or
 # committed, so a value that looks like one is refused rather than read
 _TOKENISH = re.compile(r"^(svc_|sk_|ghp_|xox)|^(?=.*[a-z])(?=.*[0-9])[A-Za-z0-9_.\-+/=]{24,}$")
@@ -257,6 +268,8 @@ def accounts(path: str | os.PathLike[str] | None = None) -> dict[str, Account]:
         if not isinstance(spec, dict):
             raise ConfigError(f"{where} must be a table with base_url and token_env")
         for key, value in spec.items():
+            if key in _PIN_TABLES and isinstance(value, dict):
+                continue  # pins, checked by pins(account=name)
             if key in {"token", "api_key", "secret", "password"} or (
                 isinstance(value, str) and _TOKENISH.search(value) and key != "base_url"
             ):
@@ -267,11 +280,12 @@ def accounts(path: str | os.PathLike[str] | None = None) -> dict[str, Account]:
                     + name.upper().replace("-", "_").replace(".", "_")
                     + '"'
                 )
-        unknown = sorted(set(spec) - _ACCOUNT_KEYS)
+        unknown = sorted(set(spec) - _ACCOUNT_KEYS - _PIN_TABLES)
         if unknown:
             raise ConfigError(
-                f"{where}: unknown key(s) {', '.join(unknown)}; an account has base_url, "
-                "token_env and [accounts.NAME.vocabulary.*] tables"
+                f"{where}: unknown key(s) {', '.join(unknown)}; an account has base_url and "
+                f"token_env, [accounts.{name}.vocabulary.*] tables, and may pin assumptions in "
+                f"[accounts.{name}.TABLE] (TABLE one of {', '.join(sorted(_PIN_TABLES))})"
             )
         base_url = spec.get("base_url")
         # a scheme is case-insensitive (RFC 3986): HTTPS:// is the same https:// URL
@@ -536,3 +550,37 @@ def _delivery_fields(table: Any, where: str) -> dict[str, str]:
             raise ConfigError(f"{where}: two served keys are pinned to {field!r}")
         out[str(served)] = field
     return out
+
+
+def pins(account: str | None = None, path: str | os.PathLike[str] | None = None) -> dict[str, Pin]:
+    """The assumptions the config file pins (``svcnb.assumptions.ASSUMPTIONS``), each with
+    where: the table of all accounts (``[units] ram = "GiB"``), overridden for ``account`` by
+    its own (``[accounts.NAME.units] ram = "GiB"``). ConfigError names a value that is no pin,
+    or a key of such a table that pins nothing (a typo would otherwise pin nothing silently)."""
+    target = config_path(path)
+    config = read_config(target)
+    found: dict[str, Pin] = {}
+    places = [("", config)]
+    if account is not None:
+        spec = config.get("accounts", {})
+        spec = spec.get(account) if isinstance(spec, dict) else None
+        if isinstance(spec, dict):
+            places.append((f"accounts.{account}.", spec))
+    for prefix, holder in places:
+        for table in sorted(_PIN_TABLES):
+            values = holder.get(table)
+            if values is None:
+                continue
+            where = f"{target} [{prefix}{table}]"
+            if not isinstance(values, dict):
+                raise ConfigError(f"{where} must be a table of pins")
+            for key, value in values.items():
+                name = f"{table}.{key}"
+                if name not in ASSUMPTIONS:
+                    known = ", ".join(a.key for a in ASSUMPTIONS.values() if a.table == table)
+                    raise ConfigError(f"{where}: {key!r} pins nothing; the keys are {known}")
+                try:
+                    found[name] = Pin(pin_value(name, value), f"{where} {key}")
+                except ValueError as exc:
+                    raise ConfigError(f"{where}: {exc}") from None
+    return found

@@ -19,6 +19,7 @@ import pytest
 import trustme
 
 from svcnb import vocab
+from svcnb.config import write_section
 from svcnb.sandbox import Sandbox, serve
 
 SEED = 7
@@ -58,9 +59,15 @@ def sandbox_server() -> Iterator[Sandbox]:
 
 
 @pytest.fixture
-def sandbox(sandbox_server: Sandbox) -> Sandbox:
-    """The session sandbox reset to seed 7, 40 VMs, faults off, default settings and tokens."""
+def sandbox(sandbox_server: Sandbox, _clean_environment: None) -> Sandbox:
+    """The session sandbox reset to seed 7, 40 VMs, faults off, default settings and tokens.
+
+    A test's clients on it are built as ``Client(token, sandbox.base_url)``, without the pins
+    ``svcnb.connect()`` would hand over (``sandbox.pins``), so the test's own config file pins
+    what no answer of the sandbox proves, as its user would: disk in GiB (no plan states a disk
+    size; every dialect serves GiB). Money and ram its answers prove themselves."""
     sandbox_server.control.reset(seed=SEED, vms=VMS)
+    write_section("units", {"disk": sandbox_server.pins["units.disk"]})
     return sandbox_server
 
 

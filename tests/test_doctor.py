@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
+from pathlib import Path
 
 import httpx
 import pytest
@@ -14,7 +15,7 @@ import pytest
 from svcnb import cli, vocab
 from svcnb.cli import _common
 from svcnb.client import Client
-from svcnb.config import read_config
+from svcnb.config import read_config, write_section
 from svcnb.errors import SchemaDriftWarning
 from svcnb.sandbox import Sandbox
 from svcnb.sandbox._dialect import DELIVERY_POOLS, Dialect
@@ -30,7 +31,19 @@ LISTS = (
 )
 
 
-def doctor(sandbox: Sandbox, monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
+def doctor(
+    sandbox: Sandbox, monkeypatch, capsys, *args: str, disk_pinned: bool | None = True
+) -> tuple[int, str, str]:
+    """``svcnb doctor`` on the sandbox named as any service is (SVC_BASE_URL): its answers
+    prove everything but the unit of disk (no plan states a disk size), which the user has
+    pinned here as the sandbox's (``svcnb doctor --pin units.disk=GiB --write-config``),
+    unless ``disk_pinned`` is False (None: the config file as the test left it)."""
+    if disk_pinned:
+        write_section("units", {"disk": "GiB"})
+    elif (
+        disk_pinned is False
+    ):  # the sandbox fixture pinned it as the sandbox's user (tests/conftest.py): unpin
+        Path(os.environ["SVCNB_CONFIG"]).write_text("", encoding="utf-8")
     monkeypatch.setenv("SVC_BASE_URL", sandbox.base_url)
     monkeypatch.setenv("SVC_API_KEY", sandbox.tokens["admin"])
     code = cli.main(["doctor", *args])
@@ -51,8 +64,9 @@ def proven(out: str, point: str, proof: str) -> None:
 
 
 def test_default_dialect_lists_proven_by_total(sandbox, monkeypatch, capsys):
-    code, out, _ = doctor(sandbox, monkeypatch, capsys)
-    assert code == 0, out
+    # named by SVC_BASE_URL, the sandbox is a service like any other: nothing pins its units
+    code, out, _ = doctor(sandbox, monkeypatch, capsys, disk_pinned=False)
+    assert code == 3, out
     assert "/api/public/v1" in out
     assert "a total (40); page number 1 for the first page" in out
     assert "unasked 20 served of the 40 the list holds (a default page of 20)" in out
@@ -67,16 +81,85 @@ def test_default_dialect_lists_proven_by_total(sandbox, monkeypatch, capsys):
     assert "number ×" in money and "numeric string ×" in money
     assert "{amount: decimal string, currency} ×" in money and "NOT READ" not in money
     assert "read number ×1" in line(out, "money: wallet balance")
-    assert line(out, "times").endswith("read Z, whole seconds ×164")
-    assert "40 VM(s) checked against their plan's size, 40 fit MiB" in line(out, "units: ram")
-    assert "not checked; read in GiB (assumed)" in line(out, "units: disk")
+    assert "money.scale: every amount states its scale" in money
+    assert line(out, "times").endswith(
+        "read Z, whole seconds ×164; times.zone: every time states its zone"
+    )
+    ram = line(out, "units: ram")
+    assert ram.startswith("  ") and "units.ram = MiB proven: 40 VM(s) with a ram size" in ram
+    disk = line(out, "units: disk")
+    assert disk.startswith("! ") and "units.disk assumed, not proven" in disk
+    assert '[units] disk = "GiB"' in disk and "proven" not in disk.replace("not proven", "")
+    assert "bytes, as the key names them" in line(out, "units: bandwidthPackBytes")
     assert "statusCode→statusCode" in out and "NOT PLACED" not in out
     assert "limit 600" in out
     assert "GET /wallet ok" in out
-    assert "!" not in {ln[:1] for ln in out.splitlines()}
+    assert [ln for ln in out.splitlines() if ln.startswith("!")] == [disk]
     assert "page cap" not in out and "not reached" not in out
-    assert out.rstrip().endswith("everything read was proven complete and understood (exit 0)")
+    assert out.rstrip().endswith(
+        "UNPROVEN (exit 3): units: disk: svcnb does not vouch for what these lines name"
+    )
     assert sandbox.tokens["admin"] not in out
+
+
+def test_the_sandbox_named_by_its_connection_file_hands_over_its_pins(
+    sandbox, monkeypatch, capsys, tmp_path
+):
+    monkeypatch.setenv("SVCNB_SANDBOX", str(sandbox.write_connection_file(tmp_path / "sb.json")))
+    code = cli.main(["doctor"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    disk = line(out, "units: disk")
+    assert disk.startswith("  ") and "units.disk = GiB pinned by the dialect of the sandbox" in disk
+    assert "units.ram = MiB pinned by the dialect of the sandbox" in line(out, "units: ram")
+    assert out.rstrip().endswith("everything read was proven complete and understood (exit 0)")
+
+
+def test_write_config_pins_what_was_proven_and_what_the_user_confirms(sandbox, monkeypatch, capsys):
+    code, out, _ = doctor(sandbox, monkeypatch, capsys, "--write-config", disk_pinned=False)
+    assert code == 3
+    assert 'pinned [units] ram = "MiB" (proven: 40 VM(s) with a ram size' in out
+    assert "not pinned (nothing proved them): units.disk" in out
+    assert read_config()["units"] == {"ram": "MiB"}
+    code, out, _ = doctor(
+        sandbox, monkeypatch, capsys, "--write-config", "--pin", "units.disk=gib", disk_pinned=None
+    )
+    assert 'pinned [units] disk = "GiB" (confirmed with --pin)' in out
+    assert read_config()["units"] == {"ram": "MiB", "disk": "GiB"}
+    code, out, _ = doctor(sandbox, monkeypatch, capsys, disk_pinned=None)
+    assert code == 0, out
+    assert "units.disk = GiB pinned by" in line(out, "units: disk") and "[units] disk" in out
+    code, _, err = doctor(sandbox, monkeypatch, capsys, "--pin", "money.scale=cents")
+    assert code == 2 and "'cents' is not a pin of money.scale" in err
+
+
+def test_integer_amounts_nothing_proves_are_assumed_not_proven(sandbox, monkeypatch, capsys):
+    """A Stripe-like service: every amount an integer string of cents beside its currency."""
+
+    def cents(value):
+        if isinstance(value, dict) and "amount" in value:
+            return {"amount": str(round(float(value["amount"]) * 100)), "currency": "EUR"}
+        return {"amount": str(round(float(value) * 100)), "currency": "EUR"}
+
+    def say(path: str, body: dict) -> dict:
+        items = body.get("data")
+        for item in items if isinstance(items, list) else [items]:
+            if not isinstance(item, dict):
+                continue
+            for holder in (item, item.get("plan"), item.get("billing")):
+                if isinstance(holder, dict):
+                    for key in ("priceMonthly", "balance"):
+                        if holder.get(key) is not None:
+                            holder[key] = cents(holder[key])
+        return body
+
+    through(sandbox, monkeypatch, Rewriting(say))
+    code, out, _ = doctor(sandbox, monkeypatch, capsys)
+    assert code == 3, out
+    for field in ("billing.priceMonthly", "plan.priceMonthly", "wallet balance"):
+        money = line(out, f"money: {field}")
+        assert money.startswith("! ") and "money.scale assumed, not proven" in money, money
+        assert '[money] scale = "major"' in money
 
 
 def test_capped_lists_proven_by_an_empty_page(sandbox, monkeypatch, capsys):
@@ -126,25 +209,24 @@ def test_google_lists_end_where_a_token_is_missing_only_as_assumed_or_pinned(
     assert "= 249.990000000 EUR" in money
 
 
-def test_drf_ram_in_gib_is_unproven(sandbox, monkeypatch, capsys):
+def test_drf_ram_in_gib_is_proven_by_the_plans(sandbox, monkeypatch, capsys):
     sandbox.control.reset(seed=7, vms=40, dialect="drf")
     code, out, _ = doctor(sandbox, monkeypatch, capsys)
-    assert code == 3, out
     assert "items in data.results; a total (40); a next link" in line(out, "paging")
     for point in LISTS:
         if point != "GET /webhooks":
             proven(out, point, "its total (")
     money = line(out, "money: billing.priceMonthly")
     assert money.startswith("  ") and "read {amount: decimal string, currencyCode} ×25" in money
-    ram = line(out, "units: ram")
-    assert ram.startswith("! ") and "UNPROVEN" in ram
-    assert "0 fit MiB, 40 fit GiB instead" in ram and '[units] ram = "GiB"' in ram
-    assert line(out, "units: disk").startswith("! ")  # the frames leave disk unknown too
+    ram = line(out, "units: ram")  # every plan states a size, and every VM fits it in GiB
+    assert ram.startswith("  ") and "units.ram = GiB proven: 40 VM(s)" in ram
+    disk = line(out, "units: disk")  # no plan states a disk size: pinned, here as GiB
+    assert disk.startswith("  ") and "units.disk = GiB pinned by" in disk
     # the webhooks list (one page, no next link) ends only as assumed: the service pages its
     # other lists by next links, and this answer carries none
     webhooks = line(out, "GET /webhooks")
     assert webhooks.startswith("! ") and "[paging] no_continuation_is_end" in webhooks
-    assert "UNPROVEN (exit 3): GET /webhooks, units: ram, units: disk" in out
+    assert "UNPROVEN (exit 3): GET /webhooks" in out and code == 3
 
 
 def test_zeropage_pages_from_zero_and_minor_units(sandbox, monkeypatch, capsys):
@@ -289,6 +371,7 @@ def test_forms_not_understood_are_unproven(sandbox, monkeypatch, capsys):
 
 def test_endpoints_the_token_may_not_read_are_named_not_doubted(sandbox, monkeypatch, capsys):
     token = sandbox.control.create_token("vms only", ["vms:read"])["secret"]
+    write_section("units", {"disk": "GiB"})  # as doctor()'s user did: the sandbox's disk unit
     monkeypatch.setenv("SVC_BASE_URL", sandbox.base_url)
     monkeypatch.setenv("SVC_API_KEY", token)
     code = cli.main(["doctor"])

@@ -61,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     # imported here: `svcnb demo --help` and the line above need none of them
     from svcnb import Client, sandbox
+    from svcnb._connect import sandbox_pins
     from svcnb._lab import kernel_environment, private_folder
     from svcnb.panels import STATIC_ENV
     from svcnb.store import Store
@@ -106,7 +107,8 @@ def run(args: argparse.Namespace) -> int:
         _say(f"sandbox at {sb.base_url} ({args.vms} VMs, seed {args.seed}{spoken})")
         store = Store(store_path)
         started = time.monotonic()
-        with Client(sb.tokens["admin"], sb.base_url, progress=False) as client:
+        pins = sandbox_pins(sb.pins, f"the dialect of the sandbox at {sb.base_url}")
+        with Client(sb.tokens["admin"], sb.base_url, progress=False, pins=pins) as client:
             for line in fleet_summary(client):
                 _say(line)
             _say(f"simulating {args.days} days with a snapshot each day into {store_path}")

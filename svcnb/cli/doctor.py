@@ -11,6 +11,7 @@ from pathlib import Path
 from svcnb import vocab
 from svcnb._doctor import Doctor, render, verdict
 from svcnb._doctor_record import Recorder, write_dialect_file
+from svcnb.assumptions import ASSUMPTIONS, assumption, pin_value
 from svcnb.cli import _common
 from svcnb.config import config_path, write_section
 from svcnb.errors import SvcnbError
@@ -35,6 +36,36 @@ def _parse_maps(values: list[str]) -> dict[str, dict[str, str]]:
     return out
 
 
+def _parse_pins(values: list[str]) -> dict[str, str]:
+    out = {}
+    for raw in values:
+        name, sep, value = raw.partition("=")
+        if not sep or name not in ASSUMPTIONS:
+            raise ValueError(
+                f"--pin {raw!r}: write NAME=VALUE, NAME one of {', '.join(ASSUMPTIONS)}"
+            )
+        out[name] = pin_value(name, value)
+    return out
+
+
+def _write_pins(doctor: Doctor, confirmed: dict[str, str], path: str | None) -> None:
+    """Pin what the doctor proved (each with its evidence, printed) and what ``--pin``
+    confirms, in the tables every account reads; say which assumptions stay open."""
+    proven, left = doctor.pins_proven()
+    chosen = {name: (value, f"proven: {evidence}") for name, (value, evidence) in proven.items()}
+    chosen.update({name: (value, "confirmed with --pin") for name, value in confirmed.items()})
+    for name, (value, why) in chosen.items():
+        found = assumption(name)
+        write_section(found.table, {found.key: value}, path)
+        print(f"pinned {found.line(value)} ({why})")
+    open_ = [name for name in left if name not in chosen]
+    if open_:
+        print(
+            f"not pinned (nothing proved them): {', '.join(open_)}; if you know the answer, "
+            "add --pin NAME=VALUE"
+        )
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = (
         "examples:\n  svcnb doctor\n  svcnb doctor --json\n"
@@ -54,6 +85,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="WORD=CLASS",
         help="map a word svcnb does not know (billing:WORD=CLASS for billing words)",
+    )
+    parser.add_argument(
+        "--pin",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="with --write-config, pin an assumption you know (money.scale=minor, "
+        f"units.ram=GiB, times.zone=UTC; one of {', '.join(ASSUMPTIONS)})",
     )
     parser.add_argument("--config", metavar="PATH", help="config file (default: $SVCNB_CONFIG)")
     parser.add_argument(
@@ -76,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
         follow = getattr(args, "record_follow_link", False)
         if args.record is not None and not follow and Path(args.record).is_symlink():
             raise ValueError(_linked(args.record))
+        confirmed = _parse_pins(args.pin)
         client = _common.client(progress=False)
     except (SvcnbError, ValueError) as exc:
         return _common.fail("doctor", str(exc), 2)
@@ -121,6 +161,10 @@ def run(args: argparse.Namespace) -> int:
         except SvcnbError as exc:
             return _common.fail("doctor", str(exc), 2)
         print(f"\nwrote the vocabulary seen to {config_path(args.config)}")
+        try:
+            _write_pins(doctor, confirmed, args.config)
+        except SvcnbError as exc:
+            return _common.fail("doctor", str(exc), 2)
         left = [
             w
             for f in findings

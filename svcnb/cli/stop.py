@@ -229,7 +229,10 @@ def _review(plan: StopPlan, client: Client) -> int:
     rows = cast(list[dict[str, Any]], plan.part(STOP).to_dict("records"))
     for row in rows:
         try:
-            now = cast(dict[str, Any], frames.vms([client.vms.get(row["vm_id"])]).iloc[0].to_dict())
+            now = cast(
+                dict[str, Any],
+                frames.vms([client.vms.get(row["vm_id"])], pins=client.pins).iloc[0].to_dict(),
+            )
             held = held_back(plan, now)
             said = ([held] if held else []) + changes(row, now)
         except NotFound:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 
 import httpx
 
+from svcnb.assumptions import Pin, pin_value
 from svcnb.client._config import (
     DEFAULT_DEADLINE,
     DEFAULT_MAX_RETRIES,
@@ -19,6 +21,17 @@ from svcnb.client._redact import Secret, as_secret
 from svcnb.client._request import Requester
 from svcnb.client._resources import Firewalls, Networks, Wallet, Webhooks
 from svcnb.client._vms import VMs
+from svcnb.config import pins as config_pins
+
+
+def _pins(pins: Mapping[str, Pin | str] | None) -> dict[str, Pin]:
+    if pins is None:
+        return config_pins()
+    return {
+        name: pin if isinstance(pin, Pin) else Pin(pin_value(name, pin), "the pins given to Client")
+        for name, pin in pins.items()
+    }
+
 
 # Connections per Client: also the most workers vms.all may use.
 POOL_SIZE = 64
@@ -38,6 +51,11 @@ class Client:
     which shows as ``svc_…`` and its last four characters wherever it is printed.
     ``progress`` is the default for ``vms.all``'s progress bar. ``transport`` (an
     ``httpx.BaseTransport``) is for tests that mount an app in-process.
+
+    ``pins`` are what this service means where its answers may not prove it (assumption name
+    -> :class:`svcnb.assumptions.Pin` or a plain value; ``svcnb.assumptions``); without them,
+    the config file's pins for all accounts. The frames read this client's answers with
+    ``pins=client.pins``; ``svcnb.connect()`` gives a sandbox's client the pins of its dialect.
     """
 
     def __init__(
@@ -51,6 +69,7 @@ class Client:
         max_wait: float = DEFAULT_MAX_WAIT,
         progress: bool = True,
         transport: httpx.BaseTransport | None = None,
+        pins: Mapping[str, Pin | str] | None = None,
     ) -> None:
         # First, before anything can raise: a verbose traceback prints this frame's locals
         # (a base URL with a password in it is replaced by what says why it is refused).
@@ -60,6 +79,7 @@ class Client:
         settings = resolve(api_key, base_url, timeout, max_retries, deadline, max_wait)
         self._req = Requester(settings, transport=transport, pool_size=POOL_SIZE)
         self.progress = bool(progress)
+        self.pins: dict[str, Pin] = _pins(pins)
         records = RecordParser()
         self.vms = VMs(self._req, records, lambda: self.progress)
         self.firewalls = Firewalls(self._req, records)

@@ -17,12 +17,11 @@ converted from a pinned unit (``[units]`` in the config file, or ``vms(..., unit
 
 from __future__ import annotations
 
-from ._build import RecordError, UnreadableValueWarning, empty
+from ._build import AssumptionWarning, RecordError, UnreadableValueWarning, empty, pointed
 from ._deliveries import (
     MEANINGS,
     PLACED,
     Assumption,
-    AssumptionWarning,
     UnplacedKeyWarning,
     event_grouping,
     history_depth,
@@ -50,6 +49,7 @@ from ._units import UnitCheck, UnitWarning, check_units
 
 __all__ = [
     "API_FIELDS",
+    "AssumptionWarning",
     "COLUMNS",
     "KEYS",
     "MEANINGS",
@@ -79,6 +79,7 @@ __all__ = [
     "networks",
     "parse_money",
     "pin_fields",
+    "pointed",
     "unplaced_keys",
     "vm_firewalls",
     "vm_private_networks",

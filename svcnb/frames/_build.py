@@ -32,6 +32,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pandas.api.extensions import ExtensionArray
 
+from svcnb.assumptions import Decision, Pins, assumption, decide
+from svcnb.config import config_path
+from svcnb.config import pins as config_pins
 from svcnb.errors import SvcnbError
 
 from ._fast import ARROW_STRINGS, ZONED, arrow_columns, arrow_objects, utc_times
@@ -40,6 +43,8 @@ from ._schema import BOOL, FLOAT, INT, LIST, SCHEMAS, STRING, TIME, Field, Resou
 
 _NONE = type(None)
 _ZONED = re.compile(ZONED)
+# an ISO 8601 date-time that states no zone: its instant rests on the assumption times.zone
+_NAIVE = re.compile(r"\d{4}-?\d{2}-?\d{2}[Tt ]\d{2}(?::?\d{2}(?::?\d{2}(?:[.,]\d+)?)?)?")
 _DIGITS = re.compile(r"\s*[0-9]+\s*")
 RECORD = "<record>"  # the attrs["unreadable"] key for records that were not objects
 
@@ -59,6 +64,17 @@ class RecordError(SvcnbError, ValueError):
 
 class UnreadableValueWarning(UserWarning):
     """Some values could not be read and are NA in the frame (see ``frame.attrs["unreadable"]``)."""
+
+
+class AssumptionWarning(UnreadableValueWarning):
+    """Values rest on an assumption (``svcnb.assumptions``) that nothing in the answers proved
+    and nothing pinned: they are NA. One per assumption per frame, naming it and the config
+    line that pins it."""
+
+
+def resolve_pins(pins: Pins | None) -> Pins:
+    """``pins`` as given (a client's ``pins``), else the config file's pins for all accounts."""
+    return config_pins() if pins is None else pins
 
 
 def _show(value: Any) -> str:
@@ -94,8 +110,15 @@ class _Columns:
         ids: Sequence[Any] | None,
         strict: bool,
         objects_known: frozenset[str] = frozenset(),
+        pins: Pins | None = None,
     ) -> None:
         self.resource = resource
+        self._pins = pins
+        # assumption -> problem key -> record -> (source path, why, value): NA because the
+        # assumption is unknown (not proven, not pinned)
+        self.assumed: dict[str, dict[str, dict[int, Problem]]] = {}
+        # assumption -> source path -> how it was decided there
+        self.decisions: dict[str, dict[str, Decision]] = {}
         self.records = records
         self.strict = strict
         self._ids = ids
@@ -117,6 +140,28 @@ class _Columns:
         if self.strict:
             raise RecordError(self.resource, self.record_id(i), path, problem)
         self.problems.setdefault(key, {}).setdefault(i, (path, problem, value))
+
+    @property
+    def pins(self) -> Pins:
+        """The pins, the config file read only when a value needs one."""
+        if self._pins is None:
+            self._pins = resolve_pins(None)
+        return self._pins
+
+    def assume(self, name: str, key: str, i: int, path: str, value: Any) -> None:
+        """Value ``i`` at ``path`` rests on the unknown assumption ``name``: NA (strict: raise)."""
+        if self.strict:
+            raise RecordError(
+                self.resource,
+                self.record_id(i),
+                path,
+                f"{_show(value)} rests on the assumption {name}, neither proven nor pinned; "
+                + assumption(name).hint(config_path()),
+            )
+        self.assumed.setdefault(name, {}).setdefault(key, {}).setdefault(i, (path, name, value))
+
+    def decided(self, decision: Decision, path: str) -> None:
+        self.decisions.setdefault(decision.name, {})[path] = decision
 
     def check(
         self, values: list[Any], path: str, allowed: tuple[type, ...], expected: str
@@ -230,8 +275,54 @@ class _Columns:
                     for name in unknown:
                         self.unknown_keys.setdefault(key, {}).setdefault((source, name), [])
                         self.unknown_keys[key][(source, name)].append(i)
+            if any(m.basis == "open" for m in parsed):
+                codes = self._scale(path, values, parsed, codes)
             self._money[path] = (parsed, codes)
         return self._money[path]
+
+    def _scale(
+        self, path: str, values: list[Any], parsed: list[Money], codes: np.ndarray
+    ) -> np.ndarray:
+        """Decide money.scale per field (each alternative of ``path``) for the amounts written
+        as integers: a value of that field written with a decimal point proves major units;
+        else a pin; else they stay NA (``assume``). ``parsed`` grows by the values read at the
+        scale decided; the codes returned point at them."""
+        # the first value written with a point, per alternative: in every record, also where
+        # an earlier alternative gave the value (it is the same field of the same service)
+        proof = {
+            alternative: shown
+            for alternative in path.split("|")
+            if (shown := pointed(self.values(alternative))) is not None
+        }
+        open_codes = [n for n, m in enumerate(parsed) if m.basis == "open"]
+        rows = np.flatnonzero(np.isin(codes, open_codes)).tolist()
+        by_source: dict[str, list[int]] = {}
+        for i in rows:
+            by_source.setdefault(self.source(i, path), []).append(i)
+        codes = codes.copy()
+        for source, where in by_source.items():
+            shown = proof.get(source)
+            evidence = None
+            if source in proof:
+                evidence = ("major", f"{source} written with a decimal point ({_show(shown)})")
+            decision = decide("money.scale", self.pins, evidence, True)
+            self.decided(decision, source)
+            if decision.state == "unknown":
+                for i in where:
+                    self.assume("money.scale", f"money:{path}", i, source, values[i])
+                continue
+            again: dict[int, int] = {}
+            for i in where:
+                code = int(codes[i])
+                if code not in again:
+                    again[code] = len(parsed)
+                    try:
+                        parsed.append(parse_money(values[i], decision.value))
+                    except ValueError as exc:
+                        parsed.append(Money(None, None, _raw(values[i])))
+                        self.bad(f"money:{path}", i, source, str(exc), values[i])
+                codes[i] = again[code]
+        return codes
 
 
 _SCALARS = frozenset({str, int, float, bool, _NONE})
@@ -252,6 +343,22 @@ def _money_keys(values: list[Any]) -> list[Any]:
             else:
                 keys[i] = (None, i)
     return keys
+
+
+def pointed(values: list[Any]) -> Any:
+    """The first of ``values`` whose amount is written with a decimal point (which proves the
+    field is in major units), None when none is; each distinct value parsed once."""
+    seen: set[Any] = set()
+    for key, value in zip(_money_keys(values), values, strict=True):
+        if value is None or key in seen:
+            continue
+        seen.add(key)
+        try:
+            if parse_money(value).basis == "point":
+                return value
+        except ValueError:
+            continue
+    return None
 
 
 def _raw(value: Any) -> str:
@@ -345,17 +452,22 @@ def _time(cols: _Columns, path: str, values: list[Any]) -> Any:
         if times is not None:
             return times
         values = list(values)
+    naive: list[int] = []
     for i, v in enumerate(values):
         if v is None:
             continue
         if not _ZONED.match(v):
-            problem = f"not an ISO 8601 date-time with a zone or offset: {_show(v)}"
-            cols.bad(path, i, cols.source(i, path), problem, v)
+            if _NAIVE.fullmatch(v.strip()):
+                naive.append(i)  # its zone is the assumption times.zone
+            else:
+                problem = f"not an ISO 8601 date-time with a zone or offset: {_show(v)}"
+                cols.bad(path, i, cols.source(i, path), problem, v)
             values[i] = None
         else:
             values[i] = v.upper()  # RFC 3339 allows "t" and "z"; the parser takes "T" and "Z"
+    zoned: dict[int, Any] = _zoneless(cols, path, naive) if naive else {}
     try:
-        return _to_utc(values)
+        out = _to_utc(values)
     except (ValueError, OverflowError):
         for i, v in enumerate(values):
             try:
@@ -364,7 +476,39 @@ def _time(cols: _Columns, path: str, values: list[Any]) -> Any:
                 problem = f"not a valid ISO 8601 date-time in the years 1677..2262: {_show(v)}"
                 cols.bad(path, i, cols.source(i, path), problem, v)
                 values[i] = None
-        return _to_utc(values)
+        out = _to_utc(values)
+    if zoned:
+        out = out.copy()
+        for i, stamp in zoned.items():
+            out[i] = stamp
+    return out
+
+
+def _zoneless(cols: _Columns, path: str, rows: list[int]) -> dict[int, Any]:
+    """The times of ``rows`` (written without a zone) in the zone pinned for times.zone, as
+    UTC; none pinned: each is NA, resting on the unknown assumption (nothing in an answer can
+    prove the zone of a time that states none)."""
+    raw = cols.values(path)
+    decision = decide("times.zone", cols.pins, None, True)
+    if decision.state == "unknown":
+        for i in rows:
+            cols.assume("times.zone", path, i, cols.source(i, path), raw[i])
+        return {}
+    for i in rows[:1]:
+        cols.decided(decision, cols.source(i, path))
+    out: dict[int, Any] = {}
+    for i in rows:
+        try:
+            local = pd.Timestamp(raw[i].strip().upper())
+            stamp = local.tz_localize(decision.value, ambiguous="raise", nonexistent="raise")
+            out[i] = stamp.tz_convert("UTC")
+        except (ValueError, OverflowError) as exc:  # a DST gap or fold: which instant?
+            problem = (
+                f"{_show(raw[i])} in {decision.value} (pinned by {decision.where}) is no one "
+                f"instant ({type(exc).__name__}: a clock change)"
+            )
+            cols.bad(path, i, cols.source(i, path), problem, raw[i])
+    return out
 
 
 def _to_utc(values: Any) -> Any:
@@ -419,6 +563,9 @@ def _unreadable(cols: _Columns, field: Field) -> dict[int, Problem]:
     for key in keys:
         for i, problem in cols.problems.get(key, {}).items():
             out.setdefault(i, problem)
+        for rows in cols.assumed.values():
+            for i, problem in rows.get(key, {}).items():
+                out.setdefault(i, problem)
     return out
 
 
@@ -429,17 +576,20 @@ def build(
     *,
     strict: bool = False,
     skipped: Sequence[tuple[Any, str, Any]] = (),
+    pins: Pins | None = None,
 ) -> pd.DataFrame:
     """The frame of ``resource`` from ``records``, with exactly the schema's columns and dtypes.
 
     ``ids`` names each record in messages when the record's own ``id`` is not enough.
     ``skipped`` lists (record id, problem, value) of items the caller could not turn into
     records (counted under ``"<record>"``). ``strict`` raises ``RecordError`` instead of NA.
+    ``pins`` (a client's ``pins``; None: the config file's) decide the assumptions the values
+    do not prove (``svcnb.assumptions``); ``attrs["assumptions"]`` says how each was decided.
     """
     schema = SCHEMAS[resource]
     records = records if isinstance(records, list) else list(records)
     with _gc_paused():
-        return _build(resource, schema, records, ids, strict, list(skipped))
+        return _build(resource, schema, records, ids, strict, list(skipped), pins)
 
 
 @contextmanager
@@ -485,6 +635,7 @@ def _build(
     ids: Sequence[Any] | None,
     strict: bool,
     skipped: list[tuple[Any, str, Any]],
+    pins: Pins | None = None,
 ) -> pd.DataFrame:
     if not set(map(type, records)) <= {dict}:
         records, ids = _objects(resource, records, ids, strict, skipped)
@@ -496,7 +647,7 @@ def _build(
             data = {}  # the exact checks below find the values they cannot read
     rest = [name for name in schema if name not in data]
     cols = _Columns(
-        resource, records, ids, strict, arrow_objects(resource) if data else frozenset()
+        resource, records, ids, strict, arrow_objects(resource) if data else frozenset(), pins
     )
     for name in rest:
         data[name] = _column(cols, schema[name])
@@ -505,6 +656,11 @@ def _build(
     )
     found = {name: _unreadable(cols, schema[name]) for name in rest}
     found = {name: problems for name, problems in found.items() if problems}
+    if cols.decisions:
+        frame.attrs["assumptions"] = {
+            name: {path: d.state for path, d in paths.items()}
+            for name, paths in cols.decisions.items()
+        }
     if found or skipped:
         _report(resource, frame, cols, found, skipped)
     return frame
@@ -544,17 +700,36 @@ def _report(
         counts = {RECORD: len(skipped), **counts}
         rid, problem, _ = skipped[0]
         parts.append(f"{len(skipped)} item(s) left out, not objects (e.g. {rid!r}: {problem})")
+    assumed = {i for rows in cols.assumed.values() for key in rows.values() for i in key}
     for name, problems in found.items():
-        examples = _examples(cols, SCHEMAS[resource][name], problems)
-        parts.append(f"{name}: {len(problems)} ({examples})")
+        # rows NA only for an unknown assumption are named by its own warning below
+        problems = {
+            i: p for i, p in problems.items() if i not in assumed or p[1] not in cols.assumed
+        }
+        if problems:
+            examples = _examples(cols, SCHEMAS[resource][name], problems)
+            parts.append(f"{name}: {len(problems)} ({examples})")
     frame.attrs["unreadable"] = counts
-    warnings.warn(
-        f"svcnb.frames.{resource}: values that could not be read are NA (unknown), per column: "
-        f"{'; '.join(parts)}. Reports leave them out or show them as unknown; build with "
-        "strict=True to stop at the first one.",
-        UnreadableValueWarning,
-        stacklevel=5,
-    )
+    if parts:
+        warnings.warn(
+            f"svcnb.frames.{resource}: values that could not be read are NA (unknown), per "
+            f"column: {'; '.join(parts)}. Reports leave them out or show them as unknown; build "
+            "with strict=True to stop at the first one.",
+            UnreadableValueWarning,
+            stacklevel=5,
+        )
+    for name, keys in cols.assumed.items():
+        rows = {i: p for problems in keys.values() for i, p in problems.items()}
+        fields = sorted({p[0] for p in rows.values()})
+        first = min(rows)
+        warnings.warn(
+            f"svcnb.frames.{resource}: {len(rows)} value(s) of {', '.join(fields)} rest on the "
+            f"assumption {name} ({assumption(name).meaning}), which nothing in the answers "
+            f"proves and nothing pins, so they are NA (e.g. record {cols.record_id(first)!r}: "
+            f"{_show(rows[first][2])}); {assumption(name).hint(config_path())}",
+            AssumptionWarning,
+            stacklevel=5,
+        )
 
 
 _EMPTY: dict[str, pd.DataFrame] = {}

@@ -42,7 +42,7 @@ import pandas as pd
 
 from svcnb.config import config_path, deliveries_config
 
-from ._build import RecordError, UnreadableValueWarning
+from ._build import AssumptionWarning, RecordError, UnreadableValueWarning
 from ._schema import SCHEMAS
 
 __all__ = [
@@ -268,11 +268,6 @@ def _listed(columns: set[str]) -> str:
 
 
 # -- assumptions: what the records do not prove ------------------------------------------------
-
-
-class AssumptionWarning(UnreadableValueWarning):
-    """A value rests on an assumption nothing proved and nobody pinned: it is NA, and the
-    warning names the assumption and how to pin it."""
 
 
 @dataclass(frozen=True)

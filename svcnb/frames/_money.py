@@ -4,8 +4,9 @@ an exact ``Decimal`` and a currency (the frame's ``Float64`` amount is that Deci
 - a JSON number ``12.5`` or a numeric string ``"12.50"`` (no currency);
 - a string stating its currency: ``"12.50 EUR"`` or ``"EUR 12.50"`` (a three-letter upper-case
   code and a plain decimal, nothing else);
-- ``{amount, currency}``: amount a number or numeric string, as stated (``{"amount": 1250}`` is
-  1250);
+- ``{amount, currency}``: amount a number or numeric string. An amount written without a
+  decimal point here, or bare (``1250``, ``"1250"``, ``"1250 EUR"``), states no scale: it rests
+  on the assumption ``money.scale`` (``parse_money(value, scale)``);
 - ``{value, currency}`` with a decimal string value (PayPal's ``{"currency_code": "GBP",
   "value": "12.50"}``): the amount as written; an integer value without K is ambiguous (unread);
 - minor units ``{value, currency, K}``: ``{"value": 1250, "precision": 2}`` is 12.50, where K is
@@ -33,6 +34,7 @@ from decimal import Decimal
 from typing import Any, NamedTuple
 
 from svcnb.errors import SvcnbError
+from svcnb.money import minor_units
 
 _DECIMAL_POINT = re.compile(r"-?\d+\.\d+")
 
@@ -97,6 +99,10 @@ class Money(NamedTuple):
     currency: str | None
     raw: str | None  # the value as sent, JSON-encoded, so nothing is lost
     exact: Decimal | None = None
+    # what states the amount's scale: "stated" (an exponent, Google's units and nanos),
+    # "point" (written with a decimal point: proves major units for its field), "open" (an
+    # integer amount: its scale rests on the assumption money.scale), None for no amount
+    basis: str | None = None
 
 
 class UnknownMoneyKeyError(SvcnbError, ValueError):
@@ -111,13 +117,40 @@ class UnknownMoneyKeyError(SvcnbError, ValueError):
         )
 
 
-def _money(exact: Decimal | None, currency: str | None, raw: str) -> Money:
+def _money(exact: Decimal | None, currency: str | None, raw: str, basis: str = "stated") -> Money:
     if exact is None:
         return Money(None, currency, raw, None)
     amount = float(exact)  # the one rounding, correctly rounded
     if amount in (float("inf"), float("-inf")) or (amount == 0 and exact != 0):
         raise ValueError(f"an amount past the range of a float: {raw[:60]}")
-    return Money(amount, currency, raw, exact)
+    return Money(amount, currency, raw, exact, basis)
+
+
+def _written(value: Any) -> str:
+    """``"point"`` when an amount is written with a decimal point (a JSON number that is no
+    integer, a string with a point), else ``"open"``: an integer's scale is not stated."""
+    if isinstance(value, float):
+        return "point"
+    if isinstance(value, str) and "." in value:
+        return "point"
+    return "open"
+
+
+def _scaled_as(money: Money, scale: str | None) -> Money:
+    """``money`` read with its open scale decided: ``major`` as written, ``minor`` divided by
+    10 ** the currency's minor units (hundredths unless the currency has others, JPY none),
+    None: unknown (the amount NA, the currency kept)."""
+    if money.basis != "open" or money.exact is None:
+        return money
+    if scale is None:
+        return Money(None, money.currency, money.raw, None, "open")
+    if scale == "major":
+        return money
+    digits = minor_units(money.currency)
+    if money.exact != money.exact.to_integral_value():
+        raise ValueError(f"minor units must be a whole number: {(money.raw or '')[:60]}")
+    whole = int(money.exact)
+    return _money(_scaled(whole, digits), money.currency, money.raw or "", "open")
 
 
 def _number(value: Any) -> Decimal:
@@ -244,7 +277,7 @@ def _object(obj: dict[str, Any], raw: str) -> Money:
         if amount is None:
             return Money(None, currency, raw)
         if exponent is None:
-            return _money(_number(amount), currency, raw)
+            return _money(_number(amount), currency, raw, _written(amount))
         return _money(_amount_with_digits(amount, *exponent, raw), currency, raw)
     if form is _VALUE_KEYS:
         exponent = _exponent(obj, raw)
@@ -253,7 +286,7 @@ def _object(obj: dict[str, Any], raw: str) -> Money:
         if exponent is None:
             value = obj["value"]
             if isinstance(value, str) and _DECIMAL_POINT.fullmatch(value.strip()):
-                return _money(Decimal(value.strip()), currency, raw)
+                return _money(Decimal(value.strip()), currency, raw, "point")
             raise ValueError(f"minor-unit money object without 'precision': {raw[:60]}")
         if obj["value"] is None:
             return Money(None, currency, raw)
@@ -277,14 +310,27 @@ def _google(obj: dict[str, Any], raw: str) -> Decimal:
     return _scaled(units * 10**9 + nanos, 9)
 
 
-def parse_money(value: Any) -> Money:
+def parse_money(value: Any, scale: str | None = None) -> Money:
     """Parse any of the forms in the module docstring; None gives an all-None Money.
+
+    An amount written as an integer (``1250``, ``"1250"``, ``{"amount": "1250", "currency":
+    "EUR"}``, ``"1250 EUR"``) states no scale: 1,250.00 or 12.50? ``scale`` decides it
+    (``"major"``, ``"minor"``: the assumption ``money.scale``, see ``svcnb.assumptions``);
+    without one such an amount is NA (``basis == "open"``, the currency kept). The frames
+    decide it per field: a value of the field written with a decimal point proves major units,
+    else a pin, else NA with one warning.
 
     Raises ValueError naming what was wrong when the value is none of them, and
     ``UnknownMoneyKeyError`` (a ValueError naming ``keys``) for an object with a key svcnb does
     not understand (frames turn either into an NA amount and currency with the raw value kept,
     unless built with ``strict=True``).
     """
+    if scale not in (None, "major", "minor"):
+        raise ValueError(f"scale must be 'major', 'minor' or None, not {scale!r}")
+    return _scaled_as(_read(value), scale)
+
+
+def _read(value: Any) -> Money:
     if value is None:
         return Money(None, None, None)
     raw = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
@@ -294,9 +340,10 @@ def parse_money(value: Any) -> Money:
         match = _WITH_CODE.fullmatch(value.strip())
         if match is not None:
             amount = match.group("a") or match.group("a2")
-            return _money(Decimal(amount), match.group("c") or match.group("c2"), raw)
+            code = match.group("c") or match.group("c2")
+            return _money(Decimal(amount), code, raw, _written(amount))
     try:
-        return _money(_number(value), None, raw)
+        return _money(_number(value), None, raw, _written(value))
     except ValueError:
         if isinstance(value, str) and re.search(r"[A-Za-z]{2}|[^\x00-\x7f]", value):
             raise ValueError(

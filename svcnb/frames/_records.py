@@ -99,7 +99,7 @@ def vm_records(
     scale = {}  # API key -> (the unit it is served in, the column's unit), where they differ
     for quantity, (unit, _) in resolve_units(units).items():
         key, _, base = QUANTITIES[quantity]
-        if unit != base:
+        if unit is not None and unit != base:
             scale[key] = (unit, base)
     links = {
         key: _links_by_vm(frame, _LINKS[key])

@@ -14,7 +14,9 @@ from typing import Any
 
 import pandas as pd
 
-from ._build import RecordError, UnreadableValueWarning, build
+from svcnb.assumptions import Pins
+
+from ._build import RecordError, UnreadableValueWarning, build, resolve_pins
 from ._deliveries import blank_unplaced, pin_fields, warn_grouping
 from ._money import keys_beside_money
 from ._schema import ResourceName
@@ -26,6 +28,7 @@ def vms(
     *,
     strict: bool = False,
     units: Mapping[str, str] | None = None,
+    pins: Pins | None = None,
 ) -> pd.DataFrame:
     """One row per VM, from VM objects (``GET /vms`` summaries or ``GET /vms/{id}``).
 
@@ -34,16 +37,23 @@ def vms(
     ``price_monthly_currency`` (NA unless the value stated it) and ``price_monthly_raw``;
     ``bandwidth_pack_bytes`` parsed from its decimal string.
 
-    Units: ram is read in MiB and disk in GiB unless pinned (``units={"ram": "GiB"}``, over
-    the config file's ``[units]``), then converted exactly to ``ram_mib`` and ``disk_gib``.
-    Where a plan states a size (``s-1vcpu-2gb``), a value fitting another unit makes the
-    service's unit doubtful: NA with one ``UnitWarning`` saying how to pin it
+    ``pins`` (a client's ``pins``; None: the config file's) decide what the answers may not
+    prove (``svcnb.assumptions``): the money scale of an amount written as an integer (proven
+    by a decimal point in the same field), the units of ram and disk, the zone of a time
+    written without one. A value resting on one nothing proves or pins is NA, with one
+    ``AssumptionWarning`` naming the pin.
+
+    Units: ram and disk are read in the unit pinned (``units={"ram": "GiB"}`` wins over the
+    pins) or proven by the plans' stated sizes, then converted exactly to ``ram_mib`` and
+    ``disk_gib``. Where a plan states a size (``s-1vcpu-2gb``), a value fitting another unit
+    makes the service's unit doubtful: NA with one ``UnitWarning`` saying how to pin it
     (``svcnb.frames.check_units`` reports the same finding without building a frame).
     Bandwidth is GiB per month, network speed Mbit/s, as the API's (not checked).
     """
     records = records if isinstance(records, Sequence) else list(records)
-    frame = build("vms", records, strict=strict)
-    apply_units(frame, units, strict, stacklevel=2)
+    pins = resolve_pins(pins)
+    frame = build("vms", records, strict=strict, pins=pins)
+    apply_units(frame, units, strict, stacklevel=2, pins=pins)
     _money_beside(
         frame,
         "vms",
@@ -161,48 +171,61 @@ def vm_private_networks(
     return _links("vm_private_networks", records, "privateNetworks", strict)
 
 
-def firewalls(records: Iterable[Mapping[str, Any]], *, strict: bool = False) -> pd.DataFrame:
+def firewalls(
+    records: Iterable[Mapping[str, Any]], *, strict: bool = False, pins: Pins | None = None
+) -> pd.DataFrame:
     """One row per firewall: id, name, description, created_at, updated_at."""
-    return build("firewalls", records, strict=strict)
+    return build("firewalls", records, strict=strict, pins=pins)
 
 
-def firewall_rules(records: Iterable[Mapping[str, Any]], *, strict: bool = False) -> pd.DataFrame:
+def firewall_rules(
+    records: Iterable[Mapping[str, Any]], *, strict: bool = False, pins: Pins | None = None
+) -> pd.DataFrame:
     """One row per rule: id, firewall_id, position, direction, action, protocol, port,
     source_ips and dest_ips (lists of str; ``[]`` means any), description, created_at,
     updated_at. Values are kept as sent (a port ``"ssh"`` stays), for the audit to judge."""
-    return build("firewall_rules", records, strict=strict)
+    return build("firewall_rules", records, strict=strict, pins=pins)
 
 
-def networks(records: Iterable[Mapping[str, Any]], *, strict: bool = False) -> pd.DataFrame:
+def networks(
+    records: Iterable[Mapping[str, Any]], *, strict: bool = False, pins: Pins | None = None
+) -> pd.DataFrame:
     """One row per private network: id, name, region_slug, region_name, ip_range, created_at,
     updated_at."""
-    return build("networks", records, strict=strict)
+    return build("networks", records, strict=strict, pins=pins)
 
 
-def attachments(records: Iterable[Mapping[str, Any]], *, strict: bool = False) -> pd.DataFrame:
+def attachments(
+    records: Iterable[Mapping[str, Any]], *, strict: bool = False, pins: Pins | None = None
+) -> pd.DataFrame:
     """One row per attachment: id, vm_id, network_id, private_ip, net_interface, attached_at."""
-    return build("attachments", records, strict=strict)
+    return build("attachments", records, strict=strict, pins=pins)
 
 
 def wallet(
-    records: Mapping[str, Any] | Iterable[Mapping[str, Any]], *, strict: bool = False
+    records: Mapping[str, Any] | Iterable[Mapping[str, Any]],
+    *,
+    strict: bool = False,
+    pins: Pins | None = None,
 ) -> pd.DataFrame:
     """One row per wallet (``GET /wallet`` gives one; a single dict is accepted): id,
     balance_raw, balance_amount, balance_currency, created_at, updated_at."""
     if isinstance(records, Mapping):
         records = [records]
     records = records if isinstance(records, Sequence) else list(records)
-    frame = build("wallet", records, strict=strict)
+    frame = build("wallet", records, strict=strict, pins=pins)
     _money_beside(
         frame, "wallet", [[("balance", r, _WALLET_KEYS)] for r in records], "balance", strict
     )
     return frame
 
 
-def webhooks(records: Iterable[Mapping[str, Any]], *, strict: bool = False) -> pd.DataFrame:
+def webhooks(
+    records: Iterable[Mapping[str, Any]], *, strict: bool = False, pins: Pins | None = None
+) -> pd.DataFrame:
     """One row per webhook subscription: id, url, events (list of str), description, is_active,
     consecutive_failures, created_at, updated_at. The secret is never a column."""
-    return build("webhooks", records, strict=strict)
+    return build("webhooks", records, strict=strict, pins=pins)
 
 
 def deliveries(
@@ -211,6 +234,7 @@ def deliveries(
     *,
     strict: bool = False,
     fields: Mapping[str, str] | None = None,
+    pins: Pins | None = None,
 ) -> pd.DataFrame:
     """One row per delivery attempt: id, webhook_id, event_id, event, url, status_code (NA when
     no answer came), success, attempts, error, created_at, last_attempt_at.
@@ -236,7 +260,7 @@ def deliveries(
         records = [{**r, "webhookId": webhook_id} for r in records]
     records = records if isinstance(records, list) else list(records)
     records, _ = pin_fields(records, fields)
-    frame = build("deliveries", records, strict=strict)
+    frame = build("deliveries", records, strict=strict, pins=pins)
     frame = blank_unplaced(frame, records, strict=strict)
     warn_grouping(frame)
     return frame

@@ -1,11 +1,13 @@
 """Units of ram and disk, checked against the sizes plans state.
 
-The spec leaves the units of ram and disk "not shown". The frames store ``ram_mib`` and
-``disk_gib``, reading the API's ``ram`` in MiB and ``disk`` in GiB (the sandbox's default
-dialect), unless the unit is pinned: ``[units] ram = "GiB"`` in the config file
-(``svcnb.config.units_config``) or ``units={"ram": "GiB"}`` in Python; a pinned unit is
-converted exactly (GiB x 1024 for ram; MiB / 1024 for disk, a value that is not a whole number
-of GiB being unknown).
+The spec leaves the units of ram and disk "not shown": each is an assumption
+(``svcnb.assumptions``: ``units.ram``, ``units.disk``). The frames store ``ram_mib`` and
+``disk_gib``; the unit the API's values are in is pinned (``[units] ram = "GiB"`` in the config
+file, per account too, a client's ``pins``, or ``units={"ram": "GiB"}`` in Python), or proven
+by the plans (every VM whose plan states a size fits it in one unit), or unknown: then every
+value is NA with one ``AssumptionWarning`` saying how to pin it. A unit read in is converted
+exactly (GiB x 1024 for ram; MiB / 1024 for disk, a value that is not a whole number of GiB
+being unknown).
 
 Where a plan states a size in its slug or name (``s-1vcpu-2gb``, ``Standard 2 GB``, ``4GiB``,
 ``512mb``; disk as ``-50gb-disk`` or ``80 GB SSD``), each VM's value is checked against it:
@@ -18,9 +20,10 @@ Where a plan states a size in its slug or name (``s-1vcpu-2gb``, ``Standard 2 GB
 - it fits no unit (a VM resized, usable memory below the plan's figure): kept, counted as not
   confirmed.
 
-A plan that states nothing, in a fleet where no VM disagrees, leaves the value as it is.
-Plans that state no disk size (the usual case: slugs name vCPUs and memory) leave disk alone:
-``check_units`` then says ``seen=None, checked=0`` for it.
+A plan that states nothing, in a fleet where the unit is proven or pinned and no VM disagrees,
+leaves the value as it is. Plans that state no disk size (the usual case: slugs name vCPUs and
+memory) prove nothing of disk: ``check_units`` then says ``seen=None, checked=0`` for it, and
+disk is read only in a pinned unit.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
@@ -36,9 +39,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from svcnb.config import UNIT_CHOICES, config_path, unit_choice, units_config
+from svcnb.assumptions import Decision, Pins, assumption, decide
+from svcnb.config import UNIT_CHOICES, config_path, unit_choice
 
-from ._build import RecordError, UnreadableValueWarning
+from ._build import AssumptionWarning, RecordError, UnreadableValueWarning, resolve_pins
 from ._schema import INT
 
 __all__ = ["UnitCheck", "UnitWarning", "check_units", "resolve_units", "stated_sizes"]
@@ -47,6 +51,8 @@ __all__ = ["UnitCheck", "UnitWarning", "check_units", "resolve_units", "stated_s
 MIB = {"MiB": 1, "GiB": 1024}
 # quantity -> (API key, frame column, the unit the column holds and values are assumed in)
 QUANTITIES = {"ram": ("ram", "ram_mib", "MiB"), "disk": ("disk", "disk_gib", "GiB")}
+# the assumption each unit is, by quantity
+_ASSUMED = {"ram": assumption("units.ram"), "disk": assumption("units.disk")}
 _CHECKED = 2**40  # values past this are no ram or disk size: not checked (and never overflow)
 
 _SIZE = re.compile(
@@ -87,11 +93,14 @@ class UnitCheck:
     agreeing: int
     disagreements: tuple[Any, ...]
     unknown: tuple[Any, ...]
+    # how the unit was decided (svcnb.assumptions): proven by the plans, pinned, or unknown
+    decision: Decision | None = None
 
     @property
     def ok(self) -> bool:
-        """No VM's value fits another unit than the one it is read in."""
-        return not self.disagreements
+        """No VM's value fits another unit than the one it is read in, and the unit is proven
+        or pinned (an unknown one leaves every value NA)."""
+        return not self.disagreements and (self.decision is None or self.decision.ok)
 
     @property
     def looks_like(self) -> str | None:
@@ -103,16 +112,14 @@ class UnitCheck:
         return self.seen
 
     def summary(self) -> str:
-        """One line for ``svcnb doctor``."""
-        how = "pinned" if self.pinned else "assumed"
+        """One line for ``svcnb doctor``: proven (the evidence), pinned (where) or assumed."""
+        decision = self.decision or Decision(_ASSUMED[self.quantity].name, "unknown")
+        how = decision.text(config_path())
         if not self.checked:
-            return (
-                f"{self.quantity}: no plan states a {self.quantity} size, not checked; read in "
-                f"{self.unit} ({how})"
-            )
+            return f"{self.quantity}: no plan states a {self.quantity} size to check; {how}"
         line = (
-            f"{self.quantity}: read in {self.unit} ({how}); {self.checked} VM(s) checked "
-            f"against their plan's size, {self.agreeing} fit {self.unit}"
+            f"{self.quantity}: {how}; {self.checked} VM(s) checked against their plan's size, "
+            f"{self.agreeing} fit {self.unit}"
         )
         if self.disagreements:
             line += (
@@ -175,16 +182,67 @@ def stated_sizes(slug: Any, name: Any) -> dict[str, int | None]:
     return out
 
 
-def resolve_units(units: Mapping[str, str] | None = None) -> dict[str, tuple[str, bool]]:
-    """quantity -> (unit, pinned): the config file's ``[units]``, then ``units``, else the
-    unit the frame's column assumes."""
-    pinned = units_config()
+def resolve_units(
+    units: Mapping[str, str] | None = None, pins: Pins | None = None
+) -> dict[str, tuple[str | None, str | None]]:
+    """quantity -> (the unit pinned, where), ``(None, None)`` where none is: ``units`` (the
+    argument), over ``pins`` (a client's; None: the config file's ``[units]``)."""
+    pins = resolve_pins(pins)
+    out: dict[str, tuple[str | None, str | None]] = {}
+    for quantity in QUANTITIES:
+        pin = pins.get(_ASSUMED[quantity].name)
+        out[quantity] = (pin.value, pin.where) if pin is not None else (None, None)
     for quantity, unit in (units or {}).items():
-        pinned[quantity] = unit_choice(quantity, unit, "the units argument")
-    return {
-        q: (pinned[q], True) if q in pinned else (base, False)
-        for q, (_, _, base) in QUANTITIES.items()
-    }
+        out[quantity] = (unit_choice(quantity, unit, "the units argument"), "the units argument")
+    return out
+
+
+def _decided(
+    quantity: str,
+    ids: Sequence[Any],
+    values: Any,
+    stated: np.ndarray,
+    pinned: tuple[str | None, str | None],
+) -> _Outcome:
+    """The unit of ``quantity``: pinned; else proven where every VM whose plan states a size
+    fits it in one unit (and some do); else unknown. Unknown with plans that contradict a
+    unit: the check's own outcome (NA where a plan does not confirm the value); unknown with
+    no plan stating a size: every value NA."""
+    name = _ASSUMED[quantity].name
+    unit, where = pinned
+    if unit is not None:
+        return _with(
+            _check(quantity, ids, values, stated, unit, True),
+            Decision(name, "pinned", unit, where=where or ""),
+        )
+    first: _Outcome | None = None
+    for candidate in UNIT_CHOICES[quantity]:
+        outcome = _check(quantity, ids, values, stated, candidate, False)
+        first = first or outcome
+        check = outcome.check
+        if check.agreeing and not check.disagreements:
+            i = int(np.flatnonzero(stated > 0)[0])
+            evidence = (
+                f"{check.agreeing} VM(s) with a {quantity} size in their plan fit it in "
+                f"{candidate} (e.g. {ids[i]!r}: {quantity} {values[i]}, the plan states "
+                f"{int(stated[i])} MiB), none another unit"
+            )
+            return _with(outcome, decide(name, {}, (candidate, evidence), True))
+    assert first is not None
+    if first.check.checked:
+        return _with(first, Decision(name, "unknown", None, "the plans contradict every unit"))
+    present = ~np.asarray(pd.array(values, dtype=INT).isna(), dtype=bool)
+    first.unknown = present
+    first.values = None
+    first.inexact = np.zeros(len(present), dtype=bool)
+    first.assumed = bool(present.any())
+    return _with(first, Decision(name, "unknown", None, f"no plan states a {quantity} size"))
+
+
+def _with(outcome: _Outcome, decision: Decision) -> _Outcome:
+    outcome.decision = decision
+    outcome.check = replace(outcome.check, decision=decision)
+    return outcome
 
 
 def _stated_per_row(slugs: Any, names: Any) -> dict[str, np.ndarray]:
@@ -210,6 +268,8 @@ class _Outcome:
     unknown: np.ndarray  # rows made NA by the check (a disagreement or a doubt)
     inexact: np.ndarray  # rows made NA by the conversion (not a whole number of the unit)
     example: tuple[Any, Any, int] | None  # (id, value, stated MiB) of the first disagreement
+    decision: Decision | None = None
+    assumed: bool = False  # every value NA: the unit is neither proven nor pinned
 
 
 def _check(
@@ -272,7 +332,9 @@ def _check(
 
 
 def check_units(
-    records: Iterable[Mapping[str, Any]], units: Mapping[str, str] | None = None
+    records: Iterable[Mapping[str, Any]],
+    units: Mapping[str, str] | None = None,
+    pins: Pins | None = None,
 ) -> dict[str, UnitCheck]:
     """Check the ram and disk of VM records (``GET /vms`` items or ``GET /vms/{id}``) against
     the sizes their plans state; ``{"ram": UnitCheck, "disk": UnitCheck}``.
@@ -295,45 +357,52 @@ def check_units(
             ok = type(value) is int and abs(value) < 2**63
             values[quantity].append(value if ok else None)
     stated = _stated_per_row(slugs, names)
-    resolved = resolve_units(units)
-    return {q: _check(q, ids, values[q], stated[q], *resolved[q]).check for q in QUANTITIES}
+    resolved = resolve_units(units, pins)
+    return {q: _decided(q, ids, values[q], stated[q], resolved[q]).check for q in QUANTITIES}
 
 
 def apply_units(
-    frame: pd.DataFrame, units: Mapping[str, str] | None, strict: bool, stacklevel: int
+    frame: pd.DataFrame,
+    units: Mapping[str, str] | None,
+    strict: bool,
+    stacklevel: int,
+    pins: Pins | None = None,
 ) -> None:
     """Check and convert ``frame``'s ram and disk columns in place (see the module docstring):
-    NA where the unit is in doubt, counted in ``attrs["unreadable"]``, one ``UnitWarning`` per
-    quantity; ``strict`` raises ``RecordError`` at the first disagreement instead."""
-    resolved = resolve_units(units)
+    NA where the unit is unknown or in doubt, counted in ``attrs["unreadable"]``, one warning
+    per quantity; ``strict`` raises ``RecordError`` at the first such value instead."""
+    resolved = resolve_units(units, pins)
     if frame.empty:
         return
     stated = _stated_per_row(frame["plan_slug"].array, frame["plan_name"].array)
     ids = frame["id"].tolist()
-    doubted: str | None = None  # a quantity whose unit the plans contradicted
     for quantity, (key, column, base) in QUANTITIES.items():
-        unit, pinned = resolved[quantity]
-        if doubted and not pinned and not stated[quantity].any():
-            # A service that does not serve ram in the unit svcnb assumed may not serve disk
-            # in it either; nothing here can tell, so disk is unknown rather than a guess.
-            present = np.asarray(frame[column].notna(), dtype=bool)
-            if present.any():
-                frame.loc[present, column] = pd.NA
-                counts = dict(frame.attrs.get("unreadable", {}))
-                counts[column] = counts.get(column, 0) + int(present.sum())
-                frame.attrs["unreadable"] = counts
-                warnings.warn(
-                    f"{column} is NA (unknown): the plans contradict the unit {doubted} was "
-                    f"read in, so the service's units differ from those svcnb assumes, and no "
-                    f"plan states a {quantity} size to check {quantity} against. "
-                    + _pin_hint(quantity, unit),
-                    UnitWarning,
-                    stacklevel=stacklevel + 1,
+        outcome = _decided(quantity, ids, frame[column].array, stated[quantity], resolved[quantity])
+        decision = outcome.decision
+        if decision is not None:
+            decided = dict(frame.attrs.get("assumptions", {}))
+            decided[decision.name] = {key: decision.state}
+            frame.attrs["assumptions"] = decided
+        if outcome.assumed:
+            name = _ASSUMED[quantity].name
+            first = int(np.flatnonzero(outcome.unknown)[0])
+            hint = assumption(name).hint(config_path())
+            if strict:
+                raise RecordError(
+                    "vms", ids[first], key, f"rests on the assumption {name}, unknown; {hint}"
                 )
+            example = frame[column].iloc[first]
+            _lose(frame, column, outcome.unknown)
+            warnings.warn(
+                f"svcnb.frames.vms: {int(outcome.unknown.sum())} value(s) of {column} rest on "
+                f"the assumption {name} ({assumption(name).meaning}), which nothing in the "
+                f"answers proves ({decision.evidence if decision else ''}) and nothing pins, so "
+                f"they are NA (e.g. {ids[first]!r}: {key} {example}); {hint}",
+                AssumptionWarning,
+                stacklevel=stacklevel + 1,
+            )
             continue
-        if unit == base and not stated[quantity].any():
-            continue  # nothing to convert, nothing to check against
-        outcome = _check(quantity, ids, frame[column].array, stated[quantity], unit, pinned)
+        unit = outcome.check.unit
         if strict and outcome.example is not None:
             vm_id, value, size = outcome.example
             raise RecordError(
@@ -346,19 +415,22 @@ def apply_units(
         if strict and outcome.inexact.any():
             i = int(np.flatnonzero(outcome.inexact)[0])
             raise RecordError("vms", ids[i], key, _inexact(quantity, unit, base))
-        if outcome.check.disagreements and not pinned:
-            doubted = quantity
         if outcome.values is not None:
             frame[column] = outcome.values
         lost = outcome.unknown | outcome.inexact
         if lost.any():
-            frame.loc[lost, column] = pd.NA
-            counts = dict(frame.attrs.get("unreadable", {}))
-            counts[column] = counts.get(column, 0) + int(lost.sum())
-            frame.attrs["unreadable"] = counts
+            _lose(frame, column, lost)
             warnings.warn(
                 _warning(outcome, column, base, ids), UnitWarning, stacklevel=stacklevel + 1
             )
+
+
+def _lose(frame: pd.DataFrame, column: str, rows: np.ndarray) -> None:
+    """``rows`` of ``column`` NA, counted in ``attrs["unreadable"]``."""
+    frame.loc[rows, column] = pd.NA
+    counts = dict(frame.attrs.get("unreadable", {}))
+    counts[column] = counts.get(column, 0) + int(rows.sum())
+    frame.attrs["unreadable"] = counts
 
 
 def _inexact(quantity: str, unit: str, base: str) -> str:

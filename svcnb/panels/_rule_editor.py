@@ -404,7 +404,8 @@ class RuleEditor(Displayed):
             mine = set(links.loc[links["firewall_id"] == fw_id, "vm_id"])
             others = sorted(set(links.loc[links["vm_id"].isin(mine), "firewall_id"]) - {fw_id})
             rules = [r for other in others for r in self.client.firewalls.rules(other)]
-            self._reach_context[fw_id] = (frames.vms(full), links, rules)
+            pins = getattr(self.client, "pins", None)
+            self._reach_context[fw_id] = (frames.vms(full, pins=pins), links, rules)
         return self._reach_context[fw_id]
 
     def reach_changes(self, changes: dict[str, Any] | None = None) -> pd.DataFrame:

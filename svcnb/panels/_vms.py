@@ -228,7 +228,7 @@ class VmPanel(Displayed):
     def refresh(self) -> None:
         """Read the VM list again and redraw; filters and the selection are kept where possible."""
         with shown_in(self.status, "reading the VM list"), RateWait(self.client) as waited:
-            self.vms = frames.vms(self.client.vms.list())
+            self.vms = frames.vms(self.client.vms.list(), pins=getattr(self.client, "pins", None))
             self._set_choices()
             self._redraw()
             show(self.status, "info", f"{len(self.vms)} VMs read.{waited.words()}")

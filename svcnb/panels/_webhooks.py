@@ -115,8 +115,9 @@ class WebhooksPanel(Displayed):
                 for delivery in self.client.webhooks.deliveries(sub["id"]):
                     # the API's delivery record does not name its subscription; the frame does
                     records.append({**delivery, "webhookId": sub["id"]})
-            self.webhooks = frames.webhooks(subs)
-            self.deliveries = frames.deliveries(records)
+            pins = getattr(self.client, "pins", None)
+            self.webhooks = frames.webhooks(subs, pins=pins)
+            self.deliveries = frames.deliveries(records, pins=pins)
             # the webhooks view is the one source of the health table and its counts
             view = health_report.frames_view(self.webhooks, self.deliveries)
             self.health = view.tables["health"]

@@ -465,7 +465,7 @@ def build_stop_plan(
     """
     limit = _limit(limit)
     if hasattr(fleet, "vms") and hasattr(fleet, "base_url"):
-        vms = frames.vms(fleet.vms.list())
+        vms = frames.vms(fleet.vms.list(), pins=getattr(fleet, "pins", None))
         server = server or str(fleet.base_url)
         built_at = built_at if built_at is not None else fleet.server_time
     else:
@@ -620,7 +620,12 @@ class StopRun:
             try:
                 # pandas-stubs key a row by any Hashable; a vms frame's columns are str
                 now = cast(
-                    dict[str, Any], frames.vms([self.client.vms.get(vm_id)]).iloc[0].to_dict()
+                    dict[str, Any],
+                    frames.vms(
+                        [self.client.vms.get(vm_id)], pins=getattr(self.client, "pins", None)
+                    )
+                    .iloc[0]
+                    .to_dict(),
                 )
             except NotFound:
                 self._set(vm_id, outcome=REFUSED, reason="the VM no longer exists", status=None)

@@ -311,6 +311,14 @@ class Dialect:
         }[self.base_paths]
 
     @property
+    def pins(self) -> dict[str, str]:
+        """What this dialect means where its answers may not prove it, as the assumptions svcnb
+        names them (``svcnb.assumptions``; plain strings: the sandbox imports nothing of svcnb).
+        Every amount it writes without a point is in major units; ram in ``ram_unit``, disk in
+        GiB. Its times always state their zone, so it pins none."""
+        return {"money.scale": "major", "units.ram": self.ram_unit, "units.disk": "GiB"}
+
+    @property
     def plain_values(self) -> bool:
         """True when words, money and times are said as the canonical records hold them."""
         return (

@@ -42,14 +42,22 @@ class Sandbox:
     def __repr__(self) -> str:  # tokens stay out of every repr
         return f"Sandbox(base_url={self.base_url!r}, tokens=[{', '.join(self.tokens)}])"
 
+    @property
+    def pins(self) -> dict[str, str]:
+        """The meanings its dialect gives where answers may not prove them (assumption name ->
+        value, ``Dialect.pins``): a client on this sandbox reads with them, and no other does."""
+        return dict(self.state.dialect.pins)
+
     def connection_info(self) -> dict:
-        """What a connection file holds (``_connection``): where, the tokens, which server."""
+        """What a connection file holds (``_connection``): where, the tokens, which server, and
+        the pins of its dialect."""
         info = {
             "base_url": self.base_url,
             "api_root": self.api_root,
             "control_url": self.control_url,
             "tokens": dict(self.tokens),
             "instance": self.state.instance,
+            "pins": self.pins,
         }
         if self.state.config.dialect != "default":
             info["dialect"] = self.state.config.dialect

@@ -45,6 +45,12 @@ def _doubts(*lists: Any) -> str | None:
     return "; ".join(dict.fromkeys(said)) if said else None
 
 
+def _pins(client: Any) -> Any:
+    """The client's pins (``Client.pins``: its account's, or a sandbox's dialect); None (the
+    config file's) for a stand-in without them."""
+    return getattr(client, "pins", None)
+
+
 def _marked(frame: pd.DataFrame, doubt: str | None) -> pd.DataFrame:
     # the store records it: the rows are kept, the resource is "incomplete", never "ok"
     if doubt:
@@ -56,7 +62,7 @@ def _vms(client: Any, previous: list[dict[str, Any]] | None) -> dict[str, pd.Dat
     vms = client.vms.all(details=True, previous=previous)
     doubt = _doubts(vms)
     return {
-        "vms": _marked(frames.vms(vms), doubt),
+        "vms": _marked(frames.vms(vms, pins=_pins(client)), doubt),
         "vm_ssh_keys": _marked(frames.vm_ssh_keys(vms), doubt),
         "vm_firewalls": _marked(frames.vm_firewalls(vms), doubt),
         "vm_private_networks": _marked(frames.vm_private_networks(vms), doubt),
@@ -68,8 +74,10 @@ def _firewalls(client: Any) -> dict[str, pd.DataFrame]:
     each = [client.firewalls.rules(fw["id"]) for fw in firewalls]
     rules = [r for listed in each for r in listed]
     return {
-        "firewalls": _marked(frames.firewalls(firewalls), _doubts(firewalls)),
-        "firewall_rules": _marked(frames.firewall_rules(rules), _doubts(firewalls, *each)),
+        "firewalls": _marked(frames.firewalls(firewalls, pins=_pins(client)), _doubts(firewalls)),
+        "firewall_rules": _marked(
+            frames.firewall_rules(rules, pins=_pins(client)), _doubts(firewalls, *each)
+        ),
     }
 
 
@@ -82,13 +90,15 @@ def _networks(client: Any) -> dict[str, pd.DataFrame]:
         for a in listed
     ]
     return {
-        "networks": _marked(frames.networks(networks), _doubts(networks)),
-        "attachments": _marked(frames.attachments(attachments), _doubts(networks, *each)),
+        "networks": _marked(frames.networks(networks, pins=_pins(client)), _doubts(networks)),
+        "attachments": _marked(
+            frames.attachments(attachments, pins=_pins(client)), _doubts(networks, *each)
+        ),
     }
 
 
 def _wallet(client: Any) -> dict[str, pd.DataFrame]:
-    return {"wallet": frames.wallet(client.wallet.get())}
+    return {"wallet": frames.wallet(client.wallet.get(), pins=_pins(client))}
 
 
 def _webhooks(client: Any) -> dict[str, pd.DataFrame]:
@@ -98,8 +108,10 @@ def _webhooks(client: Any) -> dict[str, pd.DataFrame]:
         {**d, "webhookId": h["id"]} for h, listed in zip(hooks, each, strict=True) for d in listed
     ]
     return {
-        "webhooks": _marked(frames.webhooks(hooks), _doubts(hooks)),
-        "deliveries": _marked(frames.deliveries(deliveries), _doubts(hooks, *each)),
+        "webhooks": _marked(frames.webhooks(hooks, pins=_pins(client)), _doubts(hooks)),
+        "deliveries": _marked(
+            frames.deliveries(deliveries, pins=_pins(client)), _doubts(hooks, *each)
+        ),
     }
 
 

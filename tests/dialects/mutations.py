@@ -34,6 +34,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta, timezone
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -219,6 +220,16 @@ def _entries() -> list[tuple[str, Any]]:
         ),
         # units
         ("units.ram", lambda r: _m("ram_unit", unit=r.choice(("GiB", "bytes")))),
+        # meaning swaps: the shape stays, what it means changes (svcnb.assumptions)
+        (
+            "money.scale",
+            lambda r: _m(
+                "money_scale",
+                to=r.choice(("minor_int", "minor_string", "minor_object", "major_integers")),
+            ),
+        ),
+        ("units.disk", lambda r: _m("disk_unit", unit=r.choice(("MiB", "bytes")))),
+        ("times.zone", lambda r: _m("zone_dropped", offset=r.choice((0, 2, -5)))),
     ]
 
 
@@ -265,6 +276,8 @@ def _conflict(a: Mutation, b: Mutation) -> bool:
     digits already; an unknown cursor and an extra key of one name are one key; two word
     changes of one kind would undo each other."""
     pair = {a.name, b.name}
+    if "money_scale" in pair and pair & {"money_form", "money_key_added", "currency_renamed"}:
+        return True  # one rewrite of each amount: its scale, not its form or keys too
     if "money_form" in pair and len(pair) == 2:
         form = (a if a.name == "money_form" else b).arg("form")
         other = b if a.name == "money_form" else a
@@ -348,6 +361,9 @@ def stated_currency(variant: Variant, value: Any) -> str | None:
         return None
     if variant.get("money_form") is not None:
         return ACCOUNT_CURRENCY
+    scale = variant.get("money_scale")
+    if scale is not None and scale.arg("to") != "major_integers":
+        return ACCOUNT_CURRENCY if scale.arg("to") == "minor_object" else None
     return _meaning(value)[1]
 
 
@@ -356,6 +372,9 @@ def money(variant: Variant, value: Any) -> Any:
     if value is None:
         return None
     amount, currency = _meaning(value)
+    scale = variant.get("money_scale")
+    if scale is not None:
+        return _rescaled(scale.arg("to"), value, amount)
     form = variant.get("money_form")
     obj: dict[str, Any]
     if form is not None:
@@ -386,6 +405,45 @@ def money(variant: Variant, value: Any) -> Any:
     if added is not None:
         obj[added.arg("key")] = added.arg("value")
     return obj
+
+
+def _rescaled(to: str, value: Any, amount: Decimal) -> Any:
+    """``value`` in the same shape with another meaning: integer minor units (cents: 12.50 is
+    1250) as a JSON number, a string or ``{amount, currency}``; or major units written as
+    integers where whole (a JSON writer that drops ``.0``: 119.00 is 119)."""
+    if to == "major_integers":
+        if amount != amount.to_integral_value():
+            return value
+        whole = int(amount)
+        if isinstance(value, dict):
+            return {**value, "amount": str(whole) if isinstance(value["amount"], str) else whole}
+        return str(whole) if isinstance(value, str) else whole
+    cents = amount.scaleb(2)
+    assert cents == cents.to_integral_value(), amount  # the sandbox's amounts: 2 decimals
+    if to == "minor_int":
+        return int(cents)
+    if to == "minor_string":
+        return str(int(cents))
+    return {"amount": str(int(cents)), "currency": ACCOUNT_CURRENCY}
+
+
+_ZULU = re.compile(r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?)(Z|[+-]\d{2}:\d{2})")
+
+
+def _zones(variant: Variant, record: Any) -> Any:
+    """Every time of ``record`` with its zone dropped: the same instant written in the local
+    time of ``offset`` hours, and no zone said (a server that writes its local clock)."""
+    dropped = variant.get("zone_dropped")
+    if dropped is None:
+        return record
+    if isinstance(record, dict):
+        return {k: _zones(variant, v) for k, v in record.items()}
+    if isinstance(record, list):
+        return [_zones(variant, v) for v in record]
+    if isinstance(record, str) and _ZULU.fullmatch(record):
+        local = pd.Timestamp(record).tz_convert(timezone(timedelta(hours=dropped.arg("offset"))))
+        return local.tz_localize(None).isoformat()
+    return record
 
 
 def _word(variant: Variant, kind: str, word: Any) -> Any:
@@ -419,8 +477,11 @@ def vm_record(variant: Variant, vm: dict) -> dict:
         else:
             gib = out["ram"] / 1024
             out["ram"] = int(gib) if gib.is_integer() else gib
+    disk = variant.get("disk_unit")
+    if disk is not None and isinstance(out.get("disk"), int):
+        out["disk"] = out["disk"] * (1024 if disk.arg("unit") == "MiB" else 2**30)
     _extra(variant, "vm", out)
-    return out
+    return _zones(variant, out)
 
 
 def _extra(variant: Variant, kind: str, record: dict) -> None:
@@ -433,7 +494,7 @@ def wallet_record(variant: Variant, wallet: dict) -> dict:
     out = dict(wallet)
     if "balance" in out:
         out["balance"] = money(variant, out["balance"])
-    return out
+    return _zones(variant, out)
 
 
 def rule_record(variant: Variant, rule: dict) -> dict:
@@ -442,7 +503,7 @@ def rule_record(variant: Variant, rule: dict) -> dict:
         if out.get("port") == m.arg("was"):
             out["port"] = m.arg("as")
     _extra(variant, "rule", out)
-    return out
+    return _zones(variant, out)
 
 
 def webhook_record(variant: Variant, hook: dict) -> dict:
@@ -450,7 +511,7 @@ def webhook_record(variant: Variant, hook: dict) -> dict:
     if variant.get("failure_counter_dropped") is not None:
         out.pop("consecutiveFailures", None)
     _extra(variant, "webhook", out)
-    return out
+    return _zones(variant, out)
 
 
 def delivery_record(variant: Variant, record: dict) -> dict:
@@ -459,7 +520,8 @@ def delivery_record(variant: Variant, record: dict) -> dict:
         if m.name in ("delivery_field_renamed", "delivery_time_renamed"):
             names[m.arg("field")] = m.arg("to")
     dropped = variant.get("event_id_dropped") or variant.get("records_are_events")
-    return {names.get(k, k): v for k, v in record.items() if not (dropped and k == "eventId")}
+    kept = {names.get(k, k): v for k, v in record.items() if not (dropped and k == "eventId")}
+    return _zones(variant, kept)
 
 
 def as_events(variant: Variant, records: list[dict]) -> list[dict]:
@@ -1108,6 +1170,16 @@ class Result:
         return text
 
 
+def user_pins(variant: Variant) -> dict[str, str]:
+    """What the variant's user pinned: only what no answer of it can prove, and truly (a user
+    who knows the service). The disk unit: no plan states a disk size; a unit svcnb cannot be
+    pinned to (bytes) stays unpinned. Nothing else: money scale, ram and zones must be proven
+    by the answers or stay unknown, so a meaning swap there is loud, never silent."""
+    disk = variant.get("disk_unit")
+    unit = "GiB" if disk is None else disk.arg("unit")
+    return {"units.disk": unit} if unit in ("GiB", "MiB") else {}
+
+
 def check_variant(sandbox: Any, proxy: MutatingProxy, variant: Variant, vms: int = VMS) -> Result:
     """Reset ``sandbox`` (default dialect) to the variant's account, pull it through ``proxy``
     speaking ``variant``, and hold svcnb's store against the truth."""
@@ -1120,7 +1192,9 @@ def check_variant(sandbox: Any, proxy: MutatingProxy, variant: Variant, vms: int
     with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
         store = Store(tmp)
-        with Client(sandbox.tokens["admin"], proxy.base_url, progress=False) as client:
+        with Client(
+            sandbox.tokens["admin"], proxy.base_url, progress=False, pins=user_pins(variant)
+        ) as client:
             refused: SvcnbError | None = None
             try:
                 store.take(client)
@@ -1414,6 +1488,20 @@ FINDINGS = {
         "unreadable (a money key svcnb does not know) and still say complete=True: the runway "
         "comes out later than the truth's, or never",
         ("billing.runway", "billing.low_balance_forecast"),
+    ),
+    "renewal-time-unknown": Finding(
+        "renewal-time-unknown",
+        "the billing reports take a VM whose next_renewal_at is NA because svcnb could not read "
+        "the time (written without a zone: the assumption times.zone, unpinned; the frames say "
+        "so) for one without a renewal, and say complete=True: renewals due, overdue VMs, the "
+        "runway and the low-balance date leave it out",
+        (
+            "billing.renewals_due",
+            "billing.overdue",
+            "billing.runway",
+            "billing.low_balance_forecast",
+        ),
+        rows=True,
     ),
     "audit-unknown-status": Finding(
         "audit-unknown-status",

@@ -216,7 +216,10 @@ def sweep_one(
         warnings.simplefilter("always")
         with vocab.using(vocabulary or vocab.Vocabulary()):
             store = Store(tmp)
-            client = Client(sandbox.tokens["admin"], sandbox.base_url, progress=False)
+            # the sandbox hands its client the pins of its dialect, as svcnb.connect() does
+            client = Client(
+                sandbox.tokens["admin"], sandbox.base_url, progress=False, pins=sandbox.pins
+            )
             with client:
                 store.take(client)
             pulled = {name: store.load(name) for name in (*FRAME_BUILDERS, "vm_firewalls")}

@@ -93,7 +93,7 @@ def test_price_is_parsed_from_all_three_forms_and_the_raw_value_kept(price, amou
         if currency is None
         else (row["price_monthly_currency"] == currency)
     )
-    assert parse_money(price).amount == amount
+    assert parse_money(price, "major").amount == amount
     assert (
         frames.vms(frames.vm_records(frames.vms([record])))["price_monthly_raw"].iloc[0]
         == (row["price_monthly_raw"])

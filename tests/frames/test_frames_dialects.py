@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from svcnb import frames
-from svcnb.frames import RecordError, UnreadableValueWarning, parse_money
+from svcnb import config, frames
+from svcnb.assumptions import Pin
+from svcnb.frames import AssumptionWarning, RecordError, UnreadableValueWarning, parse_money
 
 from ._samples import account, vm
 
@@ -34,7 +35,7 @@ _PRICE = {"nextRenewalAt": None, "status": "active"}
     ],
 )
 def test_every_money_form_gives_amount_currency_and_the_raw_value(price, amount, currency):
-    got = parse_money(price)
+    got = parse_money(price, "major")
     assert got.amount == amount and got.currency == currency
     row = frames.vms([vm(1, billing={"priceMonthly": price, **_PRICE})]).iloc[0]
     assert row["price_monthly_amount"] == amount
@@ -131,12 +132,34 @@ def test_fractions_of_a_second_are_kept():
 
 @pytest.mark.parametrize("text", ["2026-11-01T00:00:00", "2026-11-01", "2026-11-01T00:00:00.5"])
 def test_a_time_without_a_zone_is_unreadable_never_guessed(text):
-    with pytest.warns(UnreadableValueWarning, match=r"updated_at: 1.*'vm-00001'.*zone"):
+    with pytest.warns(UnreadableValueWarning, match=r"'vm-00001'.*zone") as caught:
         frame = frames.vms([vm(0), vm(1, updatedAt=text)])
     assert frame["updated_at"].isna().tolist() == [False, True]
     assert frame.attrs["unreadable"] == {"updated_at": 1}
     with pytest.raises(RecordError, match="updatedAt"):
         frames.vms([vm(1, updatedAt=text)], strict=True)
+    if "T" in text:  # a date-time: its zone is the assumption, named with the line pinning it
+        (warning,) = [w for w in caught if w.category is AssumptionWarning]
+        assert "times.zone" in str(warning.message)
+        assert '[times] zone = "UTC"' in str(warning.message)
+
+
+@pytest.mark.parametrize(
+    ("zone", "utc"),
+    [("UTC", "2026-11-01T00:00:00Z"), ("Europe/Berlin", "2026-10-31T23:00:00Z")],
+)
+def test_a_time_without_a_zone_is_read_in_the_zone_pinned(zone, utc):
+    pins = {**config.pins(), "times.zone": Pin(zone, "a test")}  # the sandbox's, and a zone
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnreadableValueWarning)
+        frame = frames.vms([vm(0), vm(1, updatedAt="2026-11-01T00:00:00")], pins=pins)
+    assert frame["updated_at"].iloc[1] == pd.Timestamp(utc)
+    assert frame.attrs["assumptions"]["times.zone"] == {"updatedAt": "pinned"}
+    # an hour a clock change skips or repeats is no one instant: NA, never a guess
+    if zone != "UTC":
+        with pytest.warns(UnreadableValueWarning, match="no one instant"):
+            gap = frames.vms([vm(1, updatedAt="2026-03-29T02:30:00")], pins=pins)
+        assert gap["updated_at"].isna().all()
 
 
 def test_the_fast_path_agrees_on_offsets(monkeypatch):

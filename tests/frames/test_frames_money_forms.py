@@ -72,7 +72,7 @@ def _row(price, **kwargs):
 
 @pytest.mark.parametrize(("price", "exact", "currency"), FORMS)
 def test_each_money_form_gives_its_exact_amount_and_currency(price, exact, currency):
-    money = parse_money(price)
+    money = parse_money(price, "major")
     assert money.exact == Decimal(exact) and money.currency == currency
     assert money.amount == float(Decimal(exact))  # one rounding, from the Decimal
     with warnings.catch_warnings():
@@ -149,7 +149,7 @@ def test_labels_change_nothing_but_a_label_that_is_not_text_is_a_key_not_underst
     assert parse_money({"amount": "9.99", "currency": "EUR", "formatted": "€9.99"}).exact == (
         Decimal("9.99")
     )
-    assert parse_money({"amount": 5, "currency": "EUR", "display": None}).amount == 5.0
+    assert parse_money({"amount": 5, "currency": "EUR", "display": None}, "major").amount == 5.0
     for label in ({"formatted": 999}, {"display": {"text": "9.99"}}):
         with pytest.raises(UnknownMoneyKeyError):
             parse_money({"amount": "9.99", "currency": "EUR", **label})

@@ -14,7 +14,13 @@ import pytest
 
 from svcnb import frames
 from svcnb.config import ConfigError, units_config
-from svcnb.frames import RecordError, UnitWarning, UnreadableValueWarning, check_units
+from svcnb.frames import (
+    AssumptionWarning,
+    RecordError,
+    UnitWarning,
+    UnreadableValueWarning,
+    check_units,
+)
 
 from ._samples import vm
 
@@ -45,22 +51,36 @@ def _pin(text: str) -> Path:
     return path
 
 
-def test_ram_served_in_gib_is_detected_and_na_with_one_warning_saying_how_to_pin_it():
+def test_ram_pinned_in_mib_but_served_in_gib_is_na_with_one_warning_saying_how_to_pin_it():
+    # the config file (tests/frames/conftest.py) pins ram in MiB, as the sandbox's dialect does
     frame, caught = _caught(lambda: frames.vms(_fleet_in_gib()))
     assert frame["ram_mib"].isna().all()  # never 2 MiB; the plan-less VM is in doubt too
-    # a service that serves ram in another unit than assumed may do so for disk too
-    assert frame.attrs["unreadable"] == {"ram_mib": 4, "disk_gib": 4}
-    assert len(caught) == 2 and {w.category for w in caught} == {UnitWarning}
-    assert "disk_gib is NA" in str(caught[1].message)
+    assert frame.attrs["unreadable"] == {"ram_mib": 4}
+    assert len(caught) == 1 and {w.category for w in caught} == {UnitWarning}
     text = str(caught[0].message)
     assert "looks like GiB" in text and "'vm-00000'" in text
     assert '[units] ram = "GiB"' in text and "units={'ram': 'GiB'}" in text
     check = check_units(_fleet_in_gib())["ram"]
-    assert (check.unit, check.pinned, check.seen) == ("MiB", False, "GiB")
+    assert (check.unit, check.pinned, check.seen) == ("MiB", True, "GiB")
     assert check.checked == 3 and check.agreeing == 0 and not check.ok
     assert check.disagreements == ("vm-00000", "vm-00001", "vm-00002")
     assert check.unknown == ("vm-00000", "vm-00001", "vm-00002", "vm-00003")
-    assert "GiB" in check.summary()
+    assert "GiB" in check.summary() and "pinned by" in check.summary()
+
+
+def test_ram_in_gib_unpinned_is_proven_by_the_plans_and_disk_no_plan_states_is_unknown():
+    frame, caught = _caught(lambda: frames.vms(_fleet_in_gib(), pins={}))
+    assert frame["ram_mib"].tolist() == [2048, 4096, 8192, 16384]  # never 2 MiB
+    assert frame["disk_gib"].isna().all() and frame.attrs["unreadable"] == {"disk_gib": 4}
+    assert len(caught) == 1 and caught[0].category is AssumptionWarning
+    assert "units.disk" in str(caught[0].message)
+    assert '[units] disk = "GiB"' in str(caught[0].message)
+    assert frame.attrs["assumptions"]["units.ram"] == {"ram": "proven"}
+    check = check_units(_fleet_in_gib(), pins={})["ram"]
+    assert check.ok and check.decision is not None and check.decision.value == "GiB"
+    assert "units.ram = GiB proven: 3 VM(s)" in check.summary()
+    disk = check_units(_fleet_in_gib(), pins={})["disk"]
+    assert not disk.ok and "assumed, not proven" in disk.summary()
 
 
 def test_ram_in_mib_as_the_plans_say_is_kept_without_a_warning():
@@ -83,10 +103,10 @@ def test_ram_in_bytes_or_any_unit_the_plan_contradicts_is_unknown():
         vm(0, ram=2 * 2**30, plan=_plan("std-2gb")),  # bytes
         vm(1, ram=1000, plan=_plan("std-2gb")),  # half the plan: no unit svcnb reads
     ]
-    frame, caught = _caught(lambda: frames.vms(records))
+    frame, caught = _caught(lambda: frames.vms(records, pins={}))
     assert frame["ram_mib"].isna().all() and frame["disk_gib"].isna().all()
     assert "looks like mixed" not in str(caught[0].message)
-    check = check_units(records)["ram"]
+    check = check_units(records, pins={})["ram"]
     assert check.disagreements == ("vm-00000", "vm-00001") and not check.ok
     assert check.seen == "bytes"
 
@@ -105,8 +125,8 @@ def test_one_vm_in_gib_puts_only_the_unconfirmed_vms_in_doubt():
 
 
 def test_a_unit_pinned_in_the_config_file_converts_exactly():
-    _pin('[units]\nram = "GiB"\n')
-    assert units_config() == {"ram": "GiB"}
+    _pin('[units]\nram = "GiB"\ndisk = "GiB"\n')
+    assert units_config() == {"ram": "GiB", "disk": "GiB"}
     frame, caught = _caught(lambda: frames.vms(_fleet_in_gib()))
     assert frame["ram_mib"].tolist() == [2048, 4096, 8192, 16384]
     assert not caught and "unreadable" not in frame.attrs
@@ -138,8 +158,8 @@ def test_strict_stops_at_a_vm_whose_ram_fits_gib():
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
-        ('[units]\nram = "GB"\n', "'GB' is not a unit"),
-        ('[units]\nbandwidth = "GiB"\n', "no unit can be pinned for 'bandwidth'"),
+        ('[units]\nram = "GB"\n', "ram = 'GB' is not a pin of units.ram; use 'MiB', 'GiB'"),
+        ('[units]\nbandwidth = "GiB"\n', "'bandwidth' pins nothing; the keys are ram, disk"),
         ('units = "GiB"\n', "must be a table"),
     ],
 )
@@ -174,7 +194,11 @@ def test_disk_is_checked_only_where_plans_state_a_disk_size():
     assert frames.vms(plain)["disk_gib"].tolist() == [7]
     check = check_units(plain)["disk"]
     assert (check.seen, check.checked) == (None, 0)
-    assert "no plan states a disk size, not checked" in check.summary()
+    assert "no plan states a disk size to check; units.disk = GiB pinned by" in check.summary()
+    # a service nothing pins: disk rests on an assumption nothing proves, so it is unknown
+    with pytest.warns(AssumptionWarning, match=r'units\.disk.*\[units\] disk = "GiB"'):
+        unknown = frames.vms(plain, pins={})
+    assert unknown["disk_gib"].isna().all() and unknown["ram_mib"].tolist() == [2048]
 
 
 def test_the_fast_and_the_exact_path_agree_on_units(monkeypatch):
