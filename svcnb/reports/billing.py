@@ -399,6 +399,11 @@ def renewals(
         }
     )
     out.attrs["unknown_status"] = _unknown(priced)
+    # a VM left out of the walk (no readable renewal date while up, price unread) may renew
+    # within the window: the list is then not whole, and says so
+    walk = _walk_complete(vms, priced)
+    out.attrs["complete"] = walk["complete"]
+    out.attrs["reason"] = None if walk["complete"] else walk["reason"]
     return out
 
 
@@ -447,7 +452,8 @@ def renewals_due(
             )
     columns = ["within_days", "currency", "renewals", "amount", "unpriced", "unknown_status"]
     out = pd.DataFrame(rows, columns=columns)
-    return out.astype(
+    walk = {k: widest.attrs[k] for k in ("complete", "reason")}
+    out = out.astype(
         {
             "within_days": "Int64",
             "currency": "string",
@@ -457,6 +463,8 @@ def renewals_due(
             "unknown_status": "Int64",
         }
     )
+    out.attrs.update(walk)
+    return out
 
 
 @report(frames={"vms": "vms", "wallet": "wallet"})
@@ -965,6 +973,16 @@ def overdue(vms: pd.DataFrame, now: Any = None) -> pd.DataFrame:
     )
     out = out.sort_values(["next_renewal_at", "vm_id"]).reset_index(drop=True)
     out.attrs["unknown_status"] = int(unknown.sum())
+    # a listed VM whose renewal date was served but could not be read: its days overdue are
+    # unknown, not "not overdue"
+    unread = int(vms.attrs.get("unreadable", {}).get("next_renewal_at", 0))
+    undated = int(out["next_renewal_at"].isna().sum())
+    if unread and undated:
+        out.attrs["complete"] = False
+        out.attrs["reason"] = (
+            f"{min(unread, undated)} listed VM(s) may have a renewal date svcnb could not read: "
+            "their days overdue are unknown"
+        )
     return out
 
 

@@ -1489,20 +1489,6 @@ FINDINGS = {
         "comes out later than the truth's, or never",
         ("billing.runway", "billing.low_balance_forecast"),
     ),
-    "renewal-time-unknown": Finding(
-        "renewal-time-unknown",
-        "the billing reports take a VM whose next_renewal_at is NA because svcnb could not read "
-        "the time (written without a zone: the assumption times.zone, unpinned; the frames say "
-        "so) for one without a renewal, and say complete=True: renewals due, overdue VMs, the "
-        "runway and the low-balance date leave it out",
-        (
-            "billing.renewals_due",
-            "billing.overdue",
-            "billing.runway",
-            "billing.low_balance_forecast",
-        ),
-        rows=True,
-    ),
     "audit-unknown-status": Finding(
         "audit-unknown-status",
         "firewall.audit keeps a VM of unknown status word as live (by design: not to hide a "

@@ -58,7 +58,6 @@ ALL = 550  # make test-all
 # what each is): strict xfails, so a seed svcnb reads right must leave this list
 # fmt: off
 KNOWN: dict[int, tuple[str, ...]] = {
-    244: ("renewal-time-unknown",),
 }
 # fmt: on
 
@@ -178,10 +177,7 @@ SWAPS = {
     "zone dropped, +02:00 clock": (_m("zone_dropped", offset=2), "loud"),
 }
 # swaps whose silent wrong values svcnb gives today, each a finding (strict xfails)
-SWAPS_KNOWN = {
-    "zone dropped, UTC clock": ("renewal-time-unknown",),
-    "zone dropped, +02:00 clock": ("renewal-time-unknown",),
-}
+SWAPS_KNOWN: dict[str, tuple[str, ...]] = {}
 
 
 def _swaps() -> list:
