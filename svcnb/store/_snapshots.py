@@ -20,7 +20,8 @@ were, and readers say it is missing rather than empty.
 Accounts: ``account`` is the wallet id (who the data is about), ``partition`` the account's name
 in a store of several accounts, whose files then sit in ``<resource>/account=NAME/``. Entries of
 a single-account store (every store written before accounts existed) have no ``partition``:
-their account is ``DEFAULT_ACCOUNT`` and their files sit at the table's root. Seqs are numbered
+their account is ``DEFAULT_ACCOUNT`` and their files sit at the table's root, until ``adopt``
+names that account (then every entry has ``partition`` and ``"adopted": true``). Seqs are numbered
 across the whole store; each account's snapshots, segments and files are its own.
 """
 
