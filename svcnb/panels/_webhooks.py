@@ -77,7 +77,7 @@ class WebhooksPanel(PerAccount, Displayed):
             self.store = source.for_account(account) if account is not None else source
         elif account is not None:
             raise ValueError("account= picks an account of a store; a client is one account")
-        self.client = source if isinstance(source, Client) else None
+        self.client = None if isinstance(source, Store) else source
         self.deliveries_shown = deliveries_shown
         self.webhooks = frames.webhooks([])
         self.deliveries = frames.deliveries([])

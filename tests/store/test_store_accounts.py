@@ -522,6 +522,7 @@ def test_report_and_check_name_the_account_in_a_store_of_several(
     assert main([*argv, "--account", "north"]) == 0  # fired once, standing
     assert main([*argv, "--account", "south"]) == 1
     assert main([*argv, "--account", "south"]) == 0
+    capsys.readouterr()
     # every account in turn: nothing new in either, each under its name
     assert main([*argv, "--account", "*"]) == 0
     out = capsys.readouterr().out
