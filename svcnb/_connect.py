@@ -59,10 +59,14 @@ def connect(
     api_key: str | Secret | None = None,
     base_url: str | RefusedBaseUrl | None = None,
     *,
+    account: str | None = None,
     sandbox: dict[str, Any] | None = None,
     **client_options: Any,
 ) -> Client:
     """A :class:`Client` from the arguments, then ``SVC_API_KEY``/``SVC_BASE_URL``.
+
+    ``account``: the ``[accounts.NAME]`` of the config file instead (as
+    :func:`configured_client`, the one place that reads it): ``svcnb.connect(account="prod")``.
 
     When neither names a server: the sandbox of the connection file ``SVCNB_SANDBOX`` names, if
     set; else a sandbox started in the background (once per process, with
@@ -74,6 +78,13 @@ def connect(
     # base URL with a password in it)
     api_key = as_secret(api_key)
     base_url = screened_url(base_url, "base_url")
+    if account is not None:
+        if api_key is not None or base_url is not None or sandbox is not None:
+            raise ValueError(
+                f"connect(account={account!r}) reads the account's base URL and token from the "
+                "config file; pass no api_key, base_url or sandbox with it"
+            )
+        return configured_client(account, **client_options)
     key, url = key_and_url(api_key, base_url)
     if key is not None or url is not None:
         if sandbox is not None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -85,8 +85,10 @@ class CheckResult:
     (``unknown``: a rule name, or the key of a condition the rule could not decide -> why).
 
     ``fired``, ``standing`` and ``cleared`` have ``CONDITION_COLUMNS`` (``cleared``: the
-    conditions as they were when they fired: key, rule, message). ``delivered_attempts`` is the
-    attempts delivery took (None when nothing was sent).
+    conditions as they were when they fired: key, rule, message). ``unchecked``, as ``cleared``,
+    holds the alerts standing from a rule now turned off: no longer checked, not known to be
+    over, so never said nor recorded as cleared. ``delivered_attempts`` is the attempts
+    delivery took (None when nothing was sent).
     """
 
     snapshot_id: str
@@ -96,6 +98,9 @@ class CheckResult:
     cleared: pd.DataFrame
     unknown: dict[str, str]
     delivered_attempts: int | None = None
+    unchecked: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=["key", "rule", "message"])
+    )
 
     @property
     def exit_code(self) -> int:
@@ -110,6 +115,10 @@ class CheckResult:
         lines = [head]
         lines += [f"FIRED   {m}" for m in self.fired["message"]]
         lines += [f"cleared {m}" for m in self.cleared["message"]]
+        lines += [
+            f"no longer checked ([alerts] {r} is off): {m}"
+            for r, m in zip(self.unchecked["rule"], self.unchecked["message"], strict=True)
+        ]
         if len(self.standing):
             lines.append(f"{len(self.standing)} alert(s) still standing from earlier checks")
         lines += [f"could not check {rule}: {why}" for rule, why in self.unknown.items()]
@@ -142,6 +151,7 @@ def payload(result: CheckResult) -> dict[str, Any]:
         "server_time": result.server_time.isoformat(),
         "fired": rows(result.fired),
         "cleared": rows(result.cleared),
+        "unchecked": rows(result.unchecked),
         "unknown": dict(result.unknown),
     }
 
@@ -231,16 +241,26 @@ def _decide(seen: Evaluation, state: Ledger) -> CheckResult:
     # a rule that could not be checked clears nothing: its conditions are unknown, not gone;
     # nor does a condition the rule could not decide (keyed by the condition's key)
     blind = set(seen.unknown)
+    # a rule turned off checks nothing: what it raised is no longer checked, not gone
+    off = standing_before["alert_rule"].astype(str).isin(seen.off).to_numpy(dtype=bool)
     gone = standing_before[
         ~standing_before["alert_key"].astype(str).isin(now_keys).to_numpy(dtype=bool)
         & ~standing_before["alert_rule"].astype(str).isin(blind).to_numpy(dtype=bool)
         & ~standing_before["alert_key"].astype(str).isin(blind).to_numpy(dtype=bool)
+        & ~off
     ]
-    cleared = pd.DataFrame(
-        {
-            "key": gone["alert_key"],
-            "rule": gone["alert_rule"],
-            "message": gone["message"],
-        }
-    ).reset_index(drop=True)
-    return CheckResult(seen.snapshot_id, seen.server_time, fired, standing, cleared, seen.unknown)
+
+    def listed(rows: pd.DataFrame) -> pd.DataFrame:
+        return pd.DataFrame(
+            {"key": rows["alert_key"], "rule": rows["alert_rule"], "message": rows["message"]}
+        ).reset_index(drop=True)
+
+    return CheckResult(
+        seen.snapshot_id,
+        seen.server_time,
+        fired,
+        standing,
+        listed(gone),
+        seen.unknown,
+        unchecked=listed(standing_before[off]),
+    )

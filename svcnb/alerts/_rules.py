@@ -24,6 +24,7 @@ import pandas as pd
 from svcnb.config import ConfigError, config_path, read_config
 from svcnb.money import money_text
 from svcnb.reports import bandwidth, billing, firewall, sharing, snapshot_at, webhooks
+from svcnb.reports._display import kind_text
 from svcnb.store import MissingResourceError
 
 __all__ = [
@@ -186,10 +187,17 @@ class Evaluation:
     server_time: pd.Timestamp
     conditions: pd.DataFrame
     unknown: dict[str, str]
+    # the rules turned off: what they raised before is no longer checked, never "cleared"
+    off: frozenset[str] = frozenset()
 
 
 def _days(delta: Any) -> float:
     return float(delta / pd.Timedelta(days=1))
+
+
+def _days_text(days: Any) -> str:
+    # as every report shows days (whole days left in full): one figure, one text
+    return f"{kind_text('days', days)} days"
 
 
 def _fmt_day(when: Any) -> str:
@@ -215,7 +223,7 @@ def _runway(store: Any, snap: pd.Series, limit: float) -> list[dict[str, Any]]:
             "value": float(row["runway_days"]),
             "threshold": limit,
             "due_at": row["runway_at"],
-            "message": f"runway {float(row['runway_days']):.1f} days: the renewal of "
+            "message": f"runway {_days_text(row['runway_days'])}: the renewal of "
             f"{row['name']} ({row['vm_id']}) on {_fmt_day(row['runway_at'])} cannot be paid "
             f"(balance {_money(row['balance'], row['currency'])}){note}",
         }
@@ -237,7 +245,7 @@ def _low_balance(store: Any, snap: pd.Series, limit: float) -> list[dict[str, An
             "value": days,
             "threshold": limit,
             "due_at": row["low_at"],
-            "message": f"low balance in {days:.1f} days ({_fmt_day(row['low_at'])}): "
+            "message": f"low balance in {_days_text(days)} ({_fmt_day(row['low_at'])}): "
             f"{_money(row['balance_then'], row['currency'])} against "
             f"{_money(row['needed'], row['currency'])} needed",
         }
@@ -253,7 +261,7 @@ def _bandwidth(store: Any, snap: pd.Series, limit: float) -> list[dict[str, Any]
         if not already and (pd.isna(row.exceeds_at) or _days(row.exceeds_at - now) > limit):
             continue
         days = 0.0 if already else _days(row.exceeds_at - now)
-        when = "is over its pack" if already else f"passes its pack in {days:.1f} days"
+        when = "is over its pack" if already else f"passes its pack in {_days_text(days)}"
         out.append(
             {
                 "key": f"bandwidth:{row.vm_id}",
@@ -374,6 +382,7 @@ def evaluate(store: Any, rules: AlertRules, at: Any = None) -> Evaluation:
     }
     rows: list[dict[str, Any]] = []
     unknown: dict[str, str] = {}
+    off = frozenset(name for name, (_, limit) in limits.items() if limit is None)
     for name, (rule, limit) in limits.items():
         if limit is None:
             continue
@@ -400,4 +409,4 @@ def evaluate(store: Any, rules: AlertRules, at: Any = None) -> Evaluation:
             "message": "string",
         }
     )
-    return Evaluation(str(snap["snapshot_id"]), snap["server_time"], frame, unknown)
+    return Evaluation(str(snap["snapshot_id"]), snap["server_time"], frame, unknown, off)

@@ -94,7 +94,7 @@ def ledger(store: Any) -> Ledger:
     version = int(log.attrs.get("version", -1))
     columns = [*STATE_COLUMNS, "claimed_until"]
     named = log["account"]
-    keep = (named.isna() | (named == store.account_in_scope())).fillna(False)
+    keep = (named.isna() | named.isin(store.record_accounts())).fillna(False)
     out = log[keep.to_numpy(dtype=bool)].reindex(columns=columns).reset_index(drop=True)
     text = [c for c in columns if c not in ("time", "claimed_until")]
     return Ledger(out.astype(dict.fromkeys(text, "string")), version)

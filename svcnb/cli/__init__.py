@@ -174,6 +174,13 @@ EXAMPLES_HEADER = (
     "examples, on the simulated account the first one starts (export SVCNB_SANDBOX=sandbox.json;\n"
     "for your account set SVC_BASE_URL and SVC_API_KEY instead):\n"
 )
+EXIT_CODES = (
+    "exit codes: 0 done; 1 failed (nothing stored; svcnb check: an alert fired); 2 a mistake in\n"
+    "what was asked (an option, the config file, no server or store); 3 done with a gap said on\n"
+    "stderr (snapshot: a resource not read or not proven whole, --accept-gap RESOURCE makes a\n"
+    "known one exit 0; doctor: an assumption not proven); 130 interrupted. Warnings: one line\n"
+    "each on stderr, the same one once with its count."
+)
 # Commands whose work reads the config file's vocabulary (frames, reports, plans, the doctor):
 # a file that cannot be used is said before anything is pulled or stored, not found half-way
 # through a snapshot, where it would cost one resource group at a time.
@@ -259,6 +266,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         formatter_class=HelpFormatter,
         epilog=EXAMPLES_HEADER
         + "\n".join(f"  {entry.example}" for entry in COMMANDS.values())
+        + "\n\n"
+        + EXIT_CODES
         + "\n\nsvcnb COMMAND --help shows a command's options and more examples.",
     )
     parser.add_argument("--version", action=_Version, help="print svcnb's version and exit")

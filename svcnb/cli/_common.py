@@ -10,9 +10,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from svcnb.client import Client
@@ -27,6 +28,33 @@ def fail(command: str, text: str, code: int = USAGE) -> int:
     end with."""
     print(f"svcnb {command}: {text}", file=sys.stderr)
     return code
+
+
+# ``--account '*'``: the command once for each account of the store, in turn
+EVERY_ACCOUNT = "*"
+ACCOUNT_HELP = (
+    "the account to {what}, in a store of several (default: the store's only one); '*' "
+    "(quoted) for each account of the store in turn, each under its name"
+)
+
+
+def each_account(
+    command: str, args: argparse.Namespace, run: Callable[[argparse.Namespace], int]
+) -> int:
+    """``run`` once for each account of ``args.store`` (``--account '*'``), each after a line
+    naming it; ends with the highest exit code. Figures of two accounts are never added."""
+    from svcnb.store import Store, StoreError, check_readable
+
+    store = Store(args.store)
+    try:
+        check_readable(store, args.store, None, every=True)
+    except StoreError as exc:
+        return fail(command, str(exc))
+    worst = 0
+    for name in store.accounts():
+        print(f"== account {name} ==", flush=True)
+        worst = max(worst, run(argparse.Namespace(**{**vars(args), "account": name})))
+    return worst
 
 
 def add_store_option(
@@ -130,13 +158,58 @@ def sandbox_connection_file() -> Path | None:
     return Path(named) if named else None
 
 
+# commands that run until stopped: their warnings are said as they come, not at the end
+LONG_RUNNING = frozenset({"sandbox", "listen", "lab", "demo"})
+
+
+def _warning_line(message: warnings.WarningMessage) -> str:
+    # the message only: never the file, line or source that raised it (paths of an installed
+    # package say nothing a user can act on); svcnb's warnings name the next step themselves
+    return " ".join(str(message.message).split())
+
+
+def said_warnings(name: str | None, caught: list[warnings.WarningMessage]) -> None:
+    """The warnings of a run on stderr, one line each, the same one once with its count."""
+    counts: dict[str, int] = {}
+    for message in caught:
+        line = _warning_line(message)
+        counts[line] = counts.get(line, 0) + 1
+    for line, n in counts.items():
+        times = f" ({n} times)" if n > 1 else ""
+        print(f"svcnb {name or ''}: warning{times}: {line}".replace("  ", " "), file=sys.stderr)
+
+
 def one_line_errors(name: str | None, work: Callable[[], int]) -> int:
-    """``work()``'s exit code; what the user can fix ends as one line on stderr instead.
+    """``work()``'s exit code; what the user can fix ends as one line on stderr instead, and
+    every warning is one line on stderr (grouped at the end, but as it comes for a command
+    that runs until stopped).
 
     Ctrl-C is 130; a closed pipe (``svcnb report ... | head -1``) is 0; a path the user gave
     that cannot be read or written, and a configuration that cannot be used (ConfigError),
     are 2. Anything else is a bug and goes up with its traceback.
     """
+    if name in LONG_RUNNING:
+        with warnings.catch_warnings():
+            shown = warnings.showwarning
+
+            def one_line(message: Any, category: Any, *rest: Any, **kw: Any) -> None:
+                line = " ".join(str(message).split())
+                print(f"svcnb {name}: warning: {line}", file=sys.stderr)
+
+            warnings.showwarning = one_line
+            try:
+                return _guarded(name, work)
+            finally:
+                warnings.showwarning = shown
+    with warnings.catch_warnings(record=True) as caught:
+        # the filters in force stay (what svcnb or the user silenced stays silent)
+        try:
+            return _guarded(name, work)
+        finally:
+            said_warnings(name, caught)
+
+
+def _guarded(name: str | None, work: Callable[[], int]) -> int:
     try:
         code = work()
         sys.stdout.flush()  # a closed pipe shows here, inside the handlers below

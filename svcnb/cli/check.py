@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
-from svcnb.cli._common import add_store_option, fail
+from svcnb.cli._common import ACCOUNT_HELP, EVERY_ACCOUNT, add_store_option, each_account, fail
 
 EXAMPLE = """examples:
   svcnb check                                # after `svcnb snapshot`, from cron
@@ -51,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--account",
         metavar="NAME",
-        help="the account to check, in a store of several (default: the store's only one)",
+        help=ACCOUNT_HELP.format(what="check"),
     )
     parser.add_argument(
         "--config",
@@ -96,6 +96,8 @@ _fail = partial(fail, "check")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.account == EVERY_ACCOUNT:
+        return each_account("check", args, run)
     from dataclasses import replace
 
     started = time.monotonic()  # the run's deadline counts from here

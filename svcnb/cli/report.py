@@ -64,7 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--account",
         metavar="NAME",
-        help="the account to report on, in a store of several (default: the store's only one)",
+        help=_common.ACCOUNT_HELP.format(what="report on") + " (text only)",
     )
     parser.add_argument(
         "--format",
@@ -144,6 +144,13 @@ _fail = partial(fail, "report")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.account == _common.EVERY_ACCOUNT:
+        if args.format != "text" or args.out or args.snapshot:
+            return _fail(
+                "--account '*' prints each account's text report in turn; for csv, json, png, "
+                "--out or --snapshot name one account (--account NAME), one file each"
+            )
+        return _common.each_account("report", args, run)
     from svcnb.reports import snapshot_at, to_utc
     from svcnb.store import Store, StoreError, check_readable
 

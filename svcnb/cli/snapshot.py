@@ -10,6 +10,8 @@ on stderr with why), 2 when no server is configured (or the config is wrong), 1 
 could be stored (the store also refuses a snapshot of another server or account than the one
 it holds under that name). With ``--all``: one line per account, each account's snapshot lands
 or fails on its own; 1 when any account failed, else 3 when any was incomplete, else 0.
+``--accept-gap RESOURCE``: a gap known and accepted in that resource is still said, in one
+line, but alone it exits 0 (cron's ``&&`` goes on); any other gap still exits 3.
 """
 
 from __future__ import annotations
@@ -45,10 +47,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument(
+        "--accept-gap",
+        action="append",
+        default=[],
+        type=_resources,
+        metavar="RESOURCE",
+        help="a resource whose gap (not read, or not proven whole) is known and accepted: said "
+        "in one line, and exit 0 when it is the only gap (repeat, or comma-separate: "
+        "--accept-gap deliveries,webhooks)",
+    )
+    parser.add_argument(
         "--allow-older",
         action="store_true",
         help="store the snapshot even if the server's time is earlier than the latest one's",
     )
+
+
+def _resources(text: str) -> frozenset[str]:
+    from svcnb.store import RESOURCES
+
+    names = frozenset(n.strip() for n in text.split(",") if n.strip())
+    unknown = sorted(names - set(RESOURCES))
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"{', '.join(unknown) or repr(text)} is no resource; the resources: "
+            f"{', '.join(RESOURCES)}"
+        )
+    return names
 
 
 # the exit code when the snapshot was stored but some resource could not be read
@@ -74,10 +99,11 @@ class Outcome:
 
 def run(args: argparse.Namespace) -> int:
     allow_older = getattr(args, "allow_older", False)
+    accepted = frozenset().union(*getattr(args, "accept_gap", []))
     if getattr(args, "all", False):
-        return _run_all(args.store, allow_older)
+        return _run_all(args.store, allow_older, accepted)
     name = getattr(args, "account", None)
-    outcome = _one(args.store, name, not args.quiet, allow_older, prefix="")
+    outcome = _one(args.store, name, not args.quiet, allow_older, prefix="", accepted=accepted)
     for line in outcome.out:
         print(line)
     for line in outcome.err:
@@ -85,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     return outcome.code
 
 
-def _run_all(where: str | None, allow_older: bool) -> int:
+def _run_all(where: str | None, allow_older: bool, accepted: frozenset[str] = frozenset()) -> int:
     try:
         names = _common.account_names()
     except ConfigError as exc:
@@ -93,7 +119,7 @@ def _run_all(where: str | None, allow_older: bool) -> int:
     # threads, not processes: the time goes in waiting on the servers; progress bars of several
     # threads would interleave, so none
     with ThreadPoolExecutor(len(names), thread_name_prefix="svcnb-snapshot") as pool:
-        outcomes = list(pool.map(lambda n: _contained(where, n, allow_older), names))
+        outcomes = list(pool.map(lambda n: _contained(where, n, allow_older, accepted), names))
     for outcome in outcomes:
         for line in outcome.out:
             print(line)
@@ -114,11 +140,13 @@ def _run_all(where: str | None, allow_older: bool) -> int:
     return INCOMPLETE if incomplete else 0
 
 
-def _contained(where: str | None, name: str, allow_older: bool) -> Outcome:
+def _contained(
+    where: str | None, name: str, allow_older: bool, accepted: frozenset[str] = frozenset()
+) -> Outcome:
     """One account's snapshot among several: whatever it raises is that account's line, so the
     others still land and print theirs (pool.map would re-raise it and drop every line)."""
     try:
-        return _one(where, name, False, allow_older, prefix=f"{name}: ")
+        return _one(where, name, False, allow_older, prefix=f"{name}: ", accepted=accepted)
     except Exception as exc:
         outcome = Outcome(name, FAILED)
         outcome.err.append(
@@ -145,7 +173,12 @@ def _new_sandbox(exc: OriginError, sandbox_file: object, store: Store) -> str:
 
 
 def _one(
-    where: str | None, name: str | None, progress: bool, allow_older: bool, prefix: str
+    where: str | None,
+    name: str | None,
+    progress: bool,
+    allow_older: bool,
+    prefix: str,
+    accepted: frozenset[str] = frozenset(),
 ) -> Outcome:
     """One account's snapshot; never raises for what the user can fix (the message says)."""
     outcome = Outcome(name)
@@ -188,6 +221,14 @@ def _one(
     if row["unreadable"]:
         outcome.out.append(f"{prefix}values svcnb could not read (kept as NA): {row['unreadable']}")
     status = store.resources(snapshot_id)
+    known = status["resource"].isin(accepted).to_numpy(dtype=bool)
+    for gap in status[known & (status["status"] != "ok").to_numpy(dtype=bool)].itertuples():
+        what = "not read" if gap.status == "missing" else "may be incomplete"
+        outcome.err.append(
+            f"svcnb snapshot: {prefix}accepted gap (--accept-gap): {gap.resource}: {what}: "
+            + " ".join(str(gap.reason).split())
+        )
+    status = status[~known]
     missing = status.query("status == 'missing'")
     doubted = status.query("status == 'incomplete'")
     if not missing.empty:

@@ -14,10 +14,22 @@ _SHOWN = ("snapshot_id", "server_time", "local_time", "vms_rows", "firewall_rule
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_store_option(parser)
+    parser.add_argument(
+        "--adopt",
+        metavar="NAME",
+        help="name the one account of a store started without an account name NAME: its whole "
+        "history becomes NAME's and the store takes more accounts (--account, --all)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     store = Store(args.store)
+    if args.adopt:
+        try:
+            done = store.adopt(args.adopt)
+        except StoreError as exc:
+            return fail("snapshots", str(exc), 1)
+        print(f"{done} snapshot(s) of {store.path} are now account {args.adopt!r}")
     try:
         frame = store.snapshots()
     except StoreError as exc:

@@ -167,8 +167,8 @@ def shown_in(status: widgets.HTML, doing: str) -> Iterator[None]:
 class RateWait:
     """Seconds the client spent waiting on the rate limit during a block (from ``client.stats``)."""
 
-    def __init__(self, client: Client) -> None:
-        self._client = client
+    def __init__(self, client: Client | None) -> None:
+        self._client = client  # None: a panel reading a store, which never waits
         self.seconds = 0.0
 
     def _waited(self) -> float:

@@ -9,11 +9,13 @@ import pandas as pd
 
 from svcnb import frames
 from svcnb.client import Client
+from svcnb.panels._accounts import PerAccount
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import Kind, RateWait, show, shown_in
 from svcnb.panels._quiet import quietly
 from svcnb.panels._render import PlotView, flag, grid, shown, theme_style
 from svcnb.reports import webhooks as health_report
+from svcnb.store import Store
 
 _HEALTH_COLUMNS = [
     "url",
@@ -45,7 +47,7 @@ _DELIVERY_COLUMNS = [
 ]
 
 
-class WebhooksPanel(Displayed):
+class WebhooksPanel(PerAccount, Displayed):
     """Webhook subscriptions, their delivery health, and a button to enable one again.
 
     Reads the ``webhooks`` frame (id, url, events, is_active, consecutive_failures) and the
@@ -63,10 +65,21 @@ class WebhooksPanel(Displayed):
     of the chosen subscription's deliveries, newest first), ``enable_button`` (CSS ``svcnb-enable``;
     enabled only for a disabled subscription), ``refresh_button`` and ``status`` (CSS
     ``svcnb-status``).
+
+    Given a :class:`Store` instead of a client, it shows the subscriptions and deliveries of
+    the latest snapshot (``account=`` as every panel takes it: one name, or a list or ``"*"``
+    for one tab per account); nothing is sent to the service, so ``enable_button`` stays off.
     """
 
-    def __init__(self, client: Client, *, deliveries_shown: int = 50) -> None:
-        self.client = client
+    def __init__(
+        self, source: Client | Store, *, account: str | None = None, deliveries_shown: int = 50
+    ) -> None:
+        self.store = None
+        if isinstance(source, Store):
+            self.store = source.for_account(account) if account is not None else source
+        elif account is not None:
+            raise ValueError("account= picks an account of a store; a client is one account")
+        self.client = None if isinstance(source, Store) else source
         self.deliveries_shown = deliveries_shown
         self.webhooks = frames.webhooks([])
         self.deliveries = frames.deliveries([])
@@ -103,21 +116,31 @@ class WebhooksPanel(Displayed):
         self.widget.add_class("svcnb-panel")
         self.refresh()
 
+    def _read(self) -> None:
+        if self.store is not None:
+            # the latest snapshot's, as taken (StoreError naming it when one was not read)
+            self.webhooks = self.store.load("webhooks")
+            self.deliveries = self.store.load("deliveries")
+            return
+        assert self.client is not None
+        subs = self.client.webhooks.list()
+        records = []
+        for sub in subs:
+            for delivery in self.client.webhooks.deliveries(sub["id"]):
+                # the API's delivery record does not name its subscription; the frame does
+                records.append({**delivery, "webhookId": sub["id"]})
+        pins = getattr(self.client, "pins", None)
+        self.webhooks = frames.webhooks(subs, pins=pins)
+        self.deliveries = frames.deliveries(records, pins=pins)
+
     def refresh(self) -> None:
-        """Read the subscriptions and every subscription's deliveries again, then redraw."""
+        """Read the subscriptions and every subscription's deliveries again (from the store:
+        its latest snapshot), then redraw."""
         with (
             shown_in(self.status, "reading the webhook subscriptions"),
             RateWait(self.client) as waited,
         ):
-            subs = self.client.webhooks.list()
-            records = []
-            for sub in subs:
-                for delivery in self.client.webhooks.deliveries(sub["id"]):
-                    # the API's delivery record does not name its subscription; the frame does
-                    records.append({**delivery, "webhookId": sub["id"]})
-            pins = getattr(self.client, "pins", None)
-            self.webhooks = frames.webhooks(subs, pins=pins)
-            self.deliveries = frames.deliveries(records, pins=pins)
+            self._read()
             # the webhooks view is the one source of the health table and its counts
             view = health_report.frames_view(self.webhooks, self.deliveries)
             self.health = view.tables["health"]
@@ -175,8 +198,10 @@ class WebhooksPanel(Displayed):
 
     def _on_select(self, _change: object = None) -> None:
         sub = self._selected()
-        self.enable_button.disabled = sub is None or flag(sub["is_active"])
-        if sub is None:
+        self.enable_button.disabled = self.client is None or sub is None or flag(sub["is_active"])
+        if self.client is None:
+            why = "This panel reads a store: give it a client to enable a subscription again."
+        elif sub is None:
             why = "Choose a subscription in the table."
         elif flag(sub["is_active"]):
             why = "The chosen subscription is active: only a disabled one can be enabled again."
@@ -197,6 +222,9 @@ class WebhooksPanel(Displayed):
         sub = self._selected()
         if sub is None:
             show(self.status, "warn", "Choose a subscription first.")
+            return
+        if self.client is None:
+            show(self.status, "warn", "This panel reads a store: enable it from a client's panel.")
             return
         with shown_in(self.status, f"enabling subscription {sub['id']}"):
             self.client.webhooks.set_active(str(sub["id"]), True)

@@ -15,7 +15,7 @@ revocation ends every acceptance of the finding made before it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -126,15 +126,16 @@ def revocation(
     )
 
 
-def table(records: Iterable[JournalRecord], account: str) -> pd.DataFrame:
-    """One row per acceptance of ``account`` in ``records`` (the journal's, in the order
-    written), oldest first: ``ACCEPTANCE_COLUMNS`` (times UTC; revoked_at, revoked_by,
-    revoke_reason NA while it stands)."""
+def table(records: Iterable[JournalRecord], account: str | Sequence[str]) -> pd.DataFrame:
+    """One row per acceptance of ``account`` (a name, or the names its records carry) in
+    ``records`` (the journal's, in the order written), oldest first: ``ACCEPTANCE_COLUMNS``
+    (times UTC; revoked_at, revoked_by, revoke_reason NA while it stands)."""
     rows: list[dict[str, Any]] = []
+    names = [account] if isinstance(account, str) else list(account)
     mine = [
         r
         for r in records
-        if isinstance(r, FindingAccepted | AcceptanceRevoked) and r.account == account
+        if isinstance(r, FindingAccepted | AcceptanceRevoked) and r.account in names
     ]
     # by when each happened; those of one time in the order written
     mine.sort(key=lambda r: r.when())

@@ -111,9 +111,17 @@ class Journal:
     the account and wallet an acceptance is about; a Journal without one reads and writes
     records but cannot accept, revoke or list acceptances, which are an account's."""
 
-    def __init__(self, loc: Location, scope: AccountScope | None = None) -> None:
+    def __init__(
+        self,
+        loc: Location,
+        scope: AccountScope | None = None,
+        names: Callable[[str], list[str]] | None = None,
+    ) -> None:
         self.loc = loc
         self._scope = scope
+        # an account's name -> the names its records carry (a store that adopted a name: the
+        # records written before name it "default")
+        self._names = names
         logs = {
             cls: AppendLog(loc, f"{JOURNAL}/{cls.KIND}", cls.schema(), f"the journal's {cls.KIND}")
             for cls in KINDS
@@ -325,7 +333,8 @@ class Journal:
         return self._register(self._account(None)[0])
 
     def _register(self, account: str) -> pd.DataFrame:
-        return _acceptances.table(self.records(FindingAccepted, AcceptanceRevoked), account)
+        names = self._names(account) if self._names else [account]
+        return _acceptances.table(self.records(FindingAccepted, AcceptanceRevoked), names)
 
     def _read(self, kinds: Sequence[type[JournalRecord]], pending: bool = True) -> list[_Read]:
         out: list[_Read] = []

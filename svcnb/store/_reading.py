@@ -22,9 +22,13 @@ def store_origin(given: str | None) -> str:
     return f"${ENV_PATH}" if os.environ.get(ENV_PATH) else f"the default, {DEFAULT_PATH}"
 
 
-def check_readable(store: Store, given: str | None, account: str | None) -> None:
-    """StoreError when a local ``store`` does not exist (``given`` is the --store argument) or
-    holds no account ``account``; an object-storage store answers for itself when read."""
+def check_readable(
+    store: Store, given: str | None, account: str | None, *, every: bool = False
+) -> None:
+    """StoreError when a local ``store`` does not exist (``given`` is the --store argument),
+    holds no account ``account``, or holds several and none is named (``every``: the command
+    runs for each in turn); an object-storage store answers for itself when read. Said in the
+    command line's terms."""
     if isinstance(store.path, Path) and not store.path.exists():
         raise StoreError(
             f"no snapshot store at {store.path.resolve()} (from {store_origin(given)}); "
@@ -34,5 +38,10 @@ def check_readable(store: Store, given: str | None, account: str | None) -> None
     if account is not None and held and account not in held:
         raise StoreError(
             f"the store at {store.path} holds no account {account!r}; "
-            f"its accounts: {', '.join(held)}"
+            f"its accounts: {', '.join(held)} (or --account '*' for each in turn)"
+        )
+    if account is None and not every and len(held) > 1:
+        raise StoreError(
+            f"the store at {store.path} holds accounts {', '.join(held)}: pass --account NAME, "
+            "or --account '*' for each in turn"
         )

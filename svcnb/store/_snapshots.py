@@ -20,7 +20,8 @@ were, and readers say it is missing rather than empty.
 Accounts: ``account`` is the wallet id (who the data is about), ``partition`` the account's name
 in a store of several accounts, whose files then sit in ``<resource>/account=NAME/``. Entries of
 a single-account store (every store written before accounts existed) have no ``partition``:
-their account is ``DEFAULT_ACCOUNT`` and their files sit at the table's root. Seqs are numbered
+their account is ``DEFAULT_ACCOUNT`` and their files sit at the table's root, until ``adopt``
+names that account (then every entry has ``partition`` and ``"adopted": true``). Seqs are numbered
 across the whole store; each account's snapshots, segments and files are its own.
 """
 
@@ -39,6 +40,7 @@ from urllib.parse import urlsplit
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.fs as pafs
 
 from svcnb.config import DEFAULT_ACCOUNT, service_url
 from svcnb.frames import KEYS, SCHEMAS, ResourceName
@@ -63,6 +65,7 @@ from ._segments import (
 )
 
 RESOURCES: tuple[ResourceName, ...] = tuple(SCHEMAS)
+EVERY_NAME = "*"
 _log = logging.getLogger("svcnb.store")
 
 # a new segment starts when its changes would exceed this share of its base rows, and at least
@@ -131,6 +134,12 @@ def account_of(entry: Mapping[str, Any]) -> str:
 def accounts_in(entries: list[dict[str, Any]]) -> list[str]:
     """The account names of a store, in the order of their first snapshot."""
     return list(dict.fromkeys(account_of(e) for e in entries))
+
+
+def adopted(entries: list[dict[str, Any]]) -> str | None:
+    """The name the one account of a single-account store adopted (``adopt``), else None:
+    records written before it name that account ``DEFAULT_ACCOUNT``."""
+    return account_of(entries[0]) if entries and entries[0].get("adopted") else None
 
 
 def partitioned(entries: list[dict[str, Any]]) -> bool | None:
@@ -455,10 +464,9 @@ def choose_partition(loc: Location, entries: list[dict[str, Any]], name: str | N
         if name in (None, DEFAULT_ACCOUNT):
             return None
         raise StoreError(
-            f"the store {loc.url} keeps one account ({DEFAULT_ACCOUNT!r}: it was started by a "
-            f"snapshot that named no account); account {name!r} needs a store of several "
-            "accounts: give it a new store (--store), and start that one with "
-            "`svcnb snapshot --all` or --account"
+            f"the store {loc.url} keeps one account, unnamed (it was started by a snapshot that "
+            f"named none); before it takes account {name!r}, name the one it holds (its whole "
+            f"history moves under that name): `svcnb snapshots --store {loc.url} --adopt NAME`"
         )
     if name is not None:
         return name
@@ -469,6 +477,68 @@ def choose_partition(loc: Location, entries: list[dict[str, Any]], name: str | N
         f"the store {loc.url} holds accounts {', '.join(names)}; name the one this snapshot "
         "is of (--account NAME, Store.take(client, account=NAME))"
     )
+
+
+def adopt(loc: Location, catalog: Catalog, name: str) -> int:
+    """Give the one account of a single-account store the name ``name``: every snapshot is
+    then that account's, read as before, and the store takes more accounts. Returns the
+    number of snapshots adopted.
+
+    Each data file is copied into ``account=NAME/``, then the catalog is published with every
+    entry under that name (one commit: a reader sees the old catalog or the new one, and the
+    old files stay until no reader needs them), then each resource table is made again,
+    partitioned by account (Delta cannot partition a table that was not). StoreError, with
+    nothing published, when the store is empty, already keeps accounts apart, or another
+    writer published meanwhile."""
+    from svcnb.config import _ACCOUNT_NAME
+
+    if not _ACCOUNT_NAME.fullmatch(name) or name in (EVERY_NAME, "all"):
+        raise StoreError(
+            f"{name!r} cannot name an account: letters, digits, '_', '-', '.' (up to 63, not 'all')"
+        )
+    entries, version = catalog.read()
+    if not entries:
+        raise StoreError(
+            f"the store {loc.url} holds no snapshot: take its first with --account {name}"
+        )
+    if partitioned(entries):
+        raise StoreError(
+            f"the store {loc.url} already names its accounts ({', '.join(accounts_in(entries))})"
+        )
+    for resource, file in sorted(
+        {(r, f) for e in entries for r, p in e["parts"].items() for f in p[2:] if f}
+    ):
+        target = loc.file(resource, f"account={name}/{file}")
+        if not loc.exists(target):
+            loc.write_parquet(target, loc.read_parquet(loc.file(resource, file)))
+    moved = [
+        {
+            **entry,
+            "partition": name,
+            "adopted": True,
+            "parts": {
+                r: [*p[:2], *(f"account={name}/{f}" if f else f for f in p[2:])]
+                for r, p in entry["parts"].items()
+            },
+        }
+        for entry in entries
+    ]
+    refused = catalog.publish(moved, version)
+    if refused:
+        raise StoreError(
+            f"another writer published to {loc.url} meanwhile ({refused}); nothing was "
+            "adopted: run it again"
+        )
+    for resource in RESOURCES:
+        if not expected_files(moved, resource):
+            continue
+        # the table as it was is not partitioned: made again from the catalog by tidy()
+        log = f"{loc.root}/{resource}/_delta_log"
+        for info in loc.fs.get_file_info(pafs.FileSelector(log, allow_not_found=True)):
+            loc.delete(info.path)
+        catalog.in_line.pop(resource, None)
+    tidy(loc, catalog, list(RESOURCES))
+    return len(moved)
 
 
 def check_not_elsewhere(

@@ -42,6 +42,8 @@ from ._snapshots import (
     Unreadable,
     account_of,
     accounts_in,
+    adopt,
+    adopted,
     check_write,
     group_by_segment,
     has,
@@ -130,7 +132,7 @@ class Store:
         self.path: Path | str = Path(resolve_url(path)) if self._loc.local else self.url
         self._catalog = Catalog(self._loc)
         # its tables shared with the account views, as the catalog is; each view's names its account
-        self._journal = Journal(self._loc, self._scope)
+        self._journal = Journal(self._loc, self._scope, self._record_names)
         self._known: dict = {}  # this process's last write, to skip re-reading it
         # the catalog list the catalog shares while it is unchanged, and its times
         self._times: tuple[list[dict[str, Any]], list[datetime]] = ([], [])
@@ -156,6 +158,29 @@ class Store:
         """The account names the store holds, in the order of their first snapshot
         (``["default"]`` for a store of one account that named none)."""
         return accounts_in(self._catalog.read()[0])
+
+    def adopt(self, name: str) -> int:
+        """Name the one account of a store started with no account name ``name``: its whole
+        history is then that account's (every earlier snapshot reads as before, under that
+        name) and the store takes more accounts. Returns the number of snapshots adopted.
+        StoreError when the store is empty or already names its accounts."""
+        done = adopt(self._loc, self._catalog, name)
+        self._known.clear()
+        self._views.clear()
+        self._times, self._mine = ([], []), (None, [])
+        return done
+
+    def _record_names(self, name: str) -> list[str]:
+        """The names the journal's records of account ``name`` carry: its own, and for the
+        account a store adopted also the one its records had before (``"default"``)."""
+        from svcnb.config import DEFAULT_ACCOUNT
+
+        return [name, DEFAULT_ACCOUNT] if adopted(self._catalog.read()[0]) == name else [name]
+
+    def record_accounts(self) -> list[str]:
+        """The account names the journal's records of the account in scope carry (its name;
+        for an adopted account also ``"default"``, the name of its records before)."""
+        return self._record_names(self.account_in_scope())
 
     def for_account(self, name: str) -> Store:
         """This store bound to account ``name``: shares the catalog, reads and takes that

@@ -226,6 +226,33 @@ def test_a_bounded_distance_to_auto_disable_neither_fires_nor_passes_as_clear(tm
     )
 
 
+def test_a_rule_turned_off_says_its_alerts_are_no_longer_checked_never_cleared(tmp_path):
+    # the runway alert stands (29.5 days under 30); then runway_days is turned off while the
+    # runway is still 29 days: nothing cleared, said as no longer checked, nothing recorded
+    store = Store(tmp_path / "s")
+    write(store, "2026-12-01T12:00Z")
+    assert fired(check(store, replace(OFF, runway_days=30))) == ["runway"]
+    write(store, "2026-12-02T12:00Z")
+    turned_off = check(store, OFF)
+    assert turned_off.cleared.empty and turned_off.unchecked["key"].tolist() == ["runway"]
+    assert "cleared" not in turned_off.text()
+    assert "no longer checked ([alerts] runway_days is off): runway 29 days" in turned_off.text()
+    assert history(store)["outcome"].tolist() == ["alert fired"]
+
+
+def test_check_gives_the_runway_in_the_days_the_reports_show(tmp_path):
+    # 29.5 days: the billing report shows 29 (whole days left); the alert says the same figure
+    from svcnb.reports import billing
+    from svcnb.reports._display import cell_text
+
+    store = Store(tmp_path / "s")
+    write(store, "2026-12-01T12:00Z")
+    row = billing.runway.from_store(store).iloc[0]
+    shown = cell_text("runway_days", row["runway_days"])
+    message = check(store, replace(OFF, runway_days=30)).fired["message"].iloc[0]
+    assert shown == "29" and message.startswith(f"runway {shown} days:")
+
+
 def test_an_alert_standing_is_not_cleared_when_the_distance_becomes_unknown(tmp_path):
     store = Store(tmp_path / "s")
     rules = replace(OFF, webhook_failures_left=10)
@@ -306,7 +333,7 @@ def test_svcnb_check_end_to_end_over_https(receiver, tls, tmp_path, capsys):
     assert "1 alert(s) fired" in out and "attempt 2" in out and "secret-part" not in out
     assert len(receiver.bodies) == 2 and receiver.bodies[0] == receiver.bodies[1]
     body = receiver.bodies[-1]
-    assert body["text"].startswith("svcnb check on snapshot") and "runway 29.5 days" in body["text"]
+    assert body["text"].startswith("svcnb check on snapshot") and "runway 29 days" in body["text"]
     assert [a["key"] for a in body["fired"]] == ["runway"]
     assert body["fired"][0]["due_at"] == "2026-12-31T00:00:00+00:00"
     assert body["server_time"] == "2026-12-01T12:00:00+00:00"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pandas as pd
+
 from svcnb.panels import WebhooksPanel
 
 
@@ -52,3 +54,26 @@ def test_a_read_only_token_cannot_enable_and_is_told_why(sandbox, reader):
     panel.enable_button.click()
     assert "webhooks:write" in panel.status.value
     assert next(h for h in reader.webhooks.list() if h["id"] == old)["isActive"] is False
+
+
+def test_from_a_store_of_several_accounts_one_tab_each_the_same_health(sandbox, admin, tmp_path):
+    # a store partitioned by account ("*": one tab per account it holds), the same grid as live
+    from svcnb.panels import AccountTabs
+    from svcnb.store import Store
+
+    store = Store(tmp_path / "store")
+    store.take(admin, account="north")
+    frames_now = {r: store.load(r, account="north") for r in ("webhooks", "deliveries")}
+    live = WebhooksPanel(admin)
+    tabs = WebhooksPanel(store, account="*")
+    assert isinstance(tabs, AccountTabs) and list(tabs.panels) == ["north"]
+    panel = tabs.panels["north"]
+    assert len(panel.webhooks) == len(frames_now["webhooks"]) == len(live.webhooks)
+    pd.testing.assert_frame_equal(panel.table.df, live.table.df)
+    # nothing is sent to the service from a store: the button stays off, and says why
+    panel.select(_disabled(panel))
+    assert panel.enable_button.disabled
+    panel.enable_selected()
+    assert "reads a store" in panel.status.value
+    # one account named is that account's panel
+    assert len(WebhooksPanel(store, account="north").webhooks) == len(live.webhooks)

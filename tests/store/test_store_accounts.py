@@ -16,6 +16,7 @@ import polars as pl
 import pytest
 from frames._samples import account
 
+import svcnb
 from svcnb import configured_client, frames
 from svcnb.cli import main
 from svcnb.config import ConfigError, accounts
@@ -103,6 +104,11 @@ def test_an_account_whose_token_variable_is_unset_is_a_config_error(tmp_path, mo
         configured_client("prod", progress=False)
     with pytest.raises(ConfigError, match="names no account 'other'.*accounts: prod"):
         configured_client("other", progress=False)
+    # svcnb.connect names an account the same way, and says the same
+    with pytest.raises(ConfigError, match="SVC_TOKEN_UNSET_HERE.*is not set"):
+        svcnb.connect(account="prod", progress=False)
+    with pytest.raises(ConfigError, match="names no account 'other'.*accounts: prod"):
+        svcnb.connect(account="other", progress=False)
 
 
 def test_one_service_is_one_url_however_it_is_written():
@@ -295,10 +301,46 @@ def test_a_store_that_named_no_account_keeps_working_as_the_default_one(tmp_path
     assert len(store.load("vms")) == len(store.load("vms", account="default")) == 3
     assert store.snapshots()["account"].tolist() == ["default"]
     assert not any(p.name.startswith("account=") for p in (tmp_path / "store/vms").iterdir())
-    # another account needs a store of several accounts: said, nothing stored
-    with pytest.raises(StoreError, match="keeps one account .*'default'.*new store"):
+    # another account needs the first one named: said with the command, nothing stored
+    with pytest.raises(StoreError, match="keeps one account, unnamed.*--adopt NAME"):
         store.write(frames_of(account(3)), server_time=T0 + DAY, account="other")
     assert len(store.snapshots()) == 1
+
+
+def test_a_store_that_named_no_account_adopts_a_name_and_takes_more_keeping_its_history(
+    tmp_path, capsys
+):
+    # three snapshots with no account name, then `svcnb snapshots --adopt prod`: every one
+    # reads as before under "prod", and the store takes a second account
+    store = Store(tmp_path / "store")
+    records = account(4)
+    times = [T0 + DAY * i for i in range(3)]
+    for i, when in enumerate(times):
+        store.write(frames_of(evolve(records, i) if i else records), server_time=when)
+    before = {(r, t): store.load(r, at=t) for r in ("vms", "firewall_rules") for t in times}
+    finding = "fw-1:rule-1:open-ssh"
+    store.journal.accept_finding(
+        finding, reason="bastion", owner="ops", until=T0 + DAY * 30, now=T0
+    )
+    assert main(["snapshots", "--store", str(tmp_path / "store"), "--adopt", "prod"]) == 0
+    assert "3 snapshot(s)" in capsys.readouterr().out
+    store = Store(tmp_path / "store")
+    store.write(frames_of(_in_usd(account(2))), server_time=T0 + DAY * 3, account="other")
+    assert store.accounts() == ["prod", "other"]
+    assert store.snapshots(account="prod")["server_time"].tolist() == times
+    for (resource, when), frame in before.items():
+        pd.testing.assert_frame_equal(store.load(resource, at=when, account="prod"), frame)
+    assert len(store.load("vms", account="other")) == 2
+    # what the journal says of the account before it was named stays its own
+    assert store.for_account("prod").journal.acceptances()["finding_id"].tolist() == [finding]
+    assert store.for_account("other").journal.acceptances().empty
+    # readers without svcnb see both accounts, each row with its account
+    theirs = duckdb_as_of(str(tmp_path / "store/vms"), T0 + DAY * 3, keys=("account", "id"))
+    assert sorted(set(theirs["account"])) == ["other", "prod"]
+    assert (theirs["account"] == "prod").sum() == len(before[("vms", times[-1])])
+    # adopting again, or an empty store, is refused in one line
+    with pytest.raises(StoreError, match="already names its accounts"):
+        store.adopt("again")
 
 
 # -- reports over several accounts ----------------------------------------------------------
@@ -446,6 +488,17 @@ def test_report_and_check_name_the_account_in_a_store_of_several(
     assert main(["report", "firewall", "--store", str(path)]) == 2
     said = capsys.readouterr().err
     assert "holds accounts" in said and "north" in said and "south" in said
+    # said in the command line's terms, with the way to read every account
+    assert "--account '*'" in said and "account=" not in said and "Store(" not in said
+    assert main(["report", "firewall", "--store", str(path), "--account", "*"]) == 0
+    out = capsys.readouterr().out
+    # in the store's order of accounts (that of their first snapshot)
+    heads = [line for line in out.splitlines() if line.startswith("== account ")]
+    assert heads == [f"== account {name} ==" for name in Store(path).accounts()]
+    assert sorted(heads) == ["== account north ==", "== account south =="]
+    assert out.count("(snapshot ") == 2
+    assert main(["report", "firewall", "--store", str(path), "--account", "*", "--format", "csv"])
+    assert "one account" in capsys.readouterr().err
     for name, sandbox in (("north", north), ("south", south)):
         argv = ["report", "firewall", "--store", str(path), "--account", name]
         assert main([*argv, "--table", "findings", "--format", "json"]) == 0
@@ -469,6 +522,11 @@ def test_report_and_check_name_the_account_in_a_store_of_several(
     assert main([*argv, "--account", "north"]) == 0  # fired once, standing
     assert main([*argv, "--account", "south"]) == 1
     assert main([*argv, "--account", "south"]) == 0
+    capsys.readouterr()
+    # every account in turn: nothing new in either, each under its name
+    assert main([*argv, "--account", "*"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("nothing new") == 2 and "== account south ==" in out
     # the same alert key in two accounts (ids can coincide across accounts) stands apart
     from svcnb.alerts import _state
 
