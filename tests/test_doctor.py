@@ -601,3 +601,26 @@ def test_the_sandbox_proves_its_delivery_events_and_needs_no_history_depth(
     _code, out, _ = doctor(sandbox, monkeypatch, capsys)
     assert "proven: every delivery record carries an event id" in line(out, "delivery events")
     assert line(out, "delivery history depth").startswith("  ")
+
+
+def test_the_paging_and_delivery_pins_are_written_by_the_doctor_as_the_user_confirms(
+    sandbox, monkeypatch, capsys, tmp_path
+):
+    # a user who knows that a last page without a token is the end says so once, through the
+    # doctor, and the next run vouches for the lists as pinned
+    sandbox.control.reset(seed=7, vms=40, dialect="google")
+    config = tmp_path / "svcnb.toml"
+    monkeypatch.setenv("SVCNB_CONFIG", str(config))
+    pins = ("--pin", "paging.no_continuation_is_end=true", "--pin", "deliveries.history=full")
+    code, out, _ = doctor(sandbox, monkeypatch, capsys, "--write-config", *pins)
+    assert code == 3, out  # this run still saw the lists unpinned
+    assert "pinned [paging] no_continuation_is_end = true (confirmed with --pin)" in out
+    assert 'pinned [deliveries] history = "full" (confirmed with --pin)' in out
+    written = read_config(config)
+    assert written["paging"] == {"no_continuation_is_end": True}
+    assert written["deliveries"] == {"history": "full"}
+    code, out, _ = doctor(sandbox, monkeypatch, capsys)
+    assert code == 0, out
+    assert "pinned by [paging] no_continuation_is_end" in line(out, "GET /vms")
+    code, out, err = doctor(sandbox, monkeypatch, capsys, "--pin", "paging.end=true")
+    assert code == 2 and "paging.no_continuation_is_end" in err
