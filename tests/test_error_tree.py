@@ -24,6 +24,8 @@ INTERNAL = {
     "svcnb.sandbox._http.DroppedConnection": "the sandbox raises it to cut a connection on purpose",
     "svcnb.sandbox._http._Refused": "the sandbox's body parser answers it as a 400 envelope",
     "svcnb.store._snapshots.Unreadable": "the store catches it and warns or raises StoreError",
+    "svcnb.assumptions.UnregisteredAssumptionError": "a reader names an assumption the registry "
+    "lacks: a programming error tests/test_assumptions.py catches, never a user's",
     "svcnb.cli.report.UserError": "`svcnb report` catches it and prints one line (exit 2)",
     "svcnb.client._wire.WireError": "the request path retries it or raises TransportError",
     "svcnb.client._wire.BadEncoding": "the request path raises ApiError naming the encoding",
