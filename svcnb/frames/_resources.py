@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import repeat
 from typing import Any
 
 import pandas as pd
@@ -57,10 +58,10 @@ def vms(
     _money_beside(
         frame,
         "vms",
+        records,
         [
-            [(f"billing.{k}", _get(r, "billing"), _BILLING_KEYS) for k in ("priceMonthly",)]
-            + [("plan.priceMonthly", _get(r, "plan"), _PLAN_KEYS)]
-            for r in records
+            ("billing.priceMonthly", "billing", _BILLING_KEYS),
+            ("plan.priceMonthly", "plan", _PLAN_KEYS),
         ],
         "price_monthly",
         strict,
@@ -78,23 +79,46 @@ def _get(record: Any, key: str) -> Any:
     return record.get(key) if isinstance(record, Mapping) else None
 
 
+def _beside_somewhere(records: Sequence[Any], key: str, spec: frozenset[str]) -> bool:
+    """Whether any holder (``record[key]``, the record for "") may have a key beside its money;
+    each distinct set of keys is looked at once (a fleet's objects share a handful), and only
+    where one may is each record looked at. Holders that are not all plain objects or null are
+    always looked at one by one."""
+    if not key:
+        objects: Sequence[Any] = records
+    elif set(map(type, records)) <= {dict}:
+        objects = list(map(dict.get, records, repeat(key)))
+    else:
+        objects = [_get(r, key) for r in records]
+    if not set(map(type, objects)) <= {dict, type(None)}:
+        return True
+    shapes = set(map(tuple, filter(None, objects)))  # an empty object holds no key
+    return any(keys_beside_money(dict.fromkeys(shape), spec) for shape in shapes)
+
+
 def _money_beside(
     frame: pd.DataFrame,
     resource: str,
-    holders: list[list[tuple[str, Any, frozenset[str]]]],
+    records: Sequence[Any],
+    holders: list[tuple[str, str, frozenset[str]]],
     column: str,
     strict: bool,
 ) -> None:
     """Make ``<column>_amount`` and ``_currency`` NA in rows whose money sits beside a key that
     may change what it means (``svcnb.frames._money.keys_beside_money``): understood or unknown.
-    One ``UnreadableValueWarning`` names the keys; ``attrs["unreadable"]`` counts the rows."""
+    One ``UnreadableValueWarning`` names the keys; ``attrs["unreadable"]`` counts the rows.
+
+    ``holders`` are (money path, the record's key holding it or "" for the record itself, the
+    keys the spec lists there)."""
+    if not any(_beside_somewhere(records, key, spec) for _, key, spec in holders):
+        return
     seen: dict[str, int] = {}
     rows = []
-    for i, row_holders in enumerate(holders):
+    for i, record in enumerate(records):
         found = [
-            f"{where.rsplit('.', 1)[0]}.{key}" if "." in where else key
-            for where, obj, spec in row_holders
-            for key in keys_beside_money(obj, spec)
+            f"{where.rsplit('.', 1)[0]}.{name}" if "." in where else name
+            for where, key, spec in holders
+            for name in keys_beside_money(_get(record, key) if key else record, spec)
         ]
         if found:
             rows.append(i)
@@ -214,9 +238,7 @@ def wallet(
         records = [records]
     records = records if isinstance(records, Sequence) else list(records)
     frame = build("wallet", records, strict=strict, pins=pins)
-    _money_beside(
-        frame, "wallet", [[("balance", r, _WALLET_KEYS)] for r in records], "balance", strict
-    )
+    _money_beside(frame, "wallet", records, [("balance", "", _WALLET_KEYS)], "balance", strict)
     return frame
 
 

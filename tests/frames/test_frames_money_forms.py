@@ -257,3 +257,23 @@ def test_the_fast_and_the_exact_path_give_the_same_frame_for_every_money_form(pr
             assert (amount, currency if currency is not pd.NA else None) == _EXPECTED[repr(price)]
         else:
             assert amount is pd.NA and currency is pd.NA
+
+
+def test_a_key_beside_the_money_in_a_few_records_of_a_fleet_blanks_those_records_only():
+    # a fleet's billing and plan objects share a few sets of keys, each looked at once: the
+    # records whose object holds one more key must still be found, each of them, and no other
+    records = [vm(i) for i in range(300)]
+    records[150]["billing"]["currency"] = "eur"
+    records[151]["plan"]["priceUnit"] = "cents"
+    records[299]["billing"]["taxRate"] = 0.2
+    frame, caught = _caught(lambda: frames.vms(records))
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    for key in ("'billing.currency' (1 record(s))", "'plan.priceUnit' (1 record(s))"):
+        assert key in message
+    assert "'billing.taxRate' (1 record(s))" in message
+    blank = frame.index[frame["price_monthly_amount"].isna()].tolist()
+    assert blank == [150, 151, 299]
+    assert frame["price_monthly_currency"].iloc[[150, 151, 299]].isna().all()
+    assert frame.attrs["unreadable"] == {"price_monthly_amount": 3}
+    assert frame["price_monthly_raw"].iloc[150] is not pd.NA  # the value as sent is kept
