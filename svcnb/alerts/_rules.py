@@ -23,8 +23,7 @@ import pandas as pd
 
 from svcnb.config import ConfigError, config_path, read_config
 from svcnb.money import money_text
-from svcnb.reports import bandwidth, billing, firewall, sharing, snapshot_at, webhooks
-from svcnb.reports._display import kind_text
+from svcnb.reports import bandwidth, billing, firewall, kind_text, sharing, snapshot_at, webhooks
 from svcnb.store import MissingResourceError
 
 __all__ = [

@@ -19,7 +19,7 @@ from __future__ import annotations
 from svcnb.reports import bandwidth, billing, firewall, webhooks, whatif
 from svcnb.reports._classes import vm_classes
 from svcnb.reports._columns import MONEY_COLUMNS, VALUES, currency_of, value_label
-from svcnb.reports._display import display_frame, kind, label, text_table
+from svcnb.reports._display import display_frame, kind, kind_text, label, text_table
 from svcnb.reports._duration import DurationError, duration
 from svcnb.reports._replay import Histories, Report, replay, snapshot_at, to_utc
 from svcnb.reports._reuse import Reuse, sharing
@@ -42,6 +42,7 @@ __all__ = [
     "duration",
     "firewall",
     "kind",
+    "kind_text",
     "label",
     "replay",
     "sharing",

@@ -19,18 +19,19 @@ def _read(client: Client) -> dict:
     records = [
         dict(r, webhookId=h["id"]) for h in hooks for r in client.webhooks.deliveries(h["id"])
     ]
+    pins = client.pins  # the sandbox's, handed over as connect() hands them
     return {
-        "vms": frames.vms(client.vms.all(details=True, progress=False)),
-        "wallet": frames.wallet(client.wallet.get()),
-        "webhooks": frames.webhooks(hooks),
-        "deliveries": frames.deliveries(records),
+        "vms": frames.vms(client.vms.all(details=True, progress=False), pins=pins),
+        "wallet": frames.wallet(client.wallet.get(), pins=pins),
+        "webhooks": frames.webhooks(hooks, pins=pins),
+        "deliveries": frames.deliveries(records, pins=pins),
     }
 
 
 def _truth(control_url: str) -> dict:
     data = httpx.get(f"{control_url}/truth").json()["data"]
     return {
-        "vms": frames.vms(data["vms"]),
+        "vms": frames.vms(data["vms"], units={"ram": "MiB", "disk": "GiB"}),
         "wallet": frames.wallet(data["wallet"]),
         "webhooks": frames.webhooks(data["webhooks"]),
         "deliveries": frames.deliveries(data["deliveries"]),
@@ -64,7 +65,9 @@ def _reports(f: dict, now: pd.Timestamp) -> dict[str, pd.DataFrame]:
 def test_every_named_dialect_gives_the_default_dialects_numbers(dialect):
     with (
         serve(vms=30, seed=7, dialect=dialect, rate_limit=100_000) as sb,
-        Client(api_key=sb.tokens["admin"], base_url=sb.base_url, progress=False) as client,
+        Client(
+            api_key=sb.tokens["admin"], base_url=sb.base_url, progress=False, pins=sb.pins
+        ) as client,
     ):
         read = _read(client)
         now = pd.Timestamp(client.server_time)

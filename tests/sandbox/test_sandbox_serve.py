@@ -25,6 +25,8 @@ def test_serve_writes_a_private_connection_file(make_sandbox, tmp_path):
         "control_url": sb.base_url + "/_sandbox",
         "tokens": sb.tokens,
         "instance": sb.control.instance(),
+        # the sandbox knows its dialect: its client reads with these, no other client does
+        "pins": {"money.scale": "major", "units.ram": "MiB", "units.disk": "GiB"},
     }
     assert set(info["tokens"]) >= {"admin", "read"}
     assert all(t.startswith("svc_") for t in info["tokens"].values())

@@ -55,6 +55,9 @@ DEPENDS: dict[str, tuple[str, ...]] = {
     "units: ram": ("ram_unit", "disk_unit"),
     "units: disk": ("ram_unit", "disk_unit"),
     "delivery records": ("delivery_fields",),
+    # the port sentinels of the rules of the first firewall: which firewall is first is the
+    # list's order (a twin from a store lists by id)
+    "firewall ports": ("order",),
     # what remains of the limit counts the requests the lists took
     "rate limit": ("rate_limit", "rate_window", "rate_window_seconds", *LIST_POINTS),
 }
