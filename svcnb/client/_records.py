@@ -13,6 +13,7 @@ import warnings
 from collections.abc import Iterable
 from typing import Any
 
+from svcnb.config import DELIVERY_FIELDS
 from svcnb.errors import MissingFieldError, SchemaDriftWarning, SvcnbError
 
 _log = logging.getLogger("svcnb.client")
@@ -70,16 +71,7 @@ SCHEMAS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
     "delivery": (
         frozenset(
             {
-                "id",
-                "eventId",
-                "event",
-                "url",
-                "statusCode",
-                "success",
-                "attempts",
-                "createdAt",
-                "lastAttemptAt",
-                "error",
+                *DELIVERY_FIELDS,
                 # the names other servers give the same fields (docs/dialects.md); kept in
                 # step with SCHEMAS["deliveries"] of svcnb.frames (tests/frames check it)
                 "status_code",
