@@ -16,6 +16,7 @@ import html
 import sys
 from pathlib import Path
 
+from svcnb import files as _files
 from svcnb.cli import _common, report
 
 EXAMPLE = """example:
@@ -79,12 +80,13 @@ def run(args: argparse.Namespace) -> int:
         else ""
     )
     index = out / "index.html"
-    index.write_text(
+    _files.write(
+        index,
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
         f"<title>svcnb reports</title></head><body><h1>svcnb reports</h1><ul>{links}</ul>"
         f"{missing}</body></html>\n",
-        encoding="utf-8",
+        secret=False,
     )
     print(f"wrote {index}")
     if failed:
