@@ -4,15 +4,18 @@ environment and matplotlib."""
 
 from __future__ import annotations
 
+import functools
 import gc
 import itertools
 import logging
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import _fuzz  # noqa: F401 - loads the suite's Hypothesis profile before any test module
 import pytest
@@ -91,6 +94,15 @@ def _own_files(tmp_path_factory) -> Iterator[Path]:
     return (folder / str(n) for n in itertools.count())
 
 
+def _one_at_a_time(turn: threading.Lock, method: Any) -> Any:
+    @functools.wraps(method)
+    def locked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with turn:
+            return method(self, *args, **kwargs)
+
+    return locked
+
+
 @pytest.fixture(scope="session")
 def s3_server() -> Iterator[dict[str, str]]:
     """An S3 server on loopback (moto's server mode) with the buckets ``S3_BUCKETS``, one per
@@ -104,6 +116,16 @@ def s3_server() -> Iterator[dict[str, str]]:
     backends = pytest.importorskip("moto.backends")
     modules = tuple(backends.list_of_moto_modules())
     patch.setattr(backends, "list_of_moto_modules", lambda: modules)
+    # S3 makes a conditional put atomic; moto's threaded server checks If-None-Match and then
+    # stores, so two writers' puts of one commit file can both pass the check and the second
+    # overwrites the first (a lost journal record, once in a few hundred runs). The server the
+    # tests rely on must keep S3's promise: its writes take turns.
+    responses = pytest.importorskip("moto.s3.responses")
+    turn = threading.Lock()
+    for name in ("put_object", "_key_response_post"):
+        patch.setattr(
+            responses.S3Response, name, _one_at_a_time(turn, getattr(responses.S3Response, name))
+        )
     server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
