@@ -42,6 +42,8 @@ that builtin too (shown in brackets), so existing ``except ValueError`` code kee
     │   └── SignatureMismatch          not the HMAC of this body under this secret
     ├── PayloadError [ValueError]      svcnb.webhooks: signed, but not an event object
     ├── DurationError [ValueError]     svcnb.reports.duration: not a duration (months refused)
+    ├── TimeError [ValueError]         svcnb.times.to_utc: a time given (``at``, ``--at``, ...)
+    │                                  that is not one, is empty, or is outside pandas' range
     ├── PlanError [ValueError]         svcnb.plans: a stop plan cannot be built, read or applied
     │   ├── PlanLimitError             it would stop more VMs than the limit of one action
     │   └── PlanChangedError           its content no longer gives the digest it was reviewed under

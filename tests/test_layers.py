@@ -20,6 +20,7 @@ FLOORS = {
     "config": 1,
     "extras": 1,
     "money": 1,
+    "times": 1,
     "_notebooks": 1,
     "vocab": 2,
     "client": 3,

@@ -22,6 +22,7 @@ from svcnb.panels._render import PlotView, grid, shown, table, theme_style
 from svcnb.panels._rule_editor import RuleEditor
 from svcnb.reports import firewall, value_label
 from svcnb.store import Store, StoreError
+from svcnb.times import to_utc
 
 _COLUMNS = [
     "state",
@@ -83,7 +84,7 @@ def parse_until(text: str) -> pd.Timestamp:
         raise ValueError(f"{text!r} is not a date; write {UNTIL_HINT}") from None
     if pd.isna(ts):
         raise ValueError(f"{text!r} is not a date; write {UNTIL_HINT}")
-    return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
+    return to_utc(ts, "until")
 
 
 def _words(day: int, month: int, year: str) -> str:
@@ -133,8 +134,7 @@ def _text(value: Any) -> str:
 def _utc(at: Any) -> pd.Timestamp | None:
     if at is None:
         return None
-    stamp = pd.Timestamp(at)
-    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+    return to_utc(at, "at")
 
 
 def fixed_text(saved_at: pd.Timestamp) -> str:

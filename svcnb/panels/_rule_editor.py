@@ -21,6 +21,7 @@ from svcnb.panels._quiet import quietly
 from svcnb.panels._render import cell, table, theme_style
 from svcnb.reports import firewall as firewall_report
 from svcnb.store import RuleEdit, Store
+from svcnb.times import to_utc
 
 # API field -> label shown next to its input
 EDITABLE = {
@@ -218,8 +219,7 @@ class RuleEditor(Displayed):
         seen = self.client.server_time
         if seen is None:
             return pd.Timestamp.now(tz="UTC")
-        stamp = pd.Timestamp(seen)
-        return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+        return to_utc(seen, "server_time")
 
     def on_saved(self, callback: Callable[[str, str, pd.Timestamp], Any]) -> None:
         """Call ``callback(firewall_id, rule_id, saved_at)`` after each save the service took."""

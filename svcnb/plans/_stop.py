@@ -29,6 +29,7 @@ from svcnb import frames, vocab
 from svcnb.config import service_url
 from svcnb.errors import Conflict, NotFound, SvcnbError, WaitTimeout
 from svcnb.store import StopPlanRecord
+from svcnb.times import to_utc
 
 DEFAULT_LIMIT = 10
 PLAN_KIND = "svcnb.stop_plan"
@@ -512,9 +513,7 @@ def build_stop_plan(
         )
     entries = _typed(pd.DataFrame(rows, columns=ENTRY_COLUMNS))
     check_limit(int((entries["decision"] == STOP).sum()), limit, "this plan")
-    when = None if built_at is None else pd.Timestamp(built_at)
-    if when is not None:
-        when = when.tz_localize("UTC") if when.tzinfo is None else when.tz_convert("UTC")
+    when = None if built_at is None else to_utc(built_at, "built_at")
     return StopPlan(
         entries=entries,
         filter=chosen,

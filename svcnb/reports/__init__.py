@@ -21,9 +21,10 @@ from svcnb.reports._classes import vm_classes
 from svcnb.reports._columns import MONEY_COLUMNS, VALUES, currency_of, value_label
 from svcnb.reports._display import display_frame, kind, kind_text, label, text_table
 from svcnb.reports._duration import DurationError, duration
-from svcnb.reports._replay import Histories, Report, replay, snapshot_at, to_utc
+from svcnb.reports._replay import Histories, Report, replay, snapshot_at
 from svcnb.reports._reuse import Reuse, sharing
 from svcnb.reports._view import Figure, View, ViewSpec
+from svcnb.times import to_utc
 
 __all__ = [
     "DurationError",

@@ -38,6 +38,7 @@ from svcnb.frames import ResourceName
 from svcnb.reports import _reuse
 from svcnb.store import MissingResourceError, TimeLike
 from svcnb.store import account_names as parse_accounts
+from svcnb.times import to_utc
 
 UTC = "UTC"
 
@@ -291,39 +292,6 @@ def per_account(names: list[str], answer: Callable[[str], Any]) -> Any:
     out = pd.concat(parts, ignore_index=True)
     out.attrs["note"] = SEVERAL_ACCOUNTS_NOTE
     return out
-
-
-def to_utc(value: Any, name: str = "at") -> pd.Timestamp:
-    """A timezone-aware UTC timestamp from a string, datetime or Timestamp (naive means UTC),
-    in nanoseconds as every frame holds its times. ``name`` is how the user wrote the parameter
-    (``--at``): a ValueError names it, also for a time outside what pandas represents."""
-    try:
-        ts = pd.Timestamp(value)
-    except (TypeError, ValueError) as exc:
-        if "out of range" in str(exc):
-            raise ValueError(_outside(name, value)) from None
-        raise ValueError(
-            f"{name}={value!r} is not a time; give an ISO 8601 date or date-time"
-        ) from exc
-    except OverflowError:
-        raise ValueError(_outside(name, value)) from None
-    if pd.isna(ts):
-        raise ValueError(f"{name} is empty; give an ISO 8601 date or date-time")
-    try:
-        # a time beyond nanoseconds' range (pandas reads "2262-05-01" in seconds) would fail
-        # later, as "Out of bounds nanosecond timestamp", wherever it meets a frame's times
-        ts = ts.as_unit("ns")
-        return ts.tz_localize(UTC) if ts.tzinfo is None else ts.tz_convert(UTC)
-    except (OverflowError, ValueError):  # OutOfBoundsDatetime is a ValueError
-        raise ValueError(_outside(name, value)) from None
-
-
-def _outside(name: str, value: Any) -> str:
-    return (
-        f"{name}={value!r} is outside the times pandas represents (from "
-        f"{pd.Timestamp.min.ceil('D'):%Y-%m-%d} to {pd.Timestamp.max.floor('D'):%Y-%m-%d}, UTC); "
-        "give a time between them"
-    )
 
 
 def resolve_now(now: Any) -> pd.Timestamp:

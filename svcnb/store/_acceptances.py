@@ -21,7 +21,9 @@ from typing import Any
 
 import pandas as pd
 
-from ._journal_kinds import AcceptanceRevoked, FindingAccepted, JournalRecord, utc_time
+from svcnb.times import to_utc
+
+from ._journal_kinds import AcceptanceRevoked, FindingAccepted, JournalRecord
 from ._layout import StoreError
 
 ACCEPTANCE_COLUMNS = [
@@ -68,8 +70,8 @@ def accepted(
     fid = _finding(finding_id)
     why = _words(reason, "reason", "reason='VPN appliance, vendor fix due in March'")
     who = _words(owner, "owner", "owner='sam@example.com'")
-    when = utc_time(datetime.now(UTC) if now is None else now, "now")
-    end = utc_time(until, "until")
+    when = to_utc(datetime.now(UTC) if now is None else now, "now")
+    end = to_utc(until, "until")
     if end <= when:
         raise StoreError(
             f"until={end.isoformat()} is not in the future (now is {when.isoformat()}); an "
@@ -113,7 +115,7 @@ def revocation(
         )
     last = live.iloc[-1]
     return AcceptanceRevoked(
-        time=utc_time(datetime.now(UTC) if now is None else now, "now"),
+        time=to_utc(datetime.now(UTC) if now is None else now, "now"),
         finding_id=fid,
         reason=why,
         owner=who,

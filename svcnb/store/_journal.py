@@ -58,6 +58,8 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
+from svcnb.times import TimeError
+
 from . import _acceptances
 from ._appendlog import AppendLog
 from ._fs import Location
@@ -269,7 +271,7 @@ class Journal:
         try:
             record = from_audit(want).scrubbed()
             back = from_row(type(record), to_rows([record]).to_pylist()[0])
-        except StoreError as exc:
+        except (StoreError, TimeError) as exc:
             raise legacy.refused(rid, str(exc)) from None
         except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
             raise legacy.refused(rid, f"the journal cannot hold it ({exc})") from None

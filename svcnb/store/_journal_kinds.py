@@ -20,6 +20,8 @@ from typing import Any, ClassVar, Literal, TypeVar
 import pandas as pd
 import pyarrow as pa
 
+from svcnb.times import TimeError, to_utc
+
 from ._layout import StoreError
 from ._scrub import jsonable, scrub
 
@@ -37,21 +39,6 @@ _COMMON = pa.schema(
         pa.field("extra", pa.string()),
     ]
 )
-
-
-def utc_time(value: object, name: str) -> pd.Timestamp:
-    """``value`` (a datetime, a Timestamp or ISO 8601 text; without a zone: UTC) as a UTC
-    Timestamp; StoreError naming ``name`` when it is not a time."""
-    try:
-        ts = pd.Timestamp(value)  # type: ignore[arg-type]  # anything a caller gave: checked below
-    except (TypeError, ValueError):
-        ts = None
-    if not isinstance(ts, pd.Timestamp):  # NaT, from None or ""
-        raise StoreError(
-            f"{name}={value!r} is not a time; give a datetime or ISO 8601 text such as "
-            "'2030-01-31' or '2030-01-31T12:00Z' (a time without a zone is UTC)"
-        )
-    return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
 
 
 def _json(value: object) -> str | None:
@@ -78,7 +65,7 @@ class JournalRecord:
 
     def when(self) -> pd.Timestamp:
         """``time`` as a UTC Timestamp."""
-        return utc_time(self.time, "time")
+        return to_utc(self.time, "time")
 
     @classmethod
     def schema(cls) -> pa.Schema:
@@ -89,7 +76,7 @@ class JournalRecord:
     def scrubbed(self) -> JournalRecord:
         """This record as it is written: time in UTC, text and JSON scrubbed of secrets."""
         changes: dict[str, Any] = {
-            "time": utc_time(self.time if self.time is not None else datetime.now(UTC), "time"),
+            "time": to_utc(self.time if self.time is not None else datetime.now(UTC), "time"),
             "extra": scrub(dict(self.extra)),
         }
         for name, kind in self.COLUMNS.items():
@@ -97,7 +84,7 @@ class JournalRecord:
             if value is None:
                 continue
             if kind == "time":
-                changes[name] = utc_time(value, name)
+                changes[name] = to_utc(value, name)
             elif kind == "text":
                 value = scrub(value)
                 changes[name] = value if isinstance(value, str) else str(value)
@@ -116,7 +103,7 @@ class JournalRecord:
             value = getattr(self, name)
             if value is None and name in self.OPTIONAL:
                 continue
-            out[name] = utc_time(value, name).isoformat() if kind == "time" and value else value
+            out[name] = to_utc(value, name).isoformat() if kind == "time" and value else value
         out.update(self.extra)
         return out
 
@@ -304,9 +291,9 @@ def differs(want: Mapping[str, Any], record: JournalRecord) -> str | None:
             continue
         if key in times and isinstance(a, str | datetime) and isinstance(b, str | datetime):
             try:
-                if utc_time(a, key) == utc_time(b, key):
+                if to_utc(a, key) == to_utc(b, key):
                     continue
-            except StoreError:
+            except TimeError:
                 pass
         return f"{key} was {_canonical(a)}, is {_canonical(b)}"
     return None

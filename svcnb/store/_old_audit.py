@@ -25,6 +25,8 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
+from svcnb.times import to_utc
+
 from ._appendlog import AppendLog
 from ._fs import Location
 from ._layout import SnapshotWarning, StoreError
@@ -55,8 +57,7 @@ def clean(record: Mapping[str, Any]) -> dict[str, Any]:
     if missing:
         raise ValueError(f"audit record lacks {missing}; fields are {', '.join(AUDIT_COLUMNS)}")
     cleaned = dict(scrub(dict(record)))
-    when = pd.Timestamp(cleaned.get("time") or datetime.now(UTC))
-    when = when.tz_localize("UTC") if when.tzinfo is None else when.tz_convert("UTC")
+    when = to_utc(cleaned.get("time") or datetime.now(UTC), "time")
     cleaned["time"] = when.isoformat()
     return cleaned
 

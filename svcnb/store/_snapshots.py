@@ -44,6 +44,7 @@ import pyarrow.fs as pafs
 
 from svcnb.config import DEFAULT_ACCOUNT, service_url
 from svcnb.frames import KEYS, SCHEMAS, ResourceName
+from svcnb.times import to_utc
 
 from ._catalog import Catalog, data_file, sync
 from ._fs import Facts, Location
@@ -353,9 +354,7 @@ def _write_resource(
 def _stamp(value: Any) -> str | None:
     if value is None or value is pd.NaT:
         return None
-    ts = pd.Timestamp(value)
-    ts = ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
-    return ts.isoformat()
+    return to_utc(value, "server_time").isoformat()
 
 
 def check_write(

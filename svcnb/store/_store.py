@@ -27,6 +27,7 @@ from svcnb.client import (  # Client: the type of take()'s argument
 from svcnb.config import service_url
 from svcnb.errors import IncompleteWarning
 from svcnb.frames import KEYS, SCHEMAS, ResourceName, vm_records
+from svcnb.times import to_utc
 
 from ._accounts import EVERY_ACCOUNT, Accounts, account_names
 from ._catalog import Catalog
@@ -60,19 +61,6 @@ from ._snapshots import (
 from ._snapshots import _identity as identity
 
 TimeLike = str | datetime | pd.Timestamp
-
-
-def _utc(value: TimeLike, name: str) -> pd.Timestamp:
-    try:
-        ts = pd.Timestamp(value)
-    except (ValueError, TypeError):
-        raise ValueError(
-            f"{name}={value!r} is not a time; give a datetime or ISO 8601 text"
-        ) from None
-    if pd.isna(ts):
-        raise ValueError(f"{name} is NaT; give a datetime or ISO 8601 text")
-    # a naive time is read as UTC: snapshot times are the server's, which are UTC
-    return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
 
 
 def _when(entry: Mapping[str, Any]) -> pd.Timestamp:
@@ -540,9 +528,9 @@ class Store:
             raise ValueError(
                 f"{resource} has no columns {unknown}; it has {list(SCHEMAS[resource])}"
             )
-        entries = self._until(until)
+        entries = self._until(until, "until")
         if since is not None:
-            start = _utc(since, "since")
+            start = to_utc(since, "since")
             entries = [e for e in entries if _when(e) >= start]
         gaps = {e["snapshot_id"]: reason(e, resource) for e in entries if not has(e, resource)}
         parts = []
@@ -597,11 +585,11 @@ class Store:
 
     # -- helpers -------------------------------------------------------------------------------
 
-    def _until(self, at: TimeLike | None) -> list[dict[str, Any]]:
+    def _until(self, at: TimeLike | None, name: str = "at") -> list[dict[str, Any]]:
         entries = self._entries()
         if at is None:
             return entries
-        limit = _utc(at, "at").to_pydatetime()
+        limit = to_utc(at, name).to_pydatetime()
         if self._times[0] is not entries:
             self._times = (entries, [_instant(e) for e in entries])
         return [e for e, t in zip(entries, self._times[1], strict=True) if t <= limit]
@@ -619,7 +607,7 @@ class Store:
                 "or Store.take(client)"
             )
         first = _when(entries[0])
-        if at is not None and _utc(at, "at") < first:
+        if at is not None and to_utc(at, "at") < first:
             return f"no snapshot at or before {at}; the first was taken at {first.isoformat()}"
         if resource is not None:
             return f"no readable snapshot at or before {at or 'now'} in {self.path} has {resource}"
