@@ -23,8 +23,8 @@ import pandas as pd
 
 from svcnb.config import ConfigError, config_path, read_config
 from svcnb.money import money_text
-from svcnb.reports import bandwidth, billing, firewall, kind_text, sharing, snapshot_at, webhooks
-from svcnb.store import MissingResourceError
+from svcnb.reports import bandwidth, billing, firewall, kind_text, sharing, webhooks
+from svcnb.store import MissingResourceError, Snapshot
 
 __all__ = [
     "CONDITION_COLUMNS",
@@ -209,8 +209,8 @@ def _money(amount: Any, currency: Any) -> str:
     return text if not pd.isna(currency) else f"{text} (currency not stated)"
 
 
-def _runway(store: Any, snap: pd.Series, limit: float) -> list[dict[str, Any]]:
-    row = billing.runway.from_store(store, at=snap["server_time"]).iloc[0]
+def _runway(store: Any, snap: Snapshot, limit: float) -> list[dict[str, Any]]:
+    row = billing.runway.from_store(snap).iloc[0]
     if pd.isna(row["runway_at"]) or not row["runway_days"] < limit:
         return []
     note = "" if bool(row["complete"]) else " (some VMs' status is unknown: it may come sooner)"
@@ -229,8 +229,8 @@ def _runway(store: Any, snap: pd.Series, limit: float) -> list[dict[str, Any]]:
     ]
 
 
-def _low_balance(store: Any, snap: pd.Series, limit: float) -> list[dict[str, Any]]:
-    row = billing.low_balance_forecast.from_store(store, at=snap["server_time"]).iloc[0]
+def _low_balance(store: Any, snap: Snapshot, limit: float) -> list[dict[str, Any]]:
+    row = billing.low_balance_forecast.from_store(snap).iloc[0]
     if pd.isna(row["low_at"]):
         return []
     days = _days(row["low_at"] - row["now"])
@@ -251,9 +251,9 @@ def _low_balance(store: Any, snap: pd.Series, limit: float) -> list[dict[str, An
     ]
 
 
-def _bandwidth(store: Any, snap: pd.Series, limit: float) -> list[dict[str, Any]]:
-    now = snap["server_time"]
-    over = bandwidth.exceeding.from_store(store, at=now)
+def _bandwidth(store: Any, snap: Snapshot, limit: float) -> list[dict[str, Any]]:
+    now = snap.server_time
+    over = bandwidth.exceeding.from_store(snap)
     out = []
     for row in over.itertuples(index=False):
         already = row.outlook == "over"
@@ -276,7 +276,7 @@ def _bandwidth(store: Any, snap: pd.Series, limit: float) -> list[dict[str, Any]
     return out
 
 
-def _webhooks(store: Any, snap: pd.Series, limit: int) -> list[dict[str, Any]]:
+def _webhooks(store: Any, snap: Snapshot, limit: int) -> list[dict[str, Any]]:
     """Active subscriptions within ``limit`` failed deliveries of auto-disable.
 
     Fires only on what is proven: an exact distance within the limit, or an upper bound within
@@ -284,7 +284,7 @@ def _webhooks(store: Any, snap: pd.Series, limit: int) -> list[dict[str, Any]]:
     an upper bound above the limit ("at most 40 left": it may be 3), neither fires nor passes as
     clear: it is reported in ``unknown`` under the condition's key (see :func:`evaluate`).
     """
-    health = webhooks.health.from_store(store, at=snap["server_time"])
+    health = webhooks.health.from_store(snap)
     out = []
     for row in health.itertuples(index=False):
         if not pd.isna(row.is_active) and not bool(row.is_active):
@@ -332,8 +332,8 @@ def _blind(row: Any, what: str) -> dict[str, Any]:
     }
 
 
-def _findings(store: Any, snap: pd.Series, _on: bool) -> list[dict[str, Any]]:
-    changes = firewall.finding_changes(store, at=snap["snapshot_id"])
+def _findings(store: Any, snap: Snapshot, _on: bool) -> list[dict[str, Any]]:
+    changes = firewall.finding_changes(store, at=snap.id)
     # "open" too: a finding new in a snapshot no check ran on is still news to the alerts; the
     # alert state keeps it from firing twice
     state = changes["state"].astype("string")
@@ -370,9 +370,9 @@ def evaluate(store: Any, rules: AlertRules, at: Any = None) -> Evaluation:
     could not decide (a webhook whose distance to auto-disable is unknown or only bounded) to
     what is known.
     """
-    snap = snapshot_at(store, at)
+    snap = store.at(at)
     # rule name -> (the check, its limit: days, failures, or True for findings; None: off)
-    limits: dict[str, tuple[Callable[[Any, pd.Series, Any], list[dict[str, Any]]], Any]] = {
+    limits: dict[str, tuple[Callable[[Any, Snapshot, Any], list[dict[str, Any]]], Any]] = {
         "runway_days": (_runway, rules.runway_days),
         "low_balance_days": (_low_balance, rules.low_balance_days),
         "bandwidth_days": (_bandwidth, rules.bandwidth_days),
@@ -408,4 +408,4 @@ def evaluate(store: Any, rules: AlertRules, at: Any = None) -> Evaluation:
             "message": "string",
         }
     )
-    return Evaluation(str(snap["snapshot_id"]), snap["server_time"], frame, unknown, off)
+    return Evaluation(snap.id, snap.server_time, frame, unknown, off)

@@ -151,12 +151,12 @@ def run(args: argparse.Namespace) -> int:
                 "--out or --snapshot name one account (--account NAME), one file each"
             )
         return _common.each_account("report", args, run)
-    from svcnb.reports import snapshot_at, to_utc
     from svcnb.store import Store, StoreError, check_readable
+    from svcnb.times import to_utc
 
     try:
-        if args.at is not None:
-            to_utc(args.at, "--at")
+        # read once, here, in the user's terms; the store chooses the snapshot with it
+        when = None if args.at is None else to_utc(args.at, "--at")
         duration(args.within, name="--within")
         _horizons(getattr(args, "horizons", "30,60,90"))
         if args.width is None:
@@ -175,8 +175,8 @@ def run(args: argparse.Namespace) -> int:
     except StoreError as exc:
         return _fail(str(exc) + _common.lab_store_hint(args.store, f"report {args.kind}"))
     try:
-        snap = snapshot_at(store, args.at)
-        view = _view(args.kind, store, snap["server_time"], args)
+        snap = store.at(when)
+        view = _view(args.kind, snap, args)
     except (ValueError, StoreError) as exc:
         text = str(exc)
         if "holds no snapshot" in text:
@@ -184,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
                 "`svcnb snapshot` (or add --snapshot)"
             )
         return _fail(text)
-    header = f"{view.heading()} (snapshot {snap['snapshot_id']})"
+    header = f"{view.heading()} (snapshot {snap.id})"
     try:
         chosen = _pick(view, args.table, whole=args.format in ("text", "html"))
     except UserError as exc:
@@ -345,20 +345,19 @@ def _horizons(text: str) -> list[int]:
     return days
 
 
-def _view(kind: str, store: Any, at: pd.Timestamp, args: argparse.Namespace) -> Any:
-    """The view of report ``kind`` as of ``at``, with the options the command was given."""
+def _view(kind: str, snap: Any, args: argparse.Namespace) -> Any:
+    """The view of report ``kind`` as of snapshot ``snap`` (``Store.at``), with the options
+    the command was given."""
     from svcnb.reports import bandwidth, billing, firewall, webhooks, whatif
 
     if kind == "billing":
-        return billing.view(store, at, within=duration(args.within, name="--within"))
+        return billing.view(snap, within=duration(args.within, name="--within"))
     if kind == "whatif":
         days = _horizons(args.horizons)
         how = "terminate" if args.terminate else "stop"
         ids = [v.strip() for v in (args.terminate or args.stop).split(",") if v.strip()]
         try:
-            return whatif.view(store, at, horizons=days, how=how, vm_ids=ids)
+            return whatif.view(snap, horizons=days, how=how, vm_ids=ids)
         except ValueError as exc:
             raise ValueError(f"--{how}: {exc}") from None
-    return {"bandwidth": bandwidth, "firewall": firewall, "webhooks": webhooks}[kind].view(
-        store, at
-    )
+    return {"bandwidth": bandwidth, "firewall": firewall, "webhooks": webhooks}[kind].view(snap)

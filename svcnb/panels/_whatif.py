@@ -132,7 +132,8 @@ class WhatIfPanel(AsOfPanel):
         self._grid_at = None
 
     def compute(self, at: pd.Timestamp) -> View:
-        vms = whatif.topup_needed.inputs(self.store, at)["vms"]
+        snap = self.store.at(at)
+        vms = whatif.topup_needed.inputs(snap)["vms"]
         if self._grid_at != at:  # the grid lists the snapshot's VMs: refilled when it changes
             self._fill_grid(vms)
             self._grid_at = at
@@ -140,8 +141,7 @@ class WhatIfPanel(AsOfPanel):
         chosen = [v for v in self._chosen if v in listed]
         self._what_if_key = (tuple(chosen), self.how.value)
         view = whatif.view(
-            self.store,
-            at,
+            snap,
             horizons=self.horizons,
             horizon=int(self.horizon.value),
             how=self.how.value,

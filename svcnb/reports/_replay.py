@@ -36,7 +36,7 @@ import pandas as pd
 
 from svcnb.frames import ResourceName
 from svcnb.reports import _reuse
-from svcnb.store import MissingResourceError, TimeLike
+from svcnb.store import MissingResourceError, Snapshot, TimeLike
 from svcnb.store import account_names as parse_accounts
 from svcnb.times import to_utc
 
@@ -47,6 +47,7 @@ class StoreLike(Protocol):
     """The part of ``svcnb.store.Store`` reports read (see docs/contracts.md section 5)."""
 
     def snapshots(self) -> pd.DataFrame: ...
+    def at(self, when: Any = None, *, account: str | None = None) -> Snapshot: ...
     def accounts(self) -> list[str]: ...
     def for_account(self, name: str) -> StoreLike: ...
     def load(
@@ -106,47 +107,45 @@ class Report:
         """``billing.runway``: the report module and function, as users call it."""
         return f"{self._module.rpartition('.')[2]}.{self.fn.__qualname__}"
 
-    def missing_inputs(self, snap: pd.Series) -> list[str]:
-        """The resources this report loads that snapshot row ``snap`` could not read."""
-        listed = snap.get("missing")
-        if not isinstance(listed, str) or not listed:
-            return []
-        gone = set(listed.split(", "))
+    def missing_inputs(self, snap: Snapshot) -> list[str]:
+        """The resources this report loads that snapshot ``snap`` could not read."""
+        gone = snap.missing
         return [r for r in dict.fromkeys(self.frames.values()) if r in gone]
 
     def inputs(
-        self, store: StoreLike, at: Any = None, account: str | None = None
+        self, store: StoreLike | Snapshot, at: Any = None, account: str | None = None
     ) -> dict[str, Any]:
         """The keyword arguments ``from_store`` would pass: frames, histories and ``now``
-        (of one account: ``account``, else the store as bound)."""
-        store = store if account is None else store.for_account(account)
-        return self._inputs(store, snapshot_at(store, at, read_snapshots(store)))
+        as of ``store.at(at, account=account)`` (or of the snapshot ``store`` is)."""
+        return self._inputs(as_of(store, at, account))
 
-    def _inputs(self, store: StoreLike, snap: pd.Series) -> dict[str, Any]:
-        when = snap["server_time"]
+    def _inputs(self, snap: Snapshot) -> dict[str, Any]:
         kwargs: dict[str, Any] = {}
         for name, resource in self.frames.items():
             try:
-                kwargs[name] = read_frame(store, "load", resource, when)
+                kwargs[name] = read_frame(snap, "load", resource)
             except MissingResourceError as exc:
                 raise MissingResourceError(
                     exc.resource, exc.snapshot_id, exc.reason, exc.latest, needed_by=self.name
                 ) from None
         for name, (resource, columns) in self.histories.items():
-            kwargs[name] = read_frame(store, "history", resource, when, tuple(columns))
-        kwargs["now"] = when
+            kwargs[name] = read_frame(snap, "history", resource, tuple(columns))
+        kwargs["now"] = snap.server_time
         return kwargs
 
     def from_store(
-        self, store: StoreLike, at: Any = None, account: Any = None, **options: Any
+        self, store: StoreLike | Snapshot, at: Any = None, account: Any = None, **options: Any
     ) -> Any:
-        """Run the report as of the latest snapshot at or before ``at`` (latest when None).
+        """Run the report as of the latest snapshot at or before ``at`` (latest when None),
+        or as of the snapshot ``store`` is (``store.at(...)``).
 
         Raises ``MissingResourceError`` when that snapshot could not read a frame the report
         needs ("billing.runway needs 'wallet', which snapshot ... could not read: ...").
         ``account``: one name, a list or ``"*"`` (see the module docstring); with several, each
         account's answer as of its own latest snapshot at or before ``at``.
         """
+        if isinstance(store, Snapshot):
+            return self._run(self.inputs(store, at, account), options)
         names = account_names(store, account)
         if names is None:
             return self._run(self.inputs(store, at), options)
@@ -180,24 +179,41 @@ def read_snapshots(store: StoreLike) -> pd.DataFrame:
     return reuse.shared(("snapshots",), (store,), store.snapshots)
 
 
+def as_of(store: StoreLike | Snapshot, at: Any = None, account: str | None = None) -> Snapshot:
+    """``store.at(at, account=account)``, once per ``Reuse`` block; ``store`` itself when it is
+    a snapshot already (then ``at`` and ``account`` must be None: it is as of one time)."""
+    if isinstance(store, Snapshot):
+        if at is not None or account is not None:
+            raise ValueError(
+                f"{store!r} is one account as of one time already; give at= and account= to "
+                "store.at() instead"
+            )
+        return store
+    reuse = _reuse.active()
+    if reuse is None:
+        return store.at(at, account=account)
+    return reuse.shared(("at", repr(at), account), (store,), lambda: store.at(at, account=account))
+
+
 def read_frame(
-    store: StoreLike, how: str, resource: ResourceName, when: Any, columns: tuple[str, ...] = ()
+    snap: Snapshot, how: str, resource: ResourceName, columns: tuple[str, ...] = ()
 ) -> pd.DataFrame:
-    """``store.load(resource, at=when)`` or ``store.history(resource, columns, until=when)``;
-    inside a ``Reuse`` block each is read once, and every report given the very same frame."""
+    """``snap.load(resource)`` or ``snap.history(resource, columns)``; inside a ``Reuse`` block
+    each is read once, and every report given the very same frame."""
 
     reuse = _reuse.active()
+    when = snap.server_time
 
     def read() -> pd.DataFrame:
         if how == "load":
-            return store.load(resource, at=when)
+            return snap.load(resource)
         whole = reuse.histories if reuse is not None else None
-        sliced = whole.until(store, resource, columns, when) if whole is not None else None
-        return store.history(resource, list(columns), until=when) if sliced is None else sliced
+        sliced = whole.until(snap.store, resource, columns, when) if whole is not None else None
+        return snap.history(resource, list(columns)) if sliced is None else sliced
 
     if reuse is None:
         return read()
-    return reuse.shared((how, resource, repr(when), columns), (store,), read)
+    return reuse.shared((how, resource, snap.id, columns), (snap.store,), read)
 
 
 class Histories:
@@ -422,11 +438,12 @@ def _answer(
     report: Report, store: StoreLike, snap: pd.Series, options: Mapping[str, Any]
 ) -> pd.DataFrame | str:
     """The report's frame at snapshot row ``snap``, or the missing inputs, comma-separated."""
-    missing = report.missing_inputs(snap)
+    handle = store.at(snap["server_time"])
+    missing = report.missing_inputs(handle)
     if missing:
         return ", ".join(missing)
     try:
-        return _as_frame(report.fn(**report._inputs(store, snap), **options))
+        return _as_frame(report.fn(**report._inputs(handle), **options))
     except MissingResourceError as exc:  # a store whose snapshot list does not say
         return exc.resource
 

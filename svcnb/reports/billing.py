@@ -54,7 +54,7 @@ from svcnb.reports._classes import (
 )
 from svcnb.reports._columns import MONEY_COLUMNS, currency_of
 from svcnb.reports._duration import DurationError, duration, duration_text
-from svcnb.reports._replay import latest_per_time, report, resolve_now
+from svcnb.reports._replay import as_of, latest_per_time, report, resolve_now
 from svcnb.reports._reuse import active as reuse_active
 from svcnb.reports._reuse import reusable, sharing
 from svcnb.reports._timeaxis import axes, concise_dates, legend_outside, money_axis
@@ -1369,9 +1369,10 @@ def view(
     """
     within_td = duration(within, name="within")
     horizon_td = duration(horizon, name="horizon")
-    inputs = renewal_schedule.inputs(store, at, account)
+    snap = as_of(store, at, account)
+    inputs = renewal_schedule.inputs(snap)
     vms, wallet, now = inputs["vms"], inputs["wallet"], inputs["now"]
-    history = balance_history.from_store(store, at=now, account=account)
+    history = balance_history.from_store(snap)
     walk = runway(vms, wallet, now=now, horizon=horizon_td)
     tables = {
         "renewals": renewals(vms, wallet, now=now, within=within_td),

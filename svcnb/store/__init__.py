@@ -15,6 +15,7 @@ reading it at that snapshot raises ``MissingResourceError``.
 from __future__ import annotations
 
 from ._accounts import EVERY_ACCOUNT, Accounts, account_names
+from ._asof import Snapshot
 from ._eventlog import EventLog
 from ._fs import is_remote
 from ._journal import Journal
@@ -62,6 +63,7 @@ __all__ = [
     "MissingResourceError",
     "OriginError",
     "RuleEdit",
+    "Snapshot",
     "SnapshotWarning",
     "StopPlanRecord",
     "Store",

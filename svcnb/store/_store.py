@@ -30,6 +30,7 @@ from svcnb.frames import KEYS, SCHEMAS, ResourceName, vm_records
 from svcnb.times import to_utc
 
 from ._accounts import EVERY_ACCOUNT, Accounts, account_names
+from ._asof import Snapshot
 from ._catalog import Catalog
 from ._diff import diff_frames
 from ._eventlog import EventLog
@@ -455,6 +456,43 @@ class Store:
             }
         )
 
+    def at(self, when: TimeLike | None = None, *, account: str | None = None) -> Snapshot:
+        """The latest snapshot whose server time is at or before ``when`` (the latest of all
+        for None), of ``account`` (one name; None: the bound account, else the store's only
+        one), as a handle every read as of it goes through: ``snap.load(resource)``,
+        ``snap.history(resource, columns)``, ``snap.server_time``, ``snap.id``,
+        ``snap.complete``. ``when`` is read once (``svcnb.times.to_utc``: TimeError), the
+        catalog once. ValueError when the store holds no snapshot, or none that early; StoreError
+        when it holds several accounts and none is named.
+        """
+        if account is not None:
+            return self.for_account(account).at(when)
+        limit = None if when is None else to_utc(when, "at")
+        entries = self._entries()
+        # the snapshots() list: readable entries, placed by their server time
+        listed = self._readable(entries)
+        times = pd.to_datetime(
+            [e["server_time"] for e in listed], utc=True, format="ISO8601"
+        ).astype("datetime64[ns, UTC]")
+        order = sorted(
+            (i for i in range(len(listed)) if not pd.isna(times[i])),
+            key=lambda i: (times[i], listed[i]["snapshot_id"]),
+        )
+        if not order:
+            raise ValueError("the store holds no snapshot; take one first (svcnb snapshot)")
+        chosen = [i for i in order if limit is None or times[i] <= limit]
+        if not chosen and limit is not None:
+            first = times[order[0]]
+            raise ValueError(
+                f"no snapshot at or before {limit.isoformat()}; the first is {first.isoformat()}"
+            )
+        entry, server_time = listed[chosen[-1]], times[chosen[-1]]
+        cut = server_time.to_pydatetime()
+        if self._times[0] is not entries:
+            self._times = (entries, [_instant(e) for e in entries])
+        upto = [e for e, t in zip(entries, self._times[1], strict=True) if t <= cut]
+        return Snapshot(self, entry, server_time, upto)
+
     def load(
         self,
         resource: ResourceName,
@@ -482,7 +520,16 @@ class Store:
                 account, lambda one: one.load(resource, at, allow_stale=allow_stale)
             )
         _check_resource(resource)
-        entries = self._until(at)
+        return self._load(resource, self._until(at), at, allow_stale)
+
+    def _load(
+        self,
+        resource: ResourceName,
+        entries: list[dict[str, Any]],
+        at: TimeLike | None,
+        allow_stale: bool,
+    ) -> pd.DataFrame:
+        """``load`` from ``entries``, the account's catalog entries up to ``at``."""
         for i in range(len(entries) - 1, -1, -1):
             entry = entries[i]
             if not has(entry, resource):
@@ -520,6 +567,16 @@ class Store:
         if account is not None:
             wanted = None if columns is None else list(columns)
             return self._across(account, lambda one: one.history(resource, wanted, since, until))
+        return self._history(resource, columns, self._until(until, "until"), since)
+
+    def _history(
+        self,
+        resource: ResourceName,
+        columns: Iterable[str] | None,
+        entries: list[dict[str, Any]],
+        since: TimeLike | None,
+    ) -> pd.DataFrame:
+        """``history`` from ``entries``, the account's catalog entries up to ``until``."""
         _check_resource(resource)
         keys = list(KEYS[resource])
         wanted = [c for c in (SCHEMAS[resource] if columns is None else columns) if c not in keys]
@@ -528,7 +585,6 @@ class Store:
             raise ValueError(
                 f"{resource} has no columns {unknown}; it has {list(SCHEMAS[resource])}"
             )
-        entries = self._until(until, "until")
         if since is not None:
             start = to_utc(since, "since")
             entries = [e for e in entries if _when(e) >= start]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from svcnb.reports._replay import StoreLike
+from svcnb.reports._replay import StoreLike, as_of
 from svcnb.reports._reuse import sharing
 from svcnb.reports._view import FigureSpec, PlotSpec, TableSpec, View, ViewSpec, figure, view_notes
 from svcnb.reports.firewall._changes import changes
@@ -61,12 +61,12 @@ VIEW = ViewSpec(
 @sharing
 def view(store: StoreLike, at: Any = None, *, account: str | None = None) -> View:
     """The firewall view as of the latest snapshot at or before ``at`` (see ``VIEW``)."""
-    bound = store if account is None else store.for_account(account)
-    inputs = audit.inputs(bound, at)
-    found = audit.from_store(bound, at=at)
+    snap = as_of(store, at, account)
+    inputs = audit.inputs(snap)
+    found = audit.from_store(snap)
     tables = {"findings": found}
     with contextlib.suppress(ValueError):  # a single snapshot: nothing to compare with
-        tables["changes"] = changes(bound, at=inputs["now"])
+        tables["changes"] = changes(snap.store, at=snap.server_time)
     high = found[(found["severity"] == "high").to_numpy(dtype=bool)]
     affected = {v for vms in high["affected_vms"] for v in (vms if vms is not None else [])}
     figures = dict(

@@ -9,7 +9,14 @@ from typing import Any
 
 import pandas as pd
 
-from svcnb.reports._replay import StoreLike, read_frame, read_snapshots, snapshot_at, to_utc
+from svcnb.reports._replay import (
+    StoreLike,
+    as_of,
+    read_frame,
+    read_snapshots,
+    snapshot_at,
+    to_utc,
+)
 from svcnb.reports.firewall._findings import (
     FINDING_CHANGE_COLUMNS,
     FINDING_COLUMNS,
@@ -107,8 +114,8 @@ def changes(store: StoreLike, since: Any = None, at: Any = None) -> pd.DataFrame
     diff = store.diff("firewall_rules", a, b)
     out = rule_changes(
         diff,
-        read_frame(store, "load", "firewall_rules", from_snap["server_time"]),
-        read_frame(store, "load", "firewall_rules", to_snap["server_time"]),
+        read_frame(as_of(store, from_snap["server_time"]), "load", "firewall_rules"),
+        read_frame(as_of(store, to_snap["server_time"]), "load", "firewall_rules"),
     )
     return out.assign(from_snapshot=a, to_snapshot=b)
 
@@ -125,7 +132,7 @@ def _snapshot(store: StoreLike, which: Any, snaps: pd.DataFrame) -> pd.Series:
 def _audit_at(store: StoreLike, snap: pd.Series | None) -> pd.DataFrame:
     if snap is None:
         return pd.DataFrame(columns=FINDING_COLUMNS)
-    return audit.fn(**audit._inputs(store, snap))
+    return audit.fn(**audit._inputs(as_of(store, snap["server_time"])))
 
 
 def _standing(store: StoreLike, now: pd.Timestamp) -> tuple[dict[str, dict[str, Any]], str]:
