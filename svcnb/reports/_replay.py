@@ -36,7 +36,7 @@ import pandas as pd
 
 from svcnb.frames import ResourceName
 from svcnb.reports import _reuse
-from svcnb.store import MissingResourceError, Snapshot, TimeLike
+from svcnb.store import MissingResourceError, Snapshot, TimeLike, stack
 from svcnb.store import account_names as parse_accounts
 from svcnb.times import to_utc
 
@@ -279,13 +279,6 @@ def report(
     return wrap
 
 
-# what a frame over several accounts says about its totals
-SEVERAL_ACCOUNTS_NOTE = (
-    "one answer per account (column 'account'); amounts are never added across accounts or "
-    "currencies: compare them row by row, or convert first"
-)
-
-
 def account_names(store: StoreLike, account: Any) -> list[str] | None:
     """None for ``account`` None (the store as bound), else the names ``account`` asks for
     (one name, a list, or ``"*"`` for all), checked against the store's
@@ -296,18 +289,12 @@ def account_names(store: StoreLike, account: Any) -> list[str] | None:
 
 
 def per_account(names: list[str], answer: Callable[[str], Any]) -> Any:
-    """``answer(name)`` for one name as is; for several, their frames stacked with an
-    ``account`` column first and ``attrs["note"]`` saying nothing was added across them."""
+    """``answer(name)`` for one name as is; for several, their frames stacked as the store
+    stacks them (``svcnb.store.stack``: an ``account`` column first, ``attrs["note"]`` saying
+    nothing was added across them)."""
     if len(names) == 1:
         return answer(names[0])
-    parts = []
-    for name in names:
-        part = _as_frame(answer(name))
-        part.insert(0, "account", pd.Series(name, index=part.index, dtype="string"))
-        parts.append(part)
-    out = pd.concat(parts, ignore_index=True)
-    out.attrs["note"] = SEVERAL_ACCOUNTS_NOTE
-    return out
+    return stack(names, lambda name: _as_frame(answer(name)))
 
 
 def resolve_now(now: Any) -> pd.Timestamp:

@@ -14,7 +14,7 @@ reading it at that snapshot raises ``MissingResourceError``.
 
 from __future__ import annotations
 
-from ._accounts import EVERY_ACCOUNT, Accounts, account_names
+from ._accounts import EVERY_ACCOUNT, SEVERAL_ACCOUNTS_NOTE, Accounts, account_names, stack
 from ._asof import Snapshot
 from ._eventlog import EventLog
 from ._fs import is_remote
@@ -52,6 +52,7 @@ __all__ = [
     "EVERY_ACCOUNT",
     "KINDS",
     "RESOURCES",
+    "SEVERAL_ACCOUNTS_NOTE",
     "AcceptanceRevoked",
     "Accounts",
     "AlertRecord",
@@ -77,4 +78,5 @@ __all__ = [
     "reason_of",
     "resolve_path",
     "resolve_url",
+    "stack",
 ]

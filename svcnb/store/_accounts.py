@@ -2,20 +2,27 @@
 
 Readers of the store, reports and panels take ``account=`` as one name, a list of names, or
 ``"*"`` for every account of the store; :func:`account_names` turns it into the names, checked
-against the store's.
+against the store's, and :func:`stack` puts the frames of several side by side.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+
+import pandas as pd
 
 from ._layout import StoreError
 
 # ``account=`` of the readers: one name, several, or "*" for every account of the store
 Accounts = str | Sequence[str]
 EVERY_ACCOUNT = "*"
+# what a frame over several accounts says about its totals
+SEVERAL_ACCOUNTS_NOTE = (
+    "one answer per account (column 'account'); amounts are never added across accounts or "
+    "currencies: compare them row by row, or convert first"
+)
 
 
 def account_names(
@@ -35,3 +42,19 @@ def account_names(
             f"its accounts: {', '.join(held) or 'none yet'}"
         )
     return wanted
+
+
+def stack(names: Sequence[str], read: Callable[[str], pd.DataFrame]) -> pd.DataFrame:
+    """``read(name)`` of each account, stacked in the order given with an ``account`` column
+    first: the one way frames of several accounts are shown together (store reads and reports
+    alike). ``attrs["accounts"]`` holds each account's own attrs, ``attrs["note"]`` says that
+    nothing was added across them."""
+    parts, attrs = [], {}
+    for name in names:
+        part = read(name)
+        attrs[name] = dict(part.attrs)
+        part.insert(0, "account", pd.Series(name, index=part.index, dtype="string"))
+        parts.append(part)
+    out = pd.concat(parts, ignore_index=True)
+    out.attrs = {"accounts": attrs, "note": SEVERAL_ACCOUNTS_NOTE}
+    return out

@@ -29,7 +29,7 @@ from svcnb.errors import IncompleteWarning
 from svcnb.frames import KEYS, SCHEMAS, ResourceName, vm_records
 from svcnb.times import to_utc
 
-from ._accounts import EVERY_ACCOUNT, Accounts, account_names
+from ._accounts import EVERY_ACCOUNT, Accounts, account_names, stack
 from ._asof import Snapshot
 from ._catalog import Catalog
 from ._diff import diff_frames
@@ -195,15 +195,7 @@ class Store:
         """``read`` of one account, or of several stacked with an ``account`` column first."""
         if isinstance(account, str) and account != EVERY_ACCOUNT:
             return read(self.for_account(self._names(account)[0]))
-        parts, attrs = [], {}
-        for name in self._names(account):
-            part = read(self.for_account(name))
-            attrs[name] = dict(part.attrs)
-            part.insert(0, "account", pd.Series(name, index=part.index, dtype="string"))
-            parts.append(part)
-        out = pd.concat(parts, ignore_index=True)
-        out.attrs = {"accounts": attrs}
-        return out
+        return stack(self._names(account), lambda name: read(self.for_account(name)))
 
     def _entries(self) -> list[dict[str, Any]]:
         """The catalog entries of the account in scope: the bound one, else the store's only
