@@ -17,6 +17,8 @@ converted from a pinned unit (``[units]`` in the config file, or ``vms(..., unit
 
 from __future__ import annotations
 
+from svcnb.money import Money, UnknownMoneyKeyError, parse_money
+
 from ._build import AssumptionWarning, RecordError, UnreadableValueWarning, empty, pointed
 from ._deliveries import (
     MEANINGS,
@@ -29,7 +31,6 @@ from ._deliveries import (
     unplaced_keys,
 )
 from ._fields import API_FIELDS, COLUMNS, api_record, column_of
-from ._money import Money, UnknownMoneyKeyError, parse_money
 from ._records import vm_records
 from ._resources import (
     attachments,

@@ -36,9 +36,9 @@ from svcnb.assumptions import Decision, Pins, assumption, decide
 from svcnb.config import config_path
 from svcnb.config import pins as config_pins
 from svcnb.errors import SvcnbError
+from svcnb.money import Money, UnknownMoneyKeyError, parse_money
 
 from ._fast import ARROW_STRINGS, ZONED, arrow_columns, arrow_objects, utc_times
-from ._money import Money, UnknownMoneyKeyError, parse_money
 from ._schema import BOOL, FLOAT, INT, LIST, SCHEMAS, STRING, TIME, Field, ResourceName
 
 _NONE = type(None)

@@ -12,7 +12,8 @@ from typing import Any
 
 import pandas as pd
 
-from ._money import money_value
+from svcnb.money import money_value
+
 from ._schema import SCHEMAS, TIME, ResourceName
 from ._units import MIB, QUANTITIES, resolve_units
 

@@ -16,10 +16,10 @@ from typing import Any
 import pandas as pd
 
 from svcnb.assumptions import Pins
+from svcnb.money import keys_beside_money
 
 from ._build import RecordError, UnreadableValueWarning, build, resolve_pins
 from ._deliveries import blank_unplaced, pin_fields, warn_grouping
-from ._money import keys_beside_money
 from ._schema import ResourceName
 from ._units import apply_units
 
@@ -105,7 +105,7 @@ def _money_beside(
     strict: bool,
 ) -> None:
     """Make ``<column>_amount`` and ``_currency`` NA in rows whose money sits beside a key that
-    may change what it means (``svcnb.frames._money.keys_beside_money``): understood or unknown.
+    may change what it means (``svcnb.money.keys_beside_money``): understood or unknown.
     One ``UnreadableValueWarning`` names the keys; ``attrs["unreadable"]`` counts the rows.
 
     ``holders`` are (money path, the record's key holding it or "" for the record itself, the

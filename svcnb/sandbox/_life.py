@@ -60,12 +60,13 @@ import json
 import logging
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from functools import lru_cache
 
 from ._clock import Job
 from ._envelopes import iso, parse_iso
 from ._plans_regions import GIB
+from ._speak import read_money
 from ._state import State
 from .backends.vms import vm_brief
 
@@ -76,7 +77,6 @@ __all__ = [
     "add_month",
     "daily_rate_bytes",
     "install",
-    "parse_money",
     "price_of",
     "will_exceed_pack",
 ]
@@ -146,28 +146,12 @@ def pack_bytes_of(vm: dict) -> int:
     return pack if pack > 0 else _DEFAULT_PACK_BYTES
 
 
-def parse_money(value: object) -> Decimal | None:
-    """An amount from any served money form (``12.5``, ``"12.50"``, ``{"amount": "12.50", ...}``);
-    None when ``value`` states no amount that parses."""
-    if isinstance(value, dict):
-        value = value.get("amount")
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, Decimal):
-        return value
-    try:
-        amount = Decimal(repr(value) if isinstance(value, float) else str(value))
-    except (InvalidOperation, ValueError):
-        return None
-    return amount if amount.is_finite() else None
-
-
 def price_of(vm: dict) -> Decimal:
     """What one renewal of ``vm`` costs: ``billing.priceMonthly``, else ``plan.priceMonthly``,
     else the internal catalog price, else 0."""
     for holder in (vm.get("billing"), vm.get("plan")):
         if isinstance(holder, dict) and "priceMonthly" in holder:
-            amount = parse_money(holder["priceMonthly"])
+            amount = read_money(holder["priceMonthly"])
             if amount is not None:
                 return amount
     internal = vm.get("_price")

@@ -89,7 +89,11 @@ def write_time(text: str, form: str) -> str:
     return parse_iso(text).astimezone(_LOCAL).strftime("%Y-%m-%dT%H:%M:%S+02:00")
 
 
-def _amount(value: object) -> Decimal | None:
+def read_money(value: object) -> Decimal | None:
+    """The amount of a money value as the sandbox keeps it (its canonical forms: ``12.5``,
+    ``"12.50"``, ``{"amount": "12.50", ...}``, a Decimal); None when it states none. The one
+    place the sandbox reads an amount: it writes them with :func:`write_money`, in its
+    dialect's form, and never reads back what it served."""
     if isinstance(value, dict):
         value = value.get("amount")
     if isinstance(value, bool) or value is None:
@@ -105,7 +109,7 @@ def write_money(dialect: Dialect, value: object) -> object:
     """``value`` (any canonical money form) in the dialect's form; kept when it does not parse."""
     if dialect.money == "mixed":
         return value
-    amount = _amount(value)
+    amount = read_money(value)
     if amount is None:
         return value
     form = dialect.money

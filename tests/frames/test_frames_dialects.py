@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from svcnb import config, frames
 from svcnb.assumptions import Pin
 from svcnb.frames import AssumptionWarning, RecordError, UnreadableValueWarning, parse_money
+from svcnb.money import money_value
 
 from ._samples import account, vm
 
@@ -77,7 +78,7 @@ def test_a_money_form_nobody_knows_is_na_with_the_raw_value_kept(price):
         frame = frames.vms(records)
     row = frame.iloc[1]
     assert row["price_monthly_amount"] is pd.NA and row["price_monthly_currency"] is pd.NA
-    assert frames._money.money_value(row["price_monthly_raw"]) == price
+    assert money_value(row["price_monthly_raw"]) == price
     assert frame.attrs["unreadable"] == {"price_monthly_amount": 1}
     assert frame["price_monthly_amount"].notna().tolist() == [True, False, True]
     with pytest.raises(RecordError, match="billing.priceMonthly"):

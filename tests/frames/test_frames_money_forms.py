@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from svcnb import frames
 from svcnb.frames import RecordError, UnknownMoneyKeyError, UnreadableValueWarning, parse_money
+from svcnb.money import money_value
 from svcnb.reports import billing
 
 from ._samples import vm
@@ -83,7 +84,7 @@ def test_each_money_form_gives_its_exact_amount_and_currency(price, exact, curre
         assert row["price_monthly_currency"] is pd.NA
     else:
         assert row["price_monthly_currency"] == currency
-    assert frames._money.money_value(row["price_monthly_raw"]) == price
+    assert money_value(row["price_monthly_raw"]) == price
 
 
 def _caught(build):
@@ -122,7 +123,7 @@ def test_an_unknown_key_makes_the_amount_and_currency_na_with_one_warning_naming
     assert frame["price_monthly_amount"].isna().tolist() == [False, True, True, True]
     assert frame["price_monthly_currency"].iloc[1:].isna().all()
     assert frame.attrs["unreadable"] == {"price_monthly_amount": 3}
-    assert frames._money.money_value(frame["price_monthly_raw"].iloc[1]) == price
+    assert money_value(frame["price_monthly_raw"].iloc[1]) == price
     with pytest.raises(RecordError, match=f"vm-00001.*billing.priceMonthly.*'{key}'"):
         frames.vms(records, strict=True)
 

@@ -34,7 +34,8 @@ from decimal import Decimal
 from typing import Any, NamedTuple
 
 from svcnb.errors import SvcnbError
-from svcnb.money import minor_units
+
+from ._text import minor_units
 
 _DECIMAL_POINT = re.compile(r"-?\d+\.\d+")
 

@@ -1,4 +1,4 @@
-"""Money as decimals: the one place amounts become Decimals and the text people read or export.
+"""Money as decimals and text: amounts become Decimals here, and the text people read or export.
 
 Every surface of svcnb (report tables, the CLI, panels, alerts, notebooks, the demo pages) turns
 an amount into text here, so an amount reads the same everywhere: ``money_text(1234, "JPY")`` is
