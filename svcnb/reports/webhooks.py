@@ -53,7 +53,7 @@ from svcnb.reports._view import (
     figure,
     view_notes,
 )
-from svcnb.store import MissingResourceError, StoreError
+from svcnb.store import MissingResourceError, Snapshot, StoreError
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -817,10 +817,10 @@ def _match(pending: list[dict[str, Any]], kind: str, vm_id: str) -> dict[str, An
     return next((e for e in pending if e["vm_id"] == vm_id and kind in e["kinds"]), None)
 
 
-def _subscribed(store: StoreLike, when: Any) -> set[str] | None:
-    """Event types some active subscription listed at ``when``; None when not readable."""
+def _subscribed(snap: Snapshot) -> set[str] | None:
+    """Event types some active subscription listed at snapshot ``snap``; None when not readable."""
     try:
-        hooks = store.load("webhooks", at=when)
+        hooks = snap.load("webhooks")
     except MissingResourceError:
         return None
     active = hooks[hooks["is_active"].astype("boolean").fillna(True).to_numpy(dtype=bool)]
@@ -907,9 +907,10 @@ def reconcile(store: StoreLike, since: Any = None, at: Any = None) -> pd.DataFra
     t0, t1 = from_snap["server_time"], to_snap["server_time"]
     if t0 >= t1:
         raise ValueError(f"since ({t0.isoformat()}) must be before at ({t1.isoformat()})")
-    old_vms, new_vms = store.load("vms", at=t0), store.load("vms", at=t1)
+    old, new = store.at(t0), store.at(t1)
+    old_vms, new_vms = old.load("vms"), new.load("vms")
     expected, unknown = _expected(old_vms, new_vms)
-    at_start, at_end = _subscribed(store, t0), _subscribed(store, t1)
+    at_start, at_end = _subscribed(old), _subscribed(new)
     subscribed = None if at_start is None or at_end is None else at_start | at_end
     if subscribed is not None:
         expected = [e for e in expected if set(e["kinds"]) & subscribed]
