@@ -284,12 +284,17 @@ def per_account(names: list[str], answer: Callable[[str], Any]) -> Any:
     if len(names) == 1:
         return answer(names[0])
     parts = []
+    doubts = []
     for name in names:
         part = _as_frame(answer(name))
+        if part.attrs.get("complete") is False:  # one account's doubt is the stack's
+            doubts.append(f"{name}: {part.attrs.get('reason') or 'not complete'}")
         part.insert(0, "account", pd.Series(name, index=part.index, dtype="string"))
         parts.append(part)
     out = pd.concat(parts, ignore_index=True)
     out.attrs["note"] = SEVERAL_ACCOUNTS_NOTE
+    if doubts:
+        out.attrs["complete"], out.attrs["reason"] = False, "; ".join(doubts)
     return out
 
 

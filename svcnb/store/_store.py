@@ -213,7 +213,7 @@ class Store:
             part.insert(0, "account", pd.Series(name, index=part.index, dtype="string"))
             parts.append(part)
         out = pd.concat(parts, ignore_index=True)
-        out.attrs = {"accounts": attrs}
+        out.attrs = {"accounts": attrs, **_summed_unreadable(attrs)}
         return out
 
     def _entries(self) -> list[dict[str, Any]]:
@@ -738,3 +738,13 @@ class Store:
         if len({f.attrs.get("as_of_snapshot") for f in frames}) != 1:
             return None
         return vm_records(*frames)
+
+
+def _summed_unreadable(attrs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The values frames could not read, over the accounts stacked (``attrs["unreadable"]``,
+    as one account's frame says it): a report on the stack must see them as on one account."""
+    total: dict[str, int] = {}
+    for one in attrs.values():
+        for column, n in (one.get("unreadable") or {}).items():
+            total[column] = total.get(column, 0) + int(n)
+    return {"unreadable": total} if total else {}
