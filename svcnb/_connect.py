@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from svcnb import vocab
 from svcnb.assumptions import Pin, pin_value
 from svcnb.client import (
     ENV_API_KEY,
@@ -116,7 +117,20 @@ def sandbox_pins(given: Any, where: str) -> dict[str, Pin]:
             out[name] = Pin(pin_value(name, value), where)
         except (KeyError, ValueError):
             continue
+    _adopt_words(out)
     return out
+
+
+def _adopt_words(given: dict[str, Pin]) -> None:
+    """Reports classify status words by the process's vocabulary (``vocab.current()``: they
+    read frames, from a store as often as not, with no client at hand), so the words a
+    sandbox pins for its dialect are added to it for this process, as its user's config file
+    would pin them: the sandbox's own reports read every word with no warning."""
+    words = vocab.from_pins(given)
+    current = vocab.current()
+    for kind in vocab.CLASSES:
+        for word, source in words.pinned[kind].items():
+            current.add(kind, {word: words.words[kind][word]}, source=source)  # type: ignore[arg-type]
 
 
 def configured_client(

@@ -50,9 +50,9 @@ from typing import Any
 import pandas as pd
 
 from svcnb import frames, vocab
-from svcnb.assumptions import Decision, decide
+from svcnb.assumptions import Decision, assumption, decide
 from svcnb.client import Client, Listing, Page, parse_page
-from svcnb.config import PAGING_ASSUMPTIONS, PORT_SENTINEL_CHOICES, config_path, port_sentinels
+from svcnb.config import config_path
 from svcnb.errors import (
     ApiError,
     AuthError,
@@ -75,6 +75,8 @@ from svcnb.frames import (
 )
 from svcnb.reports import firewall
 
+NO_CONTINUATION = "paging.no_continuation_is_end"
+FIELDS = "deliveries.fields."
 ASKED_PAGE = 100  # the page size asked of GET /vms, to see what the server serves
 PROBE_PAGE = 1000  # far above any plausible cap: tells rejecting servers from clamping ones
 UNPROVEN = "UNPROVEN"
@@ -499,20 +501,24 @@ class Doctor:
         paging assumption it rests on: pinned (named where), or assumed (unproven, exit 3)."""
         moved = f" (changed while read: {items.changes()})" if items.changes() else ""
         if items.assumed is not None:
-            name = items.assumed
-            said = sum(1 for f in self.findings if f.detail.get("assumed") == name)
-            meaning = "" if said else f" ({PAGING_ASSUMPTIONS.get(name, name)})"
+            found = assumption(items.assumed)
+            said = sum(1 for f in self.findings if f.detail.get("assumed") == found.name)
+            meaning = "" if said else f" ({found.meaning})"
             self.add(
                 point,
                 f"{len(items)} read; complete only as assumed: {items.proof}{moved}; assumed "
-                f"[paging] {name}{meaning}, which the answers do not prove: pin it with "
-                f"[paging] {name} = true (or false) in {config_path()}",
+                f"{found.name}{meaning}, which the answers do not prove: "
+                f"{found.hint(config_path(), 'true')}",
                 ok=False,
-                assumed=name,
+                assumed=found.name,
+                decisions=[Decision(found.name, "unknown")],
             )
         elif items.pinned is not None:
-            self.add(point, f"{len(items)} read; complete: {items.proof}{moved}, pinned by "
-                     f"{items.pinned}")  # fmt: skip
+            self.add(
+                point,
+                f"{len(items)} read; complete: {items.proof}{moved}, pinned by {items.pinned}",
+                decisions=[Decision(NO_CONTINUATION, "pinned", "true", where=items.pinned)],
+            )
         else:
             self.add(point, f"{len(items)} read; proven complete: {items.proof}{moved}")
 
@@ -529,7 +535,7 @@ class Doctor:
         self.add("GET /vms items", kind)
 
     def _words(self) -> None:
-        current = vocab.current()
+        current = self.vocab()
         for vm in self.vms:
             self.words["vm_status"][vm.get("status")] += 1
             billing = vm.get("billing")
@@ -567,7 +573,8 @@ class Doctor:
         rules = self.records.get("firewall_rules")
         if not rules:
             return
-        pins, where = port_sentinels(), config_path()
+        pins = firewall.sentinel_pins(self.client.pins)
+        sentinel = assumption("firewall.port_sentinels")
         seen: dict[str, list[str]] = {}
         for rule in rules:
             text = firewall.parse_port(rule.get("port"), rule.get("protocol")).sentinel
@@ -579,17 +586,26 @@ class Doctor:
         parts, unpinned = [], []
         for text, ids in seen.items():
             shown = f"{text!r} ×{len(ids)} (rules {', '.join(ids[:3])})"
+            name = f"{sentinel.name}.{text}"
             if text in pins:
-                parts.append(f"{shown} read as {pins[text]} (pinned by {where})")
+                parts.append(
+                    f"{shown} read as {pins[text]} (pinned by {self.client.pins[name].where})"
+                )
                 continue
             unpinned.append(text)
-            first, second = PORT_SENTINEL_CHOICES[text]
             parts.append(
                 f"{shown}: may mean {firewall.SENTINELS[text]}; any reading would be assumed, "
-                f'so such rules are audited as "could not read; may be open to every port": pin '
-                f'[firewall.port_sentinels] "{text}" = "{first}" or "{second}"'
+                f'so such rules are audited as "could not read; may be open to every port": '
+                f"{sentinel.hint(config_path(), key=text)}"
             )
-        self.add("firewall ports", "; ".join(parts), ok=not unpinned, unpinned=unpinned)
+        decided = [decide(f"{sentinel.name}.{t}", self.client.pins, None, True) for t in seen]
+        self.add(
+            "firewall ports",
+            "; ".join(parts),
+            ok=not unpinned,
+            unpinned=unpinned,
+            decisions=decided,
+        )
 
     def _money_values(self, label: str) -> list[Any]:
         if label == "wallet balance":
@@ -735,7 +751,7 @@ class Doctor:
             self.add("delivery records", f"{len(hooks.items)} subscriptions, no records yet")
             return
         served = list(dict.fromkeys(k for r in records if isinstance(r, dict) for k in r))
-        records, pins = pin_fields(records)
+        records, pins = pin_fields(records, pins=self.client.pins)
         self._event_grouping(records)
         keys = list(dict.fromkeys(k for r in records if isinstance(r, dict) for k in r))
         placed: list[str] = []
@@ -754,7 +770,10 @@ class Doctor:
         text = f"{len(records)} records; placed {', '.join(placed)}"
         pinned = [f"{k}→{v}" for k, v in pins.items() if k in served]
         if pinned:
-            text += f"; pinned by [deliveries.fields] in {config_path()}: {', '.join(pinned)}"
+            where = "; ".join(
+                sorted({p.where for n, p in self.client.pins.items() if n.startswith(FIELDS)})
+            )
+            text += f"; pinned by {where}: {', '.join(pinned)}"
         if harmless:
             text += f"; ignored (none of the counts, outcomes or times): {', '.join(harmless)}"
         if absent:
@@ -766,9 +785,8 @@ class Doctor:
                 for key, (meant, rows) in unplaced.items()
             )
         if unplaced:
-            text += (
-                f'; pin a key to its field: [deliveries.fields] KEY = "attempts" (or statusCode, '
-                f"success, eventId, createdAt, lastAttemptAt) in {config_path()}"
+            text += "; pin a key to its field: " + assumption("deliveries.fields").hint(
+                config_path(), key=str(next(iter(unplaced)))
             )
         self.add("delivery records", text, ok=not unplaced, unplaced=sorted(map(str, unplaced)))
 
@@ -782,13 +800,14 @@ class Doctor:
             else None
             for r in records
         ]
-        found = event_grouping(pd.DataFrame({"event_id": pd.array(ids, dtype=object)}))
-        if found.state == "proven":
-            self.add("delivery events", f"proven: {found.why}")
+        frame = pd.DataFrame({"event_id": pd.array(ids, dtype=object)})
+        found = event_grouping(frame, self.client.pins)
+        if found.state == "stated":
+            self.add("delivery events", f"proven: {found.evidence}")
         elif found.state == "pinned":
-            self.add("delivery events", f"pinned by {found.why.partition('(')[2].rstrip(')')}")
+            self.add("delivery events", f"pinned by {found.where}", decisions=[found])
         else:
-            self.add("delivery events", f"assumed: {found.why}", ok=False)
+            self.add("delivery events", _assumed(found), ok=False, decisions=[found])
 
     def _history_depth(self, hooks: list[Any]) -> None:
         """How much delivery history the service keeps: needed only where no subscription
@@ -805,13 +824,11 @@ class Doctor:
                 "(consecutiveFailures), which runs of failures are read from",
             )
             return
-        depth = history_depth()
+        depth = history_depth(self.client.pins)
         if depth.state == "pinned":
-            self.add(
-                "delivery history depth", f"pinned by {depth.why.partition('(')[2].rstrip(')')}"
-            )
+            self.add("delivery history depth", f"pinned by {depth.where}", decisions=[depth])
         else:
-            self.add("delivery history depth", f"assumed: {depth.why}", ok=False)
+            self.add("delivery history depth", _assumed(depth), ok=False, decisions=[depth])
 
     def _rate_limit(self) -> None:
         try:
@@ -831,6 +848,11 @@ class Doctor:
         )
 
     # -- config ----------------------------------------------------------------------------
+    def vocab(self) -> vocab.Vocabulary:
+        """The words in use (``vocab.current()``, ``--map`` included) and over them the ones
+        the client's pins pin (a sandbox's dialect, an account's)."""
+        return vocab.from_pins(self.client.pins, base=vocab.current())
+
     def pins_proven(self) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
         """The assumptions every field that needs them proved alike: name -> (value, the
         evidence), for ``--write-config``; and name -> why it is not, for the rest."""
@@ -851,7 +873,7 @@ class Doctor:
 
     def vocabulary(self, extra: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
         """Every word seen with its class (unknown ones only where ``extra`` maps them)."""
-        current = vocab.current()
+        current = self.vocab()
         out: dict[str, dict[str, str]] = {"vm_status": {}, "billing_status": {}}
         for kind in out:
             for word in self.words[kind]:
@@ -897,6 +919,14 @@ def _word_evidence(vms: list[dict], kind: str, word: Any) -> str:
     if key is not None and key in vocab.AMBIGUOUS[kind]:
         bits.append(f"providers differ: {vocab.AMBIGUOUS[kind][key]}")
     return f" [{'; '.join(bits)}]"
+
+
+def _assumed(decision: Decision) -> str:
+    """A doctor line's text for an assumption nothing proves or pins: "assumed", why, and
+    the line that pins it (the registry's)."""
+    return f"assumed ({decision.name}): {decision.evidence}; " + assumption(decision.name).hint(
+        config_path()
+    )
 
 
 def render(findings: Iterable[Finding]) -> str:

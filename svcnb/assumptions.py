@@ -9,17 +9,21 @@ written without one). None of them has a default: each is, per field and per ans
 - **unknown**: the values resting on it are NA, with one warning naming the assumption and the
   config line that pins it.
 
-``ASSUMPTIONS`` is the one list of them. A reader names an assumption only through
-:func:`assumption` (an unregistered name is an error), so the list, docs/contracts.md section 0
+``ASSUMPTIONS`` is the one list of them: money, units, times, paging, delivery records, status
+words and firewall port sentinels. A reader names an assumption only through :func:`assumption`
+or :func:`decide` (an unregistered name is an error), so the list, docs/contracts.md section 0
 ("Assumptions") and the readers cannot drift apart; ``tests/test_assumptions.py`` holds all three
-together. Adding one is one line below: its name is where it is pinned (``table.key`` of the
-config file, ``[accounts.NAME.table]`` per account).
+together. Adding one is one entry below: its name is where it is pinned (``table.key`` of the
+config file, ``[accounts.NAME.table]`` per account). A *keyed* one is pinned once per key of its
+table (a status word, a served delivery key, a port text): its pins are named ``NAME.KEY``
+(``vocabulary.vm_status.locked``, ``firewall.port_sentinels.0``).
 
 This module is a leaf: it imports nothing of svcnb.
 """
 
 from __future__ import annotations
 
+import re
 import zoneinfo
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -34,6 +38,7 @@ __all__ = [
     "assumption",
     "decide",
     "pin_value",
+    "split",
 ]
 
 
@@ -53,14 +58,20 @@ def _zone(value: str) -> str:
     return value
 
 
+_BARE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
 @dataclass(frozen=True)
 class Assumption:
     """One meaning the answers may leave open.
 
-    ``name`` is ``table.key``: where the config file pins it. ``choices`` are the values a pin
-    may take (spelled as svcnb spells them, matched without case), or ``check`` reads a free
-    value (a zone). ``evidence`` says what in the answers proves it (``""``: nothing can, only a
-    pin); ``example`` is the pin most often right, for the hint.
+    ``name`` is ``table.key``: where the config file pins it; for a ``keyed`` one, the table
+    (``vocabulary.vm_status``), pinned once per key (``locked = "suspended"``). ``choices`` are
+    the values a pin may take (spelled as svcnb spells them, matched without case), ``keys``
+    (keyed ones with fixed keys) the choices per key, or ``check`` reads a free value (a zone).
+    ``boolean``: pinned ``true`` or ``false``. ``evidence`` says what in the answers proves it
+    (``""``: nothing can, only a pin); ``example`` (and ``example_key``) the pin most often
+    right, for the hint.
     """
 
     name: str
@@ -69,31 +80,68 @@ class Assumption:
     choices: tuple[str, ...] = ()
     check: Callable[[str], str] | None = None
     example: str = ""
+    keyed: bool = False
+    keys: Mapping[str, tuple[str, ...]] | None = None
+    example_key: str = ""
+    boolean: bool = False
 
     @property
     def table(self) -> str:
-        return self.name.partition(".")[0]
+        """The config table it is pinned in (``units``, ``vocabulary.vm_status``)."""
+        return self.name if self.keyed else self.name.rpartition(".")[0]
 
     @property
     def key(self) -> str:
-        return self.name.partition(".")[2]
+        return self.example_key if self.keyed else self.name.rpartition(".")[2]
 
-    def line(self, value: str | None = None) -> str:
+    def options(self, key: str | None = None) -> tuple[str, ...]:
+        """The values a pin may take (for ``key`` of a keyed one with fixed keys)."""
+        if self.keys is not None:
+            return self.keys.get(key if key is not None else self.example_key, ())
+        return self.choices
+
+    def toml(self, value: str) -> str | bool:
+        """``value`` as the config file holds it (``true`` for a boolean)."""
+        return value == "true" if self.boolean else value
+
+    def line(self, value: str | None = None, key: str | None = None) -> str:
         """The config line that pins it: ``[units] ram = "GiB"``."""
-        return f'[{self.table}] {self.key} = "{value or self.example or self.choices[0]}"'
+        key = self.key if key is None else key
+        shown = value or self.example or next(iter(self.options(key)), "")
+        said = shown if self.boolean else f'"{shown}"'
+        named = key if _BARE_KEY.fullmatch(key) else '"' + key.replace('"', '\\"') + '"'
+        return f"[{self.table}] {named} = {said}"
 
-    def hint(self, config: object, value: str | None = None) -> str:
+    def hint(self, config: object, value: str | None = None, key: str | None = None) -> str:
         """How to pin it, for a warning or a doctor line: the line, the file, the choices."""
-        shown = value or self.example or self.choices[0]
-        others = [c for c in self.choices if c != shown]
+        key = self.key if key is None else key
+        shown = value or self.example or next(iter(self.options(key)), "")
+        others = [c for c in self.options(key) if c != shown]
         choice = f" (or {' / '.join(repr(c) for c in others)})" if others else ""
         if self.check is not None and not self.choices:
             choice = " (an IANA zone name)"
         return (
-            f"pin it: {self.line(value)}{choice} in {config}, or under "
+            f"pin it: {self.line(value, key)}{choice} in {config}, or under "
             f"[accounts.NAME.{self.table}] for one account"
         )
 
+
+# the delivery record's fields a served key can be pinned to (the names the sandbox's default
+# dialect gives them; the spec leaves them "not shown")
+DELIVERY_FIELDS = (
+    "id",
+    "eventId",
+    "event",
+    "url",
+    "statusCode",
+    "success",
+    "attempts",
+    "error",
+    "createdAt",
+    "lastAttemptAt",
+)
+VM_CLASSES = ("running", "stopped", "transitional", "suspended", "terminated")
+BILLING_CLASSES = ("paid", "owing", "suspended")
 
 ASSUMPTIONS: dict[str, Assumption] = {
     a.name: a
@@ -129,32 +177,114 @@ ASSUMPTIONS: dict[str, Assumption] = {
             check=_zone,
             example="UTC",
         ),
+        Assumption(
+            "paging.no_continuation_is_end",
+            "on a service that pages by next links or continuation tokens, an answer that "
+            "carries none is the last page",
+            "",
+            ("true", "false"),
+            boolean=True,
+        ),
+        Assumption(
+            "deliveries.records",
+            "what one delivery record is: one attempt (grouped into events by its event id) "
+            "or one event (its attempt count says how many attempts it took)",
+            "every delivery record carries an event id (records sharing one are one event's "
+            "attempts)",
+            ("event", "attempt"),
+        ),
+        Assumption(
+            "deliveries.history",
+            "how much delivery history the service keeps: every attempt, or only its latest",
+            "",
+            ("full", "latest"),
+        ),
+        Assumption(
+            "deliveries.fields",
+            "the delivery field a served key holds (the spec leaves the names not shown)",
+            "a key the delivery reader knows by name (statusCode, success, attempts, ...)",
+            DELIVERY_FIELDS,
+            keyed=True,
+            example="attempts",
+            example_key="tryCount",
+        ),
+        Assumption(
+            "vocabulary.vm_status",
+            "the class of a VM status word",
+            "a word that means one thing at every provider (svcnb.vocab.BUILTIN)",
+            VM_CLASSES,
+            keyed=True,
+            example="suspended",
+            example_key="locked",
+        ),
+        Assumption(
+            "vocabulary.billing_status",
+            "the class of a billing status word",
+            "a word that means one thing at every provider (svcnb.vocab.BUILTIN)",
+            BILLING_CLASSES,
+            keyed=True,
+            example="owing",
+            example_key="unpaid",
+        ),
+        Assumption(
+            "firewall.port_sentinels",
+            'what a firewall rule\'s port "0" (every port, or port 0) or empty port on a TCP, '
+            "UDP or ANY rule (every port, or none) means",
+            "",
+            keyed=True,
+            keys={"0": ("every", "zero"), "": ("every", "none")},
+            example_key="0",
+        ),
     )
 }
 
 
 def assumption(name: str) -> Assumption:
-    """The registered assumption ``name``; UnregisteredAssumptionError when there is none."""
-    try:
-        return ASSUMPTIONS[name]
-    except KeyError:
-        raise UnregisteredAssumptionError(
-            f"{name!r} is no registered assumption (svcnb.assumptions.ASSUMPTIONS: "
-            f"{', '.join(ASSUMPTIONS)}); register it there and in docs/contracts.md section 0"
-        ) from None
+    """The registered assumption ``name`` (a keyed one's pin name ``NAME.KEY`` too);
+    UnregisteredAssumptionError when there is none."""
+    return split(name)[0]
+
+
+def split(name: str) -> tuple[Assumption, str | None]:
+    """``name`` as (its registered assumption, the key of a keyed one's pin, else None):
+    ``vocabulary.vm_status.locked`` is (vocabulary.vm_status, ``locked``)."""
+    found = ASSUMPTIONS.get(name)
+    if found is not None:
+        return found, None
+    for registered in ASSUMPTIONS.values():
+        if registered.keyed and name.startswith(registered.name + "."):
+            return registered, name[len(registered.name) + 1 :]
+    raise UnregisteredAssumptionError(
+        f"{name!r} is no registered assumption (svcnb.assumptions.ASSUMPTIONS: "
+        f"{', '.join(ASSUMPTIONS)}); register it there and in docs/contracts.md section 0"
+    ) from None
 
 
 def pin_value(name: str, value: object) -> str:
-    """``value`` as a pin of ``name`` (``"gib"`` is ``"GiB"``); ValueError naming the choices."""
-    found = assumption(name)
+    """``value`` as a pin of ``name`` (``"gib"`` is ``"GiB"``, ``True`` is ``"true"``);
+    ValueError naming the choices."""
+    found, key = split(name)
+    if found.keyed and key is None:
+        raise ValueError(f"{name} is pinned per key: [{found.table}] KEY = VALUE")
+    if found.boolean and isinstance(value, bool):
+        return "true" if value else "false"
+    options = found.options(key)
+    if found.keys is not None and key not in found.keys:
+        raise ValueError(
+            f"{key!r} cannot be pinned in [{found.table}]; the keys are "
+            f"{', '.join(repr(k) for k in found.keys)}"
+        )
     if isinstance(value, str):
-        for choice in found.choices:
+        for choice in options:
             if value.strip().lower() == choice.lower():
                 return choice
         if found.check is not None and value.strip():
             return found.check(value.strip())
-    allowed = ", ".join(repr(c) for c in found.choices) or "an IANA zone name"
-    raise ValueError(f"{found.key} = {value!r} is not a pin of {name}; use {allowed}")
+    allowed = ", ".join(repr(c) for c in options) or "an IANA zone name"
+    if found.boolean:
+        allowed = "true or false"
+    shown = key if key is not None else found.key
+    raise ValueError(f"{shown} = {value!r} is not a pin of {found.name}; use {allowed}")
 
 
 @dataclass(frozen=True)
@@ -195,10 +325,9 @@ class Decision:
             return f"{self.name} = {self.value} proven: {self.evidence}"
         if self.state == "pinned":
             return f"{self.name} = {self.value} pinned by {self.where}"
-        return (
-            f"{self.name} assumed, not proven ({self.evidence}): those values are NA; "
-            + assumption(self.name).hint(config, self.value)
-        )
+        return f"{self.name} assumed, not proven ({self.evidence}): those values are NA; " + split(
+            self.name
+        )[0].hint(config, self.value, split(self.name)[1])
 
 
 def decide(name: str, pins: Pins, evidence: tuple[str, str] | None, needed: bool) -> Decision:

@@ -30,12 +30,13 @@ disk, the zone of a time written without one) is pinned here, for all accounts o
     [accounts.prod.units]
     ram = "MiB"       # this account's own, over the one for all
 
-Paging semantics the answers do not prove (``svcnb doctor`` calls them "assumed") likewise::
+Paging semantics, delivery records, status words and firewall port sentinels likewise (every
+one is in ``svcnb.assumptions.ASSUMPTIONS``, read here by :func:`pins` alone)::
 
     [paging]
     no_continuation_is_end = true   # an answer without a next link or token is the last page
-What delivery records do not prove is pinned per service too (``deliveries_config``)::
-
+    [firewall.port_sentinels]
+    "0" = "every"            # port "0" is every port (DigitalOcean), "zero": port 0 itself
     [deliveries]
     records = "event"        # each delivery record is one event (else grouped by event id)
     history = "full"         # the service keeps every attempt
@@ -59,7 +60,7 @@ from urllib.parse import urlsplit
 import tomli_w
 
 from svcnb import files as _files
-from svcnb.assumptions import ASSUMPTIONS, Pin, pin_value
+from svcnb.assumptions import ASSUMPTIONS, DELIVERY_FIELDS, Pin, pin_value
 from svcnb.errors import SvcnbError
 
 ENV_CONFIG = "SVCNB_CONFIG"
@@ -70,9 +71,6 @@ DEFAULT_ACCOUNT = "default"
 
 __all__ = [
     "DEFAULT_ACCOUNT",
-    "PAGING_ASSUMPTIONS",
-    "PORT_SENTINEL_CHOICES",
-    "DELIVERY_CHOICES",
     "DELIVERY_FIELDS",
     "UNIT_CHOICES",
     "Account",
@@ -81,10 +79,7 @@ __all__ = [
     "accounts",
     "budget_config",
     "config_path",
-    "paging_config",
     "pins",
-    "port_sentinels",
-    "deliveries_config",
     "read_config",
     "unit_choice",
     "units_config",
@@ -208,10 +203,10 @@ def service_url(url: str) -> str:
 # an account name is a folder name in the store (account=NAME) and a CLI word: keep it plain
 _ACCOUNT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# vocabulary: that account's status-word pins (svcnb.vocab.for_account)
-_ACCOUNT_KEYS = {"base_url", "token_env", "vocabulary"}
-# an account may pin assumptions for itself: [accounts.NAME.units] ram = "GiB"
-_PIN_TABLES = frozenset(a.table for a in ASSUMPTIONS.values())
+_ACCOUNT_KEYS = {"base_url", "token_env"}
+# an account may pin assumptions for itself: [accounts.NAME.units] ram = "GiB" (its status
+# words too: [accounts.NAME.vocabulary.vm_status], svcnb.vocab.for_account)
+_PIN_TABLES = frozenset(a.table.partition(".")[0] for a in ASSUMPTIONS.values())
 # what API tokens look like (svc_...; long opaque strings): a config file is often shared or
 # committed, so a value that looks like one is refused rather than read
 _TOKENISH = re.compile(r"^(svc_|sk_|ghp_|xox)|^(?=.*[a-z])(?=.*[0-9])[A-Za-z0-9_.\-+/=]{24,}$")
@@ -284,7 +279,7 @@ def accounts(path: str | os.PathLike[str] | None = None) -> dict[str, Account]:
         if unknown:
             raise ConfigError(
                 f"{where}: unknown key(s) {', '.join(unknown)}; an account has base_url and "
-                f"token_env, [accounts.{name}.vocabulary.*] tables, and may pin assumptions in "
+                f"token_env, and may pin assumptions in "
                 f"[accounts.{name}.TABLE] (TABLE one of {', '.join(sorted(_PIN_TABLES))})"
             )
         base_url = spec.get("base_url")
@@ -415,148 +410,13 @@ def units_config(path: str | os.PathLike[str] | None = None) -> dict[str, str]:
     }
 
 
-# Paging semantics svcnb cannot prove from the answers, each pinned per service (docs/contracts.md
-# section 0, "Paging assumptions"): name -> what ``true`` says.
-PAGING_ASSUMPTIONS: dict[str, str] = {
-    "no_continuation_is_end": (
-        "on a service that pages by next links or continuation tokens, an answer that carries "
-        "none is the last page"
-    ),
-}
-
-
-def paging_config(path: str | os.PathLike[str] | None = None) -> dict[str, bool]:
-    """The ``[paging]`` table, checked: each key one of :data:`PAGING_ASSUMPTIONS`, pinned to
-    ``true`` (the service works so) or ``false`` (it does not: never take it for proof).
-    ``{}`` when absent."""
-    target = config_path(path)
-    table = read_config(target).get("paging", {})
-    if not isinstance(table, dict):
-        raise ConfigError(
-            f"{target}: 'paging' must be a table ([paging] no_continuation_is_end = true)"
-        )
-    for key, value in table.items():
-        if key not in PAGING_ASSUMPTIONS:
-            raise ConfigError(
-                f"{target}: [paging] has unknown key {key!r}; the paging assumptions that can be "
-                f"pinned are {', '.join(PAGING_ASSUMPTIONS)}"
-            )
-        if not isinstance(value, bool):
-            raise ConfigError(f"{target}: [paging] {key} must be true or false, got {value!r}")
-    return dict(table)
-
-
-# firewall port texts whose meaning services differ on, and the readings each may be pinned to
-# (svcnb.reports._ports.SENTINELS says what each reading means)
-PORT_SENTINEL_CHOICES: dict[str, tuple[str, ...]] = {"0": ("every", "zero"), "": ("every", "none")}
-
-
-def port_sentinels(path: str | os.PathLike[str] | None = None) -> dict[str, str]:
-    """The ``[firewall.port_sentinels]`` table, checked: ``"0" = "every"`` (every port, as
-    DigitalOcean's API means it) or ``"zero"`` (port 0 itself); ``"" = "every"`` or ``"none"``
-    (an empty port on a TCP/UDP rule). ``{}`` when absent: those ports are then unread."""
-    target = config_path(path)
-    section = read_config(target).get("firewall", {})
-    table = section.get("port_sentinels", {}) if isinstance(section, dict) else None
-    where = f"{target}: [firewall.port_sentinels]"
-    if not isinstance(table, dict):
-        raise ConfigError(f'{where} must be a table, e.g. "0" = "every"')
-    for text, reading in table.items():
-        choices = PORT_SENTINEL_CHOICES.get(text)
-        if choices is None or reading not in choices:
-            raise ConfigError(
-                f"{where}: {text!r} = {reading!r} is not a pin svcnb can use; pin "
-                + "; ".join(
-                    f'"{t}" to ' + " or ".join(f'"{c}"' for c in cs)
-                    for t, cs in PORT_SENTINEL_CHOICES.items()
-                )
-            )
-    return dict(table)
-
-
-# -- [deliveries]: what the delivery records do not prove, pinned per service ------------------
-
-# the delivery record's fields a served key can be pinned to (the names the sandbox's default
-# dialect gives them; the spec leaves them "not shown")
-DELIVERY_FIELDS = (
-    "id",
-    "eventId",
-    "event",
-    "url",
-    "statusCode",
-    "success",
-    "attempts",
-    "error",
-    "createdAt",
-    "lastAttemptAt",
-)
-# [deliveries] keys and the values each may be pinned to
-DELIVERY_CHOICES: dict[str, tuple[str, ...]] = {
-    # what one delivery record is: one attempt (grouped into events by its event id), or one
-    # event (its attempt count says how many attempts it took)
-    "records": ("attempt", "event"),
-    # how much history the service keeps: every attempt since the subscription began, or only
-    # its latest ones
-    "history": ("full", "latest"),
-}
-
-
-def deliveries_config(path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-    """The ``[deliveries]`` table, checked: ``records`` (``"attempt"`` or ``"event"``),
-    ``history`` (``"full"`` or ``"latest"``) and ``fields`` (``[deliveries.fields]``: a served
-    key -> the delivery field it holds, one of :data:`DELIVERY_FIELDS`). ``{}`` when absent::
-
-        [deliveries]
-        records = "event"      # each delivery record is one event, not one attempt
-        history = "full"       # the service keeps every attempt
-        [deliveries.fields]
-        tryCount = "attempts"  # the service's name for the attempt count
-    """
-    target = config_path(path)
-    table = read_config(target).get("deliveries", {})
-    where = f"{target}: [deliveries]"
-    if not isinstance(table, dict):
-        raise ConfigError(f'{where} must be a table ([deliveries] records = "event")')
-    out: dict[str, Any] = {}
-    for key, value in table.items():
-        if key == "fields":
-            out["fields"] = _delivery_fields(value, f"{target}: [deliveries.fields]")
-            continue
-        choices = DELIVERY_CHOICES.get(key)
-        if choices is None:
-            raise ConfigError(
-                f"{where}: unknown key {key!r}; the keys are "
-                f"{', '.join([*DELIVERY_CHOICES, 'fields'])}"
-            )
-        if not isinstance(value, str) or value.strip().lower() not in choices:
-            raise ConfigError(
-                f"{where}: {key} = {value!r}; use one of {', '.join(map(repr, choices))}"
-            )
-        out[key] = value.strip().lower()
-    return out
-
-
-def _delivery_fields(table: Any, where: str) -> dict[str, str]:
-    if not isinstance(table, dict):
-        raise ConfigError(f'{where} must be a table (tryCount = "attempts")')
-    out: dict[str, str] = {}
-    for served, field in table.items():
-        if field not in DELIVERY_FIELDS:
-            raise ConfigError(
-                f"{where}: {served} = {field!r} is not a delivery field; use one of "
-                f"{', '.join(DELIVERY_FIELDS)}"
-            )
-        if field in out.values():
-            raise ConfigError(f"{where}: two served keys are pinned to {field!r}")
-        out[str(served)] = field
-    return out
-
-
 def pins(account: str | None = None, path: str | os.PathLike[str] | None = None) -> dict[str, Pin]:
     """The assumptions the config file pins (``svcnb.assumptions.ASSUMPTIONS``), each with
     where: the table of all accounts (``[units] ram = "GiB"``), overridden for ``account`` by
-    its own (``[accounts.NAME.units] ram = "GiB"``). ConfigError names a value that is no pin,
-    or a key of such a table that pins nothing (a typo would otherwise pin nothing silently)."""
+    its own (``[accounts.NAME.units] ram = "GiB"``). A keyed one is pinned per key of its table
+    (``[vocabulary.vm_status] locked = "suspended"`` is ``vocabulary.vm_status.locked``).
+    ConfigError names a value that is no pin, or a key of such a table that pins nothing (a
+    typo would otherwise pin nothing silently)."""
     target = config_path(path)
     config = read_config(target)
     found: dict[str, Pin] = {}
@@ -567,20 +427,69 @@ def pins(account: str | None = None, path: str | os.PathLike[str] | None = None)
         if isinstance(spec, dict):
             places.append((f"accounts.{account}.", spec))
     for prefix, holder in places:
-        for table in sorted(_PIN_TABLES):
-            values = holder.get(table)
+        _check_tables(holder, prefix, target)
+        for name, registered in ASSUMPTIONS.items():
+            values = _table(holder, registered.table, prefix, target)
             if values is None:
                 continue
-            where = f"{target} [{prefix}{table}]"
-            if not isinstance(values, dict):
-                raise ConfigError(f"{where} must be a table of pins")
-            for key, value in values.items():
-                name = f"{table}.{key}"
-                if name not in ASSUMPTIONS:
-                    known = ", ".join(a.key for a in ASSUMPTIONS.values() if a.table == table)
-                    raise ConfigError(f"{where}: {key!r} pins nothing; the keys are {known}")
+            where = f"{target} [{prefix}{registered.table}]"
+            items = (
+                [(f"{name}.{key}", key, value) for key, value in values.items()]
+                if registered.keyed
+                else [(name, registered.key, values[registered.key])]
+                if registered.key in values
+                else []
+            )
+            for full, key, value in items:
                 try:
-                    found[name] = Pin(pin_value(name, value), f"{where} {key}")
+                    found[full] = Pin(pin_value(full, value), f"{where} {key}")
                 except ValueError as exc:
                     raise ConfigError(f"{where}: {exc}") from None
+    fields = [p.value for n, p in found.items() if n.startswith("deliveries.fields.")]
+    doubled = sorted({f for f in fields if fields.count(f) > 1})
+    if doubled:
+        raise ConfigError(
+            f"{target}: [deliveries.fields] pins two served keys to {doubled[0]!r}; keep one"
+        )
     return found
+
+
+def _table(holder: dict, dotted: str, prefix: str, target: Path) -> dict | None:
+    """The table ``dotted`` (``vocabulary.vm_status``) of ``holder``, None when absent."""
+    table: Any = holder
+    for part in dotted.split("."):
+        if not isinstance(table, dict) or part not in table:
+            return None
+        table = table[part]
+    if not isinstance(table, dict):
+        raise ConfigError(f"{target} [{prefix}{dotted}] must be a table of pins")
+    return table
+
+
+def _check_tables(holder: dict, prefix: str, target: Path) -> None:
+    """Every key of a pin table of ``holder`` pins a registered assumption or holds the table
+    of one (``[vocabulary]`` holds ``vm_status``)."""
+    names = set(ASSUMPTIONS)
+    tables = {a.table for a in ASSUMPTIONS.values() if a.keyed}
+    for root in sorted(_PIN_TABLES):
+        values = holder.get(root)
+        if values is None:
+            continue
+        if not isinstance(values, dict):
+            raise ConfigError(f"{target} [{prefix}{root}] must be a table of pins")
+        for key in values:
+            dotted = f"{root}.{key}"
+            if dotted in names and dotted not in tables:
+                continue
+            if any(t == dotted or t.startswith(dotted + ".") for t in tables):
+                continue
+            known = list(
+                dict.fromkeys(
+                    a.table.removeprefix(root + ".") if a.keyed else a.key
+                    for a in ASSUMPTIONS.values()
+                    if a.name.startswith(root + ".")
+                )
+            )
+            raise ConfigError(
+                f"{target} [{prefix}{root}]: {key!r} pins nothing; the keys are {', '.join(known)}"
+            )

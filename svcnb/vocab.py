@@ -29,7 +29,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Literal
 
-from svcnb.config import ConfigError, config_path, read_config
+from svcnb.assumptions import BILLING_CLASSES, VM_CLASSES, Pins, assumption, split
+from svcnb.config import config_path, pins
 from svcnb.errors import SvcnbError
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "current",
     "extend",
     "for_account",
+    "from_pins",
     "normalise",
     "reload",
     "using",
@@ -52,8 +54,12 @@ __all__ = [
 
 Kind = Literal["vm_status", "billing_status"]
 UNKNOWN = "unknown"
-VM_CLASSES = ("running", "stopped", "transitional", "suspended", "terminated")
-BILLING_CLASSES = ("paid", "owing", "suspended")
+# the classes a word may be pinned to: the registry's choices (svcnb.assumptions); a word's
+# class is the keyed assumption vocabulary.<kind>.<word>, pinned in [vocabulary.<kind>]
+PINNED_AS = {
+    "vm_status": assumption("vocabulary.vm_status"),
+    "billing_status": assumption("vocabulary.billing_status"),
+}
 CLASSES: dict[str, tuple[str, ...]] = {"vm_status": VM_CLASSES, "billing_status": BILLING_CLASSES}
 _WHAT = {"vm_status": "VM status", "billing_status": "billing status"}
 
@@ -98,7 +104,6 @@ BUILTIN: dict[str, dict[str, str]] = {
             ],
             "transitional",
         ),  # fmt: skip
-        "suspended": "suspended",
         **dict.fromkeys(
             ["terminated", "deleted", "destroyed", "removed", "terminating", "deleting"],
             "terminated",
@@ -118,6 +123,9 @@ BUILTIN: dict[str, dict[str, str]] = {
 # doctor can say why svcnb does not guess. Never classed until pinned (config, per account).
 AMBIGUOUS: dict[str, dict[str, str]] = {
     "vm_status": {
+        "suspended": "held by the provider, for example for non-payment (the spec's "
+        "vm.suspended event), or suspended to disk by its user at OpenStack (Nova SUSPENDED: "
+        "powered off, paid, nothing held)",
         "active": "running at DigitalOcean and OpenStack; at Vultr any installed VM, powered "
         "off too (power_status tells)",
         "inactive": "stopped, or not yet activated, or disabled for billing",
@@ -259,8 +267,10 @@ class Vocabulary:
             f"{_WHAT[kind]} word(s) {shown} are not in svcnb's vocabulary{why}: rows with them are "
             f"classed 'unknown', and reports leave them out and count them. Map them with "
             f"svcnb.vocab.extend({kind}={{{example!r}: "
-            f"'<one of {'|'.join(CLASSES[kind])}>'}}), or in [vocabulary.{kind}] of "
-            f"{config_path()} (`svcnb doctor --write-config` proposes a mapping)",
+            f"'<one of {'|'.join(CLASSES[kind])}>'}}), or pin it: "
+            f"{PINNED_AS[kind].line('<class>', example)} in {config_path()} (one account: "
+            f"[accounts.NAME.{PINNED_AS[kind].table}]; `svcnb doctor --write-config` proposes "
+            "a mapping)",
             UnknownWordWarning,
             stacklevel=4,
         )
@@ -271,30 +281,28 @@ _active_lock = threading.Lock()
 
 
 def _from_config(account: str | None = None) -> Vocabulary:
-    """The built-in vocabulary plus the config file's (and, for ``account``, its
-    ``[accounts.NAME.vocabulary.*]`` pins over those); what is wrong in the file is a
-    ConfigError naming it (every command reports those in one line)."""
+    """The built-in vocabulary plus the config file's pins (``svcnb.config.pins``: for
+    ``account``, its ``[accounts.NAME.vocabulary.*]`` over the ``[vocabulary.*]`` ones); what is
+    wrong in the file is a ConfigError naming it (every command reports those in one line)."""
+    return from_pins(pins(account))
+
+
+def from_pins(given: Pins, base: Vocabulary | None = None) -> Vocabulary:
+    """The built-in vocabulary (and the words ``base`` pins) plus the words ``given`` pins
+    (``vocabulary.vm_status.WORD``: the registry's keyed assumptions), each with where it was
+    pinned: a client's pins (``Client.pins``, a sandbox's dialect among them) or the config
+    file's."""
     vocabulary = Vocabulary()
-    where = config_path()
-    config = read_config()
-    tables = [("vocabulary", config.get("vocabulary", {}))]
-    if account is not None:
-        spec = config.get("accounts", {})
-        spec = spec.get(account, {}) if isinstance(spec, dict) else {}
-        own = spec.get("vocabulary", {}) if isinstance(spec, dict) else {}
-        tables.append((f"accounts.{account}.vocabulary", own))
-    for name, section in tables:
-        if not isinstance(section, dict):
-            raise ConfigError(
-                f"{where}: '{name}' must be a table of [{name}.vm_status] and "
-                f'[{name}.billing_status] tables, e.g. [{name}.vm_status] halted = "stopped"'
-            )
-        for kind in CLASSES:
-            if kind in section:
-                try:
-                    vocabulary.add(kind, section[kind], source=f"[{name}.{kind}] of {where}")  # type: ignore[arg-type]
-                except VocabularyError as exc:
-                    raise ConfigError(f"{exc}; fix it in {where}") from None
+    for kind in CLASSES if base is not None else ():
+        for word, source in base.pinned[kind].items():  # type: ignore[union-attr]
+            vocabulary.add(kind, {word: base.words[kind][word]}, source=source)  # type: ignore[arg-type,union-attr]
+    for name, pin in given.items():
+        if not name.startswith("vocabulary."):
+            continue
+        found, word = split(name)
+        kind = found.name.partition(".")[2]
+        if kind in CLASSES and word is not None:
+            vocabulary.add(kind, {word: pin.value}, source=pin.where)  # type: ignore[arg-type]
     return vocabulary
 
 

@@ -32,12 +32,22 @@ def _named_in_code() -> dict[str, list[str]]:
         if "svcnb.assumptions import" not in text:
             continue  # a reader names assumptions through the registry, which it imports
         tree = ast.parse(text)
+        # module constants a reader names an assumption by (NO_CONTINUATION = "paging....")
+        constants = {
+            target.id: node.value.value
+            for node in tree.body
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+            for target in node.targets
+            if isinstance(target, ast.Name) and isinstance(node.value.value, str)
+        }
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call) or not node.args:
                 continue
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
             first = node.args[0]
+            if isinstance(first, ast.Name) and first.id in constants:
+                first = ast.Constant(constants[first.id])
             if name in _NAMING and isinstance(first, ast.Constant) and isinstance(first.value, str):
                 where = f"{path.relative_to(ROOT.parent)}:{node.lineno}"
                 found.setdefault(first.value, []).append(where)
@@ -60,6 +70,54 @@ def test_every_assumption_a_reader_names_is_registered():
     unregistered = {n: w for n, w in _named_in_code().items() if n not in ASSUMPTIONS}
     assert not unregistered, f"register these in svcnb.assumptions.ASSUMPTIONS: {unregistered}"
     assert set(_named_in_code()) == set(ASSUMPTIONS), "a registered assumption no reader uses"
+
+
+def _choices_outside_the_registry() -> list[str]:
+    """Places that read a pin table of the config file themselves (``read_config()``, or a
+    key such as ``"paging"`` or ``"port_sentinels"`` looked up in a table) instead of asking
+    ``svcnb.config.pins()``: a choice made there would be no registered assumption."""
+    # the tables and keys no frame, record or report names otherwise ("deliveries" and
+    # "vm_status" are frame names too: read_config() outside config.py finds those readers)
+    keys = {"paging", "vocabulary", "firewall", "port_sentinels", "no_continuation_is_end"}
+    found = []
+    for path in sorted(ROOT.rglob("*.py")):
+        if "sandbox" in path.parts:
+            continue  # the sandbox's own config is its own
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        nodes = list(ast.walk(tree))
+        if path == ROOT / "config.py":
+            # the one reader of the file: only pins() (and its helpers) read the pin tables
+            nodes = [
+                n
+                for f in tree.body
+                if isinstance(f, ast.FunctionDef) and f.name not in {"pins", "_table"}
+                for n in ast.walk(f)
+                if not (isinstance(n, ast.Call) and getattr(n.func, "id", None) == "read_config")
+            ]
+        for node in nodes:
+            looked = None
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                if node.func.attr == "get" and node.args:
+                    looked = node.args[0]
+            elif isinstance(node, ast.Subscript):
+                looked = node.slice
+            if isinstance(looked, ast.Constant) and looked.value in keys:
+                found.append(f"{path.relative_to(ROOT.parent)}:{node.lineno} {looked.value!r}")
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "read_config":
+                found.append(f"{path.relative_to(ROOT.parent)}:{node.lineno} read_config()")
+    return found
+
+
+# the alerts' own [alerts] table and the budget's [budget]: settings, not assumptions
+_NOT_PINS = ("svcnb/alerts/_rules.py",)
+
+
+def test_no_reader_makes_a_choice_the_registry_does_not_hold():
+    """Every assumption is read through ``config.pins()`` (and decided by ``decide()``): a
+    module reading ``[paging]``, ``[deliveries]``, ``[vocabulary]`` or ``[firewall]`` itself
+    would pin and decide it a second way, outside the one registry."""
+    found = [f for f in _choices_outside_the_registry() if not f.startswith(_NOT_PINS)]
+    assert found == [], found
 
 
 def test_an_unregistered_name_is_an_error_wherever_a_reader_uses_it():

@@ -7,14 +7,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from svcnb import vocab
 from svcnb._doctor import Doctor, render, verdict
 from svcnb._doctor_record import Recorder, write_dialect_file
-from svcnb.assumptions import ASSUMPTIONS, assumption, pin_value
+from svcnb.assumptions import ASSUMPTIONS, UnregisteredAssumptionError, pin_value, split
 from svcnb.cli import _common
-from svcnb.config import DELIVERY_CHOICES, PAGING_ASSUMPTIONS, config_path, write_section
+from svcnb.config import config_path, write_section
 from svcnb.errors import SvcnbError
 from svcnb.files import RefusedFile
 
@@ -37,47 +36,38 @@ def _parse_maps(values: list[str]) -> dict[str, dict[str, str]]:
     return out
 
 
-# pins of the assumptions whose config tables are their own ([paging], [deliveries]): name ->
-# the values --pin takes, as written to the file
-_TABLE_PINS: dict[str, dict[str, Any]] = {
-    **{f"paging.{key}": {"true": True, "false": False} for key in PAGING_ASSUMPTIONS},
-    **{f"deliveries.{key}": {c: c for c in cs} for key, cs in DELIVERY_CHOICES.items()},
-}
-PIN_NAMES = (*ASSUMPTIONS, *_TABLE_PINS)
+# every assumption --pin takes: the registry's (a keyed one as NAME.KEY)
+PIN_NAMES = tuple(f"{a.name}.KEY" if a.keyed else a.name for a in ASSUMPTIONS.values())
 
 
-def _parse_pins(values: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _parse_pins(values: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
     for raw in values:
         name, sep, value = raw.partition("=")
-        if not sep or name not in PIN_NAMES:
-            raise ValueError(f"--pin {raw!r}: write NAME=VALUE, NAME one of {', '.join(PIN_NAMES)}")
-        if name in _TABLE_PINS:
-            choices = _TABLE_PINS[name]
-            if value.strip().lower() not in choices:
-                raise ValueError(f"--pin {raw!r}: {name} is one of {', '.join(choices)}")
-            out[name] = choices[value.strip().lower()]
-        else:
+        try:
+            if not sep:
+                raise UnregisteredAssumptionError(name)
             out[name] = pin_value(name, value)
+        except UnregisteredAssumptionError:
+            raise ValueError(
+                f"--pin {raw!r}: write NAME=VALUE, NAME one of {', '.join(PIN_NAMES)}"
+            ) from None
+        except ValueError as exc:
+            raise ValueError(f"--pin {raw!r}: {exc}") from None
     return out
 
 
-def _write_pins(doctor: Doctor, confirmed: dict[str, Any], path: str | None) -> None:
+def _write_pins(doctor: Doctor, confirmed: dict[str, str], path: str | None) -> None:
     """Pin what the doctor proved (each with its evidence, printed) and what ``--pin``
     confirms, in the tables every account reads; say which assumptions stay open."""
     proven, left = doctor.pins_proven()
     chosen = {name: (value, f"proven: {evidence}") for name, (value, evidence) in proven.items()}
     chosen.update({name: (value, "confirmed with --pin") for name, value in confirmed.items()})
     for name, (value, why) in chosen.items():
-        if name in _TABLE_PINS:
-            table, _, key = name.partition(".")
-            write_section(table, {key: value}, path)
-            shown = str(value).lower() if isinstance(value, bool) else f'"{value}"'
-            print(f"pinned [{table}] {key} = {shown} ({why})")
-            continue
-        found = assumption(name)
-        write_section(found.table, {found.key: value}, path)
-        print(f"pinned {found.line(value)} ({why})")
+        found, key = split(name)
+        key = found.key if key is None else key
+        write_section(found.table, {key: found.toml(value)}, path)
+        print(f"pinned {found.line(value, key)} ({why})")
     open_ = [name for name in left if name not in chosen]
     if open_:
         print(
@@ -113,7 +103,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME=VALUE",
         help="with --write-config, pin an assumption you know (money.scale=minor, "
         "units.ram=GiB, times.zone=UTC, paging.no_continuation_is_end=true, "
-        f"deliveries.records=event; one of {', '.join(PIN_NAMES)})",
+        "deliveries.records=event, firewall.port_sentinels.0=every; one of "
+        f"{', '.join(PIN_NAMES)})",
     )
     parser.add_argument("--config", metavar="PATH", help="config file (default: $SVCNB_CONFIG)")
     parser.add_argument(

@@ -172,6 +172,15 @@ def _new_sandbox(exc: OriginError, sandbox_file: object, store: Store) -> str:
     )
 
 
+def _pinned_lines(client: object, prefix: str) -> list[str]:
+    """Lists complete only by a pinned assumption: complete, and said so (``pinned``)."""
+    relied = getattr(client, "relied_on", None)
+    return [
+        f"{prefix}lists complete as pinned, not proven: {name} pinned by {where}"
+        for name, where in (relied if isinstance(relied, dict) else {}).items()
+    ]
+
+
 def _one(
     where: str | None,
     name: str | None,
@@ -220,6 +229,7 @@ def _one(
     )
     if row["unreadable"]:
         outcome.out.append(f"{prefix}values svcnb could not read (kept as NA): {row['unreadable']}")
+    outcome.out.extend(_pinned_lines(client, prefix))
     status = store.resources(snapshot_id)
     known = status["resource"].isin(accepted).to_numpy(dtype=bool)
     for gap in status[known & (status["status"] != "ok").to_numpy(dtype=bool)].itertuples():

@@ -80,6 +80,7 @@ class Client:
         self._req = Requester(settings, transport=transport, pool_size=POOL_SIZE)
         self.progress = bool(progress)
         self.pins: dict[str, Pin] = _pins(pins)
+        self._req.pins = self.pins  # the paging loop decides paging.* by the client's pins
         records = RecordParser()
         self.vms = VMs(self._req, records, lambda: self.progress)
         self.firewalls = Firewalls(self._req, records)
@@ -90,6 +91,12 @@ class Client:
     @property
     def base_url(self) -> str:
         return self._req.base_url
+
+    @property
+    def relied_on(self) -> dict[str, str]:
+        """The pinned assumptions a list read by this client was complete only by: name ->
+        where it was pinned (``paging.no_continuation_is_end``; ``svcnb snapshot`` says so)."""
+        return dict(self._req.relied)
 
     @property
     def base_path(self) -> str | None:

@@ -30,7 +30,8 @@ changed between them (page numbers and offsets shift when records come and go), 
 again until two reads in a row agree on every id; ``Listing.added`` / ``removed`` name what came
 and went. An empty page that carries a continuation is not the end. A proof resting on what the
 answers do not say (the last page is the one without a continuation) names its assumption
-(``Listing.assumed``), pinned by ``[paging]`` in the config file (:mod:`svcnb.config`).
+(``Listing.assumed``: ``paging.no_continuation_is_end`` of ``svcnb.assumptions``), pinned by
+``[paging]`` in the config file or the client's pins (``Client.pins``).
 
 A server may serve fewer items than asked (a cap below our ``perPage``), so the page size is
 learned from the answer: ``perPage`` where it says, else the length of a first page that is
@@ -53,9 +54,10 @@ from typing import Any
 
 import httpx
 
+from svcnb.assumptions import decide
 from svcnb.client._config import API_PREFIX, DEFAULT_PER_PAGE, MAX_PAGES
 from svcnb.client._request import Reply, Requester
-from svcnb.config import config_path, paging_config
+from svcnb.config import pins as config_pins
 from svcnb.errors import PagingError, PagingWarning, SvcnbError, ValidationError
 
 _log = logging.getLogger("svcnb.client")
@@ -391,28 +393,33 @@ class Listing(list):
         return changed(self.added, self.removed)
 
 
-# The paging assumption a proof by a missing continuation rests on (svcnb.config's [paging]).
-NO_CONTINUATION = "no_continuation_is_end"
+# The paging assumption a proof by a missing continuation rests on (svcnb.assumptions).
+NO_CONTINUATION = "paging.no_continuation_is_end"
 
 
-def _pinned(listing: Listing, assumed: str | None) -> Listing:
-    """``listing`` as the ``[paging]`` pin of ``assumed`` says: ``true`` pinned (named where),
-    ``false`` not proven, none: the proof stands on the assumption, named (``svcnb doctor``
-    calls it assumed)."""
+def _pinned(listing: Listing, assumed: str | None, req: Any = None) -> Listing:
+    """``listing`` as the pin of ``assumed`` in the requester's pins (``Client.pins``; None:
+    the config file's) says: ``true`` pinned (named where, and noted in ``req.relied``),
+    ``false`` not proven, none: the proof stands on the assumption, named
+    (``Listing.assumed``: ``svcnb doctor`` calls it assumed, a store records the list as
+    incomplete)."""
     if assumed is None:
         return listing
-    pin = paging_config().get(assumed)
-    where = f"[paging] {assumed} in {config_path()}"
-    if pin is None:
+    pins = getattr(req, "pins", None)
+    decided = decide(NO_CONTINUATION, config_pins() if pins is None else pins, None, True)
+    if decided.state == "unknown":
         listing.assumed = assumed
-    elif pin:
-        listing.pinned = where
+    elif decided.value == "true":
+        listing.pinned = decided.where
+        relied = getattr(req, "relied", None)
+        if isinstance(relied, dict):
+            relied[NO_CONTINUATION] = decided.where
     else:
         listing.complete, listing.doubt = (
             False,
             (
-                f"{listing.proof}, but {where} is false: an answer without a continuation is not "
-                "taken for the end"
+                f"{listing.proof}, but {decided.where} is false: an answer without a "
+                "continuation is not taken for the end"
             ),
         )
         listing.proof = None
@@ -885,7 +892,11 @@ class Collector:
         doubt = self._doubt(pager)
         if doubt is None:
             assert pager is not None
-            return _pinned(Listing.of(self.items, True, pager.proof, None), pager.assumed)
+            return _pinned(
+                Listing.of(self.items, True, pager.proof, None),
+                pager.assumed,
+                pager.req,
+            )
         self._warn(
             f"GET {self.path}: the {self.resource} list may be incomplete ({read} read): "
             f"{doubt}. It is kept and stored as incomplete; `svcnb doctor` shows how this "

@@ -243,6 +243,10 @@ class Requester:
         self.governor: Governor = governor_for(settings.base_url, settings.api_key)
         self.stats = Stats()
         self.server_time: datetime | None = None
+        # the client's assumption pins (Client.pins): the paging loop decides paging.* by them
+        self.pins: Mapping[str, Any] | None = None
+        # assumption -> where it was pinned, for each pin a list's completeness rested on
+        self.relied: dict[str, str] = {}
         self._date_seen: str | None = None  # the Date header server_time was parsed from
         self.latency: float | None = None  # moving average of seconds per answered request
         self._wire = wire_for(

@@ -16,8 +16,10 @@ everything. Keys that are clearly none of them are fine: identifiers (``id``, ``
 URL, the event type, the error text, bodies, headers and payloads, and durations
 (``durationMs``: how long, not when).
 
-Three things the records do not prove are *assumptions* (docs/contracts.md section 0), each
-proven by evidence, pinned by the user (``[deliveries]`` in the config file), or unknown:
+Three things the records do not prove are *assumptions* (``svcnb.assumptions.ASSUMPTIONS``:
+``deliveries.fields``, ``deliveries.records``, ``deliveries.history``), each decided by the
+registry's one rule: proven by evidence, pinned (``[deliveries]`` in the config file, a
+client's pins), or unknown:
 
 - **delivery field names**: a served key pinned to a field (``[deliveries.fields]``
   ``tryCount = "attempts"``) is read as that field; keys no pin and no known name place stay
@@ -35,22 +37,22 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
-from svcnb.config import config_path, deliveries_config
+from svcnb.assumptions import Decision, Pins, assumption, decide
+from svcnb.config import config_path
 
-from ._build import AssumptionWarning, RecordError, UnreadableValueWarning
+from ._build import AssumptionWarning, RecordError, UnreadableValueWarning, resolve_pins
 from ._schema import SCHEMAS
 
 __all__ = [
     "MEANINGS",
-    "Assumption",
     "AssumptionWarning",
     "UnplacedKeyWarning",
     "could_mean",
+    "decision_text",
     "event_grouping",
     "history_depth",
     "pin_fields",
@@ -270,99 +272,73 @@ def _listed(columns: set[str]) -> str:
 # -- assumptions: what the records do not prove ------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Assumption:
-    """What svcnb takes for one thing the delivery records do not prove: ``name`` (``event
-    grouping``, ``history depth``), ``state`` (``"proven"``, ``"pinned"`` or ``"unknown"``),
-    ``value`` (what is taken: ``"event id"``, ``"record"``, ``"full"``; None when unknown) and
-    ``why`` (the evidence, where it is pinned, or why it is unknown and how to pin it)."""
-
-    name: str
-    state: str
-    value: str | None
-    why: str
-
-    @property
-    def known(self) -> bool:
-        return self.state != "unknown"
-
-
-def _pinned(key: str, pinned: str | None) -> tuple[str | None, str]:
-    """(value, where) of a ``[deliveries]`` pin: the argument, else the config file."""
-    if pinned is not None:
-        return pinned, "the caller"
-    value = deliveries_config().get(key)
-    return value, f"[deliveries] {key} in {config_path()}"
-
-
-def event_grouping(deliveries: pd.DataFrame, records: str | None = None) -> Assumption:
+def event_grouping(deliveries: pd.DataFrame, pins: Pins | None = None) -> Decision:
     """How the delivery records group into events (``deliveries``: a frame of
-    :func:`svcnb.frames.deliveries`). ``records`` pins what one record is (``"attempt"`` or
-    ``"event"``) over the config file's ``[deliveries] records``.
+    :func:`svcnb.frames.deliveries`): the assumption ``deliveries.records``, decided by the
+    registry's one rule over ``pins`` (None: the config file's).
 
-    Proven when every record carries an event id (records sharing one are one event's
+    Stated when every record carries an event id (records sharing one are one event's
     attempts). Else a pin ``"event"`` makes each record without one an event of its own; with
     none (or ``"attempt"``), which attempts make one event is unknown.
     """
     total = len(deliveries)
     missing = int(deliveries["event_id"].isna().sum()) if total else 0
-    if not missing:
-        return Assumption(
-            "event grouping", "proven", "event id", "every delivery record carries an event id"
-        )
-    value, where = _pinned("records", records)
-    if value == "event":
-        return Assumption(
-            "event grouping", "pinned", "record", f"each delivery record is one event ({where})"
-        )
+    decided = decide("deliveries.records", resolve_pins(pins), None, bool(missing))
+    if decided.state == "stated":
+        return Decision(decided.name, "stated", "attempt", _EVENT_IDS)
+    if decided.value == "event":
+        return decided
     said = (
-        f"delivery records are attempts ({where}), and "
-        if value == "attempt"
-        else "how attempts group into events is an assumption: "
+        f"delivery records are attempts (pinned by {decided.where}), and "
+        if decided.value == "attempt"
+        else ""
     )
-    return Assumption(
-        "event grouping",
+    return Decision(
+        decided.name,
         "unknown",
-        None,
-        f"{said}{missing} of {total} delivery record(s) carry no event id, so which attempts "
-        "make one event is unknown; if each record is one event, pin it: [deliveries] "
-        f'records = "event" in {config_path()}',
+        evidence=f"{said}{missing} of {total} delivery record(s) carry no event id, so which "
+        "attempts make one event is unknown",
     )
 
 
-def history_depth(history: str | None = None) -> Assumption:
-    """Whether the service keeps every delivery attempt: ``history`` (``"full"`` or
-    ``"latest"``) pins it over the config file's ``[deliveries] history``; else unknown (no
-    answer proves that nothing older was dropped)."""
-    value, where = _pinned("history", history)
-    if value == "full":
-        return Assumption(
-            "history depth", "pinned", "full", f"the service keeps every attempt ({where})"
-        )
-    said = (
-        f"the service keeps only its latest attempts ({where})"
-        if value == "latest"
-        else "how much delivery history the service keeps is an unknown assumption"
-    )
-    return Assumption(
-        "history depth",
+_EVENT_IDS = "every delivery record carries an event id"
+
+
+def history_depth(pins: Pins | None = None) -> Decision:
+    """Whether the service keeps every delivery attempt: the assumption ``deliveries.history``
+    over ``pins`` (None: the config file's). No answer proves that nothing older was dropped,
+    so only a pin ``"full"`` decides it; ``"latest"`` (or none) leaves it unknown."""
+    decided = decide("deliveries.history", resolve_pins(pins), None, True)
+    if decided.value == "full":
+        return decided
+    said = f"pinned as latest only by {decided.where}; " if decided.value == "latest" else ""
+    return Decision(
+        decided.name,
         "unknown",
-        None,
-        f"{said}: a run of failures with no success among the records served may be longer; "
-        f'if the service keeps every attempt, pin it: [deliveries] history = "full" in '
-        f"{config_path()}",
+        evidence=f"{said}a run of failures with no success among the records served may be longer",
     )
+
+
+def decision_text(decision: Decision) -> str:
+    """One sentence for a warning or a report's reason: the decision and how to pin it."""
+    return decision.text(config_path())
 
 
 def pin_fields(
-    records: list[Any], fields: Mapping[str, str] | None = None
+    records: list[Any], fields: Mapping[str, str] | None = None, pins: Pins | None = None
 ) -> tuple[list[Any], dict[str, str]]:
-    """``records`` with each served key pinned to a delivery field (``fields``, else the config
-    file's ``[deliveries.fields]``: served key -> ``statusCode``, ``attempts``, ...) renamed to
-    the name the schema reads first; the pins used. A pinned key wins over a key of the
-    field's own name."""
-    pins = dict(fields) if fields is not None else deliveries_config().get("fields", {})
-    if not pins:
+    """``records`` with each served key pinned to a delivery field (``fields``, else the pins'
+    ``deliveries.fields.KEY``: ``[deliveries.fields]`` of the config file, served key ->
+    ``statusCode``, ``attempts``, ...) renamed to the name the schema reads first; the pins
+    used. A pinned key wins over a key of the field's own name."""
+    if fields is None:
+        table = assumption("deliveries.fields").name + "."
+        fields = {
+            n.removeprefix(table): p.value
+            for n, p in resolve_pins(pins).items()
+            if n.startswith(table)
+        }
+    if not fields:
         return records, {}
     # the schema's first name for each field: what a pinned key is read as
     first = {
@@ -370,7 +346,7 @@ def pin_fields(
         for field in SCHEMAS["deliveries"].values()
         for alternative in field.path.split("|")
     }
-    target = {served: first.get(name, name) for served, name in pins.items()}
+    target = {served: first.get(name, name) for served, name in fields.items()}
     out = []
     for record in records:
         if not isinstance(record, Mapping) or not target.keys() & record.keys():
@@ -383,14 +359,14 @@ def pin_fields(
     return out, target
 
 
-def warn_grouping(frame: pd.DataFrame, stacklevel: int = 3) -> None:
+def warn_grouping(frame: pd.DataFrame, stacklevel: int = 3, pins: Pins | None = None) -> None:
     """One :class:`AssumptionWarning` when the frame's event grouping is unknown; recorded in
     ``frame.attrs["assumptions"]``."""
-    grouping = event_grouping(frame)
+    grouping = event_grouping(frame, pins)
     frame.attrs["assumptions"] = {grouping.name: grouping.state}
-    if not grouping.known:
+    if not grouping.ok:
         warnings.warn(
-            f"svcnb.frames.deliveries: {grouping.why}. Event counts (events, delivered, "
+            f"svcnb.frames.deliveries: {decision_text(grouping)}. Event counts (events, delivered, "
             "failed) are NA (unknown).",
             AssumptionWarning,
             stacklevel=stacklevel,

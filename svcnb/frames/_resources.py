@@ -281,8 +281,8 @@ def deliveries(
     if webhook_id is not None:
         records = [{**r, "webhookId": webhook_id} for r in records]
     records = records if isinstance(records, list) else list(records)
-    records, _ = pin_fields(records, fields)
+    records, _ = pin_fields(records, fields, pins)
     frame = build("deliveries", records, strict=strict, pins=pins)
     frame = blank_unplaced(frame, records, strict=strict)
-    warn_grouping(frame)
+    warn_grouping(frame, pins=pins)
     return frame

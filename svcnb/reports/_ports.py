@@ -28,11 +28,25 @@ import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from svcnb.config import PORT_SENTINEL_CHOICES
+from svcnb.assumptions import Pins, assumption
+from svcnb.config import pins as config_pins
 
 MAX_PORT = 65535
+# what a sentinel port means: an assumption, pinned per text ([firewall.port_sentinels] "0")
+SENTINEL = assumption("firewall.port_sentinels")
+
+
+def sentinel_pins(pins: Pins | None = None) -> dict[str, str]:
+    """Sentinel text -> its pinned reading (``"0"`` -> ``"every"``), from ``pins`` (None: the
+    config file's)."""
+    table = SENTINEL.name + "."
+    given = config_pins() if pins is None else pins
+    return {n.removeprefix(table): p.value for n, p in given.items() if n.startswith(table)}
+
+
 ANY_WORDS = frozenset({"any", "all", "*"})
-# port text -> what services mean by it; read only as pinned (svcnb.config.port_sentinels)
+# port text -> what services mean by it; read only as pinned (the assumption
+# firewall.port_sentinels of svcnb.assumptions: sentinel_pins)
 SENTINELS = {
     "0": "every port (DigitalOcean's firewall API) or port 0 itself",
     "": "every port, or no port (services differ; the spec does not say)",
@@ -127,7 +141,7 @@ def parse_port(
     """Parse a rule's ``port`` string; never raises (see the module docstring for the forms).
 
     ``protocol`` is the rule's (an empty port on ICMP is no filter, on TCP a sentinel);
-    ``pins`` maps a sentinel text to its pinned reading (``svcnb.config.PORT_SENTINEL_CHOICES``)."""
+    ``pins`` maps a sentinel text to its pinned reading (:func:`sentinel_pins`)."""
     pins = pins or {}
     if value is None or _is_na(value):
         value = ""  # a missing port reads as an empty one: no filter or a sentinel
@@ -144,10 +158,9 @@ def parse_port(
             return PortSet(ranges=((0, 0),))
         if reading == "none":
             return PortSet()
-        first, second = PORT_SENTINEL_CHOICES[text]
+        hint = SENTINEL.hint("the config file", key=text)
         return PortSet(
-            error=f"port {value!r} could not be read: it may mean {SENTINELS[text]}; pin it "
-            f'as [firewall.port_sentinels] "{text}" = "{first}" or "{second}" in the config file',
+            error=f"port {value!r} could not be read: it may mean {SENTINELS[text]}; {hint}",
             sentinel=text,
         )
     if text.lower() in ANY_WORDS:

@@ -39,7 +39,8 @@ from typing import TYPE_CHECKING, Any, cast
 import pandas as pd
 from pandas.api.typing import NAType
 
-from svcnb.frames import Assumption, event_grouping, history_depth
+from svcnb.assumptions import Decision
+from svcnb.frames import decision_text, event_grouping, history_depth
 from svcnb.reports._classes import UNKNOWN, billing_classes, vm_classes
 from svcnb.reports._replay import StoreLike, report, snapshot_at
 from svcnb.reports._reuse import sharing
@@ -129,7 +130,7 @@ _EVENT_DTYPES: dict[str, str | type[bool]] = {
 }
 
 
-def _events(deliveries: pd.DataFrame, grouping: Assumption | None = None) -> pd.DataFrame:
+def _events(deliveries: pd.DataFrame, grouping: Decision | None = None) -> pd.DataFrame:
     """One row per (webhook, event): delivered (an attempt succeeded), failed (every attempt
     is known to have failed), unknown (neither), and the attempt it got through on (``ok_on``).
 
@@ -141,7 +142,7 @@ def _events(deliveries: pd.DataFrame, grouping: Assumption | None = None) -> pd.
     grouping = grouping if grouping is not None else event_grouping(deliveries)
     loose = deliveries["event_id"].isna().to_numpy(dtype=bool)
     ungrouped: dict[str, int] = {}
-    if loose.any() and grouping.value != "record":
+    if loose.any() and grouping.value != "event":
         counts = deliveries.loc[loose, "webhook_id"].astype(str).value_counts()
         ungrouped = {str(k): int(v) for k, v in counts.items()}
         deliveries = deliveries[~loose]
@@ -205,7 +206,7 @@ def _one_attempt(events: pd.Series, attempts: pd.Series) -> list[bool]:
 
 
 def _run_of_failures(
-    records: pd.DataFrame, depth: Assumption | None = None
+    records: pd.DataFrame, depth: Decision | None = None
 ) -> tuple[Any, str, str, bool]:
     """Failed attempts since the last success, counted from the delivery records newest attempt
     time backwards: (count or lower bound or NA, bound, why it is not exact, whether it rests
@@ -219,7 +220,7 @@ def _run_of_failures(
         return (
             pd.NA,
             UNKNOWN_FIGURE,
-            f"the service states no counter and served no deliveries; {depth.why}",
+            f"the service states no counter and served no deliveries; {decision_text(depth)}",
             True,
         )
     when = records["last_attempt_at"]
@@ -287,7 +288,7 @@ def _run_of_failures(
     if deep:
         stop = (
             f"no success among the {n} delivery record(s) served: the service may keep only its "
-            f"latest attempts, so the run may be longer ({depth.why})"
+            f"latest attempts, so the run may be longer ({decision_text(depth)})"
         )
     if stop:
         why.append(stop)
@@ -391,7 +392,9 @@ def health(webhooks: pd.DataFrame, deliveries: pd.DataFrame, now: Any = None) ->
         on_unknown = int((ev["delivered"] & ev["ok_on"].isna()).sum())
         why = []
         if loose:
-            why.append(f"events, delivered, failed and success_rate unknown: {grouping.why}")
+            why.append(
+                f"events, delivered, failed and success_rate unknown: {decision_text(grouping)}"
+            )
         if run_bound != EXACT:
             why.append(f"consecutive failures {bounded_text(run, run_bound)}: {run_why}")
         if left_why:
@@ -1116,8 +1119,8 @@ def frames_view(
     )
     notes = view_notes(inputs or {}, tables.values())
     grouping = event_grouping(deliveries)
-    if not grouping.known:
-        notes.append(f"event counts unknown: {grouping.why}")
+    if not grouping.ok:
+        notes.append(f"event counts unknown: {decision_text(grouping)}")
     if figures["unknown"].value:
         notes.append(
             f"{figures['unknown'].value} event(s) of unknown outcome (no success flag svcnb can "
@@ -1130,5 +1133,5 @@ def frames_view(
         tables,
         plots={"health": lambda ax: plot_health(table, ax=ax)},
         notes=notes,
-        complete=not bounded and not figures["unknown"].value and grouping.known,
+        complete=not bounded and not figures["unknown"].value and grouping.ok,
     )

@@ -79,6 +79,9 @@ BILLING_POOLS: dict[str, tuple[str, ...]] = {
     "suspended": ("suspended",),
 }  # fmt: skip
 BILLING_EXOTIC = {"active": "cleared", "overdue": "arrears", "suspended": "held"}
+# the class svcnb reads each state in (svcnb.vocab's classes; the sandbox imports nothing of it)
+_VM_CLASS = {"provisioning": "transitional", "stopping": "transitional"}
+_BILLING_CLASS = {"active": "paid", "overdue": "owing", "suspended": "suspended"}
 DELIVERY_POOLS: dict[str, tuple[str, ...]] = {
     "statusCode": ("statusCode", "status_code", "responseStatus", "httpStatus", "responseCode"),
     "success": ("success", "ok", "delivered", "succeeded", "successful"),
@@ -315,8 +318,25 @@ class Dialect:
         """What this dialect means where its answers may not prove it, as the assumptions svcnb
         names them (``svcnb.assumptions``; plain strings: the sandbox imports nothing of svcnb).
         Every amount it writes without a point is in major units; ram in ``ram_unit``, disk in
-        GiB. Its times always state their zone, so it pins none."""
-        return {"money.scale": "major", "units.ram": self.ram_unit, "units.disk": "GiB"}
+        GiB. Its times always state their zone, so it pins none. Its lists continue (a next
+        link, cursor or token) exactly while items follow, so an answer without a continuation
+        is its last page. Each status word it says means the state it stands for here
+        (``suspended``: held for non-payment), which another service may mean otherwise."""
+        return {
+            "money.scale": "major",
+            "units.ram": self.ram_unit,
+            "units.disk": "GiB",
+            "paging.no_continuation_is_end": "true",
+            **{
+                f"vocabulary.vm_status.{word}": _VM_CLASS.get(state, state)
+                for state, word in self.vm_words.items()
+            },
+            **{
+                f"vocabulary.billing_status.{word}": _BILLING_CLASS[state]
+                for state, word in self.billing_words.items()
+                if state in _BILLING_CLASS
+            },
+        }
 
     @property
     def plain_values(self) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -48,7 +49,9 @@ def stack(names: Sequence[str], read: Callable[[str], pd.DataFrame]) -> pd.DataF
     """``read(name)`` of each account, stacked in the order given with an ``account`` column
     first: the one way frames of several accounts are shown together (store reads and reports
     alike). ``attrs["accounts"]`` holds each account's own attrs, ``attrs["note"]`` says that
-    nothing was added across them."""
+    nothing was added across them. What one account could not read or prove is the stack's
+    too: ``attrs["unreadable"]`` sums the accounts' counts, and one account's
+    ``attrs["complete"] is False`` makes the stack's False, its reason naming the account."""
     parts, attrs = [], {}
     for name in names:
         part = read(name)
@@ -56,5 +59,24 @@ def stack(names: Sequence[str], read: Callable[[str], pd.DataFrame]) -> pd.DataF
         part.insert(0, "account", pd.Series(name, index=part.index, dtype="string"))
         parts.append(part)
     out = pd.concat(parts, ignore_index=True)
-    out.attrs = {"accounts": attrs, "note": SEVERAL_ACCOUNTS_NOTE}
+    out.attrs = {"accounts": attrs, "note": SEVERAL_ACCOUNTS_NOTE, **_doubts(attrs)}
+    return out
+
+
+def _doubts(attrs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """What the accounts stacked could not read (summed) or prove (each named)."""
+    out: dict[str, Any] = {}
+    unread: dict[str, int] = {}
+    for one in attrs.values():
+        for column, n in (one.get("unreadable") or {}).items():
+            unread[column] = unread.get(column, 0) + int(n)
+    if unread:
+        out["unreadable"] = unread
+    doubts = [
+        f"{name}: {one.get('reason') or 'not complete'}"
+        for name, one in attrs.items()
+        if one.get("complete") is False
+    ]
+    if doubts:
+        out["complete"], out["reason"] = False, "; ".join(doubts)
     return out

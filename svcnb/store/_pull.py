@@ -17,7 +17,8 @@ from typing import Any
 import pandas as pd
 
 from svcnb import frames
-from svcnb.config import ConfigError
+from svcnb.assumptions import assumption
+from svcnb.config import ConfigError, config_path
 from svcnb.errors import AuthError, SvcnbError, TransportError
 
 from ._scrub import scrub
@@ -39,10 +40,28 @@ class Pulled:
 
 def _doubts(*lists: Any) -> str | None:
     """Why the lists read for one frame may be incomplete (None when each was proven whole:
-    svcnb.client's lists carry ``complete`` and ``doubt``)."""
+    svcnb.client's lists carry ``complete`` and ``doubt``). A list complete only by an
+    assumption nothing pins (``assumed``: the answers do not prove it) is not proven whole."""
     said = [getattr(x, "doubt", None) or "not proven complete" for x in lists]
     said = [d for x, d in zip(lists, said, strict=True) if getattr(x, "complete", True) is False]
+    said += [_assumed(x) for x in lists if getattr(x, "complete", True) and _named(x)]
     return "; ".join(dict.fromkeys(said)) if said else None
+
+
+def _named(listing: Any) -> str | None:
+    found = getattr(listing, "assumed", None)
+    return found if isinstance(found, str) and found else None
+
+
+def _assumed(listing: Any) -> str:
+    """Why a list complete only as assumed is not proven: its proof, and how to pin what it
+    rests on (the registry's line)."""
+    found = assumption(_named(listing) or "")
+    return (
+        f"complete only as assumed: {getattr(listing, 'proof', None)}; {found.name} ("
+        f"{found.meaning}) is not proven by the answers and not pinned: "
+        + found.hint(config_path(), "true")
+    )
 
 
 def _pins(client: Any) -> Any:

@@ -8,9 +8,17 @@ import pandas as pd
 import pytest
 
 import svcnb
-from svcnb import frames
+from svcnb import frames, vocab
 from svcnb.reports import webhooks
 from svcnb.store import EventLog, Store
+
+
+@pytest.fixture(autouse=True)
+def _suspended_pinned():
+    """This fleet's "suspended" is a hold for non-payment (the sandbox's word), pinned as its
+    user would: providers differ on the word, so it is no built-in one."""
+    vocab.extend(vm_status={"suspended": "suspended"})
+
 
 T0 = pd.Timestamp("2026-11-01T00:00:00Z")
 T1 = pd.Timestamp("2026-11-02T00:00:00Z")

@@ -239,10 +239,10 @@ def test_an_end_without_a_continuation_is_assumed_unless_pinned(
         listed = make_client(api).firewalls.list()
     assert len(listed) == 5
     if pin is None:  # complete as before, the assumption named for the doctor
-        assert listed.complete and listed.assumed == "no_continuation_is_end"
+        assert listed.complete and listed.assumed == "paging.no_continuation_is_end"
     elif pin == "true":
         assert listed.complete and listed.assumed is None
-        assert listed.pinned == f"[paging] no_continuation_is_end in {config}"
+        assert listed.pinned == f"{config} [paging] no_continuation_is_end"
     else:
         assert not listed.complete and "is false" in listed.doubt
 

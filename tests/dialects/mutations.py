@@ -45,6 +45,8 @@ import pandas as pd
 from _loopback import loopback_client
 from peers import check  # tests/ is on sys.path (pytest's rootdir insertion, bench/)
 
+from svcnb import vocab
+from svcnb.assumptions import Pin
 from svcnb.client import Client
 from svcnb.errors import SvcnbError
 from svcnb.reports import bandwidth, billing, firewall, webhooks
@@ -468,6 +470,8 @@ def vm_record(variant: Variant, vm: dict) -> dict:
     for holder in (out.get("billing"), out.get("plan")):
         if isinstance(holder, dict) and "priceMonthly" in holder:
             holder["priceMonthly"] = money(variant, holder["priceMonthly"])
+            if variant.get("price_period") is not None:
+                holder["priceMonthly"] = _per_period(variant, holder["priceMonthly"])
     if isinstance(out.get("billing"), dict) and "status" in out["billing"]:
         out["billing"]["status"] = _word(variant, "billing", out["billing"]["status"])
     ram = variant.get("ram_unit")
@@ -482,6 +486,22 @@ def vm_record(variant: Variant, vm: dict) -> dict:
         out["disk"] = out["disk"] * (1024 if disk.arg("unit") == "MiB" else 2**30)
     _extra(variant, "vm", out)
     return _zones(variant, out)
+
+
+# hours in a month as hosting providers bill them (DigitalOcean, Hetzner, Linode: 730 or 672)
+HOURS = {"hour": Decimal(730), "day": Decimal(30)}
+
+
+def _per_period(variant: Variant, value: Any) -> Any:
+    """A monthly price as a provider that bills by the hour or day writes it: the price of one
+    period, and the period stated beside it (``{"amount": "0.0329", "currency": "EUR",
+    "period": "hour"}``): the same shape, another meaning."""
+    if value is None:
+        return None
+    amount, currency = _meaning(value)
+    period = variant.get("price_period").arg("period")  # type: ignore[union-attr]
+    each = (amount / HOURS[period]).quantize(Decimal("0.000001"))
+    return {"amount": str(each), "currency": currency or ACCOUNT_CURRENCY, "period": period}
 
 
 def _extra(variant: Variant, kind: str, record: dict) -> None:
@@ -1177,7 +1197,9 @@ def user_pins(variant: Variant) -> dict[str, str]:
     by the answers or stay unknown, so a meaning swap there is loud, never silent."""
     disk = variant.get("disk_unit")
     unit = "GiB" if disk is None else disk.arg("unit")
-    return {"units.disk": unit} if unit in ("GiB", "MiB") else {}
+    # the sandbox's "suspended" is a hold for non-payment: its user pins it (providers differ)
+    words = {"vocabulary.vm_status.suspended": "suspended"}
+    return {"units.disk": unit, **words} if unit in ("GiB", "MiB") else words
 
 
 def check_variant(sandbox: Any, proxy: MutatingProxy, variant: Variant, vms: int = VMS) -> Result:
@@ -1189,7 +1211,12 @@ def check_variant(sandbox: Any, proxy: MutatingProxy, variant: Variant, vms: int
     proxy.variant, proxy.requests, proxy.errors = variant, 0, []
     proxy.hidden, proxy.churned = set(), False
     out = check.Outcome()
-    with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings(record=True):
+    pinned = {n: Pin(v, "the variant's user") for n, v in user_pins(variant).items()}
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        warnings.catch_warnings(record=True),
+        vocab.using(vocab.from_pins(pinned, base=vocab.current())),
+    ):
         warnings.simplefilter("always")
         store = Store(tmp)
         with Client(

@@ -175,6 +175,14 @@ SWAPS = {
     "disk in bytes": (_m("disk_unit", unit="bytes"), "loud"),
     "zone dropped, UTC clock": (_m("zone_dropped", offset=0), "loud"),
     "zone dropped, +02:00 clock": (_m("zone_dropped", offset=2), "loud"),
+    # a price per hour or per day where the month's was, its period stated beside it
+    "prices per hour": (_m("price_period", period="hour"), "loud"),
+    "prices per day": (_m("price_period", period="day"), "loud"),
+    # delivery records that are events (their attempt count), or attempts without their event
+    "records that are events": (_m("records_are_events"), None),
+    "attempts without their event": (_m("event_id_dropped"), "loud"),
+    # a history cut to its newest attempts, with nothing saying older ones were dropped
+    "history cut to 4 attempts": (_m("deliveries_kept_last", n=4), None),
 }
 # swaps whose silent wrong values svcnb gives today, each a finding (strict xfails)
 SWAPS_KNOWN: dict[str, tuple[str, ...]] = {}

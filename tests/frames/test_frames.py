@@ -325,9 +325,9 @@ def test_the_fast_path_and_the_exact_path_build_the_same_frame(monkeypatch, rows
 @pytest.mark.parametrize(
     ("text", "said"),
     [
-        ('[deliveries]\nrecords = "batch"\n', "'attempt', 'event'"),
-        ('[deliveries]\nhistroy = "full"\n', "unknown key 'histroy'"),
-        ('[deliveries.fields]\ntryCount = "tries"\n', "not a delivery field"),
+        ('[deliveries]\nrecords = "batch"\n', "use 'event', 'attempt'"),
+        ('[deliveries]\nhistroy = "full"\n', "'histroy' pins nothing"),
+        ('[deliveries.fields]\ntryCount = "tries"\n', "is not a pin of deliveries.fields"),
     ],
 )
 def test_a_delivery_pin_svcnb_cannot_use_is_refused_naming_the_choices(

@@ -12,8 +12,6 @@ from .check import run
 PEERS = {"quill": quill, "ledger": ledger, "cobalt": cobalt, "sable": sable}
 # what svcnb does not yet read of a peer, each said: the others must pass
 NOT_YET = {
-    "cobalt": "5 VMs whose status is OpenStack's SUSPENDED (suspended to disk, the peer's truth "
-    "'stopped') are read as the suspension the spec's vm.suspended event names (silent wrong)",
     "sable": "offset-only paging that ignores page and perPage: svcnb refuses the VM list and "
     "the deliveries as not followable (loud), so they are not read whole",
 }

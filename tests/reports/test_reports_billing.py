@@ -8,7 +8,16 @@ import matplotlib.dates as mdates
 import pandas as pd
 import pytest
 
+from svcnb import vocab
 from svcnb.reports import billing
+
+
+@pytest.fixture(autouse=True)
+def _suspended_pinned():
+    """This fleet's "suspended" is a hold for non-payment (the sandbox's word), pinned as its
+    user would: providers differ on the word, so it is no built-in one."""
+    vocab.extend(vm_status={"suspended": "suspended"})
+
 
 NOW = pd.Timestamp("2026-11-01T00:00:00Z")
 

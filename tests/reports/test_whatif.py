@@ -12,10 +12,18 @@ import httpx
 import pandas as pd
 import pytest
 
-from svcnb import frames
+from svcnb import frames, vocab
 from svcnb.client import Client
 from svcnb.reports import billing, whatif
 from svcnb.sandbox import serve
+
+
+@pytest.fixture(autouse=True)
+def _suspended_pinned():
+    """This fleet's "suspended" is a hold for non-payment (the sandbox's word), pinned as its
+    user would: providers differ on the word, so it is no built-in one."""
+    vocab.extend(vm_status={"suspended": "suspended"})
+
 
 NOW = pd.Timestamp("2026-11-01T00:00:00Z")
 D = Decimal

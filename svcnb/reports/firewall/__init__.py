@@ -34,7 +34,7 @@ opens, closes or makes unknown over the VMs of the changed firewalls.
 
 from __future__ import annotations
 
-from svcnb.reports._ports import PORTLESS_PROTOCOLS, SENTINELS, parse_port
+from svcnb.reports._ports import PORTLESS_PROTOCOLS, SENTINELS, parse_port, sentinel_pins
 from svcnb.reports.firewall._audit_view import VIEW, view
 from svcnb.reports.firewall._changes import changes, finding_changes, rule_changes
 from svcnb.reports.firewall._findings import (
@@ -80,6 +80,7 @@ __all__ = [
     "changes",
     "finding_changes",
     "parse_port",
+    "sentinel_pins",
     "plot_findings",
     "reach",
     "reach_diff",

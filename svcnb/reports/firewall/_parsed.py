@@ -9,7 +9,6 @@ from typing import Any
 
 import pandas as pd
 
-from svcnb.config import port_sentinels
 from svcnb.reports._classes import vm_classes
 from svcnb.reports._ports import (
     IpSet,
@@ -17,6 +16,7 @@ from svcnb.reports._ports import (
     match_covers,
     parse_ips,
     parse_port,
+    sentinel_pins,
 )
 
 
@@ -66,7 +66,7 @@ def _upper(value: Any) -> str:
 
 
 def _rules(rules: pd.DataFrame) -> list[_Rule]:
-    pins = port_sentinels()  # the user's reading of "0" and "" ports, if pinned
+    pins = sentinel_pins()  # the user's reading of "0" and "" ports, if pinned
     return [_Rule(row, pins) for row in rules.itertuples(index=False)]
 
 
