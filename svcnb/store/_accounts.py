@@ -8,7 +8,7 @@ against the store's, and :func:`stack` puts the frames of several side by side.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,11 +59,12 @@ def stack(names: Sequence[str], read: Callable[[str], pd.DataFrame]) -> pd.DataF
         part.insert(0, "account", pd.Series(name, index=part.index, dtype="string"))
         parts.append(part)
     out = pd.concat(parts, ignore_index=True)
-    out.attrs = {"accounts": attrs, "note": SEVERAL_ACCOUNTS_NOTE, **_doubts(attrs)}
+    out.attrs = {"accounts": attrs, "note": SEVERAL_ACCOUNTS_NOTE}
+    out.attrs.update(_doubts(attrs))
     return out
 
 
-def _doubts(attrs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _doubts(attrs: Mapping[str, Mapping[Hashable, Any]]) -> dict[str, Any]:
     """What the accounts stacked could not read (summed) or prove (each named)."""
     out: dict[str, Any] = {}
     unread: dict[str, int] = {}
