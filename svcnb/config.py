@@ -209,7 +209,8 @@ def service_url(url: str) -> str:
 _ACCOUNT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # vocabulary: that account's status-word pins (svcnb.vocab.for_account)
-_ACCOUNT_KEYS = {"base_url", "token_env", "vocabulary"}
+# accept_gaps: that account's known gaps a snapshot exits 0 with (accepted_gaps)
+_ACCOUNT_KEYS = {"base_url", "token_env", "vocabulary", "accept_gaps"}
 # an account may pin assumptions for itself: [accounts.NAME.units] ram = "GiB"
 _PIN_TABLES = frozenset(a.table for a in ASSUMPTIONS.values())
 # what API tokens look like (svc_...; long opaque strings): a config file is often shared or
@@ -330,6 +331,33 @@ def account(name: str, path: str | os.PathLike[str] | None = None) -> Account:
             f"[accounts.{name}] with base_url and token_env"
         )
     return found[name]
+
+
+def accepted_gaps(
+    account: str | None = None, path: str | os.PathLike[str] | None = None
+) -> frozenset[str]:
+    """The resources whose gap a snapshot accepts, as ``--accept-gap`` does (said in one line,
+    exit 0 when alone): ``[snapshot] accept_gaps`` for every account and ``accept_gaps`` of
+    ``[accounts.NAME]`` for that one. Names are not checked here (this leaf does not know the
+    resources); ``svcnb snapshot`` checks them. ConfigError when a value is not a list of
+    names."""
+    target = config_path(path)
+    doc = read_config(target)
+    found: set[str] = set()
+    tables = [("[snapshot]", doc.get("snapshot", {}))]
+    if account is not None:
+        tables.append((f"[accounts.{account}]", doc.get("accounts", {}).get(account, {})))
+    for where, table in tables:
+        if not isinstance(table, dict):
+            raise ConfigError(f"{target}: {where} must be a table")
+        value = table.get("accept_gaps", [])
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise ConfigError(
+                f"{target}: {where} accept_gaps must be a list of resource names, e.g. "
+                'accept_gaps = ["wallet"]'
+            )
+        found.update(value)
+    return frozenset(found)
 
 
 _BUDGET_KEYS = {"backend", "password_env"}
