@@ -67,6 +67,11 @@ ENV_CONFIG = "SVCNB_CONFIG"
 # the account of a store or command that names none: SVC_API_KEY/SVC_BASE_URL's, and the one
 # account of every store written before accounts existed
 DEFAULT_ACCOUNT = "default"
+# the account a session reads when nothing else names one (`svcnb lab --account NAME` sets it
+# for the notebooks' kernels): svcnb.connect() with no server named, Store() with no path given
+ENV_ACCOUNT = "SVCNB_ACCOUNT"
+# set (`svcnb lab` on your store): svcnb.connect() starts no background sandbox, it says why
+ENV_NO_SANDBOX = "SVCNB_NO_SANDBOX"
 
 __all__ = [
     "DEFAULT_ACCOUNT",
