@@ -50,6 +50,7 @@ from svcnb.cli import main
 from svcnb.config import write_section
 from svcnb.sandbox import serve
 from svcnb.sandbox._twin import read_dialect_file
+from svcnb.store import Store
 
 DOC = REPO / "docs" / "your-service.md"
 NO_WEBHOOKS = ["vms:read", "firewalls:read", "networks:read", "billing:read"]
@@ -94,7 +95,10 @@ money = "string"
 SHOWS = {
     "svcnb doctor --map": ['pinned [units] disk = "GiB" (confirmed with --pin)'],
     "svcnb doctor": [],  # the first run's and the second's are told apart by their exit codes
-    "svcnb snapshots --adopt prod": ["are now account 'prod'"],
+    "svcnb snapshots --adopt prod": [
+        "are now account 'prod'",
+        "earlier data file(s) stay at the tables' roots",
+    ],
     "svcnb snapshots": [" prod", " lab"],
     "svcnb snapshot --all --quiet": ["lab: accepted gap (accept_gaps, config file): webhooks"],
     "svcnb snapshot --all": ["lab: incomplete, 2 resource(s) could not be read", "webhooks"],
@@ -345,8 +349,19 @@ def test_the_walkthrough_runs_as_written(service, services, tmp_path, monkeypatc
     assert (home / ".config" / "svcnb" / "config.toml").is_file()
     codes = [step.code for step in run.steps]
     assert 3 in codes and 0 in codes
+    # the store began with one unnamed account; both histories read, the adopted one from its
+    # first snapshot, taken before it had a name
+    store = Store(home / "data" / "store")
+    assert store.accounts() == ["prod", "lab"]
+    prod = store.for_account("prod").snapshots().sort_values("server_time")
+    first = prod["snapshot_id"].iloc[0]
+    then = store.for_account("prod").load("vms", at=prod["server_time"].iloc[0])
+    lab = store.for_account("lab").snapshots()
+    assert len(then) == 40 and len(prod) >= 3 and len(lab) >= 2
+    assert len(store.for_account("lab").load("vms")) == 40
     if os.environ.get("SHOW_DOC_RUN"):
         print(f"\n=== docs/your-service.md against {service} ===")
+        print(f"prod: {len(prod)} snapshots from {first} ({len(then)} VMs then); lab: {len(lab)}")
         for step in run.steps:
             print(f"[{step.where}] exit {step.code} in {step.seconds:.2f} s: {step.command}")
             if step.command.startswith("cron:") or "--all" in step.command:
