@@ -929,18 +929,15 @@ def mapping_effect(
     from svcnb.reports import billing
 
     vms = _quiet(lambda: frames.vms(doctor.vms, pins=doctor.client.pins))
-    wallet = (
-        _quiet(lambda: frames.wallet(doctor.wallet, pins=doctor.client.pins))
-        if doctor.wallet is not None
-        else None
-    )
+    held = doctor.wallet
+    wallet = None if held is None else _quiet(lambda: frames.wallet(held, pins=doctor.client.pins))
     now = doctor.client.server_time or pd.Timestamp.now(tz="UTC")
 
     def money(frame: pd.DataFrame, column: str) -> str:
         parts = [
             money_text(amount, currency)
             for currency, amount in frame.groupby("currency", dropna=False)[column].sum().items()
-            if not pd.isna(currency)
+            if isinstance(currency, str)
         ]
         return " + ".join(parts) or "0"
 
