@@ -93,7 +93,11 @@ money = "string"
 
 # what a step must show beyond its exit code: a text its command holds -> texts its output holds
 SHOWS = {
-    "svcnb doctor --map": ['pinned [units] disk = "GiB" (confirmed with --pin)'],
+    "--write-config": ['pinned [units] disk = "GiB" (confirmed with --pin)'],
+    "svcnb doctor --map": [
+        "what --map live=running changes in the figures of the 40 VMs read, now:",
+        "nothing written: add --write-config",
+    ],
     "svcnb doctor": [],  # the first run's and the second's are told apart by their exit codes
     "svcnb snapshots --adopt prod": [
         "are now account 'prod'",
