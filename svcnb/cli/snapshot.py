@@ -249,7 +249,8 @@ def _one(
         return outcome
     snaps = store.snapshots()
     row = snaps[(snaps["snapshot_id"] == snapshot_id).to_numpy(dtype=bool)].iloc[0]
-    changed = _changes(store, snaps, snapshot_id)
+    # what changed: the one line a quiet run prints (a diff per resource, so only then)
+    changed = _changes(store, snaps, snapshot_id) if quiet else ""
     counts = ", ".join(
         f"{int(row[f'{r}_rows'])} {r.replace('_', ' ')}"
         for r in ("vms", "firewall_rules", "networks", "webhooks", "deliveries")
@@ -260,7 +261,7 @@ def _one(
             f"{prefix}snapshot {snapshot_id} in {store.path} (server time "
             f"{row['server_time']}): {counts}"
         )
-    if changed and (quiet or len(snaps) > 1):
+    if changed:
         outcome.out.append(f"{prefix}{changed}")
     if row["unreadable"]:
         # a value svcnb could not read is a gap to see, quiet or not
