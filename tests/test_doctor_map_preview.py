@@ -42,3 +42,11 @@ def test_map_shows_what_it_changes_in_the_figures_and_writes_nothing(
     assert re.search(r"monthly run rate\s+[\d,.]+ EUR -> [\d,.]+ EUR", out), out
     assert "nothing written: add --write-config to keep this mapping" in out
     assert "vocabulary" not in read_config(config_path())
+
+
+def test_nothing_to_map_on_an_account_without_vms(make_sandbox, monkeypatch, capsys):
+    service = make_sandbox(vms=0, seed=7, dialect="random:15")
+    code, out = _doctor(service, monkeypatch, capsys, "--map", "live=running")
+    assert re.search(r"^  VM status\s+none seen$", out, re.M), out
+    assert "--map: no VM was read, so no figure changes yet" in out
+    assert code == 0
