@@ -30,7 +30,16 @@ from svcnb.client import (
     looks_like_token,
     screened_url,
 )
-from svcnb.config import DEFAULT_ACCOUNT, ConfigError, account, accounts, config_path, pins
+from svcnb.config import (
+    DEFAULT_ACCOUNT,
+    ENV_ACCOUNT,
+    ENV_NO_SANDBOX,
+    ConfigError,
+    account,
+    accounts,
+    config_path,
+    pins,
+)
 from svcnb.files import RefusedFile, shown
 from svcnb.sandbox import connection
 
@@ -79,6 +88,7 @@ def connect(
     # base URL with a password in it)
     api_key = as_secret(api_key)
     base_url = screened_url(base_url, "base_url")
+    account = _session_account(account, api_key, base_url, sandbox)
     if account is not None:
         if api_key is not None or base_url is not None or sandbox is not None:
             raise ValueError(
@@ -97,6 +107,13 @@ def connect(
             return Client(key, url, **client_options)
     if sandbox is None and (url is not None or os.environ.get(ENV_SANDBOX_FILE)):
         return configured_client(api_key=key, base_url=url, **client_options)
+    if os.environ.get(ENV_NO_SANDBOX):
+        raise ConfigError(
+            f"no service named ({ENV_BASE_URL}/{ENV_API_KEY}, {ENV_ACCOUNT} or account=) and "
+            f"{ENV_NO_SANDBOX} is set (`svcnb lab` on your store): no sandbox is started in its "
+            "place. Restart `svcnb lab` with --account NAME or with SVC_BASE_URL and "
+            "SVC_API_KEY exported, or pass account= here"
+        )
     sb = _background_sandbox(sandbox or {})
     return Client(
         sb.tokens["admin"],
@@ -104,6 +121,16 @@ def connect(
         pins=sandbox_pins(sb.pins, f"the dialect of the sandbox at {sb.base_url}"),
         **client_options,
     )
+
+
+def _session_account(account: str | None, *named: object) -> str | None:
+    """``account``, else the session's (``SVCNB_ACCOUNT``, which ``svcnb lab --account`` sets
+    for its kernels) when nothing else names a server here."""
+    if account is not None or any(n is not None for n in named):
+        return account
+    if os.environ.get(ENV_API_KEY) or os.environ.get(ENV_BASE_URL):
+        return None
+    return os.environ.get(ENV_ACCOUNT) or None
 
 
 def sandbox_pins(given: Any, where: str) -> dict[str, Pin]:

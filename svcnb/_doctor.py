@@ -549,7 +549,8 @@ class Doctor:
                 if cls == vocab.UNKNOWN:
                     if isinstance(word, str):
                         unknown.append(word)
-                    parts.append(f"{word}→UNKNOWN ×{n}" + _word_evidence(self.vms, kind, word))
+                    evidence = _word_evidence(self.vms, kind, word, self.client.server_time)
+                    parts.append(f"{word}→UNKNOWN ×{n}" + evidence)
                 elif source == "built-in":
                     parts.append(f"{word}→{cls} ×{n}")
                 else:
@@ -890,7 +891,7 @@ class Doctor:
 _POWER_KEYS = ("power_status", "powerStatus", "power_state", "powerState", "server_status")
 
 
-def _word_evidence(vms: list[dict], kind: str, word: Any) -> str:
+def _word_evidence(vms: list[dict], kind: str, word: Any, now: Any = None) -> str:
     """What the VMs carrying an unknown status word show besides it: how many, a few ids, the
     other status (billing for a VM word, the VM's for a billing word) and any power state, and
     what providers mean by the word, so a user maps it by evidence, not by guess."""
@@ -910,6 +911,7 @@ def _word_evidence(vms: list[dict], kind: str, word: Any) -> str:
     bits = [f"VMs {', '.join(ids)}" + (" ..." if len(carrying) > 3 else "")]
     others = Counter(str(other(vm)) for vm in carrying)
     bits.append(f"their {other_name}: " + ", ".join(f"{w} ×{n}" for w, n in others.most_common(3)))
+    bits.extend(_renewal_evidence(carrying, now))
     for power_key in _POWER_KEYS:
         power = Counter(str(vm[power_key]) for vm in carrying if power_key in vm)
         if power:
@@ -927,6 +929,81 @@ def _assumed(decision: Decision) -> str:
     return f"assumed ({decision.name}): {decision.evidence}; " + assumption(decision.name).hint(
         config_path()
     )
+
+
+def _renewal_evidence(carrying: list[dict], now: Any) -> list[str]:
+    """Where the renewal dates of the VMs carrying a word stand against the server's time
+    (read by the frames' own reader), and how many state a price: a VM that renews ahead and
+    is priced is billed, one whose date is past owes or has stopped renewing."""
+    if not carrying:
+        return []
+    table = _quiet(lambda: frames.vms(carrying))
+    when = pd.to_datetime(table["next_renewal_at"], utc=True)
+    at = pd.Timestamp(now) if now is not None else pd.Timestamp.now(tz="UTC")
+    counted = Counter(
+        "none" if pd.isna(t) else ("ahead" if t > at else "past") for t in when.tolist()
+    )
+    said = ", ".join(f"{k} ×{counted[k]}" for k in ("ahead", "past", "none") if counted[k])
+    priced = int(table["price_monthly_amount"].notna().sum())
+    return [f"renewal date: {said}", f"a price stated ×{priced}"]
+
+
+def mapping_effect(
+    doctor: Doctor, before: vocab.Vocabulary, extra: Mapping[str, Mapping[str, str]]
+) -> list[str]:
+    """What the mappings ``extra`` change in the billing figures of the VMs the doctor read,
+    now (the server's time): renewals due in 30 days, the monthly run rate, the VMs overdue
+    and those left out for an unknown word, each as ``before -> after`` (``before``: the
+    vocabulary without them). A user sees what a mapping does before writing it."""
+    from svcnb.money import money_text
+    from svcnb.reports import billing
+
+    vms = _quiet(lambda: frames.vms(doctor.vms, pins=doctor.client.pins))
+    held = doctor.wallet
+    wallet = None if held is None else _quiet(lambda: frames.wallet(held, pins=doctor.client.pins))
+    now = doctor.client.server_time or pd.Timestamp.now(tz="UTC")
+
+    def money(frame: pd.DataFrame, column: str) -> str:
+        parts = [
+            money_text(amount, currency)
+            for currency, amount in frame.groupby("currency", dropna=False)[column].sum().items()
+            if isinstance(currency, str)
+        ]
+        return " + ".join(parts) or "0"
+
+    def figures() -> dict[str, str]:
+        # the words left unknown are the doctor's own finding: no second warning of them here
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return counted()
+
+    def counted() -> dict[str, str]:
+        due = _quiet(lambda: billing.renewals_due(vms, wallet, now=now, windows=(30,)))
+        rate = _quiet(lambda: billing.run_rate(vms, wallet, now=now))
+        late = _quiet(lambda: billing.overdue(vms, now=now))
+        left = int(_quiet(lambda: billing.unknown_status(vms, now=now)).shape[0])
+        return {
+            "renewals due in 30 days": f"{int(due['renewals'].sum())} ({money(due, 'amount')})",
+            "monthly run rate": money(rate, "monthly_amount"),
+            "VMs overdue": str(len(late)),
+            "VMs left out (status word unknown)": str(left),
+        }
+
+    with vocab.using(before):
+        was = figures()
+    now_is = figures()
+    maps = ", ".join(
+        f"{'billing:' if kind == 'billing_status' else ''}{w}={c}"
+        for kind, mapping in extra.items()
+        for w, c in mapping.items()
+    )
+    width = max(len(k) for k in was)
+    lines = [f"what --map {maps} changes in the figures of the {len(vms)} VMs read, now:"]
+    for key, old in was.items():
+        new = now_is[key]
+        change = f"{old} -> {new}" if old != new else f"{old} (unchanged)"
+        lines.append(f"  {key:<{width}}  {change}")
+    return lines
 
 
 def render(findings: Iterable[Finding]) -> str:

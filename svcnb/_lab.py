@@ -28,6 +28,7 @@ import httpx
 from svcnb import files as _files
 from svcnb._connect import ENV_SANDBOX_FILE, proven_connection_file
 from svcnb.client import ENV_API_KEY, ENV_BASE_URL
+from svcnb.config import ENV_ACCOUNT, ENV_NO_SANDBOX
 from svcnb.store import ENV_PATH, is_remote, resolve_url
 
 # Path of a sandbox connection file (``svcnb sandbox --connection-file``); ``svcnb.connect()``
@@ -205,6 +206,38 @@ def kernel_environment(
     env[SANDBOX_ENV] = str(Path(connection_file).resolve())
     if store is not None:
         env[STORE_ENV] = str(store)
+    env.setdefault("JUPYTER_PLATFORM_DIRS", "1")
+    return env
+
+
+def on_your_data(
+    store: str | None, account: str | None, sandbox: bool, env: Mapping[str, str] | None = None
+) -> bool:
+    """Whether ``svcnb lab`` opens the notebooks on the user's own data (no sandbox): a store
+    (``--store``) or an account (``--account``) named, or a service in the environment
+    (``SVC_BASE_URL``/``SVC_API_KEY``), and no ``--sandbox`` asked for."""
+    env = os.environ if env is None else env
+    return not sandbox and bool(store or account or any(env.get(n) for n in REAL_API_ENV))
+
+
+def your_environment(
+    store: str | os.PathLike[str],
+    account: str | None = None,
+    base: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The environment for JupyterLab and its kernels on the user's own data: the store
+    (``SVCNB_STORE``) and the account (``SVCNB_ACCOUNT``, which ``svcnb.connect()`` and
+    ``Store()`` then read), or the service ``SVC_BASE_URL``/``SVC_API_KEY`` already name; no
+    sandbox file, and ``SVCNB_NO_SANDBOX`` so a notebook never falls back to one."""
+    env = dict(os.environ if base is None else base)
+    env.pop(SANDBOX_ENV, None)
+    if account is not None:
+        # the account's own base URL and token (its token_env) win over a loose pair
+        for name in REAL_API_ENV:
+            env.pop(name, None)
+        env[ENV_ACCOUNT] = account
+    env[STORE_ENV] = str(store)
+    env[ENV_NO_SANDBOX] = "1"
     env.setdefault("JUPYTER_PLATFORM_DIRS", "1")
     return env
 

@@ -68,6 +68,11 @@ ENV_CONFIG = "SVCNB_CONFIG"
 # the account of a store or command that names none: SVC_API_KEY/SVC_BASE_URL's, and the one
 # account of every store written before accounts existed
 DEFAULT_ACCOUNT = "default"
+# the account a session reads when nothing else names one (`svcnb lab --account NAME` sets it
+# for the notebooks' kernels): svcnb.connect() with no server named, Store() with no path given
+ENV_ACCOUNT = "SVCNB_ACCOUNT"
+# set (`svcnb lab` on your store): svcnb.connect() starts no background sandbox, it says why
+ENV_NO_SANDBOX = "SVCNB_NO_SANDBOX"
 
 __all__ = [
     "DEFAULT_ACCOUNT",
@@ -203,7 +208,8 @@ def service_url(url: str) -> str:
 # an account name is a folder name in the store (account=NAME) and a CLI word: keep it plain
 _ACCOUNT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_ACCOUNT_KEYS = {"base_url", "token_env"}
+# accept_gaps: that account's known gaps a snapshot exits 0 with (accepted_gaps)
+_ACCOUNT_KEYS = {"base_url", "token_env", "accept_gaps"}
 # an account may pin assumptions for itself: [accounts.NAME.units] ram = "GiB" (its status
 # words too: [accounts.NAME.vocabulary.vm_status], svcnb.vocab.for_account)
 _PIN_TABLES = frozenset(a.table.partition(".")[0] for a in ASSUMPTIONS.values())
@@ -325,6 +331,33 @@ def account(name: str, path: str | os.PathLike[str] | None = None) -> Account:
             f"[accounts.{name}] with base_url and token_env"
         )
     return found[name]
+
+
+def accepted_gaps(
+    account: str | None = None, path: str | os.PathLike[str] | None = None
+) -> frozenset[str]:
+    """The resources whose gap a snapshot accepts, as ``--accept-gap`` does (said in one line,
+    exit 0 when alone): ``[snapshot] accept_gaps`` for every account and ``accept_gaps`` of
+    ``[accounts.NAME]`` for that one. Names are not checked here (this leaf does not know the
+    resources); ``svcnb snapshot`` checks them. ConfigError when a value is not a list of
+    names."""
+    target = config_path(path)
+    doc = read_config(target)
+    found: set[str] = set()
+    tables = [("[snapshot]", doc.get("snapshot", {}))]
+    if account is not None:
+        tables.append((f"[accounts.{account}]", doc.get("accounts", {}).get(account, {})))
+    for where, table in tables:
+        if not isinstance(table, dict):
+            raise ConfigError(f"{target}: {where} must be a table")
+        value = table.get("accept_gaps", [])
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise ConfigError(
+                f"{target}: {where} accept_gaps must be a list of resource names, e.g. "
+                'accept_gaps = ["wallet"]'
+            )
+        found.update(value)
+    return frozenset(found)
 
 
 _BUDGET_KEYS = {"backend", "password_env"}

@@ -166,7 +166,11 @@ COMMANDS: dict[str, Command] = {
         "simulate an account on the sandbox and render the reports",
         "svcnb demo --out out --days 90",
     ),
-    "lab": Command(_lab, "open JupyterLab with a sandbox running", "svcnb lab"),
+    "lab": Command(
+        _lab,
+        "open JupyterLab on the notebooks: your store (--store, --account), else a sandbox",
+        "svcnb lab",
+    ),
 }
 # Every example of every help text runs as written (tests/install/test_cli_examples.py runs
 # each, in this order, in an empty folder with the sandbox of the first one named).

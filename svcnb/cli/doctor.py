@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from svcnb import vocab
-from svcnb._doctor import Doctor, render, verdict
+from svcnb._doctor import Doctor, mapping_effect, render, verdict
 from svcnb._doctor_record import Recorder, write_dialect_file
 from svcnb.assumptions import ASSUMPTIONS, UnregisteredAssumptionError, pin_value, split
 from svcnb.cli import _common
@@ -131,7 +131,9 @@ def run(args: argparse.Namespace) -> int:
         client = _common.client(progress=False)
     except (SvcnbError, ValueError) as exc:
         return _common.fail("doctor", str(exc), 2)
-    # the user's mappings count in this run too, so the table shows what the config will say
+    # the user's mappings count in this run too, so the table shows what the config will say;
+    # the vocabulary without them is kept to show what they change
+    before = _copied(vocab.current())
     vocab.extend(**extra)
     doctor = Doctor(client, record=args.record is not None)
     try:
@@ -150,6 +152,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"svcnb doctor: {client.base_url} (token {client._req.masked_token}), GET only\n")
         print(render(findings))
         print(f"\n{verdict(findings)}")
+        if any(extra.values()):
+            _print_effect(doctor, before, extra, args.write_config)
     if record is not None:
         try:
             written = write_dialect_file(record, args.record, follow_link=follow)
@@ -186,6 +190,26 @@ def run(args: argparse.Namespace) -> int:
         if left:
             print(f"not written (svcnb cannot tell their class): {', '.join(left)}; add --map")
     return 3 if any(not f.ok for f in findings) else 0
+
+
+def _copied(current: vocab.Vocabulary) -> vocab.Vocabulary:
+    """The vocabulary as it is now, apart from the one ``vocab.extend`` will change."""
+    out = vocab.Vocabulary(builtin=False)
+    out.words = {kind: dict(words) for kind, words in current.words.items()}
+    out.pinned = {kind: dict(pins) for kind, pins in current.pinned.items()}
+    return out
+
+
+def _print_effect(doctor: Doctor, before: vocab.Vocabulary, extra: dict, written: bool) -> None:
+    """What the --map entries change in the figures, before (or as) they are written."""
+    if not doctor.vms:
+        print("\n--map: no VM was read, so no figure changes yet")
+        return
+    print()
+    for line in mapping_effect(doctor, before, extra):
+        print(line)
+    if not written:
+        print("nothing written: add --write-config to keep this mapping")
 
 
 def _linked(path: str) -> str:

@@ -17,6 +17,7 @@ line, but alone it exits 0 (cron's ``&&`` goes on); any other gap still exits 3.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -45,7 +46,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="pull every account of the config file at once, one client (one rate budget) per "
         "token, into the store partitioned by account",
     )
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--quiet",
+        action="store_true",
+        help="for cron: no progress bar, and on stdout only what changed since the last "
+        "snapshot (nothing when nothing did); gaps, errors and warnings still on stderr",
+    )
     parser.add_argument(
         "--accept-gap",
         action="append",
@@ -54,7 +60,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="RESOURCE",
         help="a resource whose gap (not read, or not proven whole) is known and accepted: said "
         "in one line, and exit 0 when it is the only gap (repeat, or comma-separate: "
-        "--accept-gap deliveries,webhooks)",
+        "--accept-gap deliveries,webhooks); the config file's accept_gaps lists, in [snapshot] "
+        "and [accounts.NAME], add theirs",
     )
     parser.add_argument(
         "--allow-older",
@@ -97,13 +104,31 @@ class Outcome:
     err: list[str] = field(default_factory=list)
 
 
+def _said_here(record: logging.LogRecord) -> bool:
+    """The store's log line for a resource not read: this command says it (with the reason, or
+    as an accepted gap) in its own lines, so the log's copy is dropped."""
+    return "recorded as missing" not in record.getMessage()
+
+
 def run(args: argparse.Namespace) -> int:
+    store_log = logging.getLogger("svcnb.store")
+    store_log.addFilter(_said_here)
+    try:
+        return _run(args)
+    finally:
+        store_log.removeFilter(_said_here)
+
+
+def _run(args: argparse.Namespace) -> int:
     allow_older = getattr(args, "allow_older", False)
     accepted = frozenset().union(*getattr(args, "accept_gap", []))
+    quiet = getattr(args, "quiet", False)
     if getattr(args, "all", False):
-        return _run_all(args.store, allow_older, accepted)
+        return _run_all(args.store, allow_older, accepted, quiet)
     name = getattr(args, "account", None)
-    outcome = _one(args.store, name, not args.quiet, allow_older, prefix="", accepted=accepted)
+    outcome = _one(
+        args.store, name, not quiet, allow_older, prefix="", accepted=accepted, quiet=quiet
+    )
     for line in outcome.out:
         print(line)
     for line in outcome.err:
@@ -111,7 +136,12 @@ def run(args: argparse.Namespace) -> int:
     return outcome.code
 
 
-def _run_all(where: str | None, allow_older: bool, accepted: frozenset[str] = frozenset()) -> int:
+def _run_all(
+    where: str | None,
+    allow_older: bool,
+    accepted: frozenset[str] = frozenset(),
+    quiet: bool = False,
+) -> int:
     try:
         names = _common.account_names()
     except ConfigError as exc:
@@ -119,7 +149,9 @@ def _run_all(where: str | None, allow_older: bool, accepted: frozenset[str] = fr
     # threads, not processes: the time goes in waiting on the servers; progress bars of several
     # threads would interleave, so none
     with ThreadPoolExecutor(len(names), thread_name_prefix="svcnb-snapshot") as pool:
-        outcomes = list(pool.map(lambda n: _contained(where, n, allow_older, accepted), names))
+        outcomes = list(
+            pool.map(lambda n: _contained(where, n, allow_older, accepted, quiet), names)
+        )
     for outcome in outcomes:
         for line in outcome.out:
             print(line)
@@ -141,12 +173,18 @@ def _run_all(where: str | None, allow_older: bool, accepted: frozenset[str] = fr
 
 
 def _contained(
-    where: str | None, name: str, allow_older: bool, accepted: frozenset[str] = frozenset()
+    where: str | None,
+    name: str,
+    allow_older: bool,
+    accepted: frozenset[str] = frozenset(),
+    quiet: bool = False,
 ) -> Outcome:
     """One account's snapshot among several: whatever it raises is that account's line, so the
     others still land and print theirs (pool.map would re-raise it and drop every line)."""
     try:
-        return _one(where, name, False, allow_older, prefix=f"{name}: ", accepted=accepted)
+        return _one(
+            where, name, False, allow_older, prefix=f"{name}: ", accepted=accepted, quiet=quiet
+        )
     except Exception as exc:
         outcome = Outcome(name, FAILED)
         outcome.err.append(
@@ -188,10 +226,12 @@ def _one(
     allow_older: bool,
     prefix: str,
     accepted: frozenset[str] = frozenset(),
+    quiet: bool = False,
 ) -> Outcome:
     """One account's snapshot; never raises for what the user can fix (the message says)."""
     outcome = Outcome(name)
     try:
+        configured = _configured_gaps(name)
         client = _common.client(name, progress=progress)
     except ConfigError as exc:
         outcome.err.append(f"svcnb snapshot: {prefix}{exc}")
@@ -218,24 +258,34 @@ def _one(
         return outcome
     snaps = store.snapshots()
     row = snaps[(snaps["snapshot_id"] == snapshot_id).to_numpy(dtype=bool)].iloc[0]
+    # what changed: the one line a quiet run prints (a diff per resource, so only then)
+    changed = _changes(store, snaps, snapshot_id) if quiet else ""
     counts = ", ".join(
         f"{int(row[f'{r}_rows'])} {r.replace('_', ' ')}"
         for r in ("vms", "firewall_rules", "networks", "webhooks", "deliveries")
         if not pd.isna(row[f"{r}_rows"])
     )
-    outcome.out.append(
-        f"{prefix}snapshot {snapshot_id} in {store.path} (server time {row['server_time']}): "
-        f"{counts}"
-    )
+    if not quiet:
+        outcome.out.append(
+            f"{prefix}snapshot {snapshot_id} in {store.path} (server time "
+            f"{row['server_time']}): {counts}"
+        )
+    if changed:
+        outcome.out.append(f"{prefix}{changed}")
     if row["unreadable"]:
-        outcome.out.append(f"{prefix}values svcnb could not read (kept as NA): {row['unreadable']}")
-    outcome.out.extend(_pinned_lines(client, prefix))
+        # a value svcnb could not read is a gap to see, quiet or not
+        (outcome.err if quiet else outcome.out).append(
+            f"{prefix}values svcnb could not read (kept as NA): {row['unreadable']}"
+        )
+    if not quiet:
+        outcome.out.extend(_pinned_lines(client, prefix))
     status = store.resources(snapshot_id)
-    known = status["resource"].isin(accepted).to_numpy(dtype=bool)
+    known = status["resource"].isin(accepted | configured).to_numpy(dtype=bool)
     for gap in status[known & (status["status"] != "ok").to_numpy(dtype=bool)].itertuples():
         what = "not read" if gap.status == "missing" else "may be incomplete"
+        source = "--accept-gap" if gap.resource in accepted else "accept_gaps, config file"
         outcome.err.append(
-            f"svcnb snapshot: {prefix}accepted gap (--accept-gap): {gap.resource}: {what}: "
+            f"svcnb snapshot: {prefix}accepted gap ({source}): {gap.resource}: {what}: "
             + " ".join(str(gap.reason).split())
         )
     status = status[~known]
@@ -259,3 +309,51 @@ def _one(
     if not missing.empty or not doubted.empty:
         outcome.code = INCOMPLETE
     return outcome
+
+
+def _configured_gaps(name: str | None) -> frozenset[str]:
+    """The config file's ``accept_gaps`` for this account (``[snapshot]`` and
+    ``[accounts.NAME]``), each a resource name (ConfigError naming the one that is not)."""
+    from svcnb.config import accepted_gaps
+
+    names = accepted_gaps(name)
+    try:
+        return _resources(",".join(names)) if names else frozenset()
+    except argparse.ArgumentTypeError as exc:
+        raise ConfigError(f"accept_gaps in the config file: {exc}") from None
+
+
+# what a change line names per resource, in this order
+_CHANGED = ("vms", "firewall_rules", "networks", "webhooks", "wallet")
+
+
+def _changes(store: Store, snaps: pd.DataFrame, snapshot_id: str) -> str:
+    """What changed since the snapshot before ``snapshot_id`` (``""``: nothing, or no snapshot
+    before it): rows added, removed and changed per resource, with the columns that changed,
+    so a cron mail says what moved and nothing when nothing did."""
+    from svcnb.store import MissingResourceError
+
+    order = snaps.sort_values("server_time", kind="stable")["snapshot_id"].tolist()
+    at = order.index(snapshot_id)
+    if at == 0:
+        return ""
+    before = order[at - 1]
+    parts = []
+    for resource in _CHANGED:
+        try:
+            diff = store.diff(resource, before, snapshot_id)  # type: ignore[arg-type]
+        except MissingResourceError:
+            continue  # said as a gap on stderr
+        if diff.empty:
+            continue
+        counts = diff.drop_duplicates(
+            subset=[c for c in diff.columns if c not in ("column", "before", "after")]
+        )["change"].value_counts()
+        said = [f"{int(counts[c])} {c}" for c in ("added", "removed", "changed") if c in counts]
+        columns = diff["column"].dropna().value_counts()
+        if len(columns):
+            said[-1] += " (" + ", ".join(f"{c} ×{n}" for c, n in columns.head(4).items()) + ")"
+        parts.append(f"{resource.replace('_', ' ')} {', '.join(said)}")
+    if not parts:
+        return ""
+    return f"changed since {before}: " + "; ".join(parts)

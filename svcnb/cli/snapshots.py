@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from svcnb.cli._common import add_store_option
 from svcnb.store import Store, StoreError
@@ -30,6 +31,7 @@ def run(args: argparse.Namespace) -> int:
         except StoreError as exc:
             return fail("snapshots", str(exc), 1)
         print(f"{done} snapshot(s) of {store.path} are now account {args.adopt!r}")
+        print(_left_behind(store))
     try:
         frame = store.snapshots()
     except StoreError as exc:
@@ -42,3 +44,22 @@ def run(args: argparse.Namespace) -> int:
     print(frame[shown].to_string(index=False))
     print(f"{len(frame)} snapshot(s) in {store.path}")
     return 0
+
+
+def _left_behind(store: Store) -> str:
+    """The line on the data files adopt copied and left at the tables' roots: no reader of
+    the store reads them again, a reader that started before may still."""
+    from svcnb.store import RESOURCES
+
+    root = str(store.path).rstrip("/")
+    if not isinstance(store.path, Path):
+        return (
+            f"the earlier data files stay at each table's root under {root} (no reader reads "
+            "them again); delete them once no reader of the store from before can be running"
+        )
+    files = [f for r in RESOURCES for f in (store.path / r).glob("*.parquet")]
+    return (
+        f"{len(files)} earlier data file(s) stay at the tables' roots ({root}/TABLE/*.parquet) "
+        "for a reader that started before; no reader reads them again: delete them once none "
+        "of those can be running"
+    )

@@ -24,7 +24,7 @@ from svcnb.client import (  # Client: the type of take()'s argument
     RefusedBaseUrl,
     screened_url,
 )
-from svcnb.config import service_url
+from svcnb.config import ENV_ACCOUNT, service_url
 from svcnb.errors import IncompleteWarning
 from svcnb.frames import KEYS, SCHEMAS, ResourceName, vm_records
 from svcnb.times import to_utc
@@ -88,6 +88,12 @@ def _account(frames: Mapping[str, pd.DataFrame]) -> str | None:
     return str(wallet["id"].iloc[0])
 
 
+def _session_account(path: object) -> str | None:
+    """The account of the session (``SVCNB_ACCOUNT``: ``svcnb lab --account NAME`` sets it for
+    its kernels) for a Store whose place comes from the environment too (no ``path``)."""
+    return (os.environ.get(ENV_ACCOUNT) or None) if path is None else None
+
+
 class Store:
     """Snapshot history in ``path``: a folder or a URL such as ``s3://bucket/prefix``
     (argument, then ``$SVCNB_STORE``, then ``data/store``).
@@ -126,7 +132,7 @@ class Store:
         # the catalog list the catalog shares while it is unchanged, and its times
         self._times: tuple[list[dict[str, Any]], list[datetime]] = ([], [])
         self._checked: dict[tuple[str, int], str | None] = {}
-        self._bound: str | None = account
+        self._bound: str | None = account if account is not None else _session_account(path)
         # the bound account's entries, and the catalog list they were filtered from
         self._mine: tuple[list[dict[str, Any]] | None, list[dict[str, Any]]] = (None, [])
         self._views: dict[str, Store] = {}

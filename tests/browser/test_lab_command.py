@@ -36,7 +36,9 @@ def test_svcnb_lab_serves_the_sandbox_keeps_the_login_and_stops_both(tmp_path: P
     with open(out, "w", encoding="utf-8") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "svcnb", "lab", "--no-browser", "--port", str(port)]
-            + ["--vms", "5", "--notebooks", str(tmp_path), "--store", str(tmp_path / "store")],
+            # a sandbox asked for: a store named, or a service exported, would open your data
+            + ["--sandbox", "--vms", "5", "--notebooks", str(tmp_path)]
+            + ["--store", str(tmp_path / "store")],
             stdout=log,
             stderr=subprocess.STDOUT,
             env=env,
