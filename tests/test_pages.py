@@ -169,3 +169,15 @@ def test_lab_says_where_its_store_is(tmp_path: Path, monkeypatch: pytest.MonkeyP
     where = re.search(r"--store (\S+)", line)
     assert where, said.getvalue()
     assert Path(where.group(1)).is_relative_to((tmp_path / "data" / "lab").resolve())
+
+
+def test_pages_errors_are_labelled_pages(tmp_path: Path) -> None:
+    """``svcnb pages`` says its own name on its errors, not ``svcnb report``'s, which the user
+    never ran."""
+    code, _, err = _run(["pages", "--store", str(tmp_path / "none"), "--out", str(tmp_path)])
+    assert code == 2
+    assert err.startswith("svcnb pages: "), err
+    assert "svcnb report" not in err
+    code, _, err = _run(["pages", "--store", str(tmp_path), "--at", "not a date"])
+    assert code == 2
+    assert err.startswith("svcnb pages: "), err
