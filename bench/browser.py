@@ -364,7 +364,24 @@ def needles_of(lab: LabPage) -> dict[str, str]:
     return {}
 
 
-def run(n: int, panels: list[str], rebuild: bool) -> list[str]:
+def screenshots(lab: LabPage, panels: list[str], folder: Path) -> None:
+    """Each panel as first rendered, in JupyterLab Light and Dark, into ``folder``; and the row
+    count each of its grids states (DataTables' "Showing 1 to 10 of N entries")."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for theme in ("JupyterLab Light", "JupyterLab Dark"):
+        lab.set_theme(theme)
+        lab.page.wait_for_timeout(1000)
+        for panel in panels:
+            path = folder / f"{panel}-{theme.split()[-1].lower()}.png"
+            lab.page.locator(_ROOTS[panel]).first.screenshot(path=str(path))
+            print(f"  screenshot {path}")
+    lab.set_theme("JupyterLab Light")
+    for panel in panels:
+        stated = lab.page.locator(f"{_ROOTS[panel]} .dt-info").all_inner_texts()
+        print(f"  {panel:10s} grids state: " + "; ".join(t.strip() for t in stated if t.strip()))
+
+
+def run(n: int, panels: list[str], rebuild: bool, shots: Path | None = None) -> list[str]:
     """Time every panel's first render and controls at ``n`` VMs; the lines that FAIL."""
     from playwright.sync_api import sync_playwright
 
@@ -406,6 +423,8 @@ def run(n: int, panels: list[str], rebuild: bool) -> list[str]:
             errors = lab.cell_errors() + lab.widget_errors()
             if errors:
                 raise RuntimeError("the panels failed in the browser:\n" + "\n".join(errors))
+            if shots is not None:
+                screenshots(lab, panels, shots / f"{n}")
             for panel in panels:
                 for control, uses in controls(panel, page, needles).items():
                     fig = Figure()
@@ -435,6 +454,9 @@ def main() -> None:
     parser.add_argument("sizes", nargs="*", type=int, default=[1000, 10000], help="fleet sizes")
     parser.add_argument("--panels", default=",".join(PANELS), help="comma-separated panels")
     parser.add_argument("--rebuild", action="store_true", help="build the cached stores again")
+    parser.add_argument(
+        "--shots", type=Path, help="also write screenshots (Light, Dark) into this folder"
+    )
     args = parser.parse_args()
     panels = [p.strip() for p in args.panels.split(",") if p.strip()]
     unknown = sorted(set(panels) - set(PANELS))
@@ -446,7 +468,7 @@ def main() -> None:
     warnings.simplefilter("ignore")  # incomplete-list warnings of the sandbox's seed
     failed: list[str] = []
     for n in args.sizes:
-        failed += run(n, panels, args.rebuild)
+        failed += run(n, panels, args.rebuild, args.shots)
     print("FAIL:\n  " + "\n  ".join(failed) if failed else "PASS: every figure within its target")
     sys.exit(1 if failed else 0)
 

@@ -8,6 +8,7 @@ import io
 import json
 import os
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -142,10 +143,18 @@ def svg(draw: Callable[[Any], Any], *, size: tuple[float, float] = (7.0, 3.2)) -
         ax = fig.subplots()
         draw(ax)
         fig.tight_layout()
-        buf = io.StringIO()
-        fig.savefig(buf, format="svg", transparent=True, metadata={"Date": None})
-    # black drawn on purpose by a report (a threshold line, hatching) is ink too
+        return _themed_svg(fig)
+
+
+def _themed_svg(fig: Any, **save: Any) -> str:
+    """``fig`` as inline SVG markup: transparent, its ink (and black) in ``currentColor``."""
+    buf = io.StringIO()
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "svcnb"}):
+        fig.savefig(buf, format="svg", transparent=True, metadata={"Date": None}, **save)
+    # black drawn on purpose by a report (a threshold line, hatching) is ink too; and text
+    # matplotlib writes with no fill (its black) takes the ink from the <svg> element
     text = buf.getvalue().replace(_INK, "currentColor").replace("#000000", "currentColor")
+    text = text.replace("<svg ", '<svg fill="currentColor" ', 1)
     # from the <svg> element on (no XML prolog or DOCTYPE inside an HTML page); it scales down
     # with the output area, never up past its drawn size
     text = text[text.index("<svg") :]
@@ -155,6 +164,40 @@ def svg(draw: Callable[[Any], Any], *, size: tuple[float, float] = (7.0, 3.2)) -
         text,
         count=1,
     )
+
+
+class Themed:
+    """A notebook's own matplotlib figure shown as the panels show theirs (:func:`svg`): a
+    transparent background, and text, axes and black lines in the theme's text colour, so a
+    plot a notebook draws reads in JupyterLab Dark as in Light (the inline backend's PNG is
+    white there). The figure is closed, so pyplot does not show it a second time."""
+
+    def __init__(self, fig: Any) -> None:
+        self.title = ", ".join(t for ax in fig.axes if (t := ax.get_title())) or "plot"
+        for ax in fig.axes:  # a legend's box is the theme's background, its frame ink
+            legend = ax.get_legend()
+            if legend is not None:
+                legend.get_frame().set_facecolor("none")
+                legend.get_frame().set_edgecolor(_INK)
+        # tight: a legend outside the plot (legend_outside) is kept whole, never cut off
+        self.svg = _themed_svg(fig, bbox_inches="tight")
+        pyplot = sys.modules.get("matplotlib.pyplot")
+        if pyplot is not None:
+            pyplot.close(fig)
+
+    def _repr_html_(self) -> str:
+        return (
+            f'<div class="svcnb-plot" style="color:var(--jp-ui-font-color1,#000)">{self.svg}</div>'
+        )
+
+    def __repr__(self) -> str:
+        return f"<svcnb plot: {self.title}>"
+
+
+def themed(fig: Any) -> Themed:
+    """``fig`` (a matplotlib Figure a notebook drew) to show in the theme's colours: make it
+    the cell's last expression instead of ``plt.show()``."""
+    return Themed(fig)
 
 
 class PlotView(widgets.HTML):
