@@ -373,8 +373,15 @@ def screenshots(lab: LabPage, panels: list[str], folder: Path) -> None:
         lab.page.wait_for_timeout(1000)
         for panel in panels:
             path = folder / f"{panel}-{theme.split()[-1].lower()}.png"
-            lab.page.locator(_ROOTS[panel]).first.screenshot(path=str(path))
+            box = lab.page.locator(_ROOTS[panel]).first
+            # the notebook scrolls inside the page: a page as tall as the panel shows it whole
+            height = int(box.evaluate("el => el.getBoundingClientRect().height"))
+            lab.page.set_viewport_size({"width": 1400, "height": min(height + 400, 12000)})
+            box.scroll_into_view_if_needed()
+            lab.page.wait_for_timeout(500)
+            box.screenshot(path=str(path))
             print(f"  screenshot {path}")
+    lab.page.set_viewport_size({"width": 1400, "height": 1000})
     lab.set_theme("JupyterLab Light")
     for panel in panels:
         stated = lab.page.locator(f"{_ROOTS[panel]} .dt-info").all_inner_texts()
