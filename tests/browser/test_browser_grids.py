@@ -1,5 +1,6 @@
 """Every row of a grid reaches the browser: the grid says how many it holds, and its own search
-finds a row among the last ones (a byte budget once sent about half of 1,000 VMs, silently)."""
+finds a row among the last ones (a byte budget once sent about half of 1,000 VMs, silently);
+a cell listing thousands of VMs shows its start and how many more, in a row of normal height."""
 
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ _CELLS = [
     "    'Amount': [f'{i * 1.5:,.2f} EUR' for i in range(rows)],\n"
     "    'Reason': ['renewal unpaid, balance short by the amount shown'] * rows,\n"
     "})\n"
+    "# one cell listing 3,000 VMs, as the runway's 'Unpaid then' does at 10,000 VMs\n"
+    "frame['Unpaid then'] = ['']* rows\n"
+    "frame.loc[0, 'Unpaid then'] = ', '.join(f'vm_{i:016x}' for i in range(3000))\n"
     "grid(frame).add_class('svcnb-test-grid')",
 ]
 
@@ -34,6 +38,11 @@ def test_a_grid_holds_and_searches_every_row(lab, lab_root: Path) -> None:
     lab.assert_no_widget_errors()
     assert f"of {ROWS:,} entries" in info.inner_text(), info.inner_text()
     assert "downsampled" not in box.inner_text()
+
+    # the long list shows its start and how many more it holds, not a row 1,500 px tall
+    first = box.locator("table.dataTable tbody tr").first
+    assert first.bounding_box()["height"] < 120, first.bounding_box()
+    assert "and 2,9" in first.inner_text() and "more" in first.inner_text()
 
     last = f"web-{ROWS - 2:05d}"
     box.locator(".dt-search input").fill(last)
