@@ -169,3 +169,36 @@ def test_lab_says_where_its_store_is(tmp_path: Path, monkeypatch: pytest.MonkeyP
     where = re.search(r"--store (\S+)", line)
     assert where, said.getvalue()
     assert Path(where.group(1)).is_relative_to((tmp_path / "data" / "lab").resolve())
+
+
+def test_pages_errors_are_labelled_pages(tmp_path: Path) -> None:
+    """``svcnb pages`` says its own name on its errors, not ``svcnb report``'s, which the user
+    never ran."""
+    code, _, err = _run(["pages", "--store", str(tmp_path / "none"), "--out", str(tmp_path)])
+    assert code == 2
+    assert err.startswith("svcnb pages: "), err
+    assert "svcnb report" not in err
+    code, _, err = _run(["pages", "--store", str(tmp_path), "--at", "not a date"])
+    assert code == 2
+    assert err.startswith("svcnb pages: "), err
+
+
+def test_a_page_lists_its_tables_with_their_row_counts(store: Store, tmp_path: Path) -> None:
+    """A page holds every row of every table (tens of thousands of pixels at 1,000 VMs): it
+    says its heading once and opens with a list going to each table, with its row count."""
+    target = tmp_path / "billing.html"
+    code, _, err = _run(
+        ["report", "billing", "--store", str(store.path), "--format", "html", "--out", str(target)]
+    )
+    assert code == 0, err
+    page = target.read_text(encoding="utf-8")
+    heading = re.search(r"<h1>([^<]+)</h1>", page)
+    assert heading and f"<b>{heading.group(1)}</b>" not in page  # not again over the figures
+    code, exported, _ = _run(
+        ["report", "billing", "--store", str(store.path), "--format", "json", "--table", "renewals"]
+    )
+    rows = len(json.loads(exported))
+    link = re.search(r'<li><a href="#(table-renewals)">[^<]+</a> \(([\d,]+) rows?\)</li>', page)
+    assert link, "no link to the renewals table"
+    assert int(link.group(2).replace(",", "")) == rows
+    assert f"id='{link.group(1)}'" in page

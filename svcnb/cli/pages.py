@@ -50,7 +50,9 @@ def _report_args(kind: str, args: argparse.Namespace, target: Path) -> argparse.
     for option, value in (("--store", args.store), ("--at", args.at), ("--account", args.account)):
         if value is not None:
             argv += [option, value]
-    return parser.parse_args(argv)
+    parsed = parser.parse_args(argv)
+    parsed.command = "pages"  # what its errors are labelled with
+    return parsed
 
 
 def run(args: argparse.Namespace) -> int:

@@ -144,6 +144,9 @@ _fail = partial(fail, "report")
 
 
 def run(args: argparse.Namespace) -> int:
+    # `svcnb pages` runs this for each page: its errors are labelled by the command the user ran
+    command = getattr(args, "command", None) or "report"
+    _fail = partial(fail, command)
     if args.account == _common.EVERY_ACCOUNT:
         if args.format != "text" or args.out or args.snapshot:
             return _fail(
@@ -173,7 +176,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         check_readable(store, args.store, args.account)
     except StoreError as exc:
-        return _fail(str(exc) + _common.lab_store_hint(args.store, f"report {args.kind}"))
+        return _fail(
+            str(exc)
+            + _common.lab_store_hint(
+                args.store, f"report {args.kind}" if command == "report" else command
+            )
+        )
     try:
         snap = store.at(when)
         view = _view(args.kind, snap, args)

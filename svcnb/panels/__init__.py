@@ -19,6 +19,7 @@ from svcnb.panels._audit import FirewallAuditPanel
 from svcnb.panels._bandwidth import BandwidthPanel
 from svcnb.panels._billing import BillingPanel
 from svcnb.panels._display import STATIC_ENV
+from svcnb.panels._render import themed
 from svcnb.panels._rule_editor import RuleEditor
 from svcnb.panels._vms import VmPanel
 from svcnb.panels._webhooks import WebhooksPanel
@@ -34,4 +35,5 @@ __all__ = [
     "VmPanel",
     "WebhooksPanel",
     "WhatIfPanel",
+    "themed",
 ]

@@ -13,10 +13,18 @@ import pandas as pd
 from svcnb.panels._asof import AsOfPanel
 from svcnb.panels._quiet import quietly
 from svcnb.panels._render import THEME_STYLE, grid, shown
-from svcnb.reports import View, whatif
+from svcnb.reports import View, billing, whatif
 from svcnb.store import Store
 
-_VM_COLUMNS = ["name", "id", "status", "plan_slug", "price_monthly_amount", "next_renewal_at"]
+_VM_COLUMNS = [
+    "name",
+    "id",
+    "status",
+    "plan_slug",
+    "price_monthly_amount",
+    "price_source",
+    "next_renewal_at",
+]
 
 
 class WhatIfPanel(AsOfPanel):
@@ -133,9 +141,10 @@ class WhatIfPanel(AsOfPanel):
 
     def compute(self, at: pd.Timestamp) -> View:
         snap = self.store.at(at)
-        vms = whatif.topup_needed.inputs(snap)["vms"]
+        inputs = whatif.topup_needed.inputs(snap)
+        vms = inputs["vms"]
         if self._grid_at != at:  # the grid lists the snapshot's VMs: refilled when it changes
-            self._fill_grid(vms)
+            self._fill_grid(vms, inputs.get("wallet"))
             self._grid_at = at
         listed = set(self._vm_ids)
         chosen = [v for v in self._chosen if v in listed]
@@ -150,8 +159,21 @@ class WhatIfPanel(AsOfPanel):
         self.notes.value = "".join(f"<p>{html.escape(n)}</p>" for n in view.notes)
         return view
 
-    def _fill_grid(self, vms: pd.DataFrame) -> None:
-        frame = vms.sort_values(["name", "id"]).reset_index(drop=True)
+    def _fill_grid(self, vms: pd.DataFrame, wallet: pd.DataFrame | None) -> None:
+        # each VM's price as the billing reports bill it (billing.prices, the one source): the
+        # currency the VM states, else its plan's, said in "Price from"; the raw column showed
+        # "119.00 EUR" beside a bare "39.90" where a VM stated no currency
+        priced = billing.prices(vms, wallet).set_index("vm_id")
+        ids = vms["id"].astype("string")
+        frame = vms.drop(
+            columns=["price_monthly_amount", "price_monthly_currency"], errors="ignore"
+        )
+        frame = frame.assign(
+            price_monthly_amount=ids.map(priced["amount"]).to_numpy(),
+            price_monthly_currency=ids.map(priced["currency"]).to_numpy(),
+            price_source=ids.map(priced["price_source"]).to_numpy(),
+        )
+        frame = frame.sort_values(["name", "id"]).reset_index(drop=True)
         keep = set(self._chosen)
         with quietly(self.vm_grid, self._on_change, "selected_rows"):
             self._vm_ids = [str(v) for v in frame["id"]]

@@ -241,23 +241,35 @@ def page(view: View, *, tables: Sequence[str] | None = None, source: str = "") -
     named in ``tables``) with every row, under the same labels and formats as the panels and
     ``svcnb report``. ``source`` (a sentence: where it was read from) goes at the foot."""
     wanted = None if tables is None else set(tables)
-    parts = [f"<h1>{html.escape(view.heading())}</h1>", view.figures_html(style=THEME_STYLE)]
+    heading = html.escape(view.heading())
+    # the page's own heading says it once (the figures' table opens with it too)
+    figures = view.figures_html(style=THEME_STYLE).removeprefix(f"<b>{heading}</b>")
+    parts = [f"<h1>{heading}</h1>", figures, ""]
     sizes = {p.name: p.size for p in view.spec.plots}
     for name, draw in view.plots.items():
         data = base64.b64encode(png(draw, size=sizes.get(name, (7.0, 3.2)))).decode("ascii")
         title = next((p.title for p in view.spec.plots if p.name == name), name)
         alt = html.escape(title, quote=True)
         parts.append(f'<p><img alt="{alt}" src="data:image/png;base64,{data}"></p>')
+    # every table holds every row (a page of 1,000 VMs is tens of thousands of pixels long):
+    # a list at the top goes to each, with its row count
+    contents = []
     for spec, frame in view.shown_tables():
         if wanted is not None and spec.name not in wanted:
             continue
         columns = list(spec.columns) if spec.columns else None
+        title = html.escape(view.title(spec.name))
+        rows = f"{len(frame):,} row{'' if len(frame) == 1 else 's'}"
+        anchor = html.escape(f"table-{spec.name}", quote=True)
+        contents.append(f'<li><a href="#{anchor}">{title}</a> ({rows})</li>')
         parts.append(
-            f"<h2 title='{html.escape(spec.means, quote=True)}'>"
-            f"{html.escape(view.title(spec.name))}</h2>"
+            f"<h2 id='{anchor}' title='{html.escape(spec.means, quote=True)}'>{title}"
+            f" <small>({rows})</small></h2>"
         )
         shown = display_frame(frame, columns)
         parts.append(frame_html(shown) if len(shown) else "<p><i>Nothing to show.</i></p>")
+    if len(contents) > 1:
+        parts[2] = f'<nav class="svcnb-contents"><b>Tables</b><ul>{"".join(contents)}</ul></nav>'
     if source:
         parts.append(f'<p class="svcnb-page-foot">{html.escape(source)}</p>')
     return (

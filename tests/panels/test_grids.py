@@ -49,3 +49,25 @@ def test_a_grid_holds_every_row_of_a_large_fleet(make_sandbox):
         # every VM is in what the browser searches and selects from
         text = table._dt_args["data_json"]
         assert [vm for vm in panel.vms["id"] if f'"{vm}"' not in text] == []
+
+
+def test_grid_rows_are_what_itables_would_send() -> None:
+    """The grids read their rows straight from the frame (ITables' own formatter took most of a
+    what-if move at 10,000 VMs): the same JSON, markup escaped, missing values blank."""
+    import json
+
+    import pandas as pd
+    from itables.javascript import get_itables_extension_arguments
+
+    from svcnb.panels._render import rows_json
+
+    frame = pd.DataFrame(
+        {
+            "Name": ["web-1", "<b>x</b> & y", ""],
+            "Amount": ["12.50 EUR", "", "1,000.00 EUR"],
+            "VMs": [1, 2, 3],
+        }
+    )
+    theirs = get_itables_extension_arguments(frame, maxBytes=0)[0]["data_json"]
+    assert json.loads(rows_json(frame)) == json.loads(theirs)
+    assert json.loads(rows_json(frame))[1][0] == "&lt;b&gt;x&lt;/b&gt; &amp; y"

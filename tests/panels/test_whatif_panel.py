@@ -92,3 +92,28 @@ def test_a_control_redraws_only_what_it_changed(sandbox, admin, panel_store, tmp
     drawn.clear()
     panel.refresh_button.click()  # reading the snapshots again forgets what was kept
     assert sorted(drawn) == ["suspensions", "topup", "what_if"]
+
+
+def test_the_vm_chooser_prices_every_vm_in_one_format(sandbox, admin, panel_store, tmp_path):
+    """The chooser's price column reads as the billing reports bill (billing.prices): an amount
+    with its currency, and where it came from; a VM that states no currency of its own showed
+    a bare "39.90" beside "119.00 EUR"."""
+    import re
+
+    from svcnb.reports import billing
+
+    sandbox.control.advance(600)
+    panel_store.take(admin)
+    panel = WhatIfPanel(panel_store, export_dir=tmp_path)
+    shown = panel.vm_grid._df
+    inputs = _inputs(panel_store)
+    priced = billing.prices(inputs["vms"], inputs["wallet"]).set_index("vm_id")
+    assert inputs["vms"]["price_monthly_currency"].isna().any()  # the case this is about
+    for vm_id, price, source in zip(
+        shown["VM id"], shown["Monthly price"], shown["Price from"], strict=True
+    ):
+        if pd.isna(priced.loc[vm_id, "amount"]):
+            assert price == "", (vm_id, price)
+        else:
+            assert re.fullmatch(r"[\d,]+\.\d\d [A-Z]{3}", price), (vm_id, price)
+            assert source == priced.loc[vm_id, "price_source"]
