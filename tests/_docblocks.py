@@ -230,8 +230,7 @@ class Session:
         path.write_text(block.text)
         doc = tomllib.loads(block.text)
         if doc.get("format") == "svcnb-dialect":
-            from svcnb.sandbox import Dialect
-            from svcnb.sandbox._twin import read_dialect_file
+            from svcnb.sandbox import Dialect, read_dialect_file
 
             spoken = Dialect.parse(read_dialect_file(path).name)
             stated = {k: v for k, v in doc["dialect"].items() if not isinstance(v, dict)}

@@ -17,8 +17,8 @@ from _loopback import loopback_client
 from dialect_support import amount as exact_amount
 from dialect_support import page_items, served_size, size_param, walk
 
-from svcnb.sandbox import Sandbox, serve
-from svcnb.sandbox._dialect import NAMED, Dialect
+from svcnb.sandbox import Dialect, Sandbox, serve
+from svcnb.sandbox._dialect import NAMED
 
 # make test: the named dialects and ten random ones (the dialect sweep pulls them through svcnb
 # too); make test-all: thirty random ones
