@@ -73,7 +73,7 @@ def test_no_package_imports_another_packages_private_module():
 # module (or an underscore name) say why here, by the private module they reach. A new reach needs
 # a reason below and fits under the ceiling; the ceiling only comes down.
 TESTS = ROOT.parent / "tests"
-CEILING = 161
+CEILING = 160
 REASONS = {
     "svcnb._connect": "patches where connect() finds a background sandbox (no user setting)",
     "svcnb._demo": "the demo's report list and customer story, which only `svcnb demo` shows",
