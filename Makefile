@@ -32,18 +32,22 @@ format: $(STAMP)
 # mypy runs beside pytest, into a log shown when both are done: the suite waits on real time
 # (deadlines, kernels, servers) for a share of its run, and mypy takes that idle CPU. Either
 # failing fails the target.
+# tests/_site on PYTHONPATH: a stand-in that keeps jsonschema from building rfc3987_syntax's IRI
+# grammar (3.5 s of CPU) in every process of the suite that imports nbformat (tests/_site says why)
+TEST_ENV := PYTHONPATH=$(CURDIR)/tests/_site$${PYTHONPATH:+:$$PYTHONPATH}
+
 test: $(STAMP) lint
 	@# CI must run the browser tests: it installs Debian's Chromium (headless shell) if none is there.
 	@if [ "$$CI" = "true" ]; then bash scripts/install-browser.sh; fi
 	@$(VENV)/bin/mypy > $(VENV)/mypy.log 2>&1 & types=$$!; \
-	$(PY) -m pytest; tests=$$?; \
+	$(TEST_ENV) $(PY) -m pytest; tests=$$?; \
 	wait $$types; typed=$$?; \
 	echo "mypy:"; cat $(VENV)/mypy.log; \
 	exit $$((tests || typed))
 
 # the slow sweeps too (400 random dialects) and every fuzzer's full example count
 test-all: $(STAMP) lint typecheck
-	SVCNB_HYPOTHESIS_PROFILE=svcnb-all $(PY) -m pytest -m ""
+	SVCNB_HYPOTHESIS_PROFILE=svcnb-all $(TEST_ENV) $(PY) -m pytest -m ""
 
 # the wheel, built once, installed on each of Python 3.11, 3.12 and 3.13 this machine has (3.10,
 # if there, must be refused), in new venvs outside the repository: the quick start and the help

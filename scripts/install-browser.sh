@@ -34,8 +34,13 @@ fi
 
 echo "install-browser: installing Debian's chromium-headless-shell package with apt-get"
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -q
-$SUDO apt-get install -y -q --no-install-recommends chromium-headless-shell fonts-liberation
+PACKAGES=(chromium-headless-shell fonts-liberation)
+# the package lists are read again (some 20 s) only when the ones the machine has cannot
+# install the browser: none yet, or too old for the mirror's files
+if ! $SUDO apt-get install -y -q --no-install-recommends "${PACKAGES[@]}"; then
+    $SUDO apt-get update -q
+    $SUDO apt-get install -y -q --no-install-recommends "${PACKAGES[@]}"
+fi
 
 if [ ! -x "$CHROMIUM" ]; then
     echo "install-browser: apt-get finished but $CHROMIUM is still missing" >&2

@@ -16,8 +16,9 @@ would type them in a terminal where ``SVCNB_SANDBOX`` names a running sandbox):
   dialect file (``format = "svcnb-dialect"``), which the sandbox reads and speaks as it states.
 - ``sh``/``bash``: each statement (a line, or ``;``) is ``export NAME=VALUE ...`` or ``unset
   NAME ...`` (for the rest of the block) or ``svcnb ...`` commands joined by ``&&``. A command
-  exits 0 (``check`` may exit 1 when an alert fired, ``doctor`` 3 when it doubts something),
-  prints something and no traceback. A server (``svcnb sandbox``, ``svcnb listen``) runs until
+  (run in this process, by ``svcnb.cli.main``, in the session's folder and environment) exits
+  0 (``check`` may exit 1 when an alert fired, ``doctor`` 3 when it doubts something), prints
+  something and no traceback. A server (``svcnb sandbox``, ``svcnb listen``) runs until
   it answers, then until the block's next server or its end, and is stopped with SIGTERM: it
   must exit 0 (``listen``, uvicorn's, may end by the signal once it has shut down). A sandbox
   starts without ``SVCNB_SANDBOX`` (the README has it in a terminal of its own), so it writes
@@ -235,8 +236,7 @@ class Session:
         path.write_text(block.text)
         doc = tomllib.loads(block.text)
         if doc.get("format") == "svcnb-dialect":
-            from svcnb.sandbox import Dialect
-            from svcnb.sandbox._twin import read_dialect_file
+            from svcnb.sandbox import Dialect, read_dialect_file
 
             spoken = Dialect.parse(read_dialect_file(path).name)
             stated = {k: v for k, v in doc["dialect"].items() if not isinstance(v, dict)}
@@ -278,14 +278,7 @@ class Session:
                         found = re.search(r"^export SVCNB_SANDBOX=(\S+)$", log.read_text(), re.M)
                         printed_file = shlex.split(found.group(1))[0] if found else printed_file
                         continue
-                    done = subprocess.run(
-                        [sys.executable, "-m", "svcnb", *args],
-                        cwd=self.home,
-                        env=env,
-                        capture_output=True,
-                        text=True,
-                        timeout=600,
-                    )
+                    done = self._svcnb(args, env)
                     sys.stdout.write(done.stdout[-2000:])
                     said = f"{block.name}: svcnb {shlex.join(args)} exited {done.returncode}"
                     assert done.returncode in {0} | ALSO_FINE.get(args[0], set()), (
@@ -298,6 +291,38 @@ class Session:
                         break  # `a && b`: b runs only when a succeeded
         finally:
             self._stop_all(servers, block)
+
+    def _svcnb(self, args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        """``svcnb ARGS`` run in this process (``svcnb.cli.main``) as the terminal would run it:
+        in the session's folder, with exactly ``env``, the vocabulary read afresh, and what it
+        writes to stdout and stderr (text or bytes) captured. Its exit code and output are what
+        a block checks; a new interpreter per command cost a second or two of CPU each. Servers
+        still run as processes (``_start``), and what only a process shows (the ``python -m
+        svcnb`` entry point, signals) is held by tests/sandbox/test_sandbox_on_its_own.py."""
+        from svcnb import cli, vocab
+
+        out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="replace")
+        err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="replace")
+        saved, here = dict(os.environ), os.getcwd()
+        os.environ.clear()
+        os.environ.update(env)
+        os.chdir(self.home)
+        try:
+            vocab.reload()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                try:
+                    code = cli.main(args)
+                except SystemExit as stop:  # argparse's usage errors and --help
+                    code = stop.code if isinstance(stop.code, int) else int(stop.code is not None)
+        finally:
+            os.chdir(here)
+            os.environ.clear()
+            os.environ.update(saved)
+            vocab.reload()
+        for stream in (out, err):
+            stream.flush()
+        said = [stream.buffer.getvalue().decode("utf-8", "replace") for stream in (out, err)]
+        return subprocess.CompletedProcess(["svcnb", *args], code, *said)
 
     def _value(self, block: Block, name: str, value: str) -> str:
         stand_in = self.substitutes().get(name)

@@ -8,8 +8,7 @@ import warnings
 
 import pytest
 
-from svcnb.cli import main
-from svcnb.cli._common import one_line_errors
+from svcnb.cli import main, one_line_errors
 from svcnb.store import Store
 
 

@@ -16,8 +16,8 @@ from svcnb import cli, vocab
 from svcnb.cli import _common
 from svcnb.client import Client
 from svcnb.config import read_config, write_section
-from svcnb.sandbox import Sandbox
-from svcnb.sandbox._dialect import DELIVERY_POOLS, Dialect
+from svcnb.sandbox import Dialect, Sandbox
+from svcnb.sandbox._dialect import DELIVERY_POOLS
 
 LISTS = (
     "GET /vms",

@@ -10,6 +10,8 @@ top floor that drives them.
 
 from __future__ import annotations
 
+import ast
+
 from _imports import ROOT, imported, is_package, module_name
 
 # Who may import the root's top-level private modules: the root itself, and the command line,
@@ -63,4 +65,125 @@ def test_no_package_imports_another_packages_private_module():
     assert not crossings, (
         "underscore modules imported from outside their package (export the name from the "
         f"owning package's __init__ and import that):\n{shown}"
+    )
+
+
+# --- the tests' own reach into svcnb's private modules -------------------------------------------
+# A test reads svcnb through its public names, as a user would; the few that reach an underscore
+# module (or an underscore name) say why here, by the private module they reach. A new reach needs
+# a reason below and fits under the ceiling; the ceiling only comes down.
+TESTS = ROOT.parent / "tests"
+CEILING = 160
+REASONS = {
+    "svcnb._connect": "patches where connect() finds a background sandbox (no user setting)",
+    "svcnb._demo": "the demo's report list and customer story, which only `svcnb demo` shows",
+    "svcnb._doctor": "the doctor's findings as objects, the twin round trip's ground truth",
+    "svcnb._doctor_record": "the recorder behind `svcnb doctor --record`, driven step by step",
+    "svcnb._lab": "the lab's sandbox process and kernel environment, started without a browser",
+    "svcnb._notebooks": "the shipped notebooks' list, which `svcnb demo`/`lab` copy",
+    "svcnb._rehearse": "the rehearsal's wallet reading, fed a hand-made document",
+    "svcnb.alerts._deliver": "the CA bundle check of an alert endpoint, fuzzed on its own",
+    "svcnb.alerts._state": "alert records written directly to set up what a store holds",
+    "svcnb.cli._common": "the CLI's shared error wording, compared with the doctor's",
+    "svcnb.cli.sandbox._speak_dialect_file": "a dialect file's reading without serving it",
+    "svcnb.client._budget": "the rate budget's key and environment name, shared by processes",
+    "svcnb.client._config": "the base paths the client tries, against the sandbox's prefixes",
+    "svcnb.client._keepers": "which budget backend a config picks (file or Redis)",
+    "svcnb.client._pacing": "the governor's waits, checked without real time passing",
+    "svcnb.client._paging": "the one paging loop, fed pages no sandbox dialect serves",
+    "svcnb.client._progressive": "progressive reading, fed pages no sandbox dialect serves",
+    "svcnb.client._records": "the client's record schemas against the frames' columns",
+    "svcnb.client._redact": "the token pattern the leak scans look for",
+    "svcnb.client._redis_budget": "the Redis budget against a loopback Redis",
+    "svcnb.client._request": "the spec's scope per endpoint, to name a Forbidden's scope",
+    "svcnb.client._shared_budget": "the shared budget file, its schema and checks",
+    "svcnb.client._vms": "shortens the stop poll's real-time waits",
+    "svcnb.client._wire": "each HTTP wire's failures mapped to retryable or not",
+    "svcnb.panels._audit": "the audit panel's acceptance parsing, without a widget",
+    "svcnb.panels._display": "a panel rendered to static HTML, as a page without a kernel shows it",
+    "svcnb.panels._messages": "the panels' message wording and token masking",
+    "svcnb.panels._render": "what a panel draws, read without a browser",
+    "svcnb.reports._columns": "every column a view may show, against each view's frame",
+    "svcnb.reports._display": "a cell's text as reports show it",
+    "svcnb.reports._ports": "the port and IP parsers, fuzzed on any string",
+    "svcnb.reports._reuse": "when a computed report may be reused",
+    "svcnb.reports._timeaxis": "the status colours the panels draw",
+    "svcnb.sandbox._build": "a sandbox state built without a server, for the life tests",
+    "svcnb.sandbox._clock": "the sandbox clock driven by hand",
+    "svcnb.sandbox._config": "the sandbox's default epoch",
+    "svcnb.sandbox._deliveries": "the webhook courier of a sandbox state, replaced or read",
+    "svcnb.sandbox._dialect": "the named dialects and each open point's choices, swept",
+    "svcnb.sandbox._envelopes": "the sandbox's own time format, to build and read its answers",
+    "svcnb.sandbox._life": "the sandbox's money and bandwidth life rules, on a hand-made state",
+    "svcnb.sandbox._plans_regions": "the sandbox's plan table, the ground truth of prices",
+    "svcnb.sandbox._public": "the sandbox's routes, against the OpenAPI document",
+    "svcnb.sandbox._ratelimit": "which caller address the sandbox limits",
+    "svcnb.sandbox._seed": "a VM record built as the sandbox seeds one",
+    "svcnb.sandbox._serve": "what importing the sandbox loads (startup cost)",
+    "svcnb.sandbox._speak": "how the sandbox speaks ram in each unit",
+    "svcnb.sandbox._state": "the sandbox state type, built by hand",
+    "svcnb.sandbox._twin": "a dialect file's points, swept and fuzzed",
+    "svcnb.store._catalog": "the store's file sequence, against what a pull wrote",
+    "svcnb.store._eventlog": "the webhook event log's columns and file name",
+    "svcnb.store._fs": "a store location on S3, resolved without a store",
+    "svcnb.store._journal_kinds": "when two journal records differ",
+    "svcnb.store._legacy": "the legacy store's reader, the migration's ground truth",
+    "svcnb.store._old_audit": "the old audit log's schema, migrated into the journal",
+    "svcnb.store._pull": "one pull into a store, without a client's config or a CLI",
+    "svcnb.store._scrub": "the store's token scrub, fuzzed",
+    "svcnb.store._segments": "a store's segments read directly, to damage and check them",
+    "svcnb.store._snapshots": "a snapshot's expected files and state, to damage and check them",
+    "svcnb.webhooks._receiver": "the receiver's timestamp bounds, fuzzed at their edges",
+}
+
+
+def _test_reaches() -> list[tuple[str, int, str, str]]:
+    """Each private name a test file imports: (file, line, dotted name, the private module)."""
+    found = []
+    for path in sorted(TESTS.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                dotted = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                dotted = [f"{node.module}.{alias.name}" for alias in node.names]
+            else:
+                continue
+            for name in dotted:
+                owner = _private_reach(name)
+                if owner is not None:
+                    found.append((str(path.relative_to(TESTS)), node.lineno, name, owner))
+    return found
+
+
+def _private_reach(dotted: str) -> str | None:
+    """The underscore module (or underscore name of a public module) ``dotted`` reaches."""
+    parts = dotted.split(".")
+    if parts[0] != "svcnb":
+        return None
+    for i, part in enumerate(parts[1:], start=1):
+        if part.startswith("_") and not part.startswith("__"):
+            return ".".join(parts[: i + 1])
+    return None
+
+
+def test_the_tests_walk_sees_private_reaches():
+    assert _private_reach("svcnb.sandbox._twin.POINTS") == "svcnb.sandbox._twin"
+    assert _private_reach("svcnb.cli.sandbox._speak_dialect_file") == (
+        "svcnb.cli.sandbox._speak_dialect_file"
+    )
+    assert _private_reach("svcnb.sandbox.read_dialect_file") is None
+    assert any(owner == "svcnb.sandbox._twin" for *_, owner in _test_reaches())
+
+
+def test_tests_reach_few_private_names_each_for_a_reason():
+    reaches = _test_reaches()
+    unexplained = sorted({owner for *_, owner in reaches} - set(REASONS))
+    assert not unexplained, (
+        "tests import these private modules with no reason in REASONS (import the public name "
+        f"from the package instead, or say why a test needs it): {unexplained}"
+    )
+    assert len(reaches) <= CEILING, (
+        f"{len(reaches)} private imports in tests, over the ceiling of {CEILING}: import the "
+        "public name (svcnb, or the subpackage's __init__) instead"
     )

@@ -3,8 +3,8 @@
 Each case resets one sandbox to a dialect (a named one, or ``random:SEED`` drawing every point
 the spec leaves open from the seed), pulls the account through svcnb into a store, and holds
 records and reports against the sandbox's ground truth (``tests/dialects/sweep.py``). No check
-may be silently wrong. ``make test`` sweeps the named dialects and 10 random ones; ``make
-test-all`` 400 random ones.
+may be silently wrong. ``make test`` sweeps the named dialects and the random ones that
+speak every other choice (``cover.COVER``); ``make test-all`` 400 random ones.
 """
 
 from __future__ import annotations
@@ -16,11 +16,8 @@ import pytest
 from svcnb import vocab
 from svcnb.sandbox import Sandbox, serve
 
-from .sweep import sweep_one
-
-NAMED = ("default", "acme", "linkhdr", "cursor", "drf", "google", "hal", "zeropage", "capped")
-SWEPT = 10  # make test
-SLOW_SWEPT = 400  # make test-all
+from .cover import COVER, NAMED, NAMED_VMS, SEEDS, fleet_size, unspoken
+from .sweep import Outcome, sweep_one
 
 
 @pytest.fixture(scope="module")
@@ -30,37 +27,43 @@ def server() -> Iterator[Sandbox]:
         yield sb
 
 
-def fleet_size(seed: int) -> int:
-    # sizes around the page caps the dialects draw (10..200), so short and capped pages occur
-    return 5 + (seed * 37) % 180
+# a random dialect's sweep, once per module: the exotic-words test reads the quick sweeps' outcomes
+_SWEPT: dict[tuple[int, int], Outcome] = {}
+
+
+def _random(server: Sandbox, seed: int) -> Outcome:
+    key = (id(server), seed)
+    if key not in _SWEPT:
+        _SWEPT[key] = sweep_one(server, f"random:{seed}", vms=fleet_size(seed), seed=seed)
+    return _SWEPT[key]
 
 
 @pytest.mark.parametrize("dialect", NAMED)
 def test_named_dialects_have_no_silent_wrong_result(server: Sandbox, dialect: str) -> None:
-    outcome = sweep_one(server, dialect, vms=57, seed=7)
+    outcome = sweep_one(server, dialect, vms=NAMED_VMS, seed=7)
     assert outcome.checks > 200
     assert outcome.silent_wrong == []
 
 
-@pytest.mark.parametrize("seed", range(SWEPT))
+@pytest.mark.parametrize("seed", COVER)
 def test_random_dialects_have_no_silent_wrong_result(server: Sandbox, seed: int) -> None:
-    outcome = sweep_one(server, f"random:{seed}", vms=fleet_size(seed), seed=seed)
-    assert outcome.silent_wrong == []
+    assert _random(server, seed).silent_wrong == []
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", range(SWEPT, SLOW_SWEPT))
+@pytest.mark.parametrize("seed", [s for s in range(SEEDS) if s not in COVER])
 def test_many_more_random_dialects(server: Sandbox, seed: int) -> None:
-    outcome = sweep_one(server, f"random:{seed}", vms=fleet_size(seed), seed=seed)
-    assert outcome.silent_wrong == []
+    assert _random(server, seed).silent_wrong == []
+
+
+def test_the_quick_seeds_speak_every_choice_the_random_draws_make() -> None:
+    assert unspoken(COVER) == set()
+    assert unspoken(COVER[1:])  # without its first seed a choice goes unspoken: it can fail
 
 
 def test_exotic_words_are_flagged_not_guessed(server: Sandbox) -> None:
-    # some of the first seeds draw words no vocabulary knows; they must show up as flagged
-    flagged = next(
-        (o for s in range(12) if (o := sweep_one(server, f"random:{s}", vms=40, seed=s)).flagged),
-        None,
-    )
+    # some of the quick seeds draw words no vocabulary knows; they must show up as flagged
+    flagged = next((o for s in COVER if (o := _random(server, s)).flagged), None)
     assert flagged is not None and flagged.silent_wrong == []
 
 

@@ -9,7 +9,7 @@ import pytest
 from _firewall_rules import rule
 
 from svcnb.reports import firewall
-from svcnb.reports._ports import parse_port
+from svcnb.reports.firewall import parse_port
 
 
 def _pin(text: str, reading: str) -> None:

@@ -211,6 +211,6 @@ def test_plot_findings_counts_per_check(frame):
 
 @pytest.mark.parametrize("bad", ["ssh", "22-", "-1", "70000", "1,,2", "２２"])
 def test_port_forms_that_do_not_parse(bad):
-    from svcnb.reports._ports import parse_port
+    from svcnb.reports.firewall import parse_port
 
     assert parse_port(bad).error

@@ -16,15 +16,18 @@ import pytest
 from _loopback import loopback_client
 from dialect_support import amount as exact_amount
 from dialect_support import page_items, served_size, size_param, walk
+from dialects.cover import COVER
 
-from svcnb.sandbox import Sandbox, serve
-from svcnb.sandbox._dialect import NAMED, Dialect
+from svcnb.sandbox import Dialect, Sandbox, serve
+from svcnb.sandbox._dialect import NAMED
 
-# make test: the named dialects and ten random ones (the dialect sweep pulls them through svcnb
-# too); make test-all: thirty random ones
+# make test: the named dialects and the random ones that speak every other choice the random
+# draws make (tests/dialects/cover.py; the dialect sweep pulls them through svcnb too); make
+# test-all: thirty random ones besides
 DIALECTS = [
     *NAMED,
-    *(pytest.param(f"random:{s}", marks=pytest.mark.slow if s >= 10 else ()) for s in range(30)),
+    *(f"random:{s}" for s in COVER),
+    *(pytest.param(f"random:{s}", marks=pytest.mark.slow) for s in range(30) if s not in COVER),
 ]
 PREFIXES = {"public": "/api/public/v1", "prefixed": "/api/v1/api/public/v1"}
 

@@ -7,8 +7,9 @@ import random
 from datetime import datetime, timedelta
 from decimal import Decimal
 
+from svcnb.sandbox import SandboxConfig
 from svcnb.sandbox._build import new_state
-from svcnb.sandbox._config import DEFAULT_EPOCH, SandboxConfig
+from svcnb.sandbox._config import DEFAULT_EPOCH
 from svcnb.sandbox._envelopes import iso
 from svcnb.sandbox._plans_regions import PLANS
 from svcnb.sandbox._seed import new_vm_record

@@ -14,9 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from svcnb.cli.migrate_store import add_arguments, run
-from svcnb.store import RESOURCES, MissingResourceError, Store, StoreError
+from svcnb.store import RESOURCES, MissingResourceError, Store, StoreError, migrate
 from svcnb.store._legacy import frame_at, read_entries
-from svcnb.store._migrate import migrate
 
 LEGACY = Path(__file__).parent / "data" / "legacy_store"
 

@@ -19,8 +19,8 @@ import pytest
 from svcnb import cli
 from svcnb.cli.sandbox import run as sandbox_command
 from svcnb.client import Client
-from svcnb.sandbox import StateError
-from svcnb.sandbox._twin import place_transitional, read_dialect_file
+from svcnb.sandbox import StateError, read_dialect_file
+from svcnb.sandbox._twin import place_transitional
 from svcnb.store import Store
 
 SEED, VMS = 7, 40

@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 import pandas as pd
 import pytest
 
-from svcnb.store._eventlog import COLUMNS, LOG_NAME, EventLog
+from svcnb.store import EventLog
+from svcnb.store._eventlog import COLUMNS, LOG_NAME
 
 
 def record(event_id="evt_1", delivery_id="dlv_1", **extra):
