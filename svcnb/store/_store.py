@@ -213,7 +213,8 @@ class Store:
             part.insert(0, "account", pd.Series(name, index=part.index, dtype="string"))
             parts.append(part)
         out = pd.concat(parts, ignore_index=True)
-        out.attrs = {"accounts": attrs, **_summed_unreadable(attrs)}
+        out.attrs = {"accounts": attrs}
+        out.attrs.update(_summed_unreadable(attrs))
         return out
 
     def _entries(self) -> list[dict[str, Any]]:
@@ -740,7 +741,7 @@ class Store:
         return vm_records(*frames)
 
 
-def _summed_unreadable(attrs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _summed_unreadable(attrs: Mapping[str, Mapping[Any, Any]]) -> dict[str, Any]:
     """The values frames could not read, over the accounts stacked (``attrs["unreadable"]``,
     as one account's frame says it): a report on the stack must see them as on one account."""
     total: dict[str, int] = {}
