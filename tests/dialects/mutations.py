@@ -1199,6 +1199,10 @@ def user_pins(variant: Variant) -> dict[str, str]:
     unit = "GiB" if disk is None else disk.arg("unit")
     # the sandbox's "suspended" is a hold for non-payment: its user pins it (providers differ)
     words = {"vocabulary.vm_status.suspended": "suspended"}
+    if any(variant.get(name) for name in ("list_churn", "empty_pages", "links_array")):
+        # these services continue a list (a link, an offset) exactly while items follow, as
+        # their user knows: an answer without a continuation is the last page
+        words["paging.no_continuation_is_end"] = "true"
     return {"units.disk": unit, **words} if unit in ("GiB", "MiB") else words
 
 

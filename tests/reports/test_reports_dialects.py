@@ -8,7 +8,7 @@ import httpx
 import pandas as pd
 import pytest
 
-from svcnb import frames
+from svcnb import frames, vocab
 from svcnb.client import Client
 from svcnb.reports import bandwidth, billing, webhooks
 from svcnb.sandbox import serve
@@ -68,6 +68,8 @@ def test_every_named_dialect_gives_the_default_dialects_numbers(dialect):
         Client(
             api_key=sb.tokens["admin"], base_url=sb.base_url, progress=False, pins=sb.pins
         ) as client,
+        # its words too, as svcnb.connect() adds them to the vocabulary reports classify by
+        vocab.using(vocab.from_pins(client.pins)),
     ):
         read = _read(client)
         now = pd.Timestamp(client.server_time)

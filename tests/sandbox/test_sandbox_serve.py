@@ -26,8 +26,15 @@ def test_serve_writes_a_private_connection_file(make_sandbox, tmp_path):
         "tokens": sb.tokens,
         "instance": sb.control.instance(),
         # the sandbox knows its dialect: its client reads with these, no other client does
-        "pins": {"money.scale": "major", "units.ram": "MiB", "units.disk": "GiB"},
+        "pins": sb.pins,
     }
+    assert {
+        "money.scale": "major",
+        "units.ram": "MiB",
+        "units.disk": "GiB",
+    }.items() <= sb.pins.items()
+    assert sb.pins["paging.no_continuation_is_end"] == "true"
+    assert sb.pins["vocabulary.vm_status.suspended"] == "suspended"
     assert set(info["tokens"]) >= {"admin", "read"}
     assert all(t.startswith("svc_") for t in info["tokens"].values())
     assert os.stat(path).st_mode & 0o077 == 0
