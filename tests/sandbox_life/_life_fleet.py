@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import random
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from svcnb.sandbox import SandboxConfig
 from svcnb.sandbox._build import new_state
 from svcnb.sandbox._config import DEFAULT_EPOCH
-from svcnb.sandbox._envelopes import iso
 from svcnb.sandbox._plans_regions import PLANS
 from svcnb.sandbox._seed import new_vm_record
 from svcnb.sandbox._state import State
@@ -18,6 +17,19 @@ from svcnb.sandbox._state import State
 EPOCH = DEFAULT_EPOCH
 HOUR = 3600
 DAY = 86400
+
+
+def iso(moment: datetime) -> str:
+    """A time as the sandbox writes it in its default dialect, stated here rather than taken
+    from the sandbox: ``2026-11-01T00:00:00Z`` (UTC, whole seconds)."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_iso(text: str) -> datetime:
+    """A time the sandbox wrote, which must carry its zone."""
+    moment = datetime.fromisoformat(text)
+    assert moment.tzinfo is not None, f"{text!r} carries no zone"
+    return moment.astimezone(UTC)
 
 
 def empty_account(balance: str, seed: int = 7, **config: object) -> State:

@@ -10,11 +10,11 @@ from datetime import timedelta
 
 import httpx
 import pytest
+from _life_fleet import iso, parse_iso
 from _life_receiver import Receiver, https_receiver
 from _loopback import loopback_client
 
 from svcnb.sandbox import Sandbox, wait_idle
-from svcnb.sandbox._envelopes import iso, parse_iso
 
 
 @pytest.fixture

@@ -5,9 +5,19 @@ from __future__ import annotations
 from datetime import timedelta
 from decimal import Decimal
 
-from _life_fleet import DAY, add_vm, advance_to, at, empty_account, events_of, served_price, topup
+from _life_fleet import (
+    DAY,
+    add_vm,
+    advance_to,
+    at,
+    empty_account,
+    events_of,
+    iso,
+    parse_iso,
+    served_price,
+    topup,
+)
 
-from svcnb.sandbox._envelopes import iso, parse_iso
 from svcnb.sandbox._life import GRACE, LOW_BALANCE_WINDOW, add_month
 
 

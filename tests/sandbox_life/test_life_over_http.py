@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from decimal import Decimal
 
+from _life_fleet import parse_iso
 from _loopback import loopback_client
-
-from svcnb.sandbox._envelopes import parse_iso
 
 DAY = 86400
 CATALOG = {"s-2vcpu-4gb": Decimal("12.50"), "c-4vcpu-8gb": Decimal("39.90")}
