@@ -24,21 +24,24 @@ from svcnb.reports import firewall, value_label
 from svcnb.store import Store, StoreError
 from svcnb.times import to_utc
 
+# What a reviewer decides on first (the grid is wider than the page: what is to the right
+# needs scrolling): the finding, where, why and who accepted it until when; the rule's own
+# fields after
 _COLUMNS = [
     "state",
     "severity",
     "check",
     "firewall_name",
-    "rule_id",
-    "position",
-    "direction",
-    "action",
-    "protocol",
     "port",
     "affected_vm_count",
     "reason",
     "accepted_by",
     "accepted_until",
+    "rule_id",
+    "position",
+    "direction",
+    "action",
+    "protocol",
 ]
 _RESOLVED_COLUMNS = ["severity", "check", "firewall_name", "rule_id", "port", "reason"]
 UNTIL_HINT = "YYYY-MM-DD or YYYY-MM-DDTHH:MM, UTC"
