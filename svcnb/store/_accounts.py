@@ -49,8 +49,9 @@ def stack(names: Sequence[str], read: Callable[[str], pd.DataFrame]) -> pd.DataF
     """``read(name)`` of each account, stacked in the order given with an ``account`` column
     first: the one way frames of several accounts are shown together (store reads and reports
     alike). ``attrs["accounts"]`` holds each account's own attrs, ``attrs["note"]`` says that
-    nothing was added across them. What one account could not read or prove is the stack's
-    too: ``attrs["unreadable"]`` sums the accounts' counts, and one account's
+    nothing was added across them; an attr every account's frame holds alike stays as it is
+    (pandas' ``concat`` keeps attrs all parts share). What one account could not read or prove
+    is the stack's too: ``attrs["unreadable"]`` sums the accounts' counts, and one account's
     ``attrs["complete"] is False`` makes the stack's False, its reason naming the account."""
     parts, attrs = [], {}
     for name in names:
@@ -59,7 +60,7 @@ def stack(names: Sequence[str], read: Callable[[str], pd.DataFrame]) -> pd.DataF
         part.insert(0, "account", pd.Series(name, index=part.index, dtype="string"))
         parts.append(part)
     out = pd.concat(parts, ignore_index=True)
-    out.attrs = {"accounts": attrs, "note": SEVERAL_ACCOUNTS_NOTE}
+    out.attrs.update(accounts=attrs, note=SEVERAL_ACCOUNTS_NOTE)
     out.attrs.update(_doubts(attrs))
     return out
 

@@ -158,12 +158,13 @@ def test_a_view_shares_its_reports_answers_and_shows_what_they_show_alone(
     store, _ = played
     module = getattr(reports, kind)
     reads: list[tuple] = []
-    load, priced = Store.load, billing._priced.__wrapped__
+    # every load, of the store or of a snapshot handle (Store.at), goes through Store._load
+    load, priced = Store._load, billing._priced.__wrapped__
     priced_calls = []
 
-    def counted_load(self, resource, *args, **kwargs):
-        reads.append((resource, repr(kwargs.get("at"))))
-        return load(self, resource, *args, **kwargs)
+    def counted_load(self, resource, entries, at, *args, **kwargs):
+        reads.append((resource, repr(at)))
+        return load(self, resource, entries, at, *args, **kwargs)
 
     @functools.wraps(priced)
     def counted_priced(*args, **kwargs):
@@ -171,10 +172,10 @@ def test_a_view_shares_its_reports_answers_and_shows_what_they_show_alone(
         return priced(*args, **kwargs)
 
     with monkeypatch.context() as m:
-        m.setattr(Store, "load", counted_load)
+        m.setattr(Store, "_load", counted_load)
         m.setattr(billing, "_priced", reusable(counted_priced))
         shared = module.view(store)
-    assert len(reads) == len(set(reads)), f"{kind}: a frame read twice: {sorted(reads)}"
+    assert reads and len(reads) == len(set(reads)), f"{kind}: a frame read twice: {sorted(reads)}"
     # the what-if prices a second fleet: the same VMs as if their debts were paid
     assert len(priced_calls) == len(set(priced_calls)), f"{kind} priced one fleet again"
     assert len(priced_calls) == {"billing": 1, "whatif": 2}.get(kind, 0)
