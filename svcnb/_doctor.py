@@ -297,6 +297,7 @@ class Doctor:
         self._units()
         self._deliveries()
         self._rate_limit()
+        self._grace()
         self.add("endpoints", ", ".join(self.endpoints), refused=self.refused)
         self.add("writes", "not probed: doctor never changes the account")
         return self.findings
@@ -847,6 +848,17 @@ class Doctor:
             f"{h.get(names[2], '?')} s (fixed or sliding window: headers do not tell; svcnb "
             "paces from them either way)",
         )
+
+    def _grace(self) -> None:
+        """The grace period the what-if report dates suspensions by: no answer states one
+        (the spec shows no billing rule), so only a pin decides it."""
+        grace = decide("billing.grace", self.client.pins, None, True)
+        if grace.state == "pinned":
+            self.add("grace period", f"{grace.value} pinned by {grace.where}", decisions=[grace])
+        else:
+            why = "the spec states no grace period, and no answer shows one"
+            said = _assumed(Decision(grace.name, grace.state, evidence=why))
+            self.add("grace period", said, ok=False, decisions=[grace])
 
     # -- config ----------------------------------------------------------------------------
     def vocab(self) -> vocab.Vocabulary:

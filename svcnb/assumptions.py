@@ -37,6 +37,7 @@ __all__ = [
     "UnregisteredAssumptionError",
     "assumption",
     "decide",
+    "kept_pins",
     "pin_value",
     "split",
 ]
@@ -56,6 +57,17 @@ def _zone(value: str) -> str:
             '"UTC" or "Europe/Berlin"'
         ) from exc
     return value
+
+
+_SPAN = re.compile(r"(\d+(?:\.\d+)?)\s*(d|days?|h|hours?)", re.IGNORECASE)
+
+
+def _span(value: str) -> str:
+    """A length of time in days or hours (``3D``, ``72h``), as ``svcnb.reports`` reads
+    durations; months are refused (they have no one length)."""
+    if not _SPAN.fullmatch(value.strip()):
+        raise ValueError(f'{value!r} is no length of time; give days or hours such as "3D"')
+    return value.strip()
 
 
 _BARE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
@@ -84,6 +96,11 @@ class Assumption:
     keys: Mapping[str, tuple[str, ...]] | None = None
     example_key: str = ""
     boolean: bool = False
+    # what a free value (``check``) is, for the hint
+    form: str = "an IANA zone name"
+    # kept with each snapshot (its catalog entry's ``pins``): reports read it as of the
+    # snapshot, long after the answers (frames decide the others while they read)
+    kept: bool = False
 
     @property
     def table(self) -> str:
@@ -119,7 +136,7 @@ class Assumption:
         others = [c for c in self.options(key) if c != shown]
         choice = f" (or {' / '.join(repr(c) for c in others)})" if others else ""
         if self.check is not None and not self.choices:
-            choice = " (an IANA zone name)"
+            choice = f" ({self.form})"
         return (
             f"pin it: {self.line(value, key)}{choice} in {config}, or under "
             f"[accounts.NAME.{self.table}] for one account"
@@ -235,6 +252,17 @@ ASSUMPTIONS: dict[str, Assumption] = {
             keys={"0": ("every", "zero"), "": ("every", "none")},
             example_key="0",
         ),
+        # billing rules: the spec states none, so the what-if report's suspension dates rest on
+        # a pin (a sandbox's dialect pins its own)
+        Assumption(
+            "billing.grace",
+            "how long after a renewal the wallet cannot pay the service suspends the VM",
+            "",
+            check=_span,
+            example="3D",
+            form="days or hours",
+            kept=True,
+        ),
     )
 }
 
@@ -260,6 +288,19 @@ def split(name: str) -> tuple[Assumption, str | None]:
     ) from None
 
 
+def kept_pins(pins: Pins) -> dict[str, dict[str, str]]:
+    """The pins of ``pins`` a snapshot keeps (``Assumption.kept``), JSON-ready."""
+    out = {}
+    for name, pin in pins.items():
+        try:
+            kept = assumption(name).kept
+        except UnregisteredAssumptionError:
+            continue
+        if kept:
+            out[name] = {"value": pin.value, "where": pin.where}
+    return out
+
+
 def pin_value(name: str, value: object) -> str:
     """``value`` as a pin of ``name`` (``"gib"`` is ``"GiB"``, ``True`` is ``"true"``);
     ValueError naming the choices."""
@@ -280,7 +321,7 @@ def pin_value(name: str, value: object) -> str:
                 return choice
         if found.check is not None and value.strip():
             return found.check(value.strip())
-    allowed = ", ".join(repr(c) for c in options) or "an IANA zone name"
+    allowed = ", ".join(repr(c) for c in options) or found.form
     if found.boolean:
         allowed = "true or false"
     shown = key if key is not None else found.key

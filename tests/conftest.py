@@ -68,10 +68,11 @@ def sandbox(sandbox_server: Sandbox, _clean_environment: None) -> Sandbox:
     A test's clients on it are built as ``Client(token, sandbox.base_url)``, without the pins
     ``svcnb.connect()`` would hand over (``sandbox.pins``), so the test's own config file pins
     what no answer of the sandbox proves, as its user would: disk in GiB (no plan states a disk
-    size; every dialect serves GiB) and the class of its word ``suspended``. Money and ram its
-    answers prove themselves."""
+    size; every dialect serves GiB), the class of its word ``suspended`` and its grace period
+    (the spec states none). Money and ram its answers prove themselves."""
     sandbox_server.control.reset(seed=SEED, vms=VMS)
     write_section("units", {"disk": sandbox_server.pins["units.disk"]})
+    write_section("billing", {"grace": sandbox_server.pins["billing.grace"]})
     # its "suspended" is a hold for non-payment; another service's may be a user's suspend
     write_section("vocabulary.vm_status", {"suspended": "suspended"})
     vocab.reload()

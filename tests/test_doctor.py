@@ -93,10 +93,15 @@ def test_default_dialect_lists_proven_by_total(sandbox, monkeypatch, capsys):
     assert "statusCode→statusCode" in out and "NOT PLACED" not in out
     assert "limit 600" in out
     assert "GET /wallet ok" in out
-    assert [ln for ln in out.splitlines() if ln.startswith("!")] == [disk]
+    # the spec states no grace period and no answer shows one: only a pin decides it
+    grace = line(out, "grace period")
+    assert grace.startswith("! ") and "assumed (billing.grace)" in grace
+    assert '[billing] grace = "3D"' in grace
+    assert [ln for ln in out.splitlines() if ln.startswith("!")] == [disk, grace]
     assert "page cap" not in out and "not reached" not in out
     assert out.rstrip().endswith(
-        "UNPROVEN (exit 3): units: disk: svcnb does not vouch for what these lines name"
+        "UNPROVEN (exit 3): units: disk, grace period: svcnb does not vouch for what these "
+        "lines name"
     )
     assert sandbox.tokens["admin"] not in out
 
@@ -120,11 +125,12 @@ def test_write_config_pins_what_was_proven_and_what_the_user_confirms(sandbox, m
     assert 'pinned [units] ram = "MiB" (proven: 40 VM(s) with a ram size' in out
     assert "not pinned (nothing proved them): units.disk" in out
     assert read_config()["units"] == {"ram": "MiB"}
-    code, out, _ = doctor(
-        sandbox, monkeypatch, capsys, "--write-config", "--pin", "units.disk=gib", disk_pinned=None
-    )
+    assert "not pinned (nothing proved them):" in out and "billing.grace" in out
+    pins = ("--pin", "units.disk=gib", "--pin", "billing.grace=3d")
+    code, out, _ = doctor(sandbox, monkeypatch, capsys, "--write-config", *pins, disk_pinned=None)
     assert 'pinned [units] disk = "GiB" (confirmed with --pin)' in out
     assert read_config()["units"] == {"ram": "MiB", "disk": "GiB"}
+    assert read_config()["billing"] == {"grace": "3d"}
     code, out, _ = doctor(sandbox, monkeypatch, capsys, disk_pinned=None)
     assert code == 0, out
     assert "units.disk = GiB pinned by" in line(out, "units: disk") and "[units] disk" in out
@@ -192,7 +198,7 @@ def test_google_lists_end_where_a_token_is_missing_only_as_assumed_or_pinned(
     vms = line(out, "GET /vms")
     assert vms.startswith("! ") and "complete only as assumed: its last page carried no" in vms
     assert "[paging] no_continuation_is_end = true (or 'false')" in vms and "proven" not in vms
-    config.write_text("[paging]\nno_continuation_is_end = true\n")
+    config.write_text('[paging]\nno_continuation_is_end = true\n[billing]\ngrace = "3D"\n')
     code, out, _ = doctor(sandbox, monkeypatch, capsys)
     assert code == 0, out
     assert "a continuation token, sent back as pageToken" in line(out, "paging")
@@ -611,7 +617,10 @@ def test_the_paging_and_delivery_pins_are_written_by_the_doctor_as_the_user_conf
     sandbox.control.reset(seed=7, vms=40, dialect="google")
     config = tmp_path / "svcnb.toml"
     monkeypatch.setenv("SVCNB_CONFIG", str(config))
-    pins = ("--pin", "paging.no_continuation_is_end=true", "--pin", "deliveries.history=full")
+    pins = (
+        *("--pin", "paging.no_continuation_is_end=true", "--pin", "deliveries.history=full"),
+        *("--pin", "billing.grace=72h"),
+    )
     code, out, _ = doctor(sandbox, monkeypatch, capsys, "--write-config", *pins)
     assert code == 3, out  # this run still saw the lists unpinned
     assert "pinned [paging] no_continuation_is_end = true (confirmed with --pin)" in out
@@ -619,8 +628,10 @@ def test_the_paging_and_delivery_pins_are_written_by_the_doctor_as_the_user_conf
     written = read_config(config)
     assert written["paging"] == {"no_continuation_is_end": True}
     assert written["deliveries"] == {"history": "full"}
+    assert written["billing"] == {"grace": "72h"}
     code, out, _ = doctor(sandbox, monkeypatch, capsys)
     assert code == 0, out
+    assert "72h pinned by" in line(out, "grace period")
     assert "[paging] no_continuation_is_end" in line(out, "GET /vms").partition("pinned by")[2]
     code, out, err = doctor(sandbox, monkeypatch, capsys, "--pin", "paging.end=true")
     assert code == 2 and "paging.no_continuation_is_end" in err

@@ -28,6 +28,7 @@ several accounts then refuses, naming them). Functions that take a store directl
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
@@ -81,6 +82,8 @@ class Report:
         self.fn = fn
         self.frames = dict(frames)
         self.histories = dict(histories)
+        # a report that reads pins (``billing.grace``) gets the snapshot's (``Snapshot.pins``)
+        self.takes_pins = "pins" in inspect.signature(fn).parameters
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         reuse = _reuse.active()
@@ -131,6 +134,8 @@ class Report:
         for name, (resource, columns) in self.histories.items():
             kwargs[name] = read_frame(snap, "history", resource, tuple(columns))
         kwargs["now"] = snap.server_time
+        if self.takes_pins:
+            kwargs["pins"] = snap.pins
         return kwargs
 
     def from_store(

@@ -77,7 +77,6 @@ __all__ = [
     "BILLING_HISTORY",
     "VIEW",
     "DEFAULT_CYCLE",
-    "DEFAULT_GRACE",
     "DEFAULT_LOW_BALANCE_WINDOW",
     "account_currency",
     "balance_history",
@@ -104,8 +103,6 @@ __all__ = [
 DEFAULT_CYCLE = "month"
 # The sandbox's billing.low_balance look-ahead (svcnb/sandbox/_life.py LOW_BALANCE_WINDOW).
 DEFAULT_LOW_BALANCE_WINDOW = "7D"
-# Time from an unpaid renewal to suspension (svcnb/sandbox/_life.py GRACE; the spec shows none).
-DEFAULT_GRACE = "3D"
 
 BILLING_HISTORY: tuple[ResourceName, list[str]] = ("wallet", ["balance_amount", "balance_currency"])
 

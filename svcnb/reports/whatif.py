@@ -14,8 +14,11 @@ Read the renewal model in that module's docstring first; what this one adds is t
   the payment; one owing whose ``next_renewal_at`` is still ahead (the data does not show since
   when it owes) at that date.
 - Nobody tops up: a renewal the wallet cannot pay leaves the VM owing, and it is suspended
-  ``grace`` later (3 days, ``billing.DEFAULT_GRACE``). A VM owing now is suspended ``grace`` after
-  the renewal it missed; where the data does not show that date, by ``now + grace`` at the latest.
+  ``grace`` later. A VM owing now is suspended ``grace`` after the renewal it missed; where the
+  data does not show that date, by ``now + grace`` at the latest. The spec states no grace
+  period, so ``grace`` is the assumption ``billing.grace``: the argument, else pinned (the
+  config file, a sandbox's dialect, the pins a snapshot was taken with), else unknown: every
+  suspension date is NaT, with one ``AssumptionWarning`` naming it and how to pin it.
 - Stopped VMs still renew in this model (the sandbox bills them; the spec does not say): stopping
   VMs changes no money figure. Terminated VMs are not billed and their debt is dropped.
 
@@ -27,6 +30,7 @@ shown, a suspension may come sooner). Amounts are exact ``Decimal`` in the walle
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -34,6 +38,10 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from svcnb import vocab
+from svcnb.assumptions import Decision, Pins, assumption, decide
+from svcnb.config import config_path
+from svcnb.config import pins as config_pins
+from svcnb.frames import AssumptionWarning
 from svcnb.money import exact_sum, money_text, to_decimal
 from svcnb.reports import billing
 from svcnb.reports._classes import billing_classes, left_out_note, vm_classes
@@ -144,6 +152,35 @@ def _days(horizons: Iterable[int]) -> list[int]:
     if not days or days[0] <= 0:
         raise ValueError(f"horizons={list(horizons)!r}: give whole days above 0, e.g. (30, 60, 90)")
     return days
+
+
+GRACE = "billing.grace"
+
+
+def grace_decision(
+    grace: Any = None, pins: Pins | None = None
+) -> tuple[pd.Timedelta | None, Decision]:
+    """The grace period and what it rests on: ``grace`` given (the caller's word), else the
+    pin of ``billing.grace`` in ``pins`` (None: the config file's), else unknown (None)."""
+    if grace is not None:
+        return duration(grace, name="grace"), Decision(GRACE, "pinned", str(grace), where="grace=")
+    decided = decide(GRACE, config_pins() if pins is None else pins, None, True)
+    if decided.state != "pinned" or decided.value is None:
+        return None, decided
+    return duration(decided.value, name="grace"), decided
+
+
+def grace_unknown_text() -> str:
+    """One sentence: the suspension dates are unknown, why, and the line that pins it."""
+    return (
+        f"Suspension dates unknown: the service states no grace period ({GRACE} is not "
+        f"pinned), so when an unpaid VM is suspended is not known; "
+        + assumption(GRACE).hint(config_path())
+    )
+
+
+def warn_grace(stacklevel: int = 3) -> None:
+    warnings.warn(grace_unknown_text(), AssumptionWarning, stacklevel=stacklevel)
 
 
 def _word(kind: vocab.Kind, cls: str) -> str:
@@ -303,12 +340,16 @@ def suspensions(
     now: Any = None,
     horizon: str = "90D",
     cycle: str = billing.DEFAULT_CYCLE,
-    grace: str = billing.DEFAULT_GRACE,
+    grace: str | None = None,
+    pins: Pins | None = None,
 ) -> pd.DataFrame:
     """Which VMs are suspended, and when, if nobody tops up: soonest first.
 
     The walk is :func:`billing.renewal_schedule` over ``horizon``; each renewal it cannot pay
     suspends its VM ``grace`` later. VMs owing now are listed too (module docstring).
+    ``grace`` None: the pin of ``billing.grace`` in ``pins`` (a snapshot's, from the store;
+    None: the config file's); unpinned, suspended_at, suspended_by and days_until are NA, the
+    rows sorted by failed_at, with one ``AssumptionWarning`` (``attrs["grace"]`` None).
     Reads the columns of :func:`topup_needed`. Returns vm_id, name, status, billing_status,
     basis ("renewal unpaid": a renewal in the walk; "owes now": its renewal date is past;
     "owes now, since when not shown": ``suspended_at`` unknown, ``suspended_by`` the latest),
@@ -321,7 +362,24 @@ def suspensions(
     unknown_status, complete (all of those but already_suspended are 0).
     """
     now = resolve_now(now)
-    grace_td = duration(grace, name="grace")
+    grace_td, decided = grace_decision(grace, pins)
+    out = _suspensions(vms, wallet, now, horizon, cycle, grace_td)
+    out.attrs["assumptions"] = {GRACE: decided}
+    if grace_td is None and len(out):
+        warn_grace()
+    return out
+
+
+@reusable
+def _suspensions(
+    vms: pd.DataFrame,
+    wallet: pd.DataFrame,
+    now: pd.Timestamp,
+    horizon: str,
+    cycle: str,
+    grace_td: pd.Timedelta | None,
+) -> pd.DataFrame:
+    """:func:`suspensions` with the grace decided (None: unknown), warning of nothing."""
     schedule = billing.renewal_schedule(vms, wallet, now=now, horizon=horizon, cycle=cycle)
     placed = billing.renewal_positions(vms, wallet)
     positions = placed.set_index("vm_id", drop=False)
@@ -340,7 +398,7 @@ def suspensions(
                 "name": name,
                 "basis": "renewal unpaid",
                 "failed_at": at,
-                "suspended_at": at + grace_td,
+                "suspended_at": pd.NaT if grace_td is None else at + grace_td,
                 "amount": money(amount, cur),
                 "currency": cur,
                 "balance_then": money(before, currency),
@@ -360,7 +418,7 @@ def suspensions(
                 "name": p["name"],
                 "basis": "owes now" if known else "owes now, since when not shown",
                 "failed_at": when if known else pd.NaT,
-                "suspended_at": when + grace_td if known else pd.NaT,
+                "suspended_at": when + grace_td if known and grace_td is not None else pd.NaT,
                 "amount": to_decimal(p["amount"], p["currency"]),
                 "currency": p["currency"],
                 "balance_then": None,
@@ -369,7 +427,9 @@ def suspensions(
     out = pd.DataFrame(rows).reindex(columns=SUSPENSION_COLUMNS)
     for col in ("failed_at", "suspended_at"):
         out[col] = pd.to_datetime(out[col], utc=True)
-    out["suspended_by"] = out["suspended_at"].fillna(now + grace_td)
+    # where the data does not show since when a VM owes: by now + grace at the latest
+    latest = out["suspended_at"] if grace_td is None else out["suspended_at"].fillna(now + grace_td)
+    out["suspended_by"] = latest
     out["days_until"] = (out["suspended_by"] - now) / pd.Timedelta(days=1)
     out["status"] = out["vm_id"].map(statuses)
     words = zip(positions["vm_id"], positions["billing_status"], strict=True)
@@ -385,7 +445,9 @@ def suspensions(
             "currency": "string",
         }
     )
-    out = out.sort_values(["suspended_by", "vm_id"], kind="stable").reset_index(drop=True)
+    # without a grace every date is unknown: the renewals that fail, in the order they fail
+    order = ["suspended_by", "vm_id"] if grace_td is not None else ["failed_at", "vm_id"]
+    out = out.sort_values(order, kind="stable").reset_index(drop=True)
     not_debitable = int((~schedule["debitable"].fillna(False)).sum())
     unscheduled = int((positions["renews"] & positions["next_renewal_at"].isna()).sum())
     unknown = int(schedule.attrs.get("unknown_status", 0))
@@ -397,6 +459,7 @@ def suspensions(
         "unscheduled": unscheduled,
         "unknown_status": unknown,
         "complete": not_debitable == 0 and unscheduled == 0 and unknown == 0,
+        "grace": grace_td,
     }
     return out
 
@@ -442,7 +505,8 @@ def what_if_stop(
     how: str = "stop",
     horizons: Iterable[int] = DEFAULT_HORIZONS,
     cycle: str = billing.DEFAULT_CYCLE,
-    grace: str = billing.DEFAULT_GRACE,
+    grace: str | None = None,
+    pins: Pins | None = None,
 ) -> pd.DataFrame:
     """The top-up, renewals due, suspensions and runway with the VMs ``vm_ids`` stopped (or
     terminated, ``how``), beside today's, per horizon.
@@ -453,8 +517,9 @@ def what_if_stop(
     how, vms_changed (VMs whose status the scenario changed), not_found (ids the data does not
     hold), topup_before, topup_after, topup_saved (before - after), due_before, due_after,
     due_saved, suspended_before, suspended_after (VMs suspended by the horizon's end if nobody
-    tops up), runway_before, runway_after (:func:`billing.runway`'s date, the same on every
-    row), complete (both scenarios complete and every id found). Money is ``Decimal``.
+    tops up; NA when the grace is unknown: ``grace`` and ``pins`` as :func:`suspensions`,
+    one ``AssumptionWarning``), runway_before, runway_after (:func:`billing.runway`'s date, the
+    same on every row), complete (both scenarios complete and every id found). Money is ``Decimal``.
     """
     now = resolve_now(now)
     days = _days(horizons)
@@ -465,10 +530,14 @@ def what_if_stop(
     # the runway's walk (a year) first: the top-up's and the suspensions' are its first rows
     runs = [billing.runway(f, wallet, now=now, cycle=cycle).iloc[0] for f in (vms, after)]
     top = [topup_needed(f, wallet, now=now, horizons=days, cycle=cycle) for f in (vms, after)]
-    sus = [
-        suspensions(f, wallet, now=now, horizon=widest, cycle=cycle, grace=grace)
-        for f in (vms, after)
-    ]
+    grace_td, decided = grace_decision(grace, pins)
+    sus = [_suspensions(f, wallet, now, widest, cycle, grace_td) for f in (vms, after)]
+    if grace_td is None and any(len(s) for s in sus):
+        warn_grace()
+
+    def suspended(frame: pd.DataFrame, end: pd.Timestamp) -> Any:
+        return pd.NA if grace_td is None else int((frame["suspended_by"] <= end).sum())
+
     not_found = len(changed.attrs["not_found"])
     whole = not_found == 0 and all(s.attrs["complete"] for s in sus)
     rows = []
@@ -489,8 +558,8 @@ def what_if_stop(
                 "due_before": b["due"],
                 "due_after": a["due"],
                 "due_saved": b["due"] - a["due"],
-                "suspended_before": int((sus[0]["suspended_by"] <= end).sum()),
-                "suspended_after": int((sus[1]["suspended_by"] <= end).sum()),
+                "suspended_before": suspended(sus[0], end),
+                "suspended_after": suspended(sus[1], end),
                 "runway_before": runs[0]["runway_at"],
                 "runway_after": runs[1]["runway_at"],
                 "complete": whole and bool(b["complete"]) and bool(a["complete"]),
@@ -609,18 +678,24 @@ def plot_suspensions(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
         color=STATUS_COLOURS["suspended"],
         label="suspended",
     )
-    if (~known).any():
+    later = ~known & shown["suspended_by"].notna().to_numpy(dtype=bool)
+    if later.any():
         ax.scatter(
-            naive("suspended_by", ~known),
-            ys[~known],
+            naive("suspended_by", later),
+            ys[later],
             marker="<",
             color=STATUS_COLOURS["unknown"],
             label="suspended by (at the latest)",
         )
     ax.set_yticks(y, names, fontsize="small")
     more = len(frame) - len(shown)
+    undated = frame["suspended_by"].isna().all()
     ax.set_title(
-        "Suspensions if nobody tops up"
+        (
+            f"Unpaid renewals if nobody tops up (suspension dates unknown: {GRACE} not pinned)"
+            if undated
+            else "Suspensions if nobody tops up"
+        )
         + (f": the first {len(shown)}, and {more} more in the table" if more else "")
     )
     ax.set_xlabel("time (UTC)")
@@ -791,9 +866,16 @@ def view(
     if chosen_days not in days:
         days = sorted({*days, chosen_days})
     ids = [str(v) for v in vm_ids]
-    inputs = topup_needed.inputs(store, at, account)
-    vms, wallet, now = inputs["vms"], inputs["wallet"], inputs["now"]
-    wif = what_if_stop(vms, wallet, ids, now=now, how=how, horizons=days)
+    inputs = what_if_stop.inputs(store, at, account)
+    vms, wallet, now, pins = inputs["vms"], inputs["wallet"], inputs["now"], inputs["pins"]
+    with warnings.catch_warnings():
+        # said once below, in the view's notes too
+        warnings.simplefilter("ignore", AssumptionWarning)
+        wif = what_if_stop(vms, wallet, ids, now=now, how=how, horizons=days, pins=pins)
+        sus = suspensions(vms, wallet, now=now, horizon=f"{chosen_days}D", pins=pins)
+    dated = sus.attrs["grace"] is not None
+    if not dated and len(sus):
+        warn_grace()
     missing = wif.attrs.get("not_found") or []
     if missing:
         raise ValueError(
@@ -801,10 +883,13 @@ def view(
             "prices table of the billing report for the VMs it holds"
         )
     top = topup_needed(vms, wallet, now=now, horizons=days)
-    sus = suspensions(vms, wallet, now=now, horizon=f"{chosen_days}D")
     row = top[top["horizon_days"] == chosen_days].iloc[0]
     change = wif[wif["horizon_days"] == chosen_days].iloc[0]
-    within = sus[sus["suspended_by"] <= row["horizon_end"]].reset_index(drop=True)
+    # without a grace: the VMs whose renewal fails within the horizon (or failed already),
+    # when each is suspended unknown
+    when = sus["suspended_by"] if dated else sus["failed_at"]
+    inside = (when <= row["horizon_end"]) | (when.isna() & ~dated)
+    within = sus[inside.to_numpy(dtype=bool)].reset_index(drop=True)
     currency = None if pd.isna(row["currency"]) else str(row["currency"])
     complete = bool(row["complete"]) and bool(sus.attrs["complete"])
     bound = "" if complete else "at least"
@@ -838,15 +923,23 @@ def view(
                 qualifier=bound,
                 detail="covered" if bool(row["covered"]) else "",
             ),
-            figure(VIEW, "suspended", len(within)),
+            figure(
+                VIEW,
+                "suspended",
+                len(within) if dated or not len(within) else None,
+                complete=None if dated or not len(within) else False,
+                reason="" if dated else f"{GRACE} not pinned",
+                detail="" if dated or not len(within) else f"{len(within)} unpaid renewal(s)",
+            ),
             figure(
                 VIEW,
                 "first_suspended_at",
                 within["suspended_by"].iloc[0] if len(within) else pd.NaT,
-                empty=f"none within {chosen_days} days",
-                complete=None if complete else False,
-                qualifier="" if complete else "by",
-                detail=str(within["name"].iloc[0]) if len(within) else "",
+                empty=f"none within {chosen_days} days" if dated or not len(within) else "unknown",
+                complete=None if complete and dated else False,
+                qualifier="" if complete or not dated else "by",
+                detail=str(within["name"].iloc[0]) if len(within) and dated else "",
+                reason="" if dated else f"{GRACE} not pinned",
             ),
             figure(VIEW, "already_suspended", int(sus.attrs["already_suspended"])),
             figure(VIEW, "chosen", len(wif.attrs.get("changed", [])) if ids else 0),
@@ -884,6 +977,8 @@ def view(
         ]
     )
     notes = _view_notes(row, sus.attrs, wif, vms, ids, how)
+    if not dated and len(sus):
+        notes.append(grace_unknown_text())
     notes += view_notes(inputs, tables.values())
     return View(
         VIEW,

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from ._plans_regions import BILLING_STATUSES, VM_STATUSES
+from ._plans_regions import BILLING_STATUSES, GRACE_DAYS, VM_STATUSES
 
 BASE_PATHS = ("both", "public", "prefixed")
 PAGING = ("meta", "items", "cursor", "link", "offset", "token", "hal", "zero", "bare")
@@ -321,8 +321,10 @@ class Dialect:
         GiB. Its times always state their zone, so it pins none. Its lists continue (a next
         link, cursor or token) exactly while items follow, so an answer without a continuation
         is its last page. Each status word it says means the state it stands for here
-        (``suspended``: held for non-payment), which another service may mean otherwise."""
+        (``suspended``: held for non-payment), which another service may mean otherwise. It
+        suspends a VM ``GRACE_DAYS`` after a renewal it could not take (``billing.grace``)."""
         return {
+            "billing.grace": f"{GRACE_DAYS}D",
             "money.scale": "major",
             "units.ram": self.ram_unit,
             "units.disk": "GiB",

@@ -65,7 +65,7 @@ from functools import lru_cache
 
 from ._clock import Job
 from ._envelopes import iso, parse_iso
-from ._plans_regions import GIB
+from ._plans_regions import GIB, GRACE_DAYS
 from ._speak import read_money
 from ._state import State
 from .backends.vms import vm_brief
@@ -82,7 +82,7 @@ __all__ = [
 ]
 
 LOW_BALANCE_WINDOW = timedelta(days=7)
-GRACE = timedelta(days=3)
+GRACE = timedelta(days=GRACE_DAYS)
 BANDWIDTH_STEP = timedelta(hours=1)
 
 # share of VMs that grow fast, and the per-mille of the pack used per 30 days by each kind

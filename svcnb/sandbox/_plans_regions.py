@@ -9,6 +9,9 @@ from __future__ import annotations
 from decimal import Decimal
 
 CURRENCY = "EUR"
+# from an unpaid renewal to the VM's suspension (svcnb/sandbox/_life.py; the dialects state it
+# as their pin ``billing.grace``: the spec shows no grace period)
+GRACE_DAYS = 3
 
 # slug, name, short name used in VM names
 REGIONS: list[tuple[str, str, str]] = [

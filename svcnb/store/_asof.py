@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from svcnb.assumptions import Pin
+from svcnb.config import pins as config_pins
 from svcnb.frames import ResourceName
 
 from ._snapshots import RESOURCES, account_of, has, incomplete, reason
@@ -59,6 +61,17 @@ class Snapshot:
     def incomplete(self) -> dict[str, str]:
         """Resources stored although nothing proved their lists whole, and why."""
         return {r: why for r in RESOURCES if (why := incomplete(self._entry, r))}
+
+    @property
+    def pins(self) -> dict[str, Pin]:
+        """The pins reports read as of this snapshot (``billing.grace``): the config file's
+        for its account, and over them those it was taken with (the catalog entry's ``pins``:
+        a sandbox's dialect's, an account's), as the client that took it had them."""
+        out = config_pins(self.account)
+        for name, pin in (self._entry.get("pins") or {}).items():
+            if isinstance(pin, Mapping) and isinstance(pin.get("value"), str):
+                out[name] = Pin(pin["value"], str(pin.get("where", "the snapshot")))
+        return out
 
     @property
     def complete(self) -> bool:

@@ -7,7 +7,12 @@ A catalog entry is the published record of one snapshot::
      "parts": {resource: [segment, versions in the segment's changes with _snapshot <= seq,
                           base file, changes file or None]},
      "resources": {resource: {"status": "ok" | "incomplete" | "missing", "reason": str | None,
-                              "rows": int | None, "unreadable": {column: values not read}}}}
+                              "rows": int | None, "unreadable": {column: values not read}}},
+     "pins": {assumption: {"value", "where"}}}
+
+``pins`` (left out when none) holds the pins the snapshot was taken with that reports read as
+of it (``svcnb.assumptions``, ``Assumption.kept``: ``billing.grace``), so a report of a sandbox's
+snapshot knows its dialect's grace period long after the sandbox is gone.
 
 The changes of a segment are read from the file of the latest snapshot in that segment: it
 holds every version written since the base, and ``versions`` tells how many of them a snapshot
@@ -42,6 +47,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.fs as pafs
 
+from svcnb.assumptions import Pins, kept_pins
 from svcnb.config import DEFAULT_ACCOUNT, service_url
 from svcnb.frames import KEYS, SCHEMAS, ResourceName
 from svcnb.times import to_utc
@@ -582,6 +588,7 @@ def write_snapshot(
     account: str | None = None,
     allow_older: bool = False,
     name: str | None = None,
+    pins: Pins | None = None,
 ) -> str:
     """Write and publish one snapshot of account ``name``; returns its id.
 
@@ -620,6 +627,7 @@ def write_snapshot(
             "rows": {},
             "parts": {},
             "resources": {},
+            **({"pins": kept} if (kept := kept_pins(pins or {})) else {}),
         }
         nonce = secrets.token_hex(4)
         # each data file this attempt wrote, with its rows and size: the tables' adds need both,

@@ -19,6 +19,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from svcnb.assumptions import Pins
 from svcnb.client import (  # Client: the type of take()'s argument
     Client,
     RefusedBaseUrl,
@@ -260,6 +261,7 @@ class Store:
             local_time=datetime.now(UTC),
             server=str(client.base_url),
             allow_older=allow_older,
+            pins=getattr(client, "pins", None),
         )
 
     def write(
@@ -274,6 +276,7 @@ class Store:
         account: str | None = None,
         wallet: str | None = None,
         allow_older: bool = False,
+        pins: Pins | None = None,
     ) -> str:
         """Store frames built by ``svcnb.frames`` as one snapshot; returns its id.
 
@@ -294,7 +297,8 @@ class Store:
         both names). So does one whose server time is earlier than the account's latest
         snapshot's, unless ``allow_older=True``. A ``server`` that may hold a secret
         (credentials, a query, a token) raises StoreError: the catalog keeps it with every
-        snapshot, for anyone who reads the store.
+        snapshot, for anyone who reads the store. ``pins`` (a client's) are the assumptions
+        the frames were read with: those reports read later are kept (``Snapshot.pins``).
         """
         screened = screened_url(server, "server=")
         # the raw text may hold a secret: it leaves this frame before anything can raise, so no
@@ -317,6 +321,7 @@ class Store:
                 server=server,
                 wallet=wallet,
                 allow_older=allow_older,
+                pins=pins,
             )
         missing = check_write(frames, missing or {}, partial)
         name = self._bound
@@ -333,6 +338,7 @@ class Store:
             account=wallet or _account(frames),
             allow_older=allow_older,
             name=name,
+            pins=pins,
         )
 
     def build_history(

@@ -114,7 +114,9 @@ def played(tmp_path_factory):
     path = tmp_path_factory.mktemp("store")
     with (
         serve(vms=6, seed=13, rate_limit=100_000) as sb,
-        Client(api_key=sb.tokens["admin"], base_url=sb.base_url, progress=False) as client,
+        Client(
+            api_key=sb.tokens["admin"], base_url=sb.base_url, progress=False, pins=sb.pins
+        ) as client,
     ):
         store = Store(path)
         seen = []

@@ -128,7 +128,7 @@ def test_suspensions_if_nobody_tops_up(owing, wallet):
     # Walk from 100: a 11-05 paid (70), b 11-10 paid (20), c 11-20 unpaid -> suspended 11-23;
     # a 12-05 unpaid (20 < 30) -> 12-08; b 12-10 unpaid -> 12-13. o owes since 10-30 -> 11-02;
     # p owes since a date not shown -> by 11-04 (now + 3 days) at the latest; s is already.
-    got = whatif.suspensions(owing, wallet(), now=NOW, horizon="60D")
+    got = whatif.suspensions(owing, wallet(), now=NOW, horizon="60D", grace="3D")
     assert list(got["vm_id"]) == ["o", "p", "c", "a", "b"]
     assert list(got["suspended_by"].dt.strftime("%m-%d")) == [
         "11-02",
@@ -153,7 +153,9 @@ def test_what_if_terminate_by_hand(three, wallet):
     # 60 days: 140 -> top-up 40 (was 140, saved 100). Suspensions within 60 days: before c
     # (11-23), a (12-08), b (12-13) = 3; after: a 11-05 (70), c 11-20 (30), a 12-05 (0),
     # c 12-20 unpaid -> 12-23 = 1. Runway 11-20 before, 12-20 after.
-    got = whatif.what_if_stop(three, wallet(), ["b"], now=NOW, how="terminate", horizons=(30, 60))
+    got = whatif.what_if_stop(
+        three, wallet(), ["b"], now=NOW, how="terminate", horizons=(30, 60), grace="3D"
+    )
     assert list(got["topup_before"]) == [D("20.00"), D("140.00")]
     assert list(got["topup_after"]) == [D("0"), D("40.00")]
     assert list(got["topup_saved"]) == [D("20.00"), D("100.00")]
@@ -244,11 +246,11 @@ def _frames(client: Client) -> tuple[pd.DataFrame, pd.DataFrame, pd.Timestamp]:
     return vms, wallet, pd.Timestamp(client.server_time)
 
 
-def _figures(vms, wallet, now) -> dict:
+def _figures(vms, wallet, now, pins) -> dict:
     top = whatif.topup_needed(vms, wallet, now=now)
-    sus = whatif.suspensions(vms, wallet, now=now)
+    sus = whatif.suspensions(vms, wallet, now=now, pins=pins)
     ids = list(vms.sort_values("id")["id"].head(4))
-    wif = whatif.what_if_stop(vms, wallet, ids, now=now, how="terminate")
+    wif = whatif.what_if_stop(vms, wallet, ids, now=now, how="terminate", pins=pins)
     return {
         "topup": top.drop(columns="currency"),
         "suspensions": sus.drop(columns=["status", "billing_status", "currency"]),
@@ -261,13 +263,15 @@ def _figures(vms, wallet, now) -> dict:
 def test_every_dialect_gives_the_same_figures(dialect):
     with (
         serve(vms=30, seed=7, dialect=dialect, rate_limit=100_000) as sb,
-        Client(api_key=sb.tokens["admin"], base_url=sb.base_url, progress=False) as client,
+        Client(
+            api_key=sb.tokens["admin"], base_url=sb.base_url, progress=False, pins=sb.pins
+        ) as client,
     ):
         sb.control.advance(600)  # every VM provisioned (60 to 600 s): each has a renewal date
         vms, wallet, now = _frames(client)
         data = httpx.get(f"{sb.control_url}/truth").json()["data"]
     truth = (frames.vms(data["vms"]), frames.wallet(data["wallet"]), now)
-    got, want = _figures(vms, wallet, now), _figures(*truth)
+    got, want = _figures(vms, wallet, now, client.pins), _figures(*truth, client.pins)
     assert got["complete"] == want["complete"] == (True, True)
     for name in ("topup", "suspensions", "what_if"):
         pd.testing.assert_frame_equal(got[name], want[name], obj=f"{dialect}: {name}")
@@ -277,12 +281,14 @@ def test_every_dialect_gives_the_same_figures(dialect):
 def test_the_sandbox_agrees_a_cent_less_is_not_enough_and_suspends_as_forecast():
     with (
         serve(vms=30, seed=7, rate_limit=100_000) as sb,
-        Client(api_key=sb.tokens["admin"], base_url=sb.base_url, progress=False) as client,
+        Client(
+            api_key=sb.tokens["admin"], base_url=sb.base_url, progress=False, pins=sb.pins
+        ) as client,
     ):
         sb.control.advance(600)
         vms, wallet, now = _frames(client)
         top = whatif.topup_needed(vms, wallet, now=now, horizons=(60,)).iloc[0]
-        sus = whatif.suspensions(vms, wallet, now=now, horizon="60D")
+        sus = whatif.suspensions(vms, wallet, now=now, horizon="60D", pins=client.pins)
         assert top["complete"] and sus.attrs["complete"] and top["topup"] > 0
         end = top["horizon_end"]
 
