@@ -39,6 +39,18 @@ def _config(path, **specs: tuple[str, str]) -> None:
     path.write_text("\n".join(lines))
 
 
+def _pins_toml(account: str, pins: dict[str, str]) -> str:
+    tables: dict[str, list[str]] = {}
+    for name, value in pins.items():
+        table, key = name.rsplit(".", 1)
+        said = value if value in ("true", "false") else f'"{value}"'
+        tables.setdefault(table, []).append(f"{key} = {said}")
+    return "".join(
+        f"\n[accounts.{account}.{table}]\n" + "\n".join(lines) + "\n"
+        for table, lines in tables.items()
+    )
+
+
 def _two_accounts(make_sandbox, monkeypatch, tmp_path, dialects):
     """Two sandboxes on loopback (5 and 8 VMs) as accounts 'north' and 'south'."""
     north = make_sandbox(vms=5, seed=11, time_scale=0.0, dialect=dialects[0])
@@ -49,6 +61,10 @@ def _two_accounts(make_sandbox, monkeypatch, tmp_path, dialects):
         north=(north.base_url, "SVC_TOKEN_NORTH"),
         south=(south.base_url, "SVC_TOKEN_SOUTH"),
     )
+    # each account pinned as its user pins it after `svcnb doctor --write-config`: what the
+    # answers do not prove (a disk unit, a paging end, a word) is the sandbox's own choice
+    with config.open("a") as f:
+        f.write(_pins_toml("north", north.pins) + _pins_toml("south", south.pins))
     monkeypatch.setenv("SVCNB_CONFIG", str(config))
     monkeypatch.setenv("SVC_TOKEN_NORTH", north.tokens["read"])
     monkeypatch.setenv("SVC_TOKEN_SOUTH", south.tokens["read"])
