@@ -42,11 +42,12 @@ def test_no_built_in_word_is_one_providers_differ_on():
 
 @pytest.mark.parametrize(
     ("word", "cls"),
-    [("running", "running"), ("stopped", "stopped"), ("suspended", "suspended"),
-     ("terminated", "terminated")],
+    [("running", "running"), ("stopped", "stopped"), ("terminated", "terminated")],
 )  # fmt: skip
 def test_the_spec_s_own_words_are_fixed_points(word, cls):
-    # the spec: stop "a running VM"; events vm.stopped, vm.suspended, vm.terminated
+    # the spec: stop "a running VM"; events vm.stopped, vm.terminated. Its vm.suspended event
+    # ("for example for non-payment") does not make the status word one thing everywhere: a
+    # user's suspend to disk at OpenStack is 'SUSPENDED' too, so it is unknown until pinned
     known = vocab.Vocabulary()
     assert known.classify("vm_status", word) == cls
     assert known.source("vm_status", word) == "built-in"

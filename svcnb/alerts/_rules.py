@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from svcnb import vocab
 from svcnb.config import ConfigError, config_path, read_config
 from svcnb.money import money_text
 from svcnb.reports import bandwidth, billing, firewall, kind_text, sharing, webhooks
@@ -386,7 +387,9 @@ def evaluate(store: Any, rules: AlertRules, at: Any = None) -> Evaluation:
         if limit is None:
             continue
         try:
-            found = rule(store, snap, limit)
+            # the status words as the snapshot's reader had them (a sandbox's dialect's own)
+            with vocab.using(snap.vocabulary()):
+                found = rule(store, snap, limit)
         except MissingResourceError as exc:
             unknown[name] = str(exc)
             continue

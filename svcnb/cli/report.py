@@ -17,6 +17,7 @@ it never starts a sandbox of its own.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import sys
@@ -28,6 +29,7 @@ from typing import Any
 import pandas as pd
 
 from svcnb import files as _files
+from svcnb import vocab
 from svcnb.cli import _common
 from svcnb.cli._common import fail
 from svcnb.reports import duration
@@ -144,6 +146,11 @@ _fail = partial(fail, "report")
 
 
 def run(args: argparse.Namespace) -> int:
+    with contextlib.ExitStack() as words:
+        return _run(args, words)
+
+
+def _run(args: argparse.Namespace, words: contextlib.ExitStack) -> int:
     # `svcnb pages` runs this for each page: its errors are labelled by the command the user ran
     command = getattr(args, "command", None) or "report"
     _fail = partial(fail, command)
@@ -184,6 +191,9 @@ def run(args: argparse.Namespace) -> int:
         )
     try:
         snap = store.at(when)
+        # the status words as the snapshot's reader had them (a sandbox's dialect pins its
+        # own), for the whole command: a view's tables are drawn when rendered
+        words.enter_context(vocab.using(snap.vocabulary()))
         view = _view(args.kind, snap, args)
     except (ValueError, StoreError) as exc:
         text = str(exc)

@@ -35,6 +35,7 @@ from typing import Any, Protocol
 
 import pandas as pd
 
+from svcnb import vocab
 from svcnb.frames import ResourceName
 from svcnb.reports import _reuse
 from svcnb.store import MissingResourceError, Snapshot, TimeLike, stack
@@ -150,16 +151,19 @@ class Report:
         account's answer as of its own latest snapshot at or before ``at``.
         """
         if isinstance(store, Snapshot):
-            return self._run(self.inputs(store, at, account), options)
+            return self._run(as_of(store, at, account), options)
         names = account_names(store, account)
         if names is None:
-            return self._run(self.inputs(store, at), options)
-        return per_account(names, lambda name: self._run(self.inputs(store, at, name), options))
+            return self._run(as_of(store, at), options)
+        return per_account(names, lambda name: self._run(as_of(store, at, name), options))
 
-    def _run(self, inputs: dict[str, Any], options: Mapping[str, Any]) -> Any:
-        """The report on ``inputs``; an answer from a frame the store holds as incomplete
-        (a list nothing proved whole) says so: ``complete`` False, ``attrs["incomplete"]``."""
-        result = self(**inputs, **options)
+    def _run(self, snap: Snapshot, options: Mapping[str, Any]) -> Any:
+        """The report as of ``snap``, its status words as the snapshot's reader had them; an
+        answer from a frame the store holds as incomplete (a list nothing proved whole) says
+        so: ``complete`` False, ``attrs["incomplete"]``."""
+        inputs = self._inputs(snap)
+        with vocab.using(snap.vocabulary()):
+            result = self(**inputs, **options)
         doubts = {
             self.frames.get(name, name): frame.attrs["incomplete"]
             for name, frame in inputs.items()

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from svcnb import vocab
 from svcnb.assumptions import Pin
 from svcnb.config import pins as config_pins
 from svcnb.frames import ResourceName
@@ -64,14 +65,24 @@ class Snapshot:
 
     @property
     def pins(self) -> dict[str, Pin]:
-        """The pins reports read as of this snapshot (``billing.grace``): the config file's
-        for its account, and over them those it was taken with (the catalog entry's ``pins``:
-        a sandbox's dialect's, an account's), as the client that took it had them."""
-        out = config_pins(self.account)
+        """The pins reports read as of this snapshot (``billing.grace``, status words): those
+        it was taken with (the catalog entry's ``pins``: a sandbox's dialect's, an account's,
+        as the client that took it had them), and over them the config file's for its
+        account."""
+        out: dict[str, Pin] = {}
         for name, pin in (self._entry.get("pins") or {}).items():
             if isinstance(pin, Mapping) and isinstance(pin.get("value"), str):
                 out[name] = Pin(pin["value"], str(pin.get("where", "the snapshot")))
+        # what the user pins now outranks what the snapshot was taken with: a mapping
+        # corrected in the config file corrects the old snapshots' reports too
+        out.update(config_pins(self.account))
         return out
+
+    def vocabulary(self) -> vocab.Vocabulary:
+        """The status words as of this snapshot: the vocabulary in use, with the words the
+        snapshot was taken with (a sandbox's dialect pins its own) and the config file's for
+        its account. Use it as ``with vocab.using(snap.vocabulary()): ...``."""
+        return vocab.from_pins(self.pins, base=vocab.current())
 
     @property
     def complete(self) -> bool:
