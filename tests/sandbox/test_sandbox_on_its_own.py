@@ -194,6 +194,7 @@ def test_a_file_left_by_a_sandbox_whose_port_another_took_is_named(tmp_path, mon
 
 
 def test_a_missing_file_is_one_line_for_every_command_that_reads_a_server(tmp_path):
+    # in this process: the exit code and the one line are what is checked
     path = tmp_path / "gone.json"
     env = _env(tmp_path, SVCNB_SANDBOX=str(path))
     for args in (
@@ -202,7 +203,7 @@ def test_a_missing_file_is_one_line_for_every_command_that_reads_a_server(tmp_pa
         ["doctor"],
         ["report", "billing", "--snapshot", "--store", "store"],
     ):
-        done = _svcnb(args, env, tmp_path)
+        done = svcnb_in_process(args, env, tmp_path)
         assert done.returncode == 2, (args, done.stderr)
         (line,) = done.stderr.strip().splitlines()
         assert f"SVCNB_SANDBOX='{path}': no such file" in line and "svcnb sandbox" in line, line
