@@ -293,36 +293,7 @@ class Session:
             self._stop_all(servers, block)
 
     def _svcnb(self, args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-        """``svcnb ARGS`` run in this process (``svcnb.cli.main``) as the terminal would run it:
-        in the session's folder, with exactly ``env``, the vocabulary read afresh, and what it
-        writes to stdout and stderr (text or bytes) captured. Its exit code and output are what
-        a block checks; a new interpreter per command cost a second or two of CPU each. Servers
-        still run as processes (``_start``), and what only a process shows (the ``python -m
-        svcnb`` entry point, signals) is held by tests/sandbox/test_sandbox_on_its_own.py."""
-        from svcnb import cli, vocab
-
-        out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="replace")
-        err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="replace")
-        saved, here = dict(os.environ), os.getcwd()
-        os.environ.clear()
-        os.environ.update(env)
-        os.chdir(self.home)
-        try:
-            vocab.reload()
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-                try:
-                    code = cli.main(args)
-                except SystemExit as stop:  # argparse's usage errors and --help
-                    code = stop.code if isinstance(stop.code, int) else int(stop.code is not None)
-        finally:
-            os.chdir(here)
-            os.environ.clear()
-            os.environ.update(saved)
-            vocab.reload()
-        for stream in (out, err):
-            stream.flush()
-        said = [stream.buffer.getvalue().decode("utf-8", "replace") for stream in (out, err)]
-        return subprocess.CompletedProcess(["svcnb", *args], code, *said)
+        return svcnb_in_process(args, env, self.home)
 
     def _value(self, block: Block, name: str, value: str) -> str:
         stand_in = self.substitutes().get(name)
@@ -388,6 +359,41 @@ class Session:
 
 
 _UNSET = object()
+
+
+def svcnb_in_process(
+    args: list[str], env: dict[str, str], cwd: Path
+) -> subprocess.CompletedProcess[str]:
+    """``svcnb ARGS`` run in this process (``svcnb.cli.main``) as a terminal in ``cwd`` would run
+    it: with exactly ``env``, the vocabulary read afresh, and what it writes to stdout and stderr
+    (text or bytes) captured. Its exit code and output are what a doc block or a test checks; a
+    new interpreter per command cost a second or two of CPU each. Servers still run as processes
+    (``_start``), and what only a process shows (the ``python -m svcnb`` entry point, signals) is
+    held by tests/sandbox/test_sandbox_on_its_own.py."""
+    from svcnb import cli, vocab
+
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="replace")
+    err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="replace")
+    saved, here = dict(os.environ), os.getcwd()
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(cwd)
+    try:
+        vocab.reload()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = cli.main(args)
+            except SystemExit as stop:  # argparse's usage errors and --help
+                code = stop.code if isinstance(stop.code, int) else int(stop.code is not None)
+    finally:
+        os.chdir(here)
+        os.environ.clear()
+        os.environ.update(saved)
+        vocab.reload()
+    for stream in (out, err):
+        stream.flush()
+    said = [stream.buffer.getvalue().decode("utf-8", "replace") for stream in (out, err)]
+    return subprocess.CompletedProcess(["svcnb", *args], code, *said)
 
 
 def _is_print(source: str) -> bool:

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from _docblocks import svcnb_in_process
 
 import svcnb
 from svcnb.config import ConfigError
@@ -141,10 +142,15 @@ def test_sigterm_saves_the_state_and_the_restart_keeps_port_account_and_store(tm
 
 
 def test_a_stopped_or_a_new_sandbox_is_said_in_one_line(tmp_path, monkeypatch):
+    # the sandboxes are processes; the commands run in this process (their exit code and the
+    # line they print are what is checked): `python -m svcnb` as a process is held by the others
     env = _env(tmp_path)
     first = Running(["--vms", "4"], env, tmp_path)
     other = {**env, "SVCNB_SANDBOX": str(first.connection_file)}
-    assert _svcnb(["snapshot", "--store", "store", "--quiet"], other, tmp_path).returncode == 0
+    assert (
+        svcnb_in_process(["snapshot", "--store", "store", "--quiet"], other, tmp_path).returncode
+        == 0
+    )
     assert first.stop() == 0
 
     # stopped: every command that reads a server, and connect(), name the file and say so
@@ -153,7 +159,7 @@ def test_a_stopped_or_a_new_sandbox_is_said_in_one_line(tmp_path, monkeypatch):
         ["stop", "--status", "running", "--plan-out", "p.json"],
         ["doctor"],
     ):
-        done = _svcnb(args, other, tmp_path)
+        done = svcnb_in_process(args, other, tmp_path)
         assert done.returncode == 2, (args, done.stdout, done.stderr)
         (line,) = done.stderr.strip().splitlines()
         assert str(first.connection_file) in line and "not running" in line, line
@@ -164,7 +170,7 @@ def test_a_stopped_or_a_new_sandbox_is_said_in_one_line(tmp_path, monkeypatch):
     # new: a sandbox started afresh is another account; the store says so, not "check tokens"
     second = Running(["--vms", "4"], env, tmp_path)
     try:
-        done = _svcnb(["snapshot", "--store", "store", "--quiet"], other, tmp_path)
+        done = svcnb_in_process(["snapshot", "--store", "store", "--quiet"], other, tmp_path)
         assert done.returncode == 1
         (line,) = done.stderr.strip().splitlines()
         assert "names a new sandbox" in line and "--state-file" in line, line
@@ -188,6 +194,7 @@ def test_a_file_left_by_a_sandbox_whose_port_another_took_is_named(tmp_path, mon
 
 
 def test_a_missing_file_is_one_line_for_every_command_that_reads_a_server(tmp_path):
+    # in this process: the exit code and the one line are what is checked
     path = tmp_path / "gone.json"
     env = _env(tmp_path, SVCNB_SANDBOX=str(path))
     for args in (
@@ -196,7 +203,7 @@ def test_a_missing_file_is_one_line_for_every_command_that_reads_a_server(tmp_pa
         ["doctor"],
         ["report", "billing", "--snapshot", "--store", "store"],
     ):
-        done = _svcnb(args, env, tmp_path)
+        done = svcnb_in_process(args, env, tmp_path)
         assert done.returncode == 2, (args, done.stderr)
         (line,) = done.stderr.strip().splitlines()
         assert f"SVCNB_SANDBOX='{path}': no such file" in line and "svcnb sandbox" in line, line

@@ -86,7 +86,10 @@ def test_migration_to_s3(legacy, s3_url):
     assert Store(s3_url).snapshots()["missing"].tolist() == ["", "", "wallet", "", ""]
 
 
-def test_the_audit_log_goes_with_the_history(legacy, tmp_path, s3_url):
+# On S3 the journal is written by the same code as on disk; make test keeps the disk case (the
+# S3 tests it keeps are named above test_migration_to_s3), make test-all runs both.
+@pytest.mark.parametrize("where", ["disk", pytest.param("s3", marks=pytest.mark.slow)])
+def test_the_audit_log_goes_with_the_history(legacy, tmp_path, where, request):
     records = [
         {
             "time": "2026-11-02T10:00:00+00:00",
@@ -108,11 +111,11 @@ def test_the_audit_log_goes_with_the_history(legacy, tmp_path, s3_url):
         },
     ]
     (legacy / "audit.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    for target in (tmp_path / "new", s3_url):
-        done = migrate(legacy, target)
-        assert done.audit_records == 2
-        log = Store(target).journal.log()
-        assert log["outcome"].tolist() == ["saved", "finding accepted"]
-        assert log["rule_id"].tolist() == ["rule_1", "rule_2"]
-        assert log["after"].iloc[0] == {"port": "2222"}
-        assert log["reason"].iloc[1] == "bastion, reviewed"
+    target = tmp_path / "new" if where == "disk" else request.getfixturevalue("s3_url")
+    done = migrate(legacy, target)
+    assert done.audit_records == 2
+    log = Store(target).journal.log()
+    assert log["outcome"].tolist() == ["saved", "finding accepted"]
+    assert log["rule_id"].tolist() == ["rule_1", "rule_2"]
+    assert log["after"].iloc[0] == {"port": "2222"}
+    assert log["reason"].iloc[1] == "bastion, reviewed"
