@@ -88,7 +88,7 @@ def test_the_printed_export_line_is_all_another_shell_needs(tmp_path, monkeypatc
         assert not any(token in first.text for token in info["tokens"].values())
         # the other shell: the exported line, and nothing else
         other = {**env, "SVCNB_SANDBOX": str(first.connection_file)}
-        done = _svcnb(["snapshot", "--store", "store", "--quiet"], other, tmp_path)
+        done = _svcnb(["snapshot", "--store", "store"], other, tmp_path)
         assert done.returncode == 0, done.stderr
         assert "5 vms" in done.stdout
         monkeypatch.setenv("SVCNB_SANDBOX", str(first.connection_file))
