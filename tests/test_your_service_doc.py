@@ -171,7 +171,9 @@ def services(tmp_path_factory) -> Iterator[dict[str, Any]]:
         with _environment(env), contextlib.redirect_stdout(io.StringIO()):
             assert main(["doctor", "--record", str(recorded)]) == 3
         twin = read_dialect_file(recorded).name
-        up["twin"] = stack.enter_context(serve(vms=40, seed=11, dialect=twin))
+        # P's fleet: the walkthrough's literal --map names P's words; a fleet of other words
+        # (seed 11 has 'suspended' VMs P never showed) needs its own mapping, as docs/twin.md says
+        up["twin"] = stack.enter_context(serve(vms=40, seed=7, dialect=twin))
         yield {**up, "lab_token": lab_token["secret"]}
 
 
@@ -335,7 +337,12 @@ class _NoJupyter:
         return 0
 
 
-@pytest.mark.parametrize("service", ["P", "Q", "twin"])
+# make test runs every command of the walkthrough once, on P (cron's lines under /bin/sh too);
+# the same commands on Q's other paging and money and on P's twin run in make test-all
+@pytest.mark.parametrize(
+    "service",
+    ["P", pytest.param("Q", marks=pytest.mark.slow), pytest.param("twin", marks=pytest.mark.slow)],
+)
 def test_the_walkthrough_runs_as_written(service, services, tmp_path, monkeypatch):
     home = tmp_path / "srv-svcnb"
     home.mkdir()
