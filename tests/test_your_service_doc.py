@@ -48,8 +48,7 @@ from svcnb import vocab
 from svcnb.cli import lab as lab_cli
 from svcnb.cli import main
 from svcnb.config import write_section
-from svcnb.sandbox import serve
-from svcnb.sandbox._twin import read_dialect_file
+from svcnb.sandbox import read_dialect_file, serve
 from svcnb.store import Store
 
 DOC = REPO / "docs" / "your-service.md"

@@ -15,8 +15,7 @@ from svcnb.client import Client
 from svcnb.config import write_section
 from svcnb.frames import AssumptionWarning
 from svcnb.reports import whatif
-from svcnb.sandbox import serve
-from svcnb.sandbox._dialect import Dialect
+from svcnb.sandbox import Dialect, serve
 from svcnb.sandbox._life import GRACE
 from svcnb.store import Store
 
