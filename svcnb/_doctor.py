@@ -855,6 +855,9 @@ class Doctor:
         grace = decide("billing.grace", self.client.pins, None, True)
         if grace.state == "pinned":
             self.add("grace period", f"{grace.value} pinned by {grace.where}", decisions=[grace])
+        elif not self.vms:
+            # nothing renews, so nothing rests on it yet: said, not a gap to close by a guess
+            self.add("grace period", "not needed yet: no VM was read, so no suspension is dated")
         else:
             why = "the spec states no grace period, and no answer shows one"
             said = _assumed(Decision(grace.name, grace.state, evidence=why))

@@ -324,7 +324,7 @@ def test_cli_snapshot_names_what_is_missing_and_exits_3(sandbox, tmp_path, monke
     monkeypatch.setenv("SVC_API_KEY", token)
     monkeypatch.setenv("SVC_BASE_URL", sandbox.base_url)
     path = tmp_path / "store"
-    assert main(["snapshot", "--store", str(path), "--quiet"]) == 3
+    assert main(["snapshot", "--store", str(path)]) == 3  # not --quiet: its whole report
     out, err = capsys.readouterr()
     snapshot_id = Store(path).snapshots()["snapshot_id"].iloc[0]
     assert snapshot_id in out and "40 vms" in out

@@ -229,7 +229,7 @@ def test_cli_snapshot_and_snapshots(sandbox, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("SVC_API_KEY", sandbox.tokens["read"])
     monkeypatch.setenv("SVC_BASE_URL", sandbox.base_url)
     path = tmp_path / "store"
-    assert main(["snapshot", "--store", str(path), "--quiet"]) == 0
+    assert main(["snapshot", "--store", str(path)]) == 0  # not --quiet: its whole report
     out = capsys.readouterr().out
     snapshot_id = Store(path).snapshots()["snapshot_id"].iloc[0]
     assert snapshot_id in out and "vms" in out
