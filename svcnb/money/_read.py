@@ -39,16 +39,6 @@ from ._text import minor_units
 
 _DECIMAL_POINT = re.compile(r"-?\d+\.\d+")
 
-__all__ = [
-    "CURRENCY_KEYS",
-    "EXPONENT_KEYS",
-    "LABEL_KEYS",
-    "Money",
-    "UnknownMoneyKeyError",
-    "money_value",
-    "parse_money",
-]
-
 CURRENCY_KEYS = ("currency", "currencyCode", "currency_code")
 # the number of minor-unit digits: value / 10**K (an integer 0..18, one of these keys at most)
 EXPONENT_KEYS = (
