@@ -136,6 +136,7 @@ COLUMNS: dict[str, Column] = {
     "now": _c("time", "As of (UTC)"),
     "server_time": _c("time", "Snapshot (UTC)"),
     "exceeds_at": _c("time", "Exceeds (UTC)"),
+    "exceeds_on": _c("date", "Runs out (UTC day)"),
     "cycle_end": _c("time", "Cycle ends (UTC)"),
     "failed_at": _c("time", "Renewal fails (UTC)"),
     "suspended_at": _c("time", "Suspended (UTC)"),

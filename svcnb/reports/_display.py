@@ -69,7 +69,7 @@ def kind_text(kind: str, value: Any, currency: Any = None) -> str:
         if kind == "month":
             return f"{value:%Y-%m}"
         if kind == "date":
-            return f"{value:%Y-%m-%d}"
+            return day_text(value)
         return f"{value:%Y-%m-%d %H:%M}"
     if isinstance(value, pd.Timedelta):
         return f"{value / pd.Timedelta(days=1):,.1f} days"
@@ -87,6 +87,12 @@ def kind_text(kind: str, value: Any, currency: Any = None) -> str:
             return f"{int(value):,d}"
         return f"{float(value):,.2f}" if abs(float(value)) < 1e15 else f"{value:.3g}"
     return str(value)
+
+
+def day_text(value: pd.Timestamp) -> str:
+    """A ``date`` value as every surface writes it, text, CSV and JSON alike: its UTC day
+    (``2026-11-17``), never a midnight that reads as a time."""
+    return f"{value.tz_convert('UTC') if value.tzinfo else value:%Y-%m-%d}"
 
 
 def display_frame(frame: pd.DataFrame, columns: list[str] | None = None) -> pd.DataFrame:
