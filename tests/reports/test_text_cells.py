@@ -1,0 +1,26 @@
+"""Cells a notebook prints through ``text_table``: a missing value says what is missing (the
+caller names it), a record of fields (a rule's before and after) reads as "name: value", a
+code reads as its words; never pandas' ``<NA>`` or Python's ``{'...'}``."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from svcnb.reports import text_table
+
+
+def test_a_missing_cell_is_named_and_a_record_reads_as_its_fields() -> None:
+    frame = pd.DataFrame(
+        {
+            "finding": ["unseen_change", "missing_event"],
+            "before": pd.array([pd.NA, "running"], dtype="string"),
+            "after": [{"description": "SSH", "sourceIps": ["10.0.0.0/8", "192.0.2.1"]}, "up"],
+        }
+    )
+    text = text_table(frame, missing="not seen")
+    assert "Event for no change seen" in text and "No event for a change" in text
+    assert "not seen" in text
+    assert "description: SSH; sourceIps: 10.0.0.0/8, 192.0.2.1" in text
+    assert "<NA>" not in text and "{'" not in text
+    # by default a missing cell stays blank, as the CLI prints it
+    assert "not seen" not in text_table(frame)
