@@ -23,7 +23,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from svcnb.client import redact
-from svcnb.reports._display import display_frame
+from svcnb.reports._display import display_frame, text_table
 
 if TYPE_CHECKING:
     from svcnb.reports._view import View
@@ -219,6 +219,37 @@ def frame_html(
         f'{THEME_STYLE}<div class="svcnb-scroll"><table class="svcnb-table"><thead><tr>{head}'
         f"</tr></thead><tbody>{body}</tbody></table></div>{more}"
     )
+
+
+class Table:
+    """A report frame (or any frame) shown in a notebook as svcnb shows tables: an HTML table
+    (labels, money with its currency, figures right-aligned, scrolling in its own box) where
+    HTML is shown, and :func:`text_table` as its plain text. ``missing``: what an empty cell
+    says ("unknown", "not seen"; blank by default)."""
+
+    def __init__(
+        self, frame: pd.DataFrame, columns: Sequence[str] | None = None, missing: str = ""
+    ) -> None:
+        self.frame = frame
+        self.columns = list(columns) if columns is not None else None
+        self.missing = missing
+
+    def _repr_html_(self) -> str:
+        if self.frame.empty:
+            return "<p><i>(none)</i></p>"
+        shown = display_frame(self.frame, self.columns)
+        if self.missing:
+            shown = shown.replace("", self.missing)
+        return frame_html(shown)
+
+    def __repr__(self) -> str:
+        return text_table(self.frame, columns=self.columns, missing=self.missing)
+
+
+def table(frame: pd.DataFrame, columns: Sequence[str] | None = None, missing: str = "") -> Table:
+    """``frame`` (``columns`` of it, in order) to show as the last expression of a notebook
+    cell: an HTML table in JupyterLab and on a rendered page, the text table as plain text."""
+    return Table(frame, columns, missing)
 
 
 # The page around a view: readable from a phone's width up (tables scroll sideways in their

@@ -24,3 +24,22 @@ def test_a_missing_cell_is_named_and_a_record_reads_as_its_fields() -> None:
     assert "<NA>" not in text and "{'" not in text
     # by default a missing cell stays blank, as the CLI prints it
     assert "not seen" not in text_table(frame)
+
+
+def test_a_table_in_a_notebook_cell_is_html_with_the_text_table_as_its_plain_text() -> None:
+    from svcnb.reports import table
+
+    frame = pd.DataFrame(
+        {
+            "name": ["web-1"],
+            "amount": [119.0],
+            "currency": ["EUR"],
+            "before": pd.array([pd.NA], dtype="string"),
+        }
+    )
+    shown = table(frame, missing="unknown")
+    page = shown._repr_html_()
+    assert '<table class="svcnb-table">' in page and 'class="dataframe' not in page
+    assert '<td class="svcnb-num">119.00 EUR</td>' in page
+    assert ">unknown</td>" in page
+    assert repr(shown) == text_table(frame, missing="unknown")
