@@ -74,6 +74,14 @@ THEME_STYLE = (
     ".svcnb-grid-box .dt-layout-table>.dt-layout-cell::-webkit-scrollbar-thumb,"
     ".svcnb-scroll::-webkit-scrollbar-thumb{"
     "background:var(--jp-layout-color3,#bdbdbd);border-radius:6px}"
+    # ... its first column, the row's key (a VM's name, a finding's state), stays in view while
+    # the rest scrolls under it, painted in the theme's background. CSS sticky rather than
+    # DataTables' FixedColumns: that needs scrollX, which splits the header into a table of its
+    # own whose widths go wrong for a grid drawn in a hidden tab
+    ".svcnb-grid-box table.dataTable>thead>tr>:first-child,"
+    ".svcnb-grid-box table.dataTable>tbody>tr>:first-child{position:sticky;left:0;z-index:1;"
+    "background-color:var(--jp-layout-color0,#fff);"
+    "border-right:1px solid var(--jp-border-color2,#ccc)}"
     # free text wraps within a readable width; a shortened cell shows it has more on hover
     ".svcnb-grid-box table.dataTable td.svcnb-wrap{min-width:22em;max-width:36em}"
     ".svcnb-grid-box table.dataTable span.svcnb-short{text-decoration:underline dotted;"
