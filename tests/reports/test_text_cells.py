@@ -43,3 +43,14 @@ def test_a_table_in_a_notebook_cell_is_html_with_the_text_table_as_its_plain_tex
     assert '<td class="svcnb-num">119.00 EUR</td>' in page
     assert ">unknown</td>" in page
     assert repr(shown) == text_table(frame, missing="unknown")
+
+
+def test_a_list_of_words_under_a_count_name_is_text_not_a_figure() -> None:
+    from svcnb.reports import display_frame
+    from svcnb.reports.static import column_looks
+
+    # "events" counts events in the health table; the disabled table lists the types wanted
+    listed = display_frame(pd.DataFrame({"events": ["vm.created, vm.started, vm.stopped"]}))
+    counted = display_frame(pd.DataFrame({"events": [1234]}))
+    assert column_looks(listed) != ["figure"]
+    assert column_looks(counted) == ["figure"]
