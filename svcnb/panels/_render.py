@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import html
 import io
@@ -170,10 +171,17 @@ class Themed:
     """A notebook's own matplotlib figure shown as the panels show theirs (:func:`svg`): a
     transparent background, and text, axes and black lines in the theme's text colour, so a
     plot a notebook draws reads in JupyterLab Dark as in Light (the inline backend's PNG is
-    white there). The figure is closed, so pyplot does not show it a second time."""
+    white there). The figure is closed, so pyplot does not show it a second time. On a page
+    rendered without a kernel (``SVCNB_STATIC_HTML=1``, as :class:`PlotView`) it is a PNG on
+    white, since mail readers drop inline SVG."""
 
     def __init__(self, fig: Any) -> None:
         self.title = ", ".join(t for ax in fig.axes if (t := ax.get_title())) or "plot"
+        self.png = b""
+        if os.environ.get(STATIC_ENV) == "1":
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", bbox_inches="tight", facecolor="white")
+            self.png = buf.getvalue()
         for ax in fig.axes:  # a legend's box is the theme's background, its frame ink
             legend = ax.get_legend()
             if legend is not None:
@@ -186,6 +194,10 @@ class Themed:
             pyplot.close(fig)
 
     def _repr_html_(self) -> str:
+        if self.png:
+            data = base64.b64encode(self.png).decode("ascii")
+            alt = html.escape(self.title)
+            return f'<p><img alt="{alt}" src="data:image/png;base64,{data}"></p>'
         return (
             f'<div class="svcnb-plot" style="color:var(--jp-ui-font-color1,#000)">{self.svg}</div>'
         )
