@@ -486,6 +486,13 @@ class Grid(ITable):
             return
         selected = kwargs.pop("selected_rows", None)
         selected = list(self.selected_rows or []) if selected is None else list(selected)
+        rows = rows_json(frame)
+        if df is not None and self._shows(frame, rows, caption, kwargs):
+            # the page holds these rows and options already: nothing is sent again (a slider
+            # move sent the billing panel's 1,000 prices, the same at every snapshot)
+            self._df = frame
+            self.selected_rows = selected
+            return
         kwargs["selected_rows"] = []
         # ITables' options from the frame's columns alone, then the rows as text: ITables runs
         # every value through pandas' generic formatter (8 of a what-if move's 12 s at 10,000
@@ -493,8 +500,23 @@ class Grid(ITable):
         with self.hold_sync():
             super().update(_stand_in(frame, {**self._dt_args, **kwargs}), caption, **kwargs)
             self._df = frame
-            self._dt_args = {**self._dt_args, "data_json": rows_json(frame)}
+            self._dt_args = {**self._dt_args, "data_json": rows}
             self.selected_rows = selected
+
+    def _shows(
+        self, frame: pd.DataFrame, rows: str, caption: str | None, options: Mapping[str, Any]
+    ) -> bool:
+        """Whether the grid shows ``frame`` (its columns, ``rows`` as sent) with ``options``
+        and ``caption`` already, so that updating it would change nothing in the page."""
+        shown_frame = self._df
+        return (
+            caption in (None, self.caption)
+            and isinstance(shown_frame, pd.DataFrame)
+            and list(shown_frame.columns) == list(frame.columns)
+            and self._dt_args.get("data_json") == rows
+            and set(options) <= {*_WHOLE, "columnDefs"}
+            and options.get("columnDefs") == self._dt_args.get("columnDefs")
+        )
 
 
 def _stand_in(frame: pd.DataFrame, options: Mapping[str, Any]) -> pd.DataFrame:

@@ -85,3 +85,32 @@ def test_the_grid_code_deselects_only_selected_rows() -> None:
     assert "this.dt.rows({selected:!0}).deselect(),this.dt.rows(e).select()" in code
     assert "this.dt.rows().deselect()" not in code
     assert len(code) - len(str(ITable._esm)) == len("{selected:!0}")
+
+
+def test_a_grid_sends_nothing_again_for_the_rows_it_shows(monkeypatch) -> None:
+    """Rows the page holds already are not sent again (a billing slider move sent the 1,000 VMs'
+    prices with every move, the same at every snapshot); new rows, a new selection or other
+    columns are."""
+    import pandas as pd
+
+    from svcnb.panels._render import Grid, grid
+
+    def frame(last: str) -> pd.DataFrame:
+        return pd.DataFrame({"Name": ["web-1", "web-2", last], "Amount": ["1.00 EUR"] * 3})
+
+    sent: list[list[str]] = []
+    monkeypatch.setattr(Grid, "_send", lambda self, msg, buffers=None: sent.append(msg["state"]))
+    box = grid(frame("web-3"), select=True)
+    sent.clear()
+    same = frame("web-3")
+    box.update(same)
+    assert sent == [] and box.df is same  # the frame given is the one read back
+    box.update(frame("web-3"), selected_rows=[2])
+    assert [sorted(s) for s in sent] == [["selected_rows"]] and box.selected_rows == [2]
+    sent.clear()
+    box.update(frame("web-4"))
+    assert len(sent) == 1 and "_dt_args" in sent[0] and box.selected_rows == [2]
+    assert "web-4" in box._dt_args["data_json"]
+    sent.clear()
+    box.update(frame("web-4").rename(columns={"Name": "VM"}))
+    assert sent and "VM" in box._dt_args["table_html"]
