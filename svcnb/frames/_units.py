@@ -62,7 +62,7 @@ class UnitCheck:
     ``"mixed"``, or None when none fits either (or no plan states a size). ``checked`` counts
     the VMs with a value whose plan states a size, ``agreeing`` those fitting ``unit``;
     ``disagreements`` are the ids of VMs fitting another unit instead, ``unknown`` the ids
-    whose value is NA because of it (see the module docstring).
+    whose value is NA because of it (docs/contracts.md §4, Units).
     """
 
     quantity: str
@@ -348,7 +348,7 @@ def apply_units(
     stacklevel: int,
     pins: Pins | None = None,
 ) -> None:
-    """Check and convert ``frame``'s ram and disk columns in place (see the module docstring):
+    """Check and convert ``frame``'s ram and disk columns in place (docs/contracts.md §4):
     NA where the unit is unknown or in doubt, counted in ``attrs["unreadable"]``, one warning
     per quantity; ``strict`` raises ``RecordError`` at the first such value instead."""
     resolved = resolve_units(units, pins)

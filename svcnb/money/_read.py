@@ -280,7 +280,7 @@ def _google(obj: dict[str, Any], raw: str) -> Decimal:
 
 
 def parse_money(value: Any, scale: str | None = None) -> Money:
-    """Parse any of the forms in the module docstring; None gives an all-None Money.
+    """Parse any of the forms of docs/contracts.md §4 (Money); None gives an all-None Money.
 
     An amount written as an integer (``1250``, ``"1250"``, ``{"amount": "1250", "currency":
     "EUR"}``, ``"1250 EUR"``) states no scale: 1,250.00 or 12.50? ``scale`` decides it

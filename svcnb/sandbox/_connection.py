@@ -41,7 +41,7 @@ _ANSWER_LIMIT = 16 * 1024
 
 
 def default_path() -> Path:
-    """Where ``svcnb sandbox`` writes its connection file unless told (module docstring)."""
+    """Where ``svcnb sandbox`` writes its connection file unless told (docs/contracts.md §2)."""
     named = os.environ.get(ENV)
     if named:
         return Path(named).expanduser()

@@ -314,7 +314,7 @@ def place_transitional(words: list[str]) -> tuple[dict[str, str], list[str]]:
 
 
 def read_dialect_file(path: str | Path) -> DialectFile:
-    """The dialect a file states, registered as ``file:PATH`` (module docstring)."""
+    """The dialect a file states, registered as ``file:PATH`` (docs/twin.md)."""
     path = Path(path)
     doc = _checked(path, _load(path))
     stated = dict(doc.get("dialect", {}))

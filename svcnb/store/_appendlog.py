@@ -207,7 +207,7 @@ class AppendLog:
         """Each data file's rows with the version that added it, in commit order, and the
         table's version read (-1: no table yet), for :meth:`append_if`.
 
-        A damaged latest commit (see the module docstring) is named in a SnapshotWarning and
+        A damaged latest commit (docs/contracts.md §5) is named in a SnapshotWarning and
         the table read at the version before it; DamagedCommitError for an earlier one."""
         try:
             if self._table is None:

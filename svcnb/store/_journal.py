@@ -73,7 +73,7 @@ class _Tables:
 
 class Journal:
     """The journal of the store at ``loc``: rule edits, accepted findings and their
-    revocations, stop plans and alert state, one table per kind (see the module docstring).
+    revocations, stop plans and alert state, one table per kind (``svcnb.store._journal_kinds``).
     Reach it as ``Store(...).journal``: ``scope`` (the store's, or its account view's) names
     the account and wallet an acceptance is about; a Journal without one reads and writes
     records but cannot accept, revoke or list acceptances, which are an account's."""
@@ -198,8 +198,8 @@ class Journal:
         check them field for field; returns how many old records it checked (0 when this
         Journal had already migrated). Runs by itself before the first write of this
         Journal; ``records`` (id, record) copies those instead (from a store of the first
-        format). StoreError naming a record that cannot be copied as it is (see the module
-        docstring: nothing is copied then), or one that reads back differently."""
+        format). StoreError naming a record that cannot be copied as it is (docs/contracts.md
+        §5: nothing is copied then), or one that reads back differently."""
         if records is None:
             if self._tables.migrated:
                 return 0

@@ -49,7 +49,7 @@ class NetworkBackend:
         )
 
     def attach_checked(self, network_id: str, body: object) -> dict:
-        """The public attach: every rule of the module docstring, then the record with the VM's
+        """The public attach: every rule of docs/contracts.md §1, then the record with the VM's
         brief."""
         net = self.get(network_id)
         body = v.fields(body, {"vmId": v.string(200, 1), "privateIp": v.ipv4}, required=("vmId",))

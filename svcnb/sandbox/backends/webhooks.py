@@ -62,7 +62,7 @@ class WebhookBackend:
 
     def record_attempt(self, record: dict) -> None:
         """Keep the record of an attempt the courier made and count it against its
-        subscription (module docstring)."""
+        subscription (auto-disable: the README's sandbox table)."""
         self.add_delivery(record)
         sub = self.webhooks.get(record["_webhookId"])
         if sub is None:
