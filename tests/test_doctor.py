@@ -538,8 +538,8 @@ def test_a_hal_link_without_href_does_not_make_the_recorded_links_relative():
     the link form: absolute links beside it are recorded as what they are."""
     from types import SimpleNamespace
 
-    from svcnb._doctor import Seen
-    from svcnb._doctor_record import Recorder
+    from svcnb.learn.doctor import Seen
+    from svcnb.learn.record import Recorder
 
     page = {
         "_embedded": {"vms": []},

@@ -1,5 +1,5 @@
 """``svcnb doctor``: what the configured service answers, checked read-only
-(``svcnb._doctor`` reads and judges; this module parses the options and prints)."""
+(``svcnb.learn.doctor`` reads and judges; this module parses the options and prints)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import sys
 from pathlib import Path
 
 from svcnb import vocab
-from svcnb._doctor import Doctor, mapping_effect, render, verdict
-from svcnb._doctor_record import Recorder, write_dialect_file
 from svcnb.assumptions import ASSUMPTIONS, UnregisteredAssumptionError, pin_value, split
 from svcnb.cli import _common
 from svcnb.config import config_path, write_section
 from svcnb.errors import SvcnbError
 from svcnb.files import RefusedFile
+from svcnb.learn.doctor import Doctor, mapping_effect, render, verdict
+from svcnb.learn.record import Recorder, write_dialect_file
 
 
 def _parse_maps(values: list[str]) -> dict[str, dict[str, str]]:

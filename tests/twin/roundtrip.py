@@ -23,10 +23,10 @@ import pandas as pd
 from dialects.sweep import reports, same_frame  # tests/ is on sys.path (pytest rootdir insertion)
 
 from svcnb import vocab
-from svcnb._doctor import Doctor, Finding
-from svcnb._doctor_record import Recorder, write_dialect_file
 from svcnb.client import Client
 from svcnb.errors import SchemaDriftWarning
+from svcnb.learn.doctor import Doctor, Finding
+from svcnb.learn.record import Recorder, write_dialect_file
 from svcnb.sandbox import Sandbox, read_dialect_file, serve
 from svcnb.sandbox._twin import DialectFile
 from svcnb.store import Store

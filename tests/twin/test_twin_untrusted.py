@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from svcnb import cli
-from svcnb._doctor import Doctor
-from svcnb._doctor_record import Recorder, write_dialect_file
 from svcnb.cli.sandbox import _speak_dialect_file
 from svcnb.client import Client
+from svcnb.learn.doctor import Doctor
+from svcnb.learn.record import Recorder, write_dialect_file
 
 FORGED = "svcnb sandbox: forged line"
 

@@ -1,7 +1,7 @@
 """``svcnb doctor --record FILE``: what the doctor proved, as a dialect file (docs/twin.md).
 
-:class:`Recorder` reads the answers a :class:`svcnb._doctor.Doctor` kept while recording (after its
-table, a few more GET requests: the other base path, page sizes up to 1000, a size of 0) and
+:class:`Recorder` reads the answers a :class:`svcnb.learn.doctor.Doctor` kept while recording (after
+its table, a few more GET requests: the other base path, page sizes up to 1000, a size of 0) and
 states each point of the sandbox's dialects only as proven; :func:`write_dialect_file` writes the
 :class:`DialectRecord` as TOML for ``svcnb sandbox --dialect-file FILE``. A point not seen goes
 under ``[not_observed]``, one seen in a form the sandbox cannot speak under ``[not_expressible]``,
@@ -25,7 +25,12 @@ import tomli_w
 
 from svcnb import files as _files
 from svcnb import frames, vocab
-from svcnb._doctor import (
+from svcnb.client import parse_page
+from svcnb.config import API_PREFIXES, ConfigError
+from svcnb.errors import ApiError, SvcnbError
+from svcnb.files import RefusedFile
+from svcnb.frames import SCHEMAS, parse_money, unplaced_keys
+from svcnb.learn.doctor import (
     MONEY_FIELDS,
     Doctor,
     Seen,
@@ -35,11 +40,6 @@ from svcnb._doctor import (
     time_form,
     times_read,
 )
-from svcnb.client import parse_page
-from svcnb.config import API_PREFIXES, ConfigError
-from svcnb.errors import ApiError, SvcnbError
-from svcnb.files import RefusedFile
-from svcnb.frames import SCHEMAS, parse_money, unplaced_keys
 from svcnb.sandbox import CURRENCY, MONEY, TIMESTAMPS, TOKEN_NAMES, Dialect
 
 # -- --record: what was proven, as a dialect file (docs/twin.md) ------------------------------
