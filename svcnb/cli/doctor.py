@@ -1,5 +1,6 @@
 """``svcnb doctor``: what the configured service answers, checked read-only
-(``svcnb.learn.doctor`` reads and judges; this module parses the options and prints)."""
+(``svcnb.learn.observe`` reads, ``svcnb.learn.doctor`` judges, ``svcnb.learn.record`` states a
+dialect; this module parses the options and prints)."""
 
 from __future__ import annotations
 
@@ -139,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         with client:
             findings = doctor.run()
-            record = Recorder(doctor).record() if args.record is not None else None
+            record = Recorder(doctor.observed).record() if args.record is not None else None
     except SvcnbError as exc:
         print(f"svcnb doctor: {exc}", file=sys.stderr)
         if doctor.findings:
@@ -202,7 +203,7 @@ def _copied(current: vocab.Vocabulary) -> vocab.Vocabulary:
 
 def _print_effect(doctor: Doctor, before: vocab.Vocabulary, extra: dict, written: bool) -> None:
     """What the --map entries change in the figures, before (or as) they are written."""
-    if not doctor.vms:
+    if not doctor.observed.vms:
         print("\n--map: no VM was read, so no figure changes yet")
         return
     print()

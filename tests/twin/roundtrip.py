@@ -121,7 +121,7 @@ def doctor(base_url: str, token: str, record_to: Path | None = None) -> list[Fin
         run = Doctor(client, record=record_to is not None)
         findings = run.run()
         if record_to is not None:
-            write_dialect_file(Recorder(run).record(), record_to)
+            write_dialect_file(Recorder(run.observed).record(), record_to)
     return findings
 
 
