@@ -5,8 +5,9 @@ readers of what came back, once, for both.
 client (``read_lists``), the page sizes served, the rate-limit headers, and, recording, the
 further questions a dialect file needs (``ask``). Its readers give each open point as plain
 observations: the status words counted (``words``), the money values per field
-(``money_values``), every time value with whether the frames read it (``times``), the delivery
-records and the keys they carry. :mod:`svcnb.learn.doctor` judges them into findings,
+(``money_values``), every time value with whether the frames read it (``times``), the VMs'
+keys (``vm_keys``; their units are ``svcnb.frames.check_units``'), the delivery records and the
+keys they carry, the rate-limit headers. :mod:`svcnb.learn.doctor` judges them into findings,
 :mod:`svcnb.learn.record` states them as a dialect; neither reads the service itself.
 """
 
