@@ -3,7 +3,7 @@
 The repository keeps one copy of the notebooks, in notebooks/ (nbval checks them there and
 ``make demo`` renders them from there). Building a wheel copies notebooks/*.ipynb into
 svcnb/notebooks/ inside it, where ``svcnb demo`` and ``svcnb lab`` find them
-(``svcnb._notebooks``); an editable install reads notebooks/ where it is. The sdist carries
+(``svcnb.jupyter.notebooks``); an editable install reads notebooks/ where it is. The sdist carries
 notebooks/ (MANIFEST.in), so a wheel built from it has them too.
 """
 

@@ -46,7 +46,7 @@ from _labpage import LabPage  # noqa: E402
 from _loopback import wait_for_http  # noqa: E402
 from panels import store_for  # noqa: E402
 
-from svcnb._lab import lab_command  # noqa: E402
+from svcnb.jupyter.lab import lab_command  # noqa: E402
 from svcnb.webhooks import free_port  # noqa: E402
 
 PANELS = ("billing", "whatif", "bandwidth", "audit", "webhooks")

@@ -24,7 +24,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from svcnb._notebooks import shipped
+from svcnb.jupyter.notebooks import shipped
 from svcnb.sandbox import serve
 
 

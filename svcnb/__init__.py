@@ -48,8 +48,8 @@ _LAZY_NAMES = {
     "configured_client": "svcnb._connect",
     "connect": "svcnb._connect",
     "sandbox_control": "svcnb._connect",
-    "Rehearsal": "svcnb._rehearse",
-    "rehearse": "svcnb._rehearse",
+    "Rehearsal": "svcnb.learn.rehearsal",
+    "rehearse": "svcnb.learn.rehearsal",
     "Store": "svcnb.store",
     "StoreError": "svcnb.store",
     "MissingResourceError": "svcnb.store",
@@ -61,6 +61,8 @@ _LAZY = (
     "cli",
     "client",
     "frames",
+    "jupyter",
+    "learn",
     "money",
     "panels",
     "plans",
@@ -72,8 +74,8 @@ _LAZY = (
 
 if _typing.TYPE_CHECKING:
     from svcnb._connect import configured_client, connect, sandbox_control
-    from svcnb._rehearse import Rehearsal, rehearse
     from svcnb.client import Client
+    from svcnb.learn.rehearsal import Rehearsal, rehearse
     from svcnb.store import MissingResourceError, SnapshotWarning, Store, StoreError
 
 # Kept sorted; tests/test_exports.py checks it is sorted and names every public name.

@@ -18,8 +18,8 @@ import pytest
 
 import svcnb
 from svcnb import cli, configured_client
-from svcnb._lab import SandboxProcess
 from svcnb.config import ConfigError
+from svcnb.jupyter.lab import SandboxProcess
 
 TOKEN = "svc_stale_file_token_that_must_stay_home_7Qx2"
 # the instance check's bound (PROBE_SECONDS), and a connection file's size limit

@@ -10,7 +10,7 @@ from decimal import Decimal
 import pytest
 
 from svcnb import Client
-from svcnb._demo import Customer, Morning
+from svcnb.jupyter.demo import Customer, Morning
 
 DAYS = 70
 

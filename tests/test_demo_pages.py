@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from _leaks import files_under, leaks
 
-from svcnb import _demo
 from svcnb.cli import demo as demo_command
 from svcnb.client import redact
+from svcnb.jupyter import demo as _demo
 
 REPO = Path(__file__).resolve().parents[1]
 REMOTE = re.compile(

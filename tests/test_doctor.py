@@ -538,8 +538,8 @@ def test_a_hal_link_without_href_does_not_make_the_recorded_links_relative():
     the link form: absolute links beside it are recorded as what they are."""
     from types import SimpleNamespace
 
-    from svcnb._doctor import Seen
-    from svcnb._doctor_record import Recorder
+    from svcnb.learn.observe import Seen
+    from svcnb.learn.record import Recorder
 
     page = {
         "_embedded": {"vms": []},
@@ -549,10 +549,8 @@ def test_a_hal_link_without_href_does_not_make_the_recorded_links_relative():
             "find": {"templated": True, "title": "a VM by id"},
         },
     }
-    run = SimpleNamespace(
-        _read=lambda label: None, seen=[Seen("/vms", {}, SimpleNamespace(data=page))]
-    )
-    recorder = Recorder(run)
+    observed = SimpleNamespace(listed=None, seen=[Seen("/vms", {}, SimpleNamespace(data=page))])
+    recorder = Recorder(observed)
     recorder.style = "hal"
     recorder._link_form()
     assert "link_form" not in recorder.out.not_expressible

@@ -29,7 +29,7 @@ INTERNAL = {
     "svcnb.cli.report.UserError": "`svcnb report` catches it and prints one line (exit 2)",
     "svcnb.client._wire.WireError": "the request path retries it or raises TransportError",
     "svcnb.client._wire.BadEncoding": "the request path raises ApiError naming the encoding",
-    "svcnb._notebooks.NotebooksMissing": "svcnb demo and lab print it in one line (exit 2)",
+    "svcnb.jupyter.notebooks.NotebooksMissing": "svcnb demo and lab print it in one line (exit 2)",
     "svcnb.reports._reuse._Unkeyable": "the reuse cache catches it and computes the answer anew",
 }
 # Public, but outside the tree because the sandbox may import nothing of svcnb; the errors

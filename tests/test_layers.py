@@ -4,8 +4,9 @@ Every module under ``svcnb/`` is parsed (not imported) and each import in it, at
 held to the floors below: a room imports only rooms on lower floors (or itself). ``client`` and
 ``frames`` share a floor, so neither imports the other; so do ``reports`` and ``webhooks``, and
 ``plans`` and ``alerts``. The sandbox imports nothing of svcnb, and only the rooms that join the
-two sides (``connect()``, the command line, the demo, the copy of a store, the dialect recorder)
-import it: ``webhooks`` takes any clock, so it shares nothing with the sandbox.
+two sides (``connect()``, the command line, the demo in ``jupyter``, the copy of a store and the
+dialect recorder in ``learn``) import it: ``webhooks`` takes any clock, so it shares nothing with
+the sandbox.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ FLOORS = {
     "extras": 1,
     "money": 1,
     "times": 1,
-    "_notebooks": 1,
     "vocab": 2,
     "client": 3,
     "frames": 3,
@@ -31,17 +31,14 @@ FLOORS = {
     "webhooks": 5,
     "plans": 6,
     "alerts": 6,
-    "_doctor": 6,
-    "_rehearse": 6,
+    "learn": 6,
     "panels": 7,
-    "_doctor_record": 7,
-    "_lab": 7,
-    "_demo": 8,
+    "jupyter": 8,
     "cli": 9,
     "__main__": 10,
 }
 # who may import the sandbox: the rooms that start or speak to one on purpose
-JOIN_BOTH_SIDES = {"_connect", "_demo", "_doctor_record", "_rehearse", "cli"}
+JOIN_BOTH_SIDES = {"_connect", "cli", "jupyter", "learn"}
 # what the sandbox may import of svcnb: the one writer and reader of files that hold a secret or
 # come from elsewhere (standard library only, and of svcnb the errors, a leaf)
 SHARED_WITH_SANDBOX = {"files"}

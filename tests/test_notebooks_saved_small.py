@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from svcnb._notebooks import shipped
+from svcnb.jupyter.notebooks import shipped
 
 NOTEBOOKS = sorted(shipped().glob("*.ipynb"))
 

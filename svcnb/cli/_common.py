@@ -83,7 +83,7 @@ def lab_store_hint(given: str | None, command: str) -> str:
     ``--store`` to pass to ``command``, when no store was named (neither ``--store`` nor
     ``$SVCNB_STORE``) and one is there; "" otherwise. The store is named, never read
     unasked: which session's history the user means is theirs to say."""
-    from svcnb._lab import LAB_STORES
+    from svcnb.jupyter.lab import LAB_STORES
     from svcnb.store import ENV_PATH
 
     if given or os.environ.get(ENV_PATH):

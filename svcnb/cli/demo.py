@@ -1,6 +1,6 @@
 """``svcnb demo``: simulate an account on the sandbox and render the report notebooks to HTML
-(the simulated customer and the rendering are ``svcnb._demo``'s; this module parses the options
-and says each step)."""
+(the simulated customer and the rendering are ``svcnb.jupyter.demo``'s; this module parses the
+options and says each step)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-from svcnb._demo import (
+from svcnb.extras import lab_needed
+from svcnb.jupyter.demo import (
     DEFAULT_DAYS,
     DEFAULT_SEED,
     DEFAULT_VMS,
@@ -21,9 +22,8 @@ from svcnb._demo import (
     render_html,
     report_title,
 )
-from svcnb._notebooks import DEFAULT_FOLDER, NotebooksMissing, copy_into
-from svcnb._notebooks import names as shipped_names
-from svcnb.extras import lab_needed
+from svcnb.jupyter.notebooks import DEFAULT_FOLDER, NotebooksMissing, copy_into
+from svcnb.jupyter.notebooks import names as shipped_names
 
 from ._common import add_dialect_option, fail
 
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     # imported here: `svcnb demo --help` and the line above need none of them
     from svcnb import Client, sandbox
     from svcnb._connect import sandbox_pins
-    from svcnb._lab import kernel_environment, private_folder
+    from svcnb.jupyter.lab import kernel_environment, private_folder
     from svcnb.panels import STATIC_ENV
     from svcnb.store import Store
 

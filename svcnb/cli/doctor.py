@@ -1,5 +1,6 @@
 """``svcnb doctor``: what the configured service answers, checked read-only
-(``svcnb._doctor`` reads and judges; this module parses the options and prints)."""
+(``svcnb.learn.observe`` reads, ``svcnb.learn.doctor`` judges, ``svcnb.learn.record`` states a
+dialect; this module parses the options and prints)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,13 @@ import sys
 from pathlib import Path
 
 from svcnb import vocab
-from svcnb._doctor import Doctor, mapping_effect, render, verdict
-from svcnb._doctor_record import Recorder, write_dialect_file
 from svcnb.assumptions import ASSUMPTIONS, UnregisteredAssumptionError, pin_value, split
 from svcnb.cli import _common
 from svcnb.config import config_path, write_section
 from svcnb.errors import SvcnbError
 from svcnb.files import RefusedFile
+from svcnb.learn.doctor import Doctor, mapping_effect, render, verdict
+from svcnb.learn.record import Recorder, write_dialect_file
 
 
 def _parse_maps(values: list[str]) -> dict[str, dict[str, str]]:
@@ -139,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         with client:
             findings = doctor.run()
-            record = Recorder(doctor).record() if args.record is not None else None
+            record = Recorder(doctor.observed).record() if args.record is not None else None
     except SvcnbError as exc:
         print(f"svcnb doctor: {exc}", file=sys.stderr)
         if doctor.findings:
@@ -202,7 +203,7 @@ def _copied(current: vocab.Vocabulary) -> vocab.Vocabulary:
 
 def _print_effect(doctor: Doctor, before: vocab.Vocabulary, extra: dict, written: bool) -> None:
     """What the --map entries change in the figures, before (or as) they are written."""
-    if not doctor.vms:
+    if not doctor.observed.vms:
         print("\n--map: no VM was read, so no figure changes yet")
         return
     print()

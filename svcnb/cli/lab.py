@@ -1,5 +1,5 @@
 """``svcnb lab``: JupyterLab on the notebooks, with a sandbox running for their kernels (the
-sandbox process, the kernels' environment and the Jupyter command are ``svcnb._lab``'s)."""
+sandbox process, the kernels' environment and the Jupyter command are ``svcnb.jupyter.lab``'s)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from svcnb._lab import (
+from svcnb.cli._common import add_store_option
+from svcnb.config import ConfigError, account, config_path
+from svcnb.extras import lab_needed
+from svcnb.jupyter.lab import (
     DEFAULT_LAB_SEED,
     DEFAULT_LAB_TIME_SCALE,
     DEFAULT_LAB_VMS,
@@ -25,10 +28,7 @@ from svcnb._lab import (
     session_store,
     your_environment,
 )
-from svcnb._notebooks import DEFAULT_FOLDER, NotebooksMissing, copy_into
-from svcnb.cli._common import add_store_option
-from svcnb.config import ConfigError, account, config_path
-from svcnb.extras import lab_needed
+from svcnb.jupyter.notebooks import DEFAULT_FOLDER, NotebooksMissing, copy_into
 
 from ._common import fail
 

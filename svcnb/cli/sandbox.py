@@ -157,7 +157,7 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
         return serve_until_stopped(args, stop)
     if getattr(args, "state_file", None):
         raise ConfigError("--from-store and --state-file both name a starting state; give one")
-    from svcnb._rehearse import _one_account, state_from_store
+    from svcnb.learn.rehearsal import _one_account, state_from_store
     from svcnb.store import Store, StoreError
 
     try:

@@ -21,7 +21,7 @@ import pytest
 from _labpage import LabPage  # tests/browser is on sys.path (pytest rootdir-relative import)
 from _loopback import wait_for_http
 
-from svcnb._lab import SandboxProcess, kernel_environment, lab_command
+from svcnb.jupyter.lab import SandboxProcess, kernel_environment, lab_command
 from svcnb.webhooks import free_port
 
 REPO = Path(__file__).resolve().parents[2]

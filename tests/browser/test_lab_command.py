@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 from _loopback import wait_for_http
 
-from svcnb import _notebooks
-from svcnb._lab import SandboxProcess, kernel_environment, session_store
+from svcnb.jupyter import notebooks as _notebooks
+from svcnb.jupyter.lab import SandboxProcess, kernel_environment, session_store
 from svcnb.webhooks import free_port
 
 SANDBOX_LINE = re.compile(r"svcnb lab: sandbox at (http://127\.0\.0\.1:\d+)")

@@ -1,7 +1,7 @@
 """The notebooks ship with svcnb and are copied into a working folder, never over the user's.
 
-``svcnb._notebooks.copy_into`` backs ``svcnb demo`` and ``svcnb lab``; test_wheel.py runs both
-from an installed wheel.
+``svcnb.jupyter.notebooks.copy_into`` backs ``svcnb demo`` and ``svcnb lab``; test_wheel.py runs
+both from an installed wheel.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from svcnb import _demo, _notebooks
+from svcnb.jupyter import demo as _demo
+from svcnb.jupyter import notebooks as _notebooks
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -33,14 +34,14 @@ def test_in_a_checkout_the_repositorys_notebooks_are_the_shipped_ones():
 
 
 def test_an_install_without_notebooks_says_so(tmp_path, monkeypatch):
-    fake = tmp_path / "site-packages" / "svcnb" / "_notebooks.py"
+    fake = tmp_path / "site-packages" / "svcnb" / "jupyter" / "notebooks.py"
     fake.parent.mkdir(parents=True)
     monkeypatch.setattr(_notebooks, "__file__", str(fake))
     with pytest.raises(_notebooks.NotebooksMissing, match="installed from a build without"):
         _notebooks.shipped()
-    (fake.parent / "notebooks").mkdir()
-    (fake.parent / "notebooks" / "01_x.ipynb").write_text("{}")
-    assert _notebooks.shipped() == fake.parent / "notebooks"
+    (fake.parent.parent / "notebooks").mkdir()
+    (fake.parent.parent / "notebooks" / "01_x.ipynb").write_text("{}")
+    assert _notebooks.shipped() == fake.parent.parent / "notebooks"
 
 
 def test_first_copy_copies_all_and_says_where(source, tmp_path):

@@ -23,7 +23,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from svcnb import _demo
+from svcnb.jupyter import demo as _demo
 from svcnb.webhooks import free_port
 
 REPO = Path(__file__).resolve().parents[2]

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from svcnb import frames
-from svcnb._demo import fleet_summary
 from svcnb.cli import main
 from svcnb.client import Client
+from svcnb.jupyter.demo import fleet_summary
 from svcnb.panels import BandwidthPanel, BillingPanel
 from svcnb.reports import bandwidth, billing
 from svcnb.sandbox import serve

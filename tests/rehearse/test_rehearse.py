@@ -15,11 +15,11 @@ import pytest
 
 import svcnb
 from svcnb import vocab
-from svcnb._rehearse import state_from_store
 from svcnb.cli import build_parser
 from svcnb.cli.sandbox import run as sandbox_command
 from svcnb.client import Client
 from svcnb.frames import KEYS
+from svcnb.learn.rehearsal import state_from_store
 from svcnb.reports import firewall
 from svcnb.sandbox import Control, read_state_file, serve, write_state_file
 from svcnb.store import RESOURCES, Store
@@ -370,7 +370,7 @@ def test_command_says_in_one_line_when_there_is_nothing_to_copy(sandbox, tmp_pat
 def test_a_balance_in_another_currency_is_not_labelled_eur_on_the_copy():
     from decimal import Decimal
 
-    from svcnb._rehearse import _Notes, _wallet
+    from svcnb.learn.rehearsal import _Notes, _wallet
 
     wallet = pd.DataFrame(
         [

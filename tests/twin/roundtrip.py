@@ -23,10 +23,10 @@ import pandas as pd
 from dialects.sweep import reports, same_frame  # tests/ is on sys.path (pytest rootdir insertion)
 
 from svcnb import vocab
-from svcnb._doctor import Doctor, Finding
-from svcnb._doctor_record import Recorder, write_dialect_file
 from svcnb.client import Client
 from svcnb.errors import SchemaDriftWarning
+from svcnb.learn.doctor import Doctor, Finding
+from svcnb.learn.record import Recorder, write_dialect_file
 from svcnb.sandbox import Sandbox, read_dialect_file, serve
 from svcnb.sandbox._twin import DialectFile
 from svcnb.store import Store
@@ -121,7 +121,7 @@ def doctor(base_url: str, token: str, record_to: Path | None = None) -> list[Fin
         run = Doctor(client, record=record_to is not None)
         findings = run.run()
         if record_to is not None:
-            write_dialect_file(Recorder(run).record(), record_to)
+            write_dialect_file(Recorder(run.observed).record(), record_to)
     return findings
 
 

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from svcnb import cli
-from svcnb._doctor import Doctor
-from svcnb._doctor_record import Recorder, write_dialect_file
 from svcnb.cli.sandbox import _speak_dialect_file
 from svcnb.client import Client
+from svcnb.learn.doctor import Doctor
+from svcnb.learn.record import Recorder, write_dialect_file
 
 FORGED = "svcnb sandbox: forged line"
 
@@ -101,8 +101,8 @@ def _recorded(sandbox, tmp_path: Path, hostile: dict[str, list[str]]) -> tuple[s
         doctor.run()
         for kind, words in hostile.items():
             for word in words:
-                doctor.words[kind][word] += 1
-        record = Recorder(doctor).record()
+                doctor.observed.words[kind][word] += 1
+        record = Recorder(doctor.observed).record()
     path = write_dialect_file(record, tmp_path / "service.toml")
     return path.read_text(), tomllib.loads(path.read_text())
 

@@ -18,7 +18,7 @@ VMs: reachability on the copy, asked with the pseudonym of the source
 (:meth:`Rehearsal.address`), gives the answers the account would. ``0.0.0.0/0``, ``::/0`` and
 ``any`` stay as they are. Ids, statuses, sizes, prices, balances and times are kept.
 
-This is a top-level module: it may import the store (pandas) and the sandbox; ``svcnb sandbox``
+This module may import the store (pandas) and the sandbox; ``svcnb sandbox``
 imports it only when ``--from-store`` is given.
 """
 

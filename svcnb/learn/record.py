@@ -1,12 +1,12 @@
 """``svcnb doctor --record FILE``: what the doctor proved, as a dialect file (docs/twin.md).
 
-:class:`Recorder` reads the answers a :class:`svcnb._doctor.Doctor` kept while recording (after its
-table, a few more GET requests: the other base path, page sizes up to 1000, a size of 0) and
-states each point of the sandbox's dialects only as proven; :func:`write_dialect_file` writes the
-:class:`DialectRecord` as TOML for ``svcnb sandbox --dialect-file FILE``. A point not seen goes
-under ``[not_observed]``, one seen in a form the sandbox cannot speak under ``[not_expressible]``,
-one deduced under ``[inferred]``. Nothing in the file names the account: no ids, no host, no
-token, no text the service wrote.
+:class:`Recorder` reads the :class:`svcnb.learn.observe.Observation` a doctor's run made,
+keeping its answers (after its table, a few more GET requests: the other base path, page sizes
+up to 1000, a size of 0), and states each point of the sandbox's dialects only as proven;
+:func:`write_dialect_file` writes the :class:`DialectRecord` as TOML for ``svcnb sandbox
+--dialect-file FILE``. A point not seen goes under ``[not_observed]``, one seen in a form the
+sandbox cannot speak under ``[not_expressible]``, one deduced under ``[inferred]``. Nothing in
+the file names the account: no ids, no host, no token, no text the service wrote.
 """
 
 from __future__ import annotations
@@ -25,21 +25,20 @@ import tomli_w
 
 from svcnb import files as _files
 from svcnb import frames, vocab
-from svcnb._doctor import (
-    MONEY_FIELDS,
-    Doctor,
-    Seen,
-    _at,
-    _counted,
-    money_form,
-    time_form,
-    times_read,
-)
 from svcnb.client import parse_page
 from svcnb.config import API_PREFIXES, ConfigError
 from svcnb.errors import ApiError, SvcnbError
 from svcnb.files import RefusedFile
 from svcnb.frames import SCHEMAS, parse_money, unplaced_keys
+from svcnb.learn.observe import (
+    DETAIL_KEYS,
+    MONEY_FIELDS,
+    Observation,
+    Seen,
+    counted,
+    money_form,
+    time_form,
+)
 from svcnb.sandbox import CURRENCY, MONEY, TIMESTAMPS, TOKEN_NAMES, Dialect
 
 # -- --record: what was proven, as a dialect file (docs/twin.md) ------------------------------
@@ -59,7 +58,7 @@ _LISTS = (
 _SIZE_PARAM = {"offset": "limit", "hal": "size", "token": None}
 # styles that ignore query parameters they do not take: a size svcnb sends them is not one
 _LENIENT = ("offset", "token", "hal")
-_DETAIL_KEYS = frozenset({"sshKeys", "firewalls", "privateNetworks"})
+_DETAIL_KEYS = frozenset(DETAIL_KEYS)
 # the canonical delivery fields a dialect names, and the frame column each is read into
 _DELIVERY_FIELDS = {
     name: frames.column_of("deliveries", name) for name in Dialect().delivery_fields
@@ -222,15 +221,13 @@ class DialectRecord:
 
 
 class Recorder:
-    """Turns what a :class:`Doctor` run saw (and a few more GET requests) into a
-    :class:`DialectRecord`: each point as proven, or why not."""
+    """Turns what one :class:`Observation` saw (a doctor's run, keeping its answers; and a few
+    more GET requests) into a :class:`DialectRecord`: each point as proven, or why not."""
 
-    def __init__(self, doctor: Doctor) -> None:
-        self.doctor = doctor
+    def __init__(self, observed: Observation) -> None:
+        self.observed = observed
         self.out = DialectRecord()
-        vms = doctor._read("GET /vms")
-        items = vms.items if vms is not None else None
-        self.listed: int | None = len(items) if items is not None and items.complete else None
+        self.listed: int | None = observed.listed
         self.style: str | None = None
         self._naming: set[str] | None = None
 
@@ -240,10 +237,10 @@ class Recorder:
         and the service's host."""
         if self._naming is None:
             found: set[str] = set()
-            for records in self.doctor.records.values():
+            for records in self.observed.records.values():
                 _naming_values(records, found)
-            _naming_values(self.doctor.vms, found)
-            host = httpx.URL(self.doctor.client.base_url).host
+            _naming_values(self.observed.vms, found)
+            host = httpx.URL(self.observed.client.base_url).host
             if host:
                 found.add(host.lower())
             self._naming = found
@@ -291,23 +288,16 @@ class Recorder:
     def cannot(self, point: str, what: str) -> None:
         self.out.not_expressible.setdefault(point, what)
 
-    def _get(self, params: dict[str, Any]) -> tuple[Any, tuple[int, str] | None]:
-        """``GET /vms`` with ``params``: (the reply, None) or (None, (status, text))."""
-        try:
-            return self.doctor._get("/vms", params, "vms:read"), None
-        except ApiError as exc:
-            return None, (exc.status, exc.server_message)
-
     def _replies(self, label: str | None = None) -> list[Seen]:
         return [
             s
-            for s in self.doctor.seen
+            for s in self.observed.seen
             if s.reply is not None and _label(s.path) and (label is None or _label(s.path) == label)
         ]
 
     # -- the points --------------------------------------------------------------------------
     def _base_path(self) -> None:
-        client, req = self.doctor.client, self.doctor.req
+        client, req = self.observed.client, self.observed.req
         own = httpx.URL(client.base_url).path.rstrip("/")
         full = own + (client.base_path or "")
         if full not in API_PREFIXES:
@@ -397,7 +387,7 @@ class Recorder:
             # a page number asked of a bare list: taken when paged, refused when not
             asked = [
                 s
-                for s in self.doctor.seen
+                for s in self.observed.seen
                 if _label(s.path) == "GET /webhooks" and "page" in s.params
             ]
             if any(s.reply is not None for s in asked):
@@ -508,11 +498,11 @@ class Recorder:
             for point in ("page_max", "over_max", "validation_status", "wording"):
                 self.unseen(point, "the page-size parameter was not seen")
             return
-        big, refused = self._get({param: 1000})
+        big, refused = self.observed.ask({param: 1000})
         if refused is not None:
             self._rejecting(style, param, refused)
             return
-        page = parse_page(big, None, self.doctor.req)
+        page = parse_page(big, None, self.observed.req)
         served = len(page.items)
         unasked = self.out.dialect.get("page_default", self.out.at_least.get("page_default"))
         if served == unasked and page.per_page is None and style in _LENIENT:
@@ -532,7 +522,7 @@ class Recorder:
             else:
                 self.out.at_least["page_max"] = served
                 self.unseen("page_max", f"{param}=1000 served the whole list ({served})")
-        _, refused = self._get({param: 0})
+        _, refused = self.observed.ask({param: 0})
         if refused is None:
             self.unseen("validation_status", f"{param}=0 was served, not refused")
             self.unseen("wording", f"{param}=0 was served, not refused")
@@ -554,9 +544,9 @@ class Recorder:
         bound = 0
         for s in first:
             label = _label(s.path)
-            read = self.doctor._read(label) if label else None
+            read = self.observed.read(label) if label else None
             items = read.items if read is not None else None
-            n = len(parse_page(s.reply, None, self.doctor.req).items)
+            n = len(parse_page(s.reply, None, self.observed.req).items)
             if items is None or not items.complete or label != "GET /vms" and style not in _LENIENT:
                 continue
             if n < len(items):
@@ -577,7 +567,7 @@ class Recorder:
 
     def _rejecting(self, style: str, param: str, refused: tuple[int, str]) -> None:
         """``param``=1000 refused: the largest size taken, found by halving (GET only)."""
-        _, low_refused = self._get({param: 1})
+        _, low_refused = self.observed.ask({param: 1})
         if low_refused is not None:
             for point in ("page_max", "over_max", "validation_status", "wording"):
                 self.unseen(point, f"{param}=1 was refused too: it is not a size the service takes")
@@ -587,7 +577,7 @@ class Recorder:
         taken, refused_at = 1, 1000
         while refused_at - taken > 1:
             mid = (taken + refused_at) // 2
-            _, no = self._get({param: mid})
+            _, no = self.observed.ask({param: mid})
             taken, refused_at = (taken, mid) if no is not None else (mid, refused_at)
         self.said("page_max", taken)
         self.said("over_max", "reject")
@@ -618,7 +608,7 @@ class Recorder:
         for kind, point in (("vm_status", "vm_words"), ("billing_status", "billing_words")):
             by_class: dict[str, list[str]] = {}
             unknown: list[str] = []
-            for word, _ in self.doctor.words[kind].most_common():
+            for word, _ in self.observed.words[kind].most_common():
                 if not isinstance(word, str):
                     continue
                 cls = current.classify(kind, word, warn=False)  # type: ignore[arg-type]
@@ -656,7 +646,7 @@ class Recorder:
         seen: Counter = Counter()
         currencies: set[str] = set()
         for label in MONEY_FIELDS:
-            for value in self.doctor._money_values(label):
+            for value in self.observed.money_values(label):
                 if value is None:
                     continue
                 forms, currency = _money_forms(value)
@@ -680,7 +670,7 @@ class Recorder:
         else:
             self.unseen("currency", "no money value was read in a form the sandbox writes")
         if unread:
-            self.cannot("money", f"written as {_counted(unread)}: no form the sandbox writes")
+            self.cannot("money", f"written as {counted(unread)}: no form the sandbox writes")
         elif not seen:
             self.unseen("money", "no money value was read")
         elif common:
@@ -688,33 +678,30 @@ class Recorder:
         else:
             self.said("money", "mixed")
             self.out.inferred["money"] = (
-                f"written as {_counted(seen)}: a twin says each value in the form its own "
+                f"written as {counted(seen)}: a twin says each value in the form its own "
                 "state holds it"
             )
 
     def _times(self) -> None:
-        values: list[Any] = []
-        for resource, records in self.doctor.records.items():
-            schema = SCHEMAS[resource]  # type: ignore[index]
-            paths = [f.path for f in schema.values() if f.dtype == "datetime64[ns, UTC]"]
-            values += [v for r in records for p in paths if (v := _at(r, p)) is not None]
         forms: Counter = Counter()
-        for value, read in zip(values, times_read(values), strict=True):
-            form = _time_form(value, read)
-            forms[form or f"{time_form(value)} ({_TIME_LAYOUT})"] += 1
+        for time in self.observed.times():
+            form = _time_form(time.value, time.read)
+            forms[form or f"{time_form(time.value)} ({_TIME_LAYOUT})"] += 1
         if not forms:
             self.unseen("timestamps", "no time was read")
         elif len(forms) == 1 and next(iter(forms)) in TIMESTAMPS:
             self.said("timestamps", next(iter(forms)))
         else:
-            self.cannot("timestamps", f"written as {_counted(forms)}; the sandbox writes one form")
+            self.cannot("timestamps", f"written as {counted(forms)}; the sandbox writes one form")
 
     def _units(self) -> None:
-        if not self.doctor.vms:
+        if not self.observed.vms:
             self.unseen("ram_unit", "no VM was read")
             self.unseen("disk_unit", "no VM was read")
             return
-        checks = frames.check_units(self.doctor.vms)
+        # the config file's [units] only (no pins given), as --record has always read them; the
+        # doctor's line reads them over the client's pins
+        checks = frames.check_units(self.observed.vms)
         ram, disk = checks["ram"], checks["disk"]
         if ram.seen in ("MiB", "GiB"):
             self.said("ram_unit", ram.seen)
@@ -734,7 +721,7 @@ class Recorder:
             self.unseen("disk_unit", "no plan states a disk size to check it against")
 
     def _list_keys(self) -> None:
-        kinds = {(frozenset(_DETAIL_KEYS & set(vm)), "updatedAt" in vm) for vm in self.doctor.vms}
+        kinds = set(self.observed.vm_keys())
         if not kinds:
             self.unseen("list_keys", "no VM was read")
             return
@@ -754,11 +741,11 @@ class Recorder:
         self.cannot("list_keys", f"GET /vms items carry {said}")
 
     def _deliveries(self) -> None:
-        records = [r for r in self.doctor.records.get("deliveries", []) if isinstance(r, dict)]
+        records = [r for r in self.observed.deliveries if isinstance(r, dict)]
         if not records:
             self.unseen("delivery_fields", "no webhook had delivery records to read")
             return
-        keys = list(dict.fromkeys(k for r in records for k in r))
+        keys = self.observed.delivery_keys()
         named: dict[str, str] = {}
         missing: list[str] = []
         for canonical, column in _DELIVERY_FIELDS.items():
@@ -810,7 +797,7 @@ class Recorder:
             )
 
     def _rate_limit(self) -> None:
-        headers = self.doctor.rate_headers or {}
+        headers = self.observed.rate_headers or {}
         limit = headers.get("x-ratelimit-limit")
         if limit is None:
             self.cannot("rate_limit", "no X-RateLimit-Limit header; the sandbox sends one")

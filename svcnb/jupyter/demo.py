@@ -1,14 +1,14 @@
 """``svcnb demo``: simulate an account on the sandbox, then render the report notebooks to HTML.
 
 Steps: copy the notebooks svcnb ships into a working folder (``--notebooks``, by default
-``./svcnb-notebooks``; one the user changed there is left as it is, see ``svcnb._notebooks``),
-start a sandbox (clock frozen, so only the simulation moves it), take a snapshot each
-simulated day into a fresh store under ``out/`` while a simulated customer keeps the wallet
-topped up (``Customer``: sensibly, except one top-up that comes late, so the history holds a
-slip to find), then run the report notebooks against that
-sandbox and store and write each as a self-contained HTML page (plots embedded as PNG, no input
-cells) beside it. The notebooks rendered are those of the working folder. The kernels reach the
-sandbox as ``svcnb._lab.kernel_environment`` describes; every page written is checked for the
+``./svcnb-notebooks``; one the user changed there is left as it is, see
+``svcnb.jupyter.notebooks``), start a sandbox (clock frozen, so only the simulation moves it),
+take a snapshot each simulated day into a fresh store under ``out/`` while a simulated customer
+keeps the wallet topped up (``Customer``: sensibly, except one top-up that comes late, so the
+history holds a slip to find), then run the report notebooks against that sandbox and store and
+write each as a self-contained HTML page (plots embedded as PNG, no input cells) beside it. The
+notebooks rendered are those of the working folder. The kernels reach the sandbox as
+``svcnb.jupyter.lab.kernel_environment`` describes; every page written is checked for the
 sandbox's tokens before the command reports success.
 """
 

@@ -32,7 +32,7 @@ class NotebooksMissing(RuntimeError):
 
 def shipped() -> Path:
     """The folder of the notebooks this svcnb ships."""
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parent.parent  # svcnb/, above svcnb/jupyter/
     inside = package / "notebooks"
     if any(inside.glob("*.ipynb")):
         return inside

@@ -26,6 +26,9 @@ code 3; 0 only when everything read was proven and understood. ``--write-config`
 vocabulary it saw (and any ``--map WORD=CLASS`` you give for the words it does not know) into
 the config file the client reads.
 
+What it reads, and how each point is read, is :mod:`svcnb.learn.observe`'s (one pass, the same
+for ``--record``); this module judges it into lines.
+
 ``--record FILE`` writes what it proved as a dialect file (docs/twin.md), in the points of the
 sandbox's dialects, for ``svcnb sandbox --dialect-file FILE`` to speak: a twin of the service.
 After the table it sends a few more GET requests (the other base path, page sizes up to 1000 to
@@ -37,13 +40,10 @@ the file names the account: no ids, no host, no token, no text the service wrote
 
 from __future__ import annotations
 
-import functools
 import json
-import re
 import warnings
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,15 +53,7 @@ from svcnb import frames, vocab
 from svcnb.assumptions import Decision, assumption, decide
 from svcnb.client import Client, Listing, Page, parse_page
 from svcnb.config import config_path
-from svcnb.errors import (
-    ApiError,
-    AuthError,
-    Forbidden,
-    PagingWarning,
-    SvcnbError,
-    TransportError,
-    ValidationError,
-)
+from svcnb.errors import ApiError, AuthError
 from svcnb.frames import (
     MEANINGS,
     PLACED,
@@ -73,6 +65,15 @@ from svcnb.frames import (
     pin_fields,
     unplaced_keys,
 )
+from svcnb.learn.observe import (
+    DETAIL_KEYS,
+    MONEY_FIELDS,
+    Observation,
+    counted,
+    money_form,
+    quiet,
+    time_form,
+)
 from svcnb.reports import firewall
 
 NO_CONTINUATION = "paging.no_continuation_is_end"
@@ -80,13 +81,6 @@ FIELDS = "deliveries.fields."
 ASKED_PAGE = 100  # the page size asked of GET /vms, to see what the server serves
 PROBE_PAGE = 1000  # far above any plausible cap: tells rejecting servers from clamping ones
 UNPROVEN = "UNPROVEN"
-# the money fields of the records read: (label, where the value is taken from)
-MONEY_FIELDS = ("billing.priceMonthly", "plan.priceMonthly", "wallet balance")
-_TIME = re.compile(
-    r"\d{4}-?\d{2}-?\d{2}[Tt ]\d{2}(?::?\d{2}(?::?\d{2})?)?(?:[.,](\d+))?\s*"
-    r"([Zz]|[+-]\d{2}(?::?\d{2})?)?"
-)
-_FRACTIONS = {3: "milliseconds", 6: "microseconds", 9: "nanoseconds"}
 
 
 @dataclass
@@ -102,88 +96,6 @@ class Finding:
     detail: dict[str, Any] = field(default_factory=dict)
 
 
-def _kind(value: Any) -> str:
-    """The JSON type of an amount inside a money object."""
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        text = value.strip()
-        if re.fullmatch(r"-?\d+", text):
-            return "integer string"
-        return "decimal string" if re.fullmatch(r"-?\d+\.\d+", text) else "string"
-    return "null" if value is None else type(value).__name__
-
-
-def money_form(value: Any) -> str:
-    """How a price or balance is written, for the table (whether svcnb reads it is
-    ``parse_money``'s answer, never this description's)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        if re.fullmatch(r"\s*[+-]?\d+(\.\d+)?\s*", value):
-            return "numeric string"
-        return "text with a currency" if re.search(r"[A-Z]{3}", value) else "text"
-    if isinstance(value, dict):
-        keys = [
-            f"{k}: {_kind(v)}" if k in ("amount", "value", "units") else str(k)
-            for k, v in value.items()
-        ]
-        return "{" + ", ".join(keys) + "}"
-    return f"a JSON {type(value).__name__}"
-
-
-def time_form(value: Any) -> str:
-    """How a time is written: its zone and its fraction of a second (whether svcnb reads it is
-    the frames' answer, never this description's)."""
-    if isinstance(value, bool) or not isinstance(value, str):
-        return f"a JSON {'number' if isinstance(value, int | float) else type(value).__name__}"
-    match = _TIME.fullmatch(value.strip())
-    if match is None:
-        return "not ISO 8601"
-    digits, zone = match.group(1), match.group(2)
-    if zone is None:
-        where = "no zone"
-    elif zone in ("Z", "z"):
-        where = "Z"
-    else:
-        where = f"offset {zone}"
-    if digits is None:
-        frac = "whole seconds"
-    else:
-        frac = _FRACTIONS.get(len(digits), f"{len(digits)}-digit fractions of a second")
-    return f"{where}, {frac}"
-
-
-def _at(record: Any, path: str) -> Any:
-    """The value at a schema path (``a.b``; ``a|b`` the first alternative not null)."""
-    for alternative in path.split("|"):
-        value = record
-        for part in alternative.split("."):
-            value = value.get(part) if isinstance(value, Mapping) else None
-        if value is not None:
-            return value
-    return None
-
-
-def _counted(counter: Counter) -> str:
-    return ", ".join(f"{k} ×{n}" for k, n in counter.most_common())
-
-
-def _quiet(build: Callable[[], Any]) -> Any:
-    """``build()`` without the frames' warnings: the doctor reports what they say itself."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", frames.UnreadableValueWarning)
-        return build()
-
-
 def _open(value: Any) -> bool:
     """An amount written as an integer: its scale rests on money.scale."""
     try:
@@ -192,59 +104,17 @@ def _open(value: Any) -> bool:
         return False
 
 
-def times_read(values: list[Any], pins: Any = None) -> list[bool]:
-    """Whether svcnb reads each time value: the frames' own time reader (every time column of
-    every frame is read by it alike) reads them all in one column, with ``pins`` (a client's;
-    None: the config file's) for the zone of a time that states none."""
-    if not values:
-        return []
-    records = [{"id": str(i), "createdAt": v} for i, v in enumerate(values)]
-    column = _quiet(lambda: frames.firewalls(records, pins=pins))["created_at"]
-    return [not bool(pd.isna(v)) for v in column]
-
-
-@dataclass
-class ListRead:
-    """One list read through the client: what it held and whether it is proven complete."""
-
-    label: str
-    items: Listing | None = None
-    refused: str | None = None  # why the token could not read it (not a doubt: nothing read)
-    failed: str | None = None  # why reading it failed (unproven)
-
-
-@dataclass
-class Seen:
-    """One answer the doctor's requests got (kept only when recording): the path and query
-    asked, and the reply, or the status and text of the failure."""
-
-    path: str
-    params: dict[str, Any]
-    reply: Any = None  # the client's Reply: data, meta, body, headers
-    status: int | None = None
-    message: str = ""
-
-
 class Doctor:
-    """Runs each probe once; ``findings`` is the table. Every request is a GET.
+    """Judges one :class:`~svcnb.learn.observe.Observation` of the service into ``findings``,
+    the table. Every request is a GET, sent by the observation, in the order of the lines.
 
-    ``record=True`` keeps every answer (``seen``) for :meth:`record`."""
+    ``record=True`` keeps every answer (``observed.seen``) for a
+    :class:`svcnb.learn.record.Recorder`."""
 
     def __init__(self, client: Client, record: bool = False) -> None:
         self.client = client
-        self.req = client._req  # the one request path, for the raw answers paging hides
-        self.recording = record
-        self.seen: list[Seen] = []
-        self.rate_headers: Mapping[str, str] | None = None
+        self.observed = Observation(client, keep=record)
         self.findings: list[Finding] = []
-        self.words: dict[str, Counter] = {"vm_status": Counter(), "billing_status": Counter()}
-        self.vms: list[dict] = []
-        self.lists: list[ListRead] = []
-        self.records: dict[str, list[dict]] = {}  # frame name -> the records read for it
-        self.wallet: dict | None = None
-        self.endpoints: list[str] = []  # "GET /path ok" or "GET /path 403"
-        self.refused: list[str] = []  # the endpoints this token may not read (403)
-        self.wallet_failed: str | None = None  # why the wallet could not be read (not a 403)
 
     def add(self, point: str, seen: str, ok: bool = True, **detail: Any) -> None:
         if not ok and not seen.startswith(UNPROVEN):
@@ -252,31 +122,8 @@ class Doctor:
         self.findings.append(Finding(point, seen, ok, detail))
 
     def run(self) -> list[Finding]:
-        if not self.recording:
+        with self.observed.watching():
             return self._run()
-        with self._watching():
-            return self._run()
-
-    @contextmanager
-    def _watching(self) -> Iterator[None]:
-        """Every answer of the one request path noted in ``seen`` (the lists' pages too)."""
-        ask = self.req.request
-
-        def request(method: str, path: str, **kw: Any) -> Any:
-            params = dict(kw.get("params") or {})
-            try:
-                reply = ask(method, path, **kw)
-            except ApiError as exc:
-                self.seen.append(Seen(path, params, None, exc.status, exc.server_message))
-                raise
-            self.seen.append(Seen(path, params, reply, reply.status))
-            return reply
-
-        self.req.request = request  # type: ignore[method-assign]
-        try:
-            yield
-        finally:
-            del self.req.request
 
     def _run(self) -> list[Finding]:
         first = self._first_answer()
@@ -286,7 +133,7 @@ class Doctor:
             base_path=self.client.base_path,
         )
         self.findings.insert(0, self.findings.pop())  # base path reads best first
-        self._read_lists()
+        self.observed.read_lists()
         self._page_sizes(first)
         self._list_findings()
         self._list_items()
@@ -298,25 +145,23 @@ class Doctor:
         self._deliveries()
         self._rate_limit()
         self._grace()
-        self.add("endpoints", ", ".join(self.endpoints), refused=self.refused)
+        observed = self.observed
+        self.add("endpoints", ", ".join(observed.endpoints), refused=observed.refused)
         self.add("writes", "not probed: doctor never changes the account")
         return self.findings
 
     # -- raw answers ---------------------------------------------------------------------------
-    def _get(self, path: str, params: dict | None = None, scope: str | None = None) -> Any:
-        return self.req.request("GET", path, params=params, scope=scope)
-
     def _first_answer(self) -> Page | None:
         """``GET /vms`` asked nothing: the keys its answer pages by, as svcnb's pager reads
         them (a description only: completeness is the lists' own proof below)."""
         try:
-            reply = self._get("/vms", None, "vms:read")
+            reply = self.observed.get("/vms", None, "vms:read")
         except AuthError:
             raise  # a token the service does not take: nothing here can be checked
         except ApiError as exc:
             self.add("paging", f"GET /vms answered {exc.status}: nothing to describe")
             return None
-        page = parse_page(reply, None, self.req)
+        page = parse_page(reply, None, self.observed.req)
         data = reply.data
         if isinstance(data, list):
             where = "a list under data"
@@ -348,20 +193,12 @@ class Doctor:
         )
         return page
 
-    def _served(self, per_page: int) -> tuple[Page | None, str | None]:
-        try:
-            reply = self._get("/vms", {"perPage": per_page}, "vms:read")
-        except ApiError as exc:
-            return None, f"refused with {exc.status} ({exc.server_message[:60]})"
-        return parse_page(reply, None, self.req), None
-
     def _page_sizes(self, first: Page | None) -> None:
         """What the server served when asked nothing, 100 and 1000 per page, and what that
         shows given the VM list's proven length (nothing, where the length is not proven)."""
         if first is None:
             return
-        vms = self._read("GET /vms")
-        listed = len(vms.items) if vms and vms.items is not None and vms.items.complete else None
+        listed = self.observed.listed
         of = f" of the {listed} the list holds" if listed is not None else ""
         parts = []
         n = len(first.items)
@@ -372,7 +209,7 @@ class Doctor:
         else:
             parts.append(f"unasked all {n} served on one page")
         for asked in (ASKED_PAGE, PROBE_PAGE):
-            page, refused = self._served(asked)
+            page, refused = self.observed.served(asked)
             if page is None:
                 parts.append(f"perPage {asked} {refused}")
                 continue
@@ -392,92 +229,11 @@ class Doctor:
         self.add("page sizes", "; ".join(parts))
 
     # -- lists, each through svcnb's own client ------------------------------------------------
-    def _list(self, label: str, read: Callable[[], Any], scope: str) -> ListRead:
-        entry = ListRead(label)
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", PagingWarning)  # the line says it instead
-                entry.items = read()
-            self.endpoints.append(f"{label} ok")
-        except AuthError:
-            raise
-        except Forbidden as exc:
-            entry.refused = f"{exc.status}, needs {getattr(exc, 'scope', None) or scope}"
-            self.endpoints.append(f"{label} {exc.status}")
-            self.refused.append(label)
-        except TransportError:
-            raise
-        except ApiError as exc:
-            entry.failed = f"answered {exc.status}: {exc.server_message[:80] or exc}"
-            self.endpoints.append(f"{label} {exc.status}")
-        except (SvcnbError, ValueError) as exc:  # PagingError, an id that is no path segment
-            entry.failed = str(exc)[:300]
-            self.endpoints.append(f"{label} unread")
-        self.lists.append(entry)
-        return entry
-
-    def _read(self, label: str) -> ListRead | None:
-        return next((e for e in self.lists if e.label == label), None)
-
-    def _read_lists(self) -> None:
-        c = self.client
-        vms = self._list("GET /vms", c.vms.list, "vms:read")
-        self.vms = list(vms.items or [])
-        self.records["vms"] = self.vms
-        if self.vms:
-            try:
-                c.vms.get(self.vms[0]["id"])
-                self.endpoints.append("GET /vms/{id} ok")
-            except ApiError as exc:
-                self.endpoints.append(f"GET /vms/{{id}} {exc.status}")
-            except ValueError:  # an id the service gave that is no path segment: not sent
-                self.endpoints.append("GET /vms/{id} not sent (the id is no path segment)")
-        fws = self._list("GET /firewalls", c.firewalls.list, "firewalls:read")
-        self.records["firewalls"] = list(fws.items or [])
-        if fws.items:
-            fw = fws.items[0]["id"]
-            rules = self._list(
-                "GET /firewalls/{id}/rules", lambda: c.firewalls.rules(fw), "firewalls:read"
-            )
-            self.records["firewall_rules"] = list(rules.items or [])
-        nets = self._list("GET /networks", c.networks.list, "networks:read")
-        self.records["networks"] = list(nets.items or [])
-        if nets.items:
-            net = nets.items[0]["id"]
-            att = self._list(
-                "GET /networks/{id}/attachments",
-                lambda: c.networks.attachments(net),
-                "networks:read",
-            )
-            self.records["attachments"] = list(att.items or [])
-        try:
-            self.wallet = c.wallet.get()
-            self.records["wallet"] = [self.wallet]
-            self.endpoints.append("GET /wallet ok")
-        except AuthError:
-            raise
-        except Forbidden as exc:
-            self.endpoints.append(f"GET /wallet {exc.status}")
-            self.refused.append("GET /wallet")
-        except ApiError as exc:
-            self.endpoints.append(f"GET /wallet {exc.status}")
-            self.wallet_failed = f"answered {exc.status}: {exc.server_message[:80] or exc}"
-        hooks = self._list("GET /webhooks", c.webhooks.list, "webhooks:read")
-        self.records["webhooks"] = list(hooks.items or [])
-        for hook in hooks.items or []:
-            wh = hook["id"]
-            read = self._list(
-                "GET /webhooks/{id}/deliveries", functools.partial(c.webhooks.deliveries, wh),
-                "webhooks:read",
-            )  # fmt: skip
-            if read.items:  # the first webhook with delivery records is the one looked at
-                self.records["deliveries"] = list(read.items)
-                break
-
     def _list_findings(self) -> None:
-        labels = Counter(e.label for e in self.lists)
+        lists = self.observed.lists
+        labels = Counter(e.label for e in lists)
         seen: Counter = Counter()
-        for entry in self.lists:
+        for entry in lists:
             seen[entry.label] += 1
             point = entry.label
             if labels[entry.label] > 1:
@@ -525,32 +281,28 @@ class Doctor:
 
     # -- records ---------------------------------------------------------------------------
     def _list_items(self) -> None:
-        if not self.vms:
+        kinds = self.observed.vm_keys()
+        if not kinds:
             self.add("GET /vms items", "no VMs to look at")
             return
-        first = self.vms[0]
-        nested = [k for k in ("sshKeys", "firewalls", "privateNetworks") if k in first]
-        kind = "full VM objects" if len(nested) == 3 else "summaries"
-        if "updatedAt" not in first:
+        nested, updated = kinds[0]  # the first VM's
+        kind = "full VM objects" if len(nested) == len(DETAIL_KEYS) else "summaries"
+        if not updated:
             kind += " without updatedAt (a refresh reads every VM's details again)"
         self.add("GET /vms items", kind)
 
     def _words(self) -> None:
         current = self.vocab()
-        for vm in self.vms:
-            self.words["vm_status"][vm.get("status")] += 1
-            billing = vm.get("billing")
-            if isinstance(billing, dict):
-                self.words["billing_status"][billing.get("status")] += 1
+        observed = self.observed
         for kind, label in (("vm_status", "VM status"), ("billing_status", "billing status")):
             parts, unknown, pinned = [], [], set()
-            for word, n in self.words[kind].most_common():
+            for word, n in observed.words[kind].most_common():
                 cls = current.classify(kind, word, warn=False)  # type: ignore[arg-type]
                 source = current.source(kind, word)  # type: ignore[arg-type]
                 if cls == vocab.UNKNOWN:
                     if isinstance(word, str):
                         unknown.append(word)
-                    evidence = _word_evidence(self.vms, kind, word, self.client.server_time)
+                    evidence = _word_evidence(observed.vms, kind, word, self.client.server_time)
                     parts.append(f"{word}→UNKNOWN ×{n}" + evidence)
                 elif source == "built-in":
                     parts.append(f"{word}→{cls} ×{n}")
@@ -572,7 +324,7 @@ class Doctor:
     def _ports(self) -> None:
         """Port sentinels in the rules read: their meaning differs between services (``"0"`` is
         every port in DigitalOcean's API, port 0 elsewhere), so unpinned it is an assumption."""
-        rules = self.records.get("firewall_rules")
+        rules = self.observed.records.get("firewall_rules")
         if not rules:
             return
         pins = firewall.sentinel_pins(self.client.pins)
@@ -609,25 +361,17 @@ class Doctor:
             decisions=decided,
         )
 
-    def _money_values(self, label: str) -> list[Any]:
-        if label == "wallet balance":
-            return [] if self.wallet is None else [self.wallet.get("balance")]
-        holder, _, key = label.partition(".")
-        return [
-            vm[holder][key]
-            for vm in self.vms
-            if isinstance(vm.get(holder), dict) and key in vm[holder]
-        ]
-
     def _money(self) -> None:
+        observed = self.observed
         for label in MONEY_FIELDS:
-            if label == "wallet balance" and self.wallet is None:
-                if self.wallet_failed is not None:
-                    self.add(f"money: {label}", f"could not be read: {self.wallet_failed}", False)
+            if label == "wallet balance" and observed.wallet is None:
+                failed = observed.wallet_failed
+                if failed is not None:
+                    self.add(f"money: {label}", f"could not be read: {failed}", False)
                 else:
                     self.add(f"money: {label}", "not readable with this token (billing:read)")
                 continue
-            values = self._money_values(label)
+            values = observed.money_values(label)
             read: Counter = Counter()
             unread: Counter = Counter()
             why: dict[str, str] = {}
@@ -689,29 +433,21 @@ class Doctor:
 
     def _times(self) -> None:
         """Every time field the frames read, in every record read, read as the frames read it."""
-        seen: list[tuple[str, Any]] = []
-        for resource, records in self.records.items():
-            schema = SCHEMAS[resource]  # type: ignore[index]
-            paths = [f.path for f in schema.values() if f.dtype == "datetime64[ns, UTC]"]
-            for record in records:
-                for path in paths:
-                    value = _at(record, path)
-                    if value is not None:
-                        seen.append((path.split("|", 1)[0], value))
+        seen = self.observed.times()
         ok_forms: Counter = Counter()
         bad_forms: Counter = Counter()
         example: dict[str, str] = {}
         pins = self.client.pins
         zoneless = 0
-        for (path, value), read in zip(seen, times_read([v for _, v in seen], pins), strict=True):
-            zoneless += time_form(value).startswith("no zone")
-            form = time_form(value)
-            if read:
+        for time in seen:
+            form = time_form(time.value)
+            zoneless += form.startswith("no zone")
+            if time.read:
                 ok_forms[form] += 1
             else:
                 bad_forms[form] += 1
-                example.setdefault(form, f"{path} {json.dumps(value)[:40]}")
-        text = f"read {_counted(ok_forms)}" if ok_forms else "none read"
+                example.setdefault(form, f"{time.path} {json.dumps(time.value)[:40]}")
+        text = f"read {counted(ok_forms)}" if ok_forms else "none read"
         if bad_forms:
             text += "; NOT READ " + "; ".join(
                 f"{form} ×{n} (e.g. {example[form]})" for form, n in bad_forms.most_common()
@@ -728,31 +464,32 @@ class Doctor:
         self.add("times", text, ok=ok, unread=dict(bad_forms), decisions=[zone])
 
     def _units(self) -> None:
-        if not self.vms:
+        vms = self.observed.vms
+        if not vms:
             self.add("units", "no VMs to check")
             return
-        checks = frames.check_units(self.vms, pins=self.client.pins)
+        checks = frames.check_units(vms, pins=self.client.pins)
         for quantity in ("ram", "disk"):
             check = checks[quantity]
             text = check.summary().removeprefix(f"{quantity}: ")
             decided = [check.decision] if check.decision is not None else []
             self.add(f"units: {quantity}", text, ok=check.ok, decisions=decided)
-        packs = [vm.get("bandwidthPackBytes") for vm in self.vms]
+        packs = [vm.get("bandwidthPackBytes") for vm in vms]
         if any(p is not None for p in packs):
             # its key names the unit (the spec's own name): no assumption
             self.add("units: bandwidthPackBytes", "bytes, as the key names them (not assumed)")
 
     def _deliveries(self) -> None:
-        hooks = self._read("GET /webhooks")
+        hooks = self.observed.read("GET /webhooks")
         if hooks is None or hooks.items is None:
             self.add("delivery records", "not readable with this token (webhooks:read)")
             return
-        records = self.records.get("deliveries")
+        records = self.observed.deliveries
         self._history_depth(hooks.items)
         if not records:
             self.add("delivery records", f"{len(hooks.items)} subscriptions, no records yet")
             return
-        served = list(dict.fromkeys(k for r in records if isinstance(r, dict) for k in r))
+        served = self.observed.delivery_keys()
         records, pins = pin_fields(records, pins=self.client.pins)
         self._event_grouping(records)
         keys = list(dict.fromkeys(k for r in records if isinstance(r, dict) for k in r))
@@ -833,11 +570,7 @@ class Doctor:
             self.add("delivery history depth", _assumed(depth), ok=False, decisions=[depth])
 
     def _rate_limit(self) -> None:
-        try:
-            reply = self._get("/vms", {"perPage": 1}, "vms:read")
-        except ValidationError:  # a service that refuses perPage: a plain GET has the headers too
-            reply = self._get("/vms", None, "vms:read")
-        h = self.rate_headers = reply.headers
+        h = self.observed.rate_limit()
         names = ("x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset")
         if not any(n in h for n in names):
             self.add("rate limit", "no X-RateLimit-* headers: svcnb paces on 429s only")
@@ -855,7 +588,7 @@ class Doctor:
         grace = decide("billing.grace", self.client.pins, None, True)
         if grace.state == "pinned":
             self.add("grace period", f"{grace.value} pinned by {grace.where}", decisions=[grace])
-        elif not self.vms:
+        elif not self.observed.vms:
             # nothing renews, so nothing rests on it yet: said, not a gap to close by a guess
             self.add("grace period", "not needed yet: no VM was read, so no suspension is dated")
         else:
@@ -892,7 +625,7 @@ class Doctor:
         current = self.vocab()
         out: dict[str, dict[str, str]] = {"vm_status": {}, "billing_status": {}}
         for kind in out:
-            for word in self.words[kind]:
+            for word in self.observed.words[kind]:
                 if not isinstance(word, str):
                     continue
                 cls = current.classify(kind, word, warn=False)  # type: ignore[arg-type]
@@ -952,7 +685,7 @@ def _renewal_evidence(carrying: list[dict], now: Any) -> list[str]:
     is priced is billed, one whose date is past owes or has stopped renewing."""
     if not carrying:
         return []
-    table = _quiet(lambda: frames.vms(carrying))
+    table = quiet(lambda: frames.vms(carrying))
     when = pd.to_datetime(table["next_renewal_at"], utc=True)
     at = pd.Timestamp(now) if now is not None else pd.Timestamp.now(tz="UTC")
     counted = Counter(
@@ -973,9 +706,9 @@ def mapping_effect(
     from svcnb.money import money_text
     from svcnb.reports import billing
 
-    vms = _quiet(lambda: frames.vms(doctor.vms, pins=doctor.client.pins))
-    held = doctor.wallet
-    wallet = None if held is None else _quiet(lambda: frames.wallet(held, pins=doctor.client.pins))
+    vms = quiet(lambda: frames.vms(doctor.observed.vms, pins=doctor.client.pins))
+    held = doctor.observed.wallet
+    wallet = None if held is None else quiet(lambda: frames.wallet(held, pins=doctor.client.pins))
     now = doctor.client.server_time or pd.Timestamp.now(tz="UTC")
 
     def money(frame: pd.DataFrame, column: str) -> str:
@@ -990,13 +723,13 @@ def mapping_effect(
         # the words left unknown are the doctor's own finding: no second warning of them here
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return counted()
+            return computed()
 
-    def counted() -> dict[str, str]:
-        due = _quiet(lambda: billing.renewals_due(vms, wallet, now=now, windows=(30,)))
-        rate = _quiet(lambda: billing.run_rate(vms, wallet, now=now))
-        late = _quiet(lambda: billing.overdue(vms, now=now))
-        left = int(_quiet(lambda: billing.unknown_status(vms, now=now)).shape[0])
+    def computed() -> dict[str, str]:
+        due = quiet(lambda: billing.renewals_due(vms, wallet, now=now, windows=(30,)))
+        rate = quiet(lambda: billing.run_rate(vms, wallet, now=now))
+        late = quiet(lambda: billing.overdue(vms, now=now))
+        left = int(quiet(lambda: billing.unknown_status(vms, now=now)).shape[0])
         return {
             "renewals due in 30 days": f"{int(due['renewals'].sum())} ({money(due, 'amount')})",
             "monthly run rate": money(rate, "monthly_amount"),

@@ -1,8 +1,8 @@
 """``svcnb lab``: JupyterLab on the notebooks, with a sandbox running for their kernels.
 
 The notebooks svcnb ships are first copied into a working folder (``--notebooks``, by default
-``./svcnb-notebooks``), never over one the user changed there (``svcnb._notebooks``); JupyterLab
-opens that folder.
+``./svcnb-notebooks``), never over one the user changed there (``svcnb.jupyter.notebooks``);
+JupyterLab opens that folder.
 
 The sandbox runs as a child ``svcnb sandbox`` process that writes its connection file into a
 private temporary folder. Kernels find it through :data:`SANDBOX_ENV` (the file's path); see
