@@ -270,8 +270,10 @@ def _bandwidth(store: Any, snap: Snapshot, limit: float) -> list[dict[str, Any]]
                 "value": days,
                 "threshold": limit,
                 "due_at": row.exceeds_at,
+                # the UTC day, as the bandwidth report states it: the hour is an estimate from
+                # a daily rate that moves by hours from one snapshot to the next
                 "message": f"VM {row.name} ({row.vm_id}) {when}"
-                + (f" ({_fmt_day(row.exceeds_at)})" if not pd.isna(row.exceeds_at) else ""),
+                + (f" (on {row.exceeds_on:%Y-%m-%d} UTC)" if not pd.isna(row.exceeds_on) else ""),
             }
         )
     return out

@@ -16,6 +16,7 @@ from svcnb import frames
 from svcnb.alerts import AlertRules, DeliveryError, check, deliver, history, rules_from_config
 from svcnb.cli import main
 from svcnb.config import ConfigError
+from svcnb.reports import bandwidth
 from svcnb.store import Store
 
 OFF = AlertRules(
@@ -119,6 +120,11 @@ def test_bandwidth_fires_when_the_pack_is_three_days_away(tmp_path):
     result = check(store, rules)
     assert fired(result) == ["bandwidth:vm-1"]
     assert result.fired["due_at"].iloc[0] == pd.Timestamp("2026-11-10T00:00Z")
+    # the day the bandwidth report states, not the estimate's hour
+    message = result.fired["message"].iloc[0]
+    assert message.endswith("passes its pack in 3 days (on 2026-11-10 UTC)"), message
+    view = bandwidth.view(store)
+    assert view.figures["first_exceeds_on"].text() == "2026-11-10 (web-1)"
 
 
 def hook(failures: int, active: bool = True) -> dict:
