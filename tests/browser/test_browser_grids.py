@@ -63,6 +63,7 @@ _SWAP_CELLS = [
     "    return pd.DataFrame({\n"
     "        'Name': [f'{prefix}-{i:02d}' for i in range(n)],\n"
     "        'Amount': [f'{i * 1.5:,.2f} EUR' for i in range(n)],\n"
+    "        'Bytes': [2**60 + i for i in range(n)],\n"
     "    })\n"
     "g = grid(rows('old', 30), select=True).add_class('svcnb-test-swap')\n"
     "said = widgets.HTML('selected: []')\n"
@@ -117,7 +118,9 @@ def test_new_rows_replace_the_old_in_the_grid_drawn(lab, lab_root: Path) -> None
 
     search.fill("new-39")  # the kernel's selection, on the last page
     _wait_info(lab, "of 1 entry")
-    assert "selected" in (box.locator("tbody tr").first.get_attribute("class") or "")
+    row = box.locator("tbody tr").first
+    assert "selected" in (row.get_attribute("class") or "")
+    assert str(2**60 + 39) in row.inner_text()  # past 2**53, exact
     search.fill("new-05")
     box.locator("tbody tr").filter(has_text="new-05").click()
     lab.wait_for_text(r"selected: \[5\]", timeout=30)
