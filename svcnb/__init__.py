@@ -1,14 +1,15 @@
 """svcnb: the VM-hosting public API in Jupyter.
 
-``svcnb.connect()`` returns a :class:`Client` (on a local sandbox when no server is configured);
-``svcnb.configured_client("prod")`` the Client of an account of the config file (or of the
-server the environment names), never on a sandbox started for it;
-``svcnb.sandbox_control()`` returns that sandbox's control helper (None on the real service);
-``svcnb.rehearse(store)`` starts a sandbox holding a copy of a stored snapshot;
-errors live in :mod:`svcnb.errors`. Everything but the errors, ``svcnb.config`` and
-``svcnb.vocab`` loads on first use: ``svcnb.connect`` the client, ``svcnb.Store`` the Delta store,
-``svcnb.reports`` and ``svcnb.panels`` (and the other subpackages) matplotlib and ipywidgets; so
-``import svcnb`` is quick and ``svcnb.<Tab>`` still lists them all.
+- ``svcnb.connect()``: a :class:`Client`, on a local sandbox when no server is configured;
+- ``svcnb.configured_client("prod")``: the Client of an account of the config file (or of the
+  server the environment names), never on a sandbox started for it;
+- ``svcnb.sandbox_control()``: that sandbox's control helper (None on the real service);
+- ``svcnb.Store``, ``svcnb.reports``, ``svcnb.panels``: the Delta store, reports and panels;
+- ``svcnb.rehearse(store)``: a sandbox holding a copy of a stored snapshot;
+- :mod:`svcnb.errors`: every error svcnb raises on purpose.
+
+All but the errors, ``svcnb.config`` and ``svcnb.vocab`` load on first use, so ``import svcnb``
+is quick and ``svcnb.<Tab>`` still lists them all. The README is the tour.
 """
 
 from __future__ import annotations

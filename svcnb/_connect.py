@@ -1,9 +1,7 @@
-"""``configured_client()``: the one way svcnb builds a Client from settings (an account of the
-config file, arguments, ``SVC_API_KEY``/``SVC_BASE_URL``, the sandbox ``SVCNB_SANDBOX`` names);
-``connect()``: that Client, or one on a background sandbox when nothing names a server;
-``sandbox_control()``: the control helper of that sandbox, or None on the real service.
-
-This is the one module that may import both the client and the sandbox.
+"""Where a Client comes from: :func:`configured_client`, the one way svcnb builds one from
+settings; :func:`connect`, that Client, or one on a background sandbox when nothing names a
+server; :func:`sandbox_control`, that sandbox's control helper. The one module that may import
+both the client and the sandbox.
 """
 
 from __future__ import annotations

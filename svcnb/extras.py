@@ -1,10 +1,7 @@
-"""Which optional extra a feature needs, and the one line a command says when it is missing.
-
-``pip install svcnb`` is the client, frames, store, reports, CLI and sandbox. The ``lab`` extra
-(``pip install 'svcnb[lab]'``) adds Jupyter: the panels (ipywidgets, itables), the notebooks,
-``svcnb lab`` (JupyterLab and a kernel) and ``svcnb demo`` (which runs the notebooks with
-nbclient and writes them with nbconvert). pyproject.toml lists the packages; these are the
-modules each feature imports from them.
+"""Which optional extra a feature needs, and the one line a command says when it is missing
+(README, "Install"). pyproject.toml lists the extra's packages; :data:`LAB_MODULES` names the
+modules each feature imports from them, so a command names what is missing instead of failing
+on an import.
 """
 
 from __future__ import annotations

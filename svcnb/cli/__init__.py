@@ -1,16 +1,10 @@
 """The svcnb command: one module per subcommand in this package, dispatched by :data:`COMMANDS`.
 
-Each command module (``svcnb.cli.snapshot``, ``svcnb.cli.report``, ...) has
-``add_arguments(parser)`` and ``run(args) -> int``; it parses and prints, and the work is done by
-the layer it drives (``svcnb.store``, ``svcnb.reports``, ``svcnb.sandbox``, ...). A command's
-module is imported only when that command is parsed or run: ``svcnb --help`` imports none of
-them, ``svcnb snapshot`` never loads the server stack and ``svcnb sandbox`` never loads pandas.
-What they share (the ``--store`` option, the client, errors as one line and an exit code) is in
-``svcnb.cli._common``.
-
-A user's mistake never ends in a traceback: argparse names a bad option, and the errors that
-come from what the user asked for (a folder that cannot be written, missing configuration, a
-closed pipe, Ctrl-C) are one line on stderr and a non-zero exit code.
+Each command module has ``add_arguments(parser)`` and ``run(args) -> int``: it parses and prints,
+and the layer it drives does the work. A command's module is imported only when that command is
+parsed or run, so ``svcnb --help`` imports none of them, ``svcnb snapshot`` never loads the
+server stack and ``svcnb sandbox`` never loads pandas. Exit codes: README, "Alerts" (the one
+table of them is docs/your-service.md section 8).
 """
 
 from __future__ import annotations

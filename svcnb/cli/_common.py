@@ -1,8 +1,6 @@
-"""What every ``svcnb`` command shares: the ``--store`` option, the client it talks to, and how
-an error the user can fix ends (one line on stderr and an exit code, never a traceback).
-
-Imported by ``svcnb --help``: nothing here loads pandas, the store or the client until a
-command calls it.
+"""What every ``svcnb`` command shares: ``--store``, the client, and how an error the user can fix
+ends (one line on stderr and an exit code, never a traceback). ``svcnb --help`` imports it, so
+nothing here loads pandas, the store or the client until a command calls it.
 """
 
 from __future__ import annotations

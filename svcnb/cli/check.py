@@ -1,14 +1,7 @@
 """``svcnb check``: evaluate the ``[alerts]`` rules on the store's latest snapshot, for cron.
 
-Exit codes: 0 nothing fired, 1 an alert fired (printed, and delivered when a URL is set), 2 a
-mistake in what was asked (no store, no snapshot, a bad ``[alerts]`` section, ``--deliver``
-without a URL). An alert fires once at its crossing; running the check again on the same
-snapshot fires nothing. When delivery fails after its retries the check says so on stderr,
-exits 1 and records nothing, so the next check sends the alerts again.
-
-A run ends by its deadline (``--deadline``, else ``[alerts] deadline_seconds``, 60 s by
-default): delivery, every attempt and every wait of it, gets what the run has left, so a
-receiver that trickles its answer cannot keep cron's check running into the next one.
+What fires, when, and the deadline: README, "Alerts". The deadline covers every attempt and wait
+of delivery, so a receiver that trickles its answer cannot keep one cron run going into the next.
 """
 
 from __future__ import annotations

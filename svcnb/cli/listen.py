@@ -1,8 +1,8 @@
 """``svcnb listen``: run the verifying webhook receiver over HTTPS in the foreground.
 
-The subscription secret comes from ``--secret-file PATH`` or else the ``SVCNB_WEBHOOK_SECRET``
-environment variable, never from the command line, where any local user could read it in the
-process list and it would land in shell history.
+The subscription secret never comes from the command line (``--secret-file`` or
+``SVCNB_WEBHOOK_SECRET``): there any local user could read it in the process list, and it would
+land in shell history.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""``svcnb pages``: every report's view as a self-contained HTML page, from any store.
-
-One page per report (``billing.html``, ``bandwidth.html``, ...) and an ``index.html`` linking
-them, written into ``--out``: each page is what ``svcnb report KIND --format html`` writes (the
-one renderer of a view without a kernel, ``svcnb.reports.static.page``: the figures, plots and
-tables the panels and the ``svcnb demo`` pages show), as of the latest snapshot or ``--at``.
-Nothing but the store is read: no Jupyter, no server. Made for cron (see the README): the
-exit code is 0 when every page was written, 1 when one could not be (it says why, the others
-are written), 2 for a mistake in what was asked.
+"""``svcnb pages``: every report's view as a self-contained HTML page, from any store (README,
+"Pages for finance"). Each page is what ``svcnb report KIND --format html`` writes, through the one
+renderer of a view without a kernel (``svcnb.reports.static.page``); one page that cannot be
+written does not stop the others.
 """
 
 from __future__ import annotations

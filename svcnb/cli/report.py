@@ -1,17 +1,9 @@
 """``svcnb report {bandwidth,billing,firewall,webhooks,whatif}``: a report as of a snapshot.
 
-Each report prints its view (``svcnb.reports._view``: the same headline figures, tables,
-labels and plots the panels and notebooks show). ``--format text`` prints the figures and every
-table (or the one ``--table`` names) for a reader, fitted to ``--width`` columns (the
-terminal's by default); ``csv`` and ``json`` export one table (the main one unless ``--table``
-names another; ``--table figures`` the headline figures, each with what it counts) with exact
-money and ISO 8601 UTC times; ``png`` draws the report's plots into one image; ``html`` writes
-the whole view as one self-contained page (``svcnb.reports.static.page``, which ``svcnb pages``
-writes for every report).
-
-The command reads the store only. With ``--snapshot`` it first takes a snapshot through the
-server the environment names (``SVC_BASE_URL`` and ``SVC_API_KEY``, or ``SVCNB_SANDBOX``);
-it never starts a sandbox of its own.
+Each format renders the report's one view (``svcnb.reports._view``), the same the panels and
+notebooks show; ``html`` is ``svcnb.reports.static.page``, which ``svcnb pages`` writes for every
+report. ``--snapshot`` snapshots the server the environment names first, never a sandbox started
+for the occasion.
 """
 
 from __future__ import annotations

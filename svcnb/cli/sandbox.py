@@ -1,10 +1,7 @@
-"""``svcnb sandbox``: serve the sandbox on loopback until interrupted, a seeded fleet, a saved
-account (``--state-file``) or a copy of a stored snapshot (``--from-store``, made by
-``svcnb.rehearse``'s ``state_from_store``).
-
-The server is ``svcnb.sandbox.serve``; this module parses the options and says what runs where.
-The server (uvicorn, starlette, httpx for its control client), the saved-state format and the
-store are imported by run(): ``svcnb sandbox --help`` needs only the options.
+"""``svcnb sandbox``: serve the sandbox on loopback until interrupted: a seeded fleet, a saved
+account (``--state-file``) or a copy of a stored snapshot (``--from-store``, README "Rehearsing
+on a copy"). The server stack, the saved-state format and the store are imported by run(), so
+``svcnb sandbox --help`` needs only the options.
 """
 
 from __future__ import annotations

@@ -1,17 +1,9 @@
-"""``svcnb snapshot [--store PATH] [--account NAME | --all]``: take one snapshot of an account
-(or of every account of the config file, in parallel) into the store.
+"""``svcnb snapshot [--store PATH] [--account NAME | --all]``: one snapshot of an account (or of
+every account of the config file, in parallel) into the store.
 
-The server is the one configured (``SVC_BASE_URL``/``SVC_API_KEY``, or ``SVCNB_SANDBOX``; with
-``--account``/``--all``, the ``[accounts.NAME]`` tables of the config file), never a sandbox
-started for the occasion: a throwaway account must not enter a real history.
-Exits 0 when every resource was read and proven whole, 3 when the snapshot was stored without
-some, or with some whose lists nothing proved whole (each named
-on stderr with why), 2 when no server is configured (or the config is wrong), 1 when nothing
-could be stored (the store also refuses a snapshot of another server or account than the one
-it holds under that name). With ``--all``: one line per account, each account's snapshot lands
-or fails on its own; 1 when any account failed, else 3 when any was incomplete, else 0.
-``--accept-gap RESOURCE``: a gap known and accepted in that resource is still said, in one
-line, but alone it exits 0 (cron's ``&&`` goes on); any other gap still exits 3.
+The server is the one configured, never a sandbox started for the occasion: a throwaway account
+must not enter a real history. Exit codes and ``--accept-gap``: README, "Alerts"; with ``--all``
+each account lands or fails on its own (README, "Several accounts").
 """
 
 from __future__ import annotations

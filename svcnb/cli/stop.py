@@ -1,15 +1,8 @@
 """``svcnb stop``: build a stop plan, save it for review, or apply a saved one.
 
-With filter options it reads the fleet and prints the plan (nothing is stopped); ``--plan-out``
-saves it as JSON. ``--review FILE`` prints a saved plan and which of its VMs changed since.
-``--apply FILE --approver NAME`` applies a saved plan: each VM is decided again under the plan's
-rules as it stands now, and those the rules hold back or that changed since the plan was built
-are refused; the rest are stopped and waited for, and the outcome goes to the store's audit log.
-
-It talks to the server the environment names (``SVC_BASE_URL`` and ``SVC_API_KEY``, or
-``SVCNB_SANDBOX``); it never starts a sandbox of its own. Exit 0 when every VM the plan stops
-stopped (or nothing was applied), 1 when some were refused, failed or are still stopping, 2 for
-a mistake in what was asked.
+What apply checks again and refuses: docs/contracts.md section 7; exit codes: README, "Stopping
+VMs through a plan". It talks to the server the environment names, never a sandbox started for
+the occasion.
 """
 
 from __future__ import annotations

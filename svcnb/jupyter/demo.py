@@ -1,15 +1,10 @@
-"""``svcnb demo``: simulate an account on the sandbox, then render the report notebooks to HTML.
+"""``svcnb demo``: simulate an account on the sandbox, then render the report notebooks to HTML
+(README, "Two commands").
 
-Steps: copy the notebooks svcnb ships into a working folder (``--notebooks``, by default
-``./svcnb-notebooks``; one the user changed there is left as it is, see
-``svcnb.jupyter.notebooks``), start a sandbox (clock frozen, so only the simulation moves it),
-take a snapshot each simulated day into a fresh store under ``out/`` while a simulated customer
-keeps the wallet topped up (``Customer``: sensibly, except one top-up that comes late, so the
-history holds a slip to find), then run the report notebooks against that sandbox and store and
-write each as a self-contained HTML page (plots embedded as PNG, no input cells) beside it. The
-notebooks rendered are those of the working folder. The kernels reach the sandbox as
-``svcnb.jupyter.lab.kernel_environment`` describes; every page written is checked for the
-sandbox's tokens before the command reports success.
+The sandbox's clock is frozen, so only the simulation moves it. The simulated customer
+(:class:`Customer`) tops up sensibly except once, late, so the history holds a slip to find. The
+notebooks rendered are those of the working folder, as the user may have changed them; every
+page written is checked for the sandbox's tokens before the command reports success.
 """
 
 from __future__ import annotations

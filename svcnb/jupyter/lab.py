@@ -1,13 +1,10 @@
-"""``svcnb lab``: JupyterLab on the notebooks, with a sandbox running for their kernels.
-
-The notebooks svcnb ships are first copied into a working folder (``--notebooks``, by default
-``./svcnb-notebooks``), never over one the user changed there (``svcnb.jupyter.notebooks``);
-JupyterLab opens that folder.
+"""``svcnb lab``: JupyterLab on the notebooks, with a sandbox running for their kernels (README,
+"Two commands").
 
 The sandbox runs as a child ``svcnb sandbox`` process that writes its connection file into a
-private temporary folder. Kernels find it through :data:`SANDBOX_ENV` (the file's path); see
-:func:`kernel_environment` for what else they get. A real ``SVC_API_KEY`` of the caller never
-reaches them. The browser tests and ``svcnb demo`` reuse these pieces.
+private temporary folder; kernels find it through :data:`SANDBOX_ENV` (see
+:func:`kernel_environment`). A real ``SVC_API_KEY`` of the caller never reaches them. The browser
+tests and ``svcnb demo`` reuse these pieces.
 """
 
 from __future__ import annotations

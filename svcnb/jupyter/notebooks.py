@@ -1,15 +1,11 @@
 """The notebooks svcnb ships, and their copies in a user's working folder.
 
-:func:`shipped` is the folder that holds them: ``svcnb/notebooks/`` in an installed wheel (the
-build copies the repository's ``notebooks/`` there, see setup.py), the repository's
-``notebooks/`` in a source checkout or an editable install. There is one copy in the repository.
-
-:func:`copy_into` puts them into a working folder (``svcnb demo`` and ``svcnb lab`` do, by
-default into ``./svcnb-notebooks``) and never overwrites a notebook the user changed. It records
-what it wrote in a hidden file of that folder (``.svcnb-notebooks.json``: each notebook's SHA-256
-as written), so it can tell apart a copy nobody touched since, which a newer svcnb may replace
-with its newer version, from one the user edited or ran and saved, which stays as it is. A file
-it has no record of and that differs from the shipped one counts as the user's.
+:func:`shipped` is ``svcnb/notebooks/`` in a wheel (the build copies the repository's
+``notebooks/`` there, see setup.py), else the repository's ``notebooks/``: one copy in the
+repository. :func:`copy_into` never overwrites a notebook the user changed: it records each
+notebook's SHA-256 as written (``.svcnb-notebooks.json`` in the folder), so a copy nobody touched
+since may be replaced by a newer svcnb's version; a file without a record that differs from the
+shipped one counts as the user's.
 """
 
 from __future__ import annotations

@@ -1,41 +1,10 @@
 """``svcnb doctor``: what this service answered where the spec says "not shown", and what of it
-svcnb proved or understood.
+svcnb proved or understood (README, "Checking your service"; the reading rules and the
+assumptions: docs/contracts.md section 0; ``--record``: docs/twin.md).
 
-Read-only against any configured service: it sends only GET requests (the pages of the lists it
-reads, and a few more) and never changes anything in the account. It vouches only for what it
-proved (docs/contracts.md section 0, the two reading rules):
-
-- every list it reads (VMs, firewalls, the rules of one firewall, networks, the attachments of
-  one network, webhooks, the deliveries of one webhook) is read through svcnb's own client, and
-  the line says how the list was proven complete (the ``Listing``'s proof: a matching total, an
-  explicit end, an empty page after a short one) or why it was not (its doubt, naming the keys
-  svcnb did not understand);
-- money: the forms seen per field (``billing.priceMonthly``, ``plan.priceMonthly``, the wallet's
-  ``balance``), each read by ``svcnb.frames.parse_money``, and any it could not read (why);
-- times: the forms seen in every time field the frames read, each read by the frames' own time
-  reader, and any it could not read;
-- units: ``svcnb.frames.check_units`` on the VMs read, one line each for ram and disk;
-- delivery records: the keys placed (key -> the spec's field), and the keys the frames cannot
-  place (``svcnb.frames._deliveries.unplaced_keys``);
-- the status and billing words seen, mapped or unknown; the first answer's paging keys, the page
-  sizes served; the rate-limit headers; which read endpoints the token can use.
-
-A line marked ``!`` says UNPROVEN: a list not proven complete, a money or time form not read, a
-unit in doubt, a delivery key not placed, an unknown status word. Any such line makes the exit
-code 3; 0 only when everything read was proven and understood. ``--write-config`` pins the
-vocabulary it saw (and any ``--map WORD=CLASS`` you give for the words it does not know) into
-the config file the client reads.
-
-What it reads, and how each point is read, is :mod:`svcnb.learn.observe`'s (one pass, the same
-for ``--record``); this module judges it into lines.
-
-``--record FILE`` writes what it proved as a dialect file (docs/twin.md), in the points of the
-sandbox's dialects, for ``svcnb sandbox --dialect-file FILE`` to speak: a twin of the service.
-After the table it sends a few more GET requests (the other base path, page sizes up to 1000 to
-find the largest one taken, a size of 0), so the table's lines are those of a run without it.
-Each point is stated only as proven; one not seen is under ``[not_observed]``, one seen in a form
-the sandbox cannot speak under ``[not_expressible]``, one deduced under ``[inferred]``. Nothing in
-the file names the account: no ids, no host, no token, no text the service wrote.
+GET requests only, so it is safe against any service. Every list is read through svcnb's own
+client and every value by svcnb's own readers, so a line proves or doubts exactly what a
+snapshot would. What is read is :mod:`svcnb.learn.observe`'s; this module judges it into lines.
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
 """One observation of a service: every GET ``svcnb doctor`` (and ``--record``) sends, and the
-readers of what came back, once, for both.
+readers of what came back, once for both, so the table and the dialect file cannot disagree.
 
-:class:`Observation` is the pass: the first answer of ``GET /vms``, every list through svcnb's own
-client (``read_lists``), the page sizes served, the rate-limit headers, and, recording, the
-further questions a dialect file needs (``ask``). Its readers give each open point as plain
-observations: the status words counted (``words``), the money values per field
-(``money_values``), every time value with whether the frames read it (``times``), the VMs'
-keys (``vm_keys``; their units are ``svcnb.frames.check_units``'), the delivery records and the
-keys they carry, the rate-limit headers. :mod:`svcnb.learn.doctor` judges them into findings,
+The readers give plain observations; :mod:`svcnb.learn.doctor` judges them into findings and
 :mod:`svcnb.learn.record` states them as a dialect; neither reads the service itself.
 """
 

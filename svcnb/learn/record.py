@@ -1,12 +1,6 @@
-"""``svcnb doctor --record FILE``: what the doctor proved, as a dialect file (docs/twin.md).
-
-:class:`Recorder` reads the :class:`svcnb.learn.observe.Observation` a doctor's run made,
-keeping its answers (after its table, a few more GET requests: the other base path, page sizes
-up to 1000, a size of 0), and states each point of the sandbox's dialects only as proven;
-:func:`write_dialect_file` writes the :class:`DialectRecord` as TOML for ``svcnb sandbox
---dialect-file FILE``. A point not seen goes under ``[not_observed]``, one seen in a form the
-sandbox cannot speak under ``[not_expressible]``, one deduced under ``[inferred]``. Nothing in
-the file names the account: no ids, no host, no token, no text the service wrote.
+"""``svcnb doctor --record FILE``: what the doctor proved, as a dialect file (docs/twin.md, "What
+the doctor records"): :class:`Recorder` states each point from the doctor's
+:class:`~svcnb.learn.observe.Observation`, :func:`write_dialect_file` writes it as TOML.
 """
 
 from __future__ import annotations

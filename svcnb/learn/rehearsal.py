@@ -1,25 +1,10 @@
 """Rehearse on a copy: a sandbox whose account is the one a store snapshot holds.
 
-``state_from_store(store, at, anonymize=...)`` turns the frames of one snapshot into the sandbox's
-saved-state document (``svcnb.sandbox._saved``); ``rehearse(store, ...)`` starts a sandbox from it
-and gives a :class:`Rehearsal` a notebook connects to. ``svcnb sandbox --from-store PATH`` does
-the same from the command line (``svcnb.cli.sandbox``).
-
-The copy holds what the store holds and nothing it does not: every gap is a line in
-``Rehearsal.notes`` (printed at start by the command), never a silently invented value. Tokens and
-webhook secrets are never in a store and never in a copy; the copy makes its own.
-
-Anonymized (``anonymize=True``): VM names, hostnames, SSH key names and fingerprints, firewall,
-rule, network and webhook names and descriptions, webhook URLs and every IP address or network
-are replaced, the same input by the same pseudonym throughout one copy. Addresses are mapped
-prefix-preserving (two addresses share their first n bits after the mapping exactly when they
-did before), so a network still contains the same addresses and firewall rules match the same
-VMs: reachability on the copy, asked with the pseudonym of the source
-(:meth:`Rehearsal.address`), gives the answers the account would. ``0.0.0.0/0``, ``::/0`` and
-``any`` stay as they are. Ids, statuses, sizes, prices, balances and times are kept.
-
-This module may import the store (pandas) and the sandbox; ``svcnb sandbox``
-imports it only when ``--from-store`` is given.
+What a copy keeps, notes and anonymizes: docs/contracts.md section 2; README, "Rehearsing on a
+copy". Addresses are mapped prefix-preserving so that a network still contains the same addresses
+and firewall rules match the same VMs: reachability asked with the source's pseudonym
+(:meth:`Rehearsal.address`) gives the answers the account would. This module imports the store
+(pandas) and the sandbox; ``svcnb sandbox`` imports it only when ``--from-store`` is given.
 """
 
 from __future__ import annotations
@@ -72,7 +57,7 @@ class Pseudonyms:
     """Replacement names and addresses for one copy: the same input gives the same output.
 
     Names are numbered per kind in the order first asked for (``vm-001``, ``fw-002``, ...);
-    addresses go through a keyed prefix-preserving map (module docstring).
+    addresses go through a keyed prefix-preserving map (docs/contracts.md section 2).
     """
 
     def __init__(self, key: bytes) -> None:
@@ -718,8 +703,8 @@ def rehearse(
     **sandbox_options: Any,
 ) -> Rehearsal:
     """Start a sandbox holding the account as of ``at`` in ``store`` (a Store or its path;
-    default ``$SVCNB_STORE``), optionally anonymized (module docstring). ``account`` names the
-    account to copy in a store of several (StoreError naming them when it is missing).
+    default ``$SVCNB_STORE``), optionally anonymized (docs/contracts.md section 2). ``account``
+    names the account to copy in a store of several (StoreError naming them when it is missing).
 
     ``sandbox_options`` go to ``svcnb.sandbox.serve`` (``dialect``, ``time_scale``: 0, the
     default, freezes the copy's clock at the snapshot's server time; ``port``). The notes on
