@@ -36,16 +36,23 @@ QUALIFIERS = {"": "", "at least": "at least ", "at most": "at most ", "by": "by 
 @dataclass(frozen=True)
 class FigureSpec:
     """A headline figure: ``name`` (stable key), ``label`` (shown), ``kind`` (how its value is
-    written: a kind of the column table) and ``means`` (one sentence of what it counts)."""
+    written: a kind of the column table) and ``means`` (one sentence of what it counts).
+
+    ``left_out``: what the figure becomes when the view left VMs out for a status word svcnb
+    does not know: "at least" for a sum or count over the VMs it knows, "by" for the first time
+    something happens to one of them; "" for a figure those VMs cannot change."""
 
     name: str
     label: str
     kind: str
     means: str
+    left_out: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"figure {self.name}: unknown kind {self.kind!r}")
+        if self.left_out not in ("", "at least", "by"):
+            raise ValueError(f"figure {self.name}: left_out is 'at least', 'by' or ''")
 
 
 # Every view's ``unknown_status`` figure: one meaning, one name, declared once.
@@ -191,6 +198,8 @@ class View:
     options: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     complete: bool = True
+    # VMs left out for a status word svcnb does not know (None: the unknown_status figure's)
+    left_out: int | None = None
 
     def __post_init__(self) -> None:
         declared = [f.name for f in self.spec.figures]
@@ -199,6 +208,11 @@ class View:
                 f"{self.spec.report} view: figures {list(self.figures)} are not those declared "
                 f"({declared})"
             )
+        if self.left_out is None and "unknown_status" in self.figures:
+            self.left_out = int(self.figures["unknown_status"].value or 0)
+        if self.left_out:
+            for name, f in self.figures.items():
+                self.figures[name] = _bounded_by_left_out(f, self.left_out)
         for name, f in self.figures.items():
             if not f.label:
                 self.figures[name] = dataclasses.replace(
@@ -316,6 +330,22 @@ class View:
                 + shown.to_html(index=False, classes="svcnb-table", border=0)
             )
         return "".join(parts)
+
+
+def _bounded_by_left_out(f: Figure, count: int) -> Figure:
+    """``f`` as far as it holds with ``count`` VMs left out (``FigureSpec.left_out``): a sum or
+    count over the VMs svcnb knows is at least what it says, a first time is by when it says;
+    one that counted nothing is unknown ("at least 0" says nothing). A figure already bounded
+    or unknown keeps its words and gains the reason."""
+    if not f.spec.left_out or f.complete is False:
+        return f
+    why = f"{count} VM(s) of unknown status or billing word left out"
+    if f.qualifier or f._missing():
+        return dataclasses.replace(f, complete=False, reason=f.reason or why)
+    value = f.value
+    if f.spec.left_out == "at least" and not isinstance(value, pd.Timestamp) and value == 0:
+        return dataclasses.replace(f, value=None, detail="", complete=False, reason=why)
+    return dataclasses.replace(f, qualifier=f.spec.left_out, complete=False, reason=why)
 
 
 def figure(spec: ViewSpec, name: str, value: Any, **kw: Any) -> tuple[str, Figure]:

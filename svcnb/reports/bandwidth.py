@@ -525,7 +525,11 @@ VIEW = ViewSpec(
             "The sum of the monthly packs of the same VMs.",
         ),
         FigureSpec(
-            "vms_over", "VMs over their pack", "count", "VMs that used more than their pack."
+            "vms_over",
+            "VMs over their pack",
+            "count",
+            "VMs that used more than their pack.",
+            left_out="at least",
         ),
         FigureSpec(
             "vms_will_exceed",
@@ -533,6 +537,7 @@ VIEW = ViewSpec(
             "count",
             "VMs within their pack now whose growth over the lookback passes it before their "
             "cycle ends.",
+            left_out="at least",
         ),
         FigureSpec(
             "first_exceeds_on",
@@ -541,6 +546,7 @@ VIEW = ViewSpec(
             "The soonest day (UTC) after the snapshot a VM within its pack is projected to pass "
             "it (the VM in brackets); a growth rate read from daily snapshots places it to the "
             "day, not the hour. VMs already over are counted above.",
+            left_out="by",
         ),
         UNKNOWN_STATUS,
     ),

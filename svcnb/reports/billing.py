@@ -1235,6 +1235,7 @@ VIEW = ViewSpec(
             "Owed now (overdue and suspended VMs)",
             "money",
             "The unpaid renewals of overdue and suspended VMs: the first thing a top-up pays.",
+            left_out="at least",
         ),
         FigureSpec(
             "monthly_run_rate",
@@ -1242,6 +1243,7 @@ VIEW = ViewSpec(
             "money",
             "The monthly prices of every billed VM (not terminated, status known), in the "
             "wallet's currency.",
+            left_out="at least",
         ),
         FigureSpec(
             "runway_at",
@@ -1263,12 +1265,14 @@ VIEW = ViewSpec(
             "VMs overdue",
             "count",
             "VMs whose billing status means they owe (overdue, unpaid).",
+            left_out="at least",
         ),
         FigureSpec(
             "vms_suspended",
             "VMs suspended",
             "count",
             "VMs suspended by their status or their billing status.",
+            left_out="at least",
         ),
         FigureSpec("vms_total", "VMs in the snapshot", "count", "Every VM listed, any status."),
         UNKNOWN_STATUS,

@@ -764,18 +764,21 @@ VIEW = ViewSpec(
             "count",
             "VMs whose renewal the wallet cannot pay within the horizon, suspended after the "
             "grace period.",
+            left_out="at least",
         ),
         FigureSpec(
             "first_suspended_at",
             "First suspension if nobody tops up",
             "time",
             "When the first of those VMs is suspended (the VM in brackets).",
+            left_out="by",
         ),
         FigureSpec(
             "already_suspended",
             "VMs already suspended",
             "count",
             "VMs suspended at the snapshot.",
+            left_out="at least",
         ),
         FigureSpec("chosen", "VMs chosen", "count", "The VMs the what-if stops or terminates."),
         FigureSpec(
@@ -989,6 +992,7 @@ def view(
         options={"horizon": chosen_days, "done": done, "chosen": len(ids)},
         notes=notes,
         complete=complete and not any("may be incomplete" in n for n in notes),
+        left_out=len(billing.unknown_status(vms, now=now)),
     )
 
 
