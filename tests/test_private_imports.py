@@ -115,7 +115,7 @@ REASONS = {
     "svcnb.sandbox._clock": "the sandbox clock driven by hand",
     "svcnb.sandbox._config": "the sandbox's default epoch",
     "svcnb.sandbox._deliveries": "the webhook courier of a sandbox state, replaced or read",
-    "svcnb.sandbox._dialect": "the named dialects and each open point's choices, swept",
+    "svcnb.sandbox._dialect": "the delivery field names a random dialect draws from",
     "svcnb.sandbox._life": "the sandbox's money and bandwidth life rules, on a hand-made state",
     "svcnb.sandbox._plans_regions": "the sandbox's plan table, the ground truth of prices",
     "svcnb.sandbox._public": "the sandbox's routes, against the OpenAPI document",
