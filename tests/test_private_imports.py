@@ -126,7 +126,7 @@ REASONS = {
     "svcnb.sandbox._state": "the sandbox state type, built by hand",
     "svcnb.sandbox._twin": "a dialect file's points, swept and fuzzed",
     "svcnb.store._catalog": "the store's file sequence, against what a pull wrote",
-    "svcnb.store._eventlog": "the webhook event log's columns and file name",
+    "svcnb.store._eventlog": "the webhook event log's columns and their dtypes",
     "svcnb.store._fs": "a store location on S3, resolved without a store",
     "svcnb.store._journal_kinds": "when two journal records differ",
     "svcnb.store._legacy": "the legacy store's reader, the migration's ground truth",
