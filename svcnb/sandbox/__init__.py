@@ -36,7 +36,7 @@ if _typing.TYPE_CHECKING:
     from ._saved import StateError, export_state, read_state_file, write_state_file
     from ._serve import Sandbox, serve
     from ._speak import write_money, write_time
-    from ._twin import read_dialect_file, validation_wording
+    from ._twin import DialectFile, read_dialect_file, validation_wording
 
 # public name -> the module (under svcnb.sandbox) that defines it. NAMED (what `--dialect NAME`
 # accepts) and the choice tuples of the open points (docs/dialects.md's table: LINK_FORMS, MONEY,
@@ -57,6 +57,7 @@ _WHERE = {
     "ClockReading": "_control_client",
     "Control": "_control_client",
     "Dialect": "_dialect",
+    "DialectFile": "_twin",  # what read_dialect_file returns
     "Sandbox": "_serve",
     "SandboxClock": "_following",
     "SandboxConfig": "_config",
@@ -92,6 +93,7 @@ __all__ = [
     "ClockReading",
     "Control",
     "Dialect",
+    "DialectFile",
     "Sandbox",
     "SandboxClock",
     "SandboxConfig",
