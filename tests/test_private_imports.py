@@ -73,10 +73,11 @@ def test_no_package_imports_another_packages_private_module():
 # module (or an underscore name) say why here, by the private module they reach. A new reach needs
 # a reason below and fits under the ceiling; the ceiling only comes down.
 TESTS = ROOT.parent / "tests"
-# 179 before the public-name pass, 154 after it; 158 with the tests merged beside it (the grace
+# 179 before the public-name pass, 154 after it; 161 with the tests merged beside it (the grace
 # pin against the sandbox's own GRACE, the lab's session store, the grid rows ITables would send,
-# the themed legend), each under a reason below
-CEILING = 161
+# the themed legend), each under a reason below; 148 once the client, sandbox and webhooks tests
+# read the names those packages export
+CEILING = 148
 REASONS = {
     "svcnb._connect": "patches where connect() finds a background sandbox (no user setting)",
     "svcnb._demo": "the demo's report list and customer story, which only `svcnb demo` shows",
@@ -89,7 +90,7 @@ REASONS = {
     "svcnb.alerts._state": "alert records written directly to set up what a store holds",
     "svcnb.cli._common": "the CLI's shared error wording, compared with the doctor's",
     "svcnb.cli.sandbox._speak_dialect_file": "a dialect file's reading without serving it",
-    "svcnb.client._budget": "the rate budget's key and environment name, shared by processes",
+    "svcnb.client._budget": "the rate budget's key per token, shared by processes",
     "svcnb.client._config": "the base paths the client tries, against the sandbox's prefixes",
     "svcnb.client._keepers": "which budget backend a config picks (file or Redis)",
     "svcnb.client._pacing": "the governor's waits, checked without real time passing",
@@ -98,7 +99,6 @@ REASONS = {
     "svcnb.client._records": "the client's record schemas against the frames' columns",
     "svcnb.client._redact": "the token pattern the leak scans look for",
     "svcnb.client._redis_budget": "the Redis budget against a loopback Redis",
-    "svcnb.client._request": "the spec's scope per endpoint, to name a Forbidden's scope",
     "svcnb.client._shared_budget": "the shared budget file, its schema and checks",
     "svcnb.client._vms": "shortens the stop poll's real-time waits",
     "svcnb.client._wire": "each HTTP wire's failures mapped to retryable or not",
