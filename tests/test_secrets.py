@@ -20,7 +20,8 @@ from _leaks import files_under, leaks
 
 import svcnb
 from svcnb import cli, configured_client
-from svcnb.client._budget import ENV_BUDGET, budget_key
+from svcnb.client import ENV_BUDGET
+from svcnb.client._budget import budget_key
 from svcnb.client._shared_budget import SharedBudget
 from svcnb.config import ConfigError, read_config, write_section
 from svcnb.errors import SvcnbError

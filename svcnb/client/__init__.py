@@ -7,6 +7,7 @@ svcnb; ``Secret`` holds a token so that it never prints.
 
 from __future__ import annotations
 
+from svcnb.client._budget import ENV_BUDGET  # where processes share a token's rate budget
 from svcnb.client._client import Client
 from svcnb.client._config import (
     ENV_API_KEY,
@@ -31,6 +32,7 @@ from svcnb.errors import Forbidden, LimitExceeded, WaitTimeout
 __all__ = [
     "ENV_API_KEY",
     "ENV_BASE_URL",
+    "ENV_BUDGET",
     "TOKEN_MAX_LENGTH",
     "TOKEN_MIN_LENGTH",
     "Client",

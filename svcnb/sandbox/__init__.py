@@ -19,27 +19,45 @@ if _typing.TYPE_CHECKING:
     from ._config import DEFAULT_SEED, DEFAULT_VMS, SandboxConfig
     from ._control_client import ClockReading, Control
     from ._deliveries import wait_idle
-    from ._dialect import MONEY, TIMESTAMPS, TOKEN_NAMES, VALIDATION_STATUS, Dialect
+    from ._dialect import (
+        LINK_FORMS,
+        MONEY,
+        NAMED,
+        PAGING,
+        RAM_UNITS,
+        TIMESTAMPS,
+        TOKEN_NAMES,
+        VALIDATION_STATUS,
+        Dialect,
+    )
     from ._following import SandboxClock
     from ._life import daily_rate_bytes, will_exceed_pack
     from ._plans_regions import CURRENCY
     from ._saved import StateError, export_state, read_state_file, write_state_file
     from ._serve import Sandbox, serve
     from ._speak import write_money, write_time
-    from ._twin import read_dialect_file, validation_wording
+    from ._twin import DialectFile, read_dialect_file, validation_wording
 
-# public name -> the module (under svcnb.sandbox) that defines it
+# public name -> the module (under svcnb.sandbox) that defines it. NAMED (what `--dialect NAME`
+# accepts) and the choice tuples of the open points (docs/dialects.md's table: LINK_FORMS, MONEY,
+# PAGING, RAM_UNITS, TIMESTAMPS, TOKEN_NAMES, VALIDATION_STATUS) are what a twin's dialect file
+# and a sweep over dialects are written against.
 _WHERE = {
     "CURRENCY": "_plans_regions",
     "DEFAULT_SEED": "_config",
     "DEFAULT_VMS": "_config",
+    "LINK_FORMS": "_dialect",
     "MONEY": "_dialect",
+    "NAMED": "_dialect",
+    "PAGING": "_dialect",
+    "RAM_UNITS": "_dialect",
     "TIMESTAMPS": "_dialect",
     "TOKEN_NAMES": "_dialect",
     "VALIDATION_STATUS": "_dialect",
     "ClockReading": "_control_client",
     "Control": "_control_client",
     "Dialect": "_dialect",
+    "DialectFile": "_twin",  # what read_dialect_file returns
     "Sandbox": "_serve",
     "SandboxClock": "_following",
     "SandboxConfig": "_config",
@@ -64,13 +82,18 @@ __all__ = [
     "CURRENCY",
     "DEFAULT_SEED",
     "DEFAULT_VMS",
+    "LINK_FORMS",
     "MONEY",
+    "NAMED",
+    "PAGING",
+    "RAM_UNITS",
     "TIMESTAMPS",
     "TOKEN_NAMES",
     "VALIDATION_STATUS",
     "ClockReading",
     "Control",
     "Dialect",
+    "DialectFile",
     "Sandbox",
     "SandboxClock",
     "SandboxConfig",

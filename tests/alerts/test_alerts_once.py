@@ -10,6 +10,7 @@ import sys
 import threading
 from collections import Counter
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 import pandas as pd
 import pytest
@@ -17,9 +18,9 @@ from test_alerts import OFF, vm
 
 import svcnb.alerts
 from svcnb import frames
-from svcnb.alerts import _state, check
+from svcnb.alerts import check
 from svcnb.cli import main
-from svcnb.store import RuleEdit, Store
+from svcnb.store import AlertRecord, RuleEdit, Store
 
 RULES = replace(OFF, bandwidth_days=3)
 KEYS = [f"bandwidth:vm-{i}" for i in range(5)]
@@ -149,10 +150,21 @@ def test_a_claim_left_by_a_check_that_died_holds_until_it_runs_out(tmp_path):
     rows = pd.DataFrame({"key": KEYS[:2], "rule": "bandwidth_days", "message": "m"})
 
     def claim(seconds: float) -> None:
-        for one in _state.records(
-            store, _state.CLAIMED, rows, snapshot_id="x", server_time=WHEN, claim_seconds=seconds
-        ):
-            store.journal.append(one)
+        # what a check writes when it takes these alerts to deliver, its claim running `seconds`
+        until = datetime.now(UTC) + timedelta(seconds=seconds)
+        for row in rows.itertuples(index=False):
+            store.journal.append(
+                AlertRecord(
+                    time=WHEN,
+                    account=store.account_in_scope(),
+                    outcome="alert claimed",
+                    alert_key=row.key,
+                    alert_rule=row.rule,
+                    snapshot_id="x",
+                    message=row.message,
+                    claimed_until=until,
+                )
+            )
 
     sent: list[dict] = []
 

@@ -22,7 +22,8 @@ import pytest
 from _loopback import close_listener, start_accepting
 
 import svcnb
-from svcnb.client._budget import ENV_BUDGET, TokenBudget, budget_key
+from svcnb.client import ENV_BUDGET
+from svcnb.client._budget import TokenBudget, budget_key
 from svcnb.client._keepers import budget_backend
 from svcnb.client._pacing import Governor
 from svcnb.client._redis_budget import RedisBudget

@@ -294,11 +294,11 @@ def test_configuration_arguments_then_environment(monkeypatch):
 
 
 def test_short_tokens_are_not_revealed_by_their_tail():
-    from svcnb.client._redact import mask_token
-
-    assert mask_token("svc_abc") == "svc_…"
-    assert mask_token(None) == "<none>"
-    assert mask_token(TOKEN) == "svc_…" + TOKEN[-4:]
+    # a held token shows as its mask wherever it is printed, formatted or repr'd
+    assert str(svcnb.client.Secret("svc_abc")) == "svc_…"
+    assert repr(svcnb.client.Secret("svc_abc")) == "Secret('svc_…')"
+    assert str(svcnb.client.Secret("")) == "<none>"
+    assert f"{svcnb.client.Secret(TOKEN)}" == "svc_…" + TOKEN[-4:]
 
 
 def test_the_leak_scan_finds_a_token_in_a_log_line_or_an_error():

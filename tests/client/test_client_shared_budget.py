@@ -19,8 +19,8 @@ import pytest
 from _fakeapi import TOKEN, FakeApi
 
 import svcnb
-from svcnb.client import _shared_budget
-from svcnb.client._budget import ENV_BUDGET, TokenBudget, budget_key
+from svcnb.client import ENV_BUDGET, _shared_budget
+from svcnb.client._budget import TokenBudget, budget_key
 from svcnb.client._keepers import budget_path
 from svcnb.client._pacing import Governor, governor_for
 from svcnb.client._shared_budget import SharedBudget

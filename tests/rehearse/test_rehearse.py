@@ -5,6 +5,7 @@ what is done on a copy touches neither the store nor the account it came from.""
 from __future__ import annotations
 
 import json
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -23,7 +24,6 @@ from svcnb.learn.rehearsal import state_from_store
 from svcnb.reports import firewall
 from svcnb.sandbox import Control, read_state_file, serve, write_state_file
 from svcnb.store import RESOURCES, Store
-from svcnb.store._pull import pull
 
 SEED, VMS = 7, 40
 # money columns: the raw form is the dialect's (minor units, objects); amount and currency
@@ -49,8 +49,11 @@ def _sorted(resource: str, frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _frames_of(copy: svcnb.Rehearsal) -> dict[str, pd.DataFrame]:
-    with copy.connect(progress=False) as client:
-        return pull(client, None).frames
+    """What svcnb reads from the copy: a snapshot of it, taken into a store of its own."""
+    with copy.connect(progress=False) as client, tempfile.TemporaryDirectory() as where:
+        store = Store(where)
+        store.take(client)
+        return {resource: store.load(resource) for resource in RESOURCES}
 
 
 def _comparable(resource: str, frame: pd.DataFrame) -> pd.DataFrame:

@@ -18,8 +18,7 @@ from dialect_support import amount as exact_amount
 from dialect_support import page_items, served_size, size_param, walk
 from dialects.cover import COVER
 
-from svcnb.sandbox import Dialect, Sandbox, serve
-from svcnb.sandbox._dialect import NAMED
+from svcnb.sandbox import NAMED, Dialect, Sandbox, serve
 
 # make test: the named dialects and the random ones that speak every other choice the random
 # draws make (tests/dialects/cover.py; the dialect sweep pulls them through svcnb too); make

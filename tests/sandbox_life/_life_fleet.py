@@ -9,12 +9,11 @@ from decimal import Decimal
 
 from svcnb.sandbox import SandboxConfig
 from svcnb.sandbox._build import new_state
-from svcnb.sandbox._config import DEFAULT_EPOCH
 from svcnb.sandbox._plans_regions import PLANS
 from svcnb.sandbox._seed import new_vm_record
 from svcnb.sandbox._state import State
 
-EPOCH = DEFAULT_EPOCH
+EPOCH = SandboxConfig().epoch  # where a sandbox's clock starts unless told
 HOUR = 3600
 DAY = 86400
 

@@ -549,14 +549,23 @@ def test_report_and_check_name_the_account_in_a_store_of_several(
     out = capsys.readouterr().out
     assert out.count("nothing new") == 2 and "== account south ==" in out
     # the same alert key in two accounts (ids can coincide across accounts) stands apart
-    from svcnb.alerts import _state
+    from svcnb.alerts import active
+    from svcnb.store import AlertRecord
 
     store = Store(path)
-    rows = pd.DataFrame([{"key": "runway", "rule": "runway_days", "message": "runway 3 days"}])
     when = store.snapshots()["server_time"].max()
-    _state.record(store.for_account("north"), _state.FIRED, rows, snapshot_id="s", server_time=when)
-    assert "runway" in set(_state.active(store.for_account("north"))["alert_key"])
-    assert "runway" not in set(_state.active(store.for_account("south"))["alert_key"])
+    fired = AlertRecord(
+        time=when,
+        account="north",
+        outcome="alert fired",
+        alert_key="runway",
+        alert_rule="runway_days",
+        snapshot_id="s",
+        message="runway 3 days",
+    )
+    store.for_account("north").journal.append(fired)
+    assert "runway" in set(active(store.for_account("north"))["alert_key"])
+    assert "runway" not in set(active(store.for_account("south"))["alert_key"])
 
 
 class _Garbage(BaseHTTPRequestHandler):

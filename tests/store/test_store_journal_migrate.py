@@ -18,7 +18,7 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
-from svcnb.alerts import _state
+from svcnb.alerts import active
 from svcnb.store import (
     AcceptanceRevoked,
     AlertRecord,
@@ -223,7 +223,7 @@ def test_every_record_of_the_old_audit_log_lands_in_its_kind_field_for_field(
     assert register["revoked_by"].tolist() == ["lee@example.com"]
     assert register["until"].tolist() == [pd.Timestamp(UNTIL)]
     standing = ["runway", "bandwidth:vm-1"] if where == "local" else ["bandwidth:vm-1"]
-    assert _state.active(again)["alert_key"].tolist() == standing
+    assert active(again)["alert_key"].tolist() == standing
     # copied once: a later write migrates nothing again, and the old table is left as it was
     versions = {k: again.journal.read(k).attrs["version"] for k in set(kinds)}
     again.journal.append({"firewall_id": "fw-1", "rule_id": "r-3", "outcome": "ok"})

@@ -27,8 +27,7 @@ from svcnb.client import Client
 from svcnb.errors import SchemaDriftWarning
 from svcnb.learn.doctor import Doctor, Finding
 from svcnb.learn.record import Recorder, write_dialect_file
-from svcnb.sandbox import Sandbox, read_dialect_file, serve
-from svcnb.sandbox._twin import DialectFile
+from svcnb.sandbox import DialectFile, Sandbox, read_dialect_file, serve
 from svcnb.store import Store
 from svcnb.store._pull import pull
 

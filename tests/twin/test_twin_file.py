@@ -19,8 +19,7 @@ import pytest
 from svcnb import cli
 from svcnb.cli.sandbox import run as sandbox_command
 from svcnb.client import Client
-from svcnb.sandbox import StateError, read_dialect_file
-from svcnb.sandbox._twin import place_transitional
+from svcnb.sandbox import Dialect, StateError, read_dialect_file
 from svcnb.store import Store
 
 SEED, VMS = 7, 40
@@ -130,29 +129,49 @@ def test_a_file_that_states_little_keeps_the_rest_and_says_so(tmp_path):
     )
 
 
-def test_transitional_words_are_placed_only_where_the_sandbox_can_tell():
+def _transitional(tmp_path: Path, words: list[str]) -> tuple[dict[str, str], list[str]]:
+    """What a dialect file stating ``words`` as the transitional ones makes the twin say: the
+    transitional statuses given another word than the default dialect's, and the lines the file's
+    reading lists about those words."""
+    path = tmp_path / "service.toml"
+    path.write_text(
+        'format = "svcnb-dialect"\nversion = 1\n[dialect.vm_words]\n'
+        f"transitional = {json.dumps(words)}\n"
+    )
+    spoken = read_dialect_file(path)
+    default = Dialect().vm_words
+    placed = {
+        status: spoken.dialect.vm_words[status]
+        for status in ("provisioning", "stopping")
+        if spoken.dialect.vm_words[status] != default[status]
+    }
+    key = "vm_words.transitional"
+    return placed, [line for line in spoken.listed if line.split(": ", 2)[1] == key]
+
+
+def test_transitional_words_are_placed_only_where_the_sandbox_can_tell(tmp_path):
     # the synonym pools know both (matched as the vocabulary matches words)
-    assert place_transitional(["Pending", " STOPPING "]) == (
+    assert _transitional(tmp_path, ["Pending", " STOPPING "]) == (
         {"provisioning": "Pending", "stopping": " STOPPING "},
         [],
     )
     # one word no pool holds takes the status the other left (said as inferred)
-    placed, lines = place_transitional(["pending", "winding_down"])
+    placed, lines = _transitional(tmp_path, ["pending", "winding_down"])
     assert placed == {"provisioning": "pending", "stopping": "winding_down"}
     assert lines[0].startswith("inferred: vm_words.transitional: 'winding_down'")
     # the only one seen, and no pool holds it: said for both, and said so
-    placed, lines = place_transitional(["spawning"])
+    placed, lines = _transitional(tmp_path, ["spawning"])
     assert placed == {"provisioning": "spawning", "stopping": "spawning"} and "both" not in lines[0]
     assert "provisioning and stopping" in lines[0]
     # two words of one pool: the sandbox says one word per status
-    placed, lines = place_transitional(["pending", "starting"])
+    placed, lines = _transitional(tmp_path, ["pending", "starting"])
     assert placed == {} and lines[0].startswith("not expressible: vm_words.transitional")
     # two no pool holds: which is which cannot be told; neither is said
-    placed, lines = place_transitional(["spawning", "winding_down"])
+    placed, lines = _transitional(tmp_path, ["spawning", "winding_down"])
     assert placed == {} and len(lines) == 2
     assert all(line.startswith("not expressible: vm_words.transitional") for line in lines)
     # a pool word alone: the other status keeps its own word, and that is said
-    placed, lines = place_transitional(["pending"])
+    placed, lines = _transitional(tmp_path, ["pending"])
     assert placed == {"provisioning": "pending"}
     assert lines == [
         "not observed: vm_words.transitional: no word for stopping was seen; the twin says stopping"

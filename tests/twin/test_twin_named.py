@@ -13,8 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from svcnb.sandbox import Sandbox, serve
-from svcnb.sandbox._dialect import NAMED
+from svcnb.sandbox import NAMED, Sandbox, serve
 
 from .roundtrip import accounted, sandbox_round_trip, wrong_points
 

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from svcnb.store import EventLog
-from svcnb.store._eventlog import COLUMNS, LOG_NAME
+from svcnb.store._eventlog import COLUMNS
 
 
 def record(event_id="evt_1", delivery_id="dlv_1", **extra):
@@ -100,15 +100,15 @@ def test_concurrent_processes_keep_each_event_once(tmp_path):
 
 
 def log_lines(path):
-    return len((path / LOG_NAME).read_bytes().splitlines())
+    return len(EventLog(path).path.read_bytes().splitlines())
 
 
 def test_torn_last_line_is_skipped_and_the_next_append_is_intact(tmp_path):
     log = EventLog(tmp_path)
     log.append(record("evt_1", "dlv_1"))
-    good = (tmp_path / LOG_NAME).read_bytes()
+    good = log.path.read_bytes()
     torn = b'{"received_at":"2026-11-01T00:00:05+00:00","delivery_id":"dlv_2","ev'
-    (tmp_path / LOG_NAME).write_bytes(good + torn)  # a crash mid-write: no newline
+    log.path.write_bytes(good + torn)  # a crash mid-write: no newline
 
     reopened = EventLog(tmp_path)
     frame = reopened.frame()
@@ -127,7 +127,7 @@ def test_unknown_fields_are_refused_so_secrets_cannot_be_logged(tmp_path):
         log.append(record(signature="sha256=" + "0" * 64))
     with pytest.raises(ValueError, match="event_id"):
         log.append(record(event_id=""))
-    assert not (tmp_path / LOG_NAME).exists()
+    assert not log.path.exists()
 
 
 def test_lone_surrogates_in_data_do_not_break_the_log(tmp_path):
@@ -140,9 +140,9 @@ def test_lone_surrogates_in_data_do_not_break_the_log(tmp_path):
 def test_a_write_seen_half_done_is_read_again_once_complete(tmp_path):
     writer, reader = EventLog(tmp_path), EventLog(tmp_path)
     writer.append(record("evt_1", "dlv_1"))
-    line = json.dumps({**json.loads((tmp_path / LOG_NAME).read_bytes()), "event_id": "evt_2"})
+    line = json.dumps({**json.loads(writer.path.read_bytes()), "event_id": "evt_2"})
     line = line.replace('"dlv_1"', '"dlv_2"').encode() + b"\n"
-    with open(tmp_path / LOG_NAME, "ab") as f:  # another process, caught mid-write
+    with open(writer.path, "ab") as f:  # another process, caught mid-write
         f.write(line[:30])
         f.flush()
         assert not reader.seen(event_id="evt_2")

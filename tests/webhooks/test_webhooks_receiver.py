@@ -8,7 +8,6 @@ import httpx
 import pytest
 from _webhooks_support import SECRET, event_body, post, sign, signed_headers
 
-from svcnb.store._eventlog import LOG_NAME
 from svcnb.webhooks import Receiver
 
 CREATED = datetime(2026, 11, 1, tzinfo=UTC)
@@ -182,7 +181,7 @@ def test_oversized_body_gets_413_unread(tmp_path, clock):
     receiver = Receiver(SECRET, tmp_path, clock=clock, max_body_bytes=1000)
     body = event_body(data={"pad": "x" * 2000})
     assert post(receiver, body, signed_headers(body)).status_code == 413
-    assert not (tmp_path / LOG_NAME).exists()
+    assert not receiver.log.path.exists()
 
 
 def test_only_post_is_handled_and_any_path_works(receiver):
