@@ -685,7 +685,8 @@ def _schedule_frame(walked: pd.DataFrame) -> pd.DataFrame:
     else:
         out = pd.DataFrame(
             {
-                "renewal_at": _times(walked).to_numpy(),
+                # the array, not to_numpy(): that makes one Timestamp object per row
+                "renewal_at": _times(walked).array,
                 **{c: walked[c].to_numpy() for c in SCHEDULE_COLUMNS[1:]},
             },
             columns=SCHEDULE_COLUMNS,
