@@ -23,7 +23,7 @@ from svcnb.frames import ResourceName
 from svcnb.reports._classes import UNKNOWN, left_out_note, vm_classes
 from svcnb.reports._duration import duration, duration_text
 from svcnb.reports._replay import latest_per_time, report, resolve_now
-from svcnb.reports._reuse import sharing
+from svcnb.reports._reuse import reusable, sharing
 from svcnb.reports._timeaxis import STATUS_COLOURS, axes, concise_dates, legend_outside, thousands
 from svcnb.reports._view import (
     UNKNOWN_STATUS,
@@ -106,6 +106,15 @@ def usage(vms: pd.DataFrame, now: Any = None) -> pd.DataFrame:
     return out
 
 
+@reusable
+def _per_vm(history: pd.DataFrame, now: Any) -> pd.DataFrame:
+    """The rows of :func:`latest_per_time` up to ``now``, each VM's together in time order:
+    what :func:`growth` and :func:`monthly_usage` both walk, sorted once per history and time
+    (a sort of every VM's every snapshot is most of either's cost)."""
+    hist = latest_per_time(history, ["id"], now=now)
+    return hist.sort_values(["id", "server_time"], kind="stable")
+
+
 @report(histories={"history": BANDWIDTH_HISTORY})
 def growth(
     history: pd.DataFrame, now: Any = None, lookback: str = DEFAULT_LOOKBACK
@@ -118,8 +127,7 @@ def growth(
     """
     now = resolve_now(now)
     since = now - duration(lookback, name="lookback")
-    hist = latest_per_time(history, ["id"], now=now)
-    hist = hist.sort_values(["id", "server_time"], kind="stable")
+    hist = _per_vm(history, now)
     times = pd.to_datetime(hist["server_time"], utc=True)
     per_vm = hist.groupby("id", sort=False)
     grew = per_vm["bandwidth_used_bytes"].diff().astype("Float64")
@@ -328,7 +336,7 @@ def monthly_usage(history: pd.DataFrame, now: Any = None) -> pd.DataFrame:
     monthly packs at the month's last snapshot), vms, partial (the month is not fully covered by
     snapshots: its first or last day has none).
     """
-    hist = latest_per_time(history, ["id"], now=now).sort_values(["id", "server_time"])
+    hist = _per_vm(history, now)
     hist = hist.assign(server_time=pd.to_datetime(hist["server_time"], utc=True))
     used = hist["bandwidth_used_bytes"].astype("Float64")
     before = hist.groupby("id", sort=False)["bandwidth_used_bytes"].shift().astype("Float64")

@@ -317,9 +317,12 @@ def _occurrences(
     raw = np.concatenate(dates) if dates else np.array([], dtype="int64")
     now_ns = now.as_unit("ns").value
     due = np.maximum(raw, now_ns)  # a date not after now falls due at now
-    ids = np.array([str(v) for v in live["vm_id"]], dtype=object)[row]
+    # each VM's place in VM id order (text order, as str() of the id gives it), once per VM
+    # rather than once per renewal: ranks sort as the ids they stand for
+    ids = live["vm_id"].astype(object).fillna("<NA>").to_numpy(dtype=str)
+    rank = np.unique(ids, return_inverse=True)[1].reshape(-1)[row]
     # at one instant in VM id order; one VM's renewals (due together at now) in date order
-    order = np.lexsort((step, row, ids.astype(str), due)) if len(row) else row
+    order = np.lexsort((step, row, rank, due)) if len(row) else row
     out = live.iloc[row[order]].reset_index(drop=True)
     out.insert(0, "renewal_at", pd.DatetimeIndex(due[order].view("M8[ns]")).tz_localize("UTC"))
     # which renewals fall due at now: their time is now's, in now's unit (see _times)
@@ -685,7 +688,8 @@ def _schedule_frame(walked: pd.DataFrame) -> pd.DataFrame:
     else:
         out = pd.DataFrame(
             {
-                "renewal_at": _times(walked).to_numpy(),
+                # the array, not to_numpy(): that makes one Timestamp object per row
+                "renewal_at": _times(walked).array,
                 **{c: walked[c].to_numpy() for c in SCHEDULE_COLUMNS[1:]},
             },
             columns=SCHEDULE_COLUMNS,

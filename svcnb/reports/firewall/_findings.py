@@ -254,7 +254,9 @@ def audit(
     if vms is not None and not vms.empty:
         live = vms[_not_terminated(vms)]
         protected = {vm for ids in attached.values() for vm in ids}
-        for row in live.itertuples(index=False):
+        # the columns read, not every column of every VM (itertuples makes each cell)
+        read = [c for c in ("id", "name") if c in live.columns]
+        for row in live[read].itertuples(index=False):
             if str(row.id) not in protected:
                 add(
                     "vm_without_firewall",

@@ -67,7 +67,16 @@ def _upper(value: Any) -> str:
 
 def _rules(rules: pd.DataFrame) -> list[_Rule]:
     pins = sentinel_pins()  # the user's reading of "0" and "" ports, if pinned
-    return [_Rule(row, pins) for row in rules.itertuples(index=False)]
+    return [_Rule(row, pins) for row in _cells(rules).itertuples(index=False)]
+
+
+def _cells(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its text columns as arrays of Python objects: the same cells (a text, or
+    ``pd.NA``), but walking them row by row no longer asks the Arrow array for each one."""
+    text = [c for c, t in frame.dtypes.items() if isinstance(t, pd.StringDtype)]
+    if not text:
+        return frame
+    return frame.assign(**{str(c): frame[c].to_numpy(dtype=object) for c in text})
 
 
 def _not_terminated(vms: pd.DataFrame) -> Any:
@@ -85,7 +94,8 @@ def _attached(vm_firewalls: pd.DataFrame | None, vms: pd.DataFrame | None) -> di
         live = vms.loc[_not_terminated(vms), "id"]
         links = links[links["vm_id"].isin(set(live.astype(str)))]
     out: dict[str, list[str]] = {}
-    for fw, vm in zip(links["firewall_id"].astype(str), links["vm_id"].astype(str), strict=True):
+    fws = links["firewall_id"].astype(str).to_numpy(dtype=object)
+    for fw, vm in zip(fws, links["vm_id"].astype(str).to_numpy(dtype=object), strict=True):
         out.setdefault(fw, []).append(vm)
     return {fw: sorted(set(v)) for fw, v in out.items()}
 
@@ -129,7 +139,7 @@ def _links(vm_firewalls: pd.DataFrame | None) -> tuple[dict[str, list[str]], dic
     if vm_firewalls is None or vm_firewalls.empty:
         return by_vm, names
     has_name = "name" in vm_firewalls
-    for row in vm_firewalls.itertuples(index=False):
+    for row in _cells(vm_firewalls).itertuples(index=False):
         by_vm.setdefault(str(row.vm_id), []).append(str(row.firewall_id))
         if has_name and not _isna(row.name):
             names[str(row.firewall_id)] = str(row.name)
