@@ -6,11 +6,12 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+from svcnb.reports._plots.firewall import plot_findings
 from svcnb.reports._replay import StoreLike, as_of
 from svcnb.reports._reuse import sharing
 from svcnb.reports._view import FigureSpec, PlotSpec, TableSpec, View, ViewSpec, figure, view_notes
 from svcnb.reports.firewall._changes import changes
-from svcnb.reports.firewall._findings import SEVERITIES, audit, plot_findings
+from svcnb.reports.firewall._findings import SEVERITIES, audit
 
 VIEW = ViewSpec(
     report="firewall",
