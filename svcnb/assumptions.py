@@ -1,24 +1,11 @@
 """Every assumption svcnb may rest a value on: what the answers themselves do not prove.
 
-The spec leaves some meanings "not shown" (a money scale, the unit of ram, the zone of a time
-written without one). None of them has a default: each is, per field and per answer,
-
-- **proven** by evidence in the answers (the reader says which evidence),
-- **pinned** by the user (the config file, per account or for all; ``svcnb doctor
-  --write-config``; a sandbox hands over the pins of its own dialect), or
-- **unknown**: the values resting on it are NA, with one warning naming the assumption and the
-  config line that pins it.
-
-``ASSUMPTIONS`` is the one list of them: money, units, times, paging, delivery records, status
-words and firewall port sentinels. A reader names an assumption only through :func:`assumption`
-or :func:`decide` (an unregistered name is an error), so the list, docs/contracts.md section 0
-("Assumptions") and the readers cannot drift apart; ``tests/test_assumptions.py`` holds all three
-together. Adding one is one entry below: its name is where it is pinned (``table.key`` of the
-config file, ``[accounts.NAME.table]`` per account). A *keyed* one is pinned once per key of its
-table (a status word, a served delivery key, a port text): its pins are named ``NAME.KEY``
-(``vocabulary.vm_status.locked``, ``firewall.port_sentinels.0``).
-
-This module is a leaf: it imports nothing of svcnb.
+The rule (proven, pinned or unknown) and the list: docs/contracts.md §0, "Assumptions", which
+``tests/test_assumptions.py`` holds to ``ASSUMPTIONS`` and to every reader. A reader names an
+assumption only through :func:`assumption` or :func:`decide` (an unregistered name is an error),
+so the three cannot drift apart. An entry's name is where it is pinned (``table.key`` of the
+config file); a *keyed* one's pins are named ``NAME.KEY``. This module is a leaf: it imports
+nothing of svcnb.
 """
 
 from __future__ import annotations

@@ -1,50 +1,10 @@
 """The svcnb config file: where it is, reading it, and writing one section of it.
 
 Location: the ``path`` argument, then ``$SVCNB_CONFIG``, then ``$XDG_CONFIG_HOME/svcnb/config.toml``
-(``~/.config/svcnb/config.toml``). A missing file is an empty config. The file is TOML::
-
-    [vocabulary.vm_status]
-    halted = "stopped"
-
-    [vocabulary.billing_status]
-    unpaid = "owing"
-
-Accounts (``svcnb snapshot --all`` / ``--account NAME``) name where each token lives, never
-the token itself::
-
-    [accounts.prod]
-    base_url = "https://api.example.com"
-    token_env = "SVC_TOKEN_PROD"      # the NAME of the environment variable holding the token
-
-What the answers may not prove (``svcnb.assumptions``: the money scale, the units of ram and
-disk, the zone of a time written without one) is pinned here, for all accounts or for one
-(``pins``)::
-
-    [units]
-    ram = "GiB"       # or "MiB"
-    disk = "GiB"      # or "MiB"
-    [money]
-    scale = "major"   # or "minor": what an amount written as an integer counts
-    [times]
-    zone = "UTC"      # an IANA name: the zone of a time written without one
-    [accounts.prod.units]
-    ram = "MiB"       # this account's own, over the one for all
-
-Paging semantics, delivery records, status words and firewall port sentinels likewise (every
-one is in ``svcnb.assumptions.ASSUMPTIONS``, read here by :func:`pins` alone)::
-
-    [paging]
-    no_continuation_is_end = true   # an answer without a next link or token is the last page
-    [firewall.port_sentinels]
-    "0" = "every"            # port "0" is every port (DigitalOcean), "zero": port 0 itself
-    [deliveries]
-    records = "event"        # each delivery record is one event (else grouped by event id)
-    history = "full"         # the service keeps every attempt
-    [deliveries.fields]
-    tryCount = "attempts"    # a served key -> the delivery field it holds
-
-It never holds a token: the client reads those from its arguments or the environment only.
-This module is a leaf: it imports nothing of svcnb but the errors.
+(``~/.config/svcnb/config.toml``); a missing file is an empty config. Its accounts are in the
+README; its pin tables are the "pin" column of docs/contracts.md §0 ("Assumptions"), read by
+:func:`pins` alone. It never holds a token (an account names the environment variable that
+does), and it is a leaf: it imports nothing of svcnb but the errors.
 """
 
 from __future__ import annotations

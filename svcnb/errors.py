@@ -53,25 +53,11 @@ The sandbox imports nothing of svcnb, so its one public error stands outside the
 ``svcnb.sandbox.StateError [ValueError]``, a saved state it cannot start from (``svcnb sandbox
 --state-file`` prints it in one line and exits 2).
 
-Each class lives beside the layer that raises it and is exported there (``svcnb.store``,
-``svcnb.frames``, ``svcnb.config``, ``svcnb.vocab``, ``svcnb.webhooks``); the client's are here
-and in ``svcnb``. ``tests/test_error_tree.py`` checks that every exception class defined in svcnb
-is in this tree, or is internal and never reaches a user. Bad arguments raise plain
-``ValueError``/``TypeError`` naming the parameter, as Python code does.
-
-No httpx, json or decoding exception escapes the client: each becomes one of the above, raised
-with no ``__context__`` (httpx's exceptions hold the request, whose headers hold the token).
-
-The class of a failure follows its status *and* its text, because servers differ on the status
-of the same failure (a state conflict may come as 409, 422 or 400); a message never claims a
-cause the answer does not support, and always quotes the server.
-
-Warnings: ``SchemaDriftWarning`` (a record carries keys the spec does not list; they are kept)
-and ``PagingWarning`` (duplicated ids dropped, a list that changed while it was read, or one that
-ended short of the total the server announced).
-
-No message ever holds an API token: where a token must be named it shows as ``svc_…`` and its
-last four characters (``svcnb.client.redact``, the one masking function).
+Each class lives beside the layer that raises it and is exported there; the client's are here
+and in ``svcnb``. ``tests/test_error_tree.py`` holds every exception class of svcnb to this tree
+(or to its list of internal ones). Bad arguments raise plain ``ValueError``/``TypeError`` naming
+the parameter, as Python code does. Why the class follows the text as well as the status:
+``svcnb.client._failures``; why nothing is raised with a ``__context__``: ``svcnb.client._request``.
 """
 
 from __future__ import annotations

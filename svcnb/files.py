@@ -1,26 +1,17 @@
-"""Files that hold a secret or come from elsewhere: one writer, one reader, one way to show
-their text.
+"""Files that hold a secret or come from elsewhere: one writer, one reader, one way to show their
+text (docs/contracts.md §2).
 
-- :func:`write`: every file svcnb writes that holds a token or a user's settings (a sandbox's
-  connection file, the config ``--write-config`` merges into, a dialect file, an export) goes
-  through a temporary file of a random name in the target's own folder, created with
-  ``O_EXCL | O_NOFOLLOW`` (a name planted in a shared folder, or a link there, is never
-  written through), readable by its owner only when it holds a secret, synced to disk, then
-  renamed over the target at once (a reader sees the old file or the new, never half). A
-  target that is a symbolic link is refused unless the caller says the user asked to follow it.
-- :func:`read`: a file from elsewhere (a dialect file, a connection file, the config) is read
-  only when it is a regular file (a FIFO would wait for ever, a link to ``/dev/zero`` would fill
-  the memory), no larger than a limit, within a deadline.
-- :func:`shown`: text that came from such a file (or a service), fit to print on one line:
-  escape sequences, CR, LF and other control characters are shown as ``\\x1b``, ``\\r``,
-  ``\\n``, never acted on by the terminal nor read as a line of svcnb's own.
+Why each step: :func:`write` creates its temporary file with ``O_EXCL | O_NOFOLLOW`` in the
+target's own folder, so a name planted in a shared folder, or a link there, is never written
+through, and renames it over the target, so a reader sees the old file or the new, never half.
+:func:`read` takes only a regular file because a FIFO would wait for ever and a link to
+``/dev/zero`` would fill the memory. :func:`shown` escapes control characters so that a file's or
+a service's text is never acted on by the terminal nor read as a line of svcnb's own. Refusals
+are :class:`RefusedFile`, an ``OSError``, so every caller's handling of unreadable or unwritable
+files applies.
 
-Refusals are :class:`RefusedFile` (an ``OSError`` naming the file, with a ``strerror`` saying
-why), so every caller's existing handling of unreadable or unwritable files applies.
-
-Standard library only, and of svcnb only ``svcnb.errors`` (a leaf): the sandbox, which imports
-nothing else of svcnb, writes its connection file and reads its dialect file here too
-(tests/test_layers.py lets it).
+Standard library only, and of svcnb only ``svcnb.errors``: the sandbox, which imports nothing
+else of svcnb, writes its connection file and reads its dialect file here too.
 """
 
 from __future__ import annotations

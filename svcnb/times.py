@@ -1,11 +1,8 @@
-"""A user's time as UTC: the one reader of every ``at``, ``since``, ``until``, ``now`` and
-``--at`` svcnb is given (a store's reads, reports, panels, plans, the journal, the CLI).
+"""A user's time as UTC: the one reader of every time svcnb is given (docs/contracts.md §5).
 
-``to_utc("2026-11-15")`` is ``Timestamp("2026-11-15 00:00:00+0000", tz="UTC")``: text in ISO
-8601, a ``datetime`` or a ``Timestamp``; a time without a zone is UTC (snapshot times are the
-server's, which are UTC). Whatever it cannot read is a :class:`TimeError` naming the parameter as
-the caller spells it (``--at``, ``until``). Times the API serves are read by the frames
-(``svcnb.frames``: a time without a zone there rests on the assumption ``times.zone``), not here.
+Times the API serves are read by the frames (``svcnb.frames``: a time without a zone there rests
+on the assumption ``times.zone``), not here: a user's time without a zone is UTC because
+snapshot times are the server's, which are UTC.
 """
 
 from __future__ import annotations

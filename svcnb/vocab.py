@@ -1,24 +1,9 @@
 """The one vocabulary of status words: every word a service may use, mapped to a state class.
 
-The spec leaves the allowed values of a VM's ``status`` and of ``billing.status`` "not shown", so
-the real service may say ``active`` where the sandbox says ``running``, or ``unpaid`` where it says
-``overdue``. Everything in svcnb that acts on a status (reports, ``stop(wait=True)``, panels)
-asks this module for the word's class and never compares raw words.
-
-VM classes: ``running``, ``stopped``, ``transitional`` (on its way somewhere: provisioning,
-stopping, rebooting, ...), ``suspended``, ``terminated``. Billing classes: ``paid`` (in good
-standing), ``owing`` (a renewal went unpaid), ``suspended`` (service held for non-payment). A word
-the vocabulary does not know is the class ``unknown``: svcnb warns once, naming the words and how
-to map them, and reports leave such rows out and say how many. A missing value (null) is
-``unknown`` too, without a warning.
-
-Words are matched case-insensitively, with spaces and hyphens read as underscores. The built-in
-words are only those that mean one thing at every provider (and the spec's own words): a word
-one provider uses for a suspension and another for a VM held during a backup (``locked``,
-``on_hold``...) is in :data:`AMBIGUOUS` and stays ``unknown`` until pinned, by argument
-(:func:`extend`, :func:`using`) or in the config file (``[vocabulary.vm_status]`` and
-``[vocabulary.billing_status]``, or ``[accounts.NAME.vocabulary.vm_status]`` for one account:
-:func:`for_account`; ``svcnb doctor --write-config`` writes what it saw and what you ``--map``).
+The rules (which words are built in, which are ambiguous, how one is pinned): docs/contracts.md
+§0, "Assumptions: status word classes". Everything in svcnb that acts on a status (reports,
+``stop(wait=True)``, panels) asks this module for the word's class and never compares raw words,
+because the real service may say ``active`` where the sandbox says ``running``.
 """
 
 from __future__ import annotations

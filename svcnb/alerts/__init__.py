@@ -1,16 +1,11 @@
 """Alerts that come before the damage: rules over the reports, fired once per crossing.
 
-``check(store, rules)`` evaluates the rules (``svcnb.alerts._rules``, from the config file's
-``[alerts]`` section) on the latest snapshot, compares what holds with the alerts standing in the
-store (``svcnb.alerts._state``), and returns what fired (new since the last check), what cleared
-(its condition went away, so it may fire again at the next crossing) and what could not be
-checked. With a ``send`` callable (``svcnb check`` passes the HTTPS delivery), the fired alerts
-are claimed, sent, and recorded as fired once sent: an alert that could not be delivered stays
-unannounced and is sent by the next check. The claim (a compare-and-set on the journal's
-alerts table, ``svcnb.alerts._state``) makes each alert announced once however many checks run
-at once, on one machine or several, on a local store or on object storage.
-
-Layer: above reports and store (imports both); the CLI (``svcnb check``) and notebooks use it.
+What a user sees (rules, delivery, exit codes): the README, "Alerts: ``svcnb check``".
+``check(store, rules)`` evaluates the rules (``svcnb.alerts._rules``) on the latest snapshot
+against the alerts standing in the store (``svcnb.alerts._state``). With a ``send`` callable the
+fired alerts are claimed, sent, and recorded as fired once sent; the claim (a compare-and-set on
+the journal's alerts table) makes each alert announced once however many checks run at once, on
+one machine or several, on a local store or on object storage.
 """
 
 from __future__ import annotations

@@ -1,20 +1,11 @@
-"""Delivery of an alert message to an HTTPS endpoint as JSON, with retries and backoff.
+"""Delivery of an alert message to an HTTPS endpoint as JSON, with retries and backoff (what is
+retried, the deadline: the README, "Alerts").
 
-The body is Slack-compatible (an incoming webhook shows ``text``) and carries the alerts as
-structured fields beside it. TLS is verified against the system's CAs, or only against the CA
-bundle the config names (a self-signed receiver on a test machine). Plain ``http://`` is refused:
-alerts name VMs, money and weaknesses of the firewall.
-
-The endpoint URL often is a secret itself (Slack's holds a token in its path), so messages and
-errors name only its scheme and host.
-
-Retried: connection failures, timeouts, 408, 429 (after ``Retry-After`` when it says, capped)
-and 5xx; a retry waits ``backoff_seconds`` x 2^n. Any other 4xx is final: sending the same body
-again would get the same answer.
-
-All of it ends by a deadline when one is given (``svcnb check`` gives its run's): every socket
-step of every attempt (a receiver that trickles its answer one byte at a time never runs into a
-per-step timeout) and every wait between attempts is cut to it.
+Plain ``http://`` is refused because alerts name VMs, money and weaknesses of the firewall. The
+endpoint URL often is a secret itself (Slack's holds a token in its path), so messages and
+errors name only its scheme and host. Any 4xx other than 408 and 429 is final: sending the same
+body again would get the same answer. The deadline cuts every socket step of every attempt, not
+only each step's timeout, because a receiver may trickle its answer one byte at a time.
 """
 
 from __future__ import annotations

@@ -1,29 +1,21 @@
-"""Which alerts have fired: kept in the store's audit log, so each fires once per crossing.
+"""Which alerts have fired: kept in the store's journal, so each fires once per crossing.
 
-An alert fires when its condition holds and it is not already standing; it stands until a check
-finds its condition gone, which clears it (and it may fire again at a later crossing). Each fire
-and each clear is one record of the store's journal (``svcnb.store.AlertRecord``, in the
-journal's alerts table) with ``outcome`` "alert fired" or "alert cleared", ``alert_key``,
-``alert_rule``, ``snapshot_id`` and ``message``. The journal is append-only, kept in the store
-wherever it is (a folder or object storage: a team sharing a store shares what fired) and on
-file with the rule edits and accepted findings, so what was announced and when is audited like
-everything else.
+Each fire and each clear is one ``svcnb.store.AlertRecord`` (``outcome`` "alert fired" or "alert
+cleared"). The journal is kept wherever the store is, so a team sharing a store shares what
+fired, and what was announced is audited with the rule edits and accepted findings.
 
 Delivery is claimed before it is made, so two checks at once announce each alert once: a check
 writes "alert claimed" records (with ``claimed_until``, its own clock plus the longest its
-delivery may take) for the alerts it is about to send, with ``Journal.append_if`` — one
-commit at the alerts table's next version, refused when anyone wrote since the check read it (then
-it reads again and claims what is still unclaimed). Once sent it writes "alert fired"; when the
-delivery failed, "alert not delivered", which frees the alert for the next check. A claim whose
-check died mid-delivery frees it when ``claimed_until`` has passed. One mechanism serves both
-kinds of store: the compare-and-set is Delta's own commit (an atomic create of the commit file
-on a local disk, a conditional put on object storage), where a lock file beside the store would
-serve a local folder only, and would not be seen by a check on another machine.
+delivery may take) with ``Journal.append_if``, refused when anyone wrote since the check read
+(then it reads again and claims what is still unclaimed). Once sent it writes "alert fired";
+when the delivery failed, "alert not delivered", which frees the alert for the next check. A
+claim whose check died mid-delivery frees it when ``claimed_until`` has passed. A lock file
+beside the store would serve a local folder only, and would not be seen by a check on another
+machine; Delta's own commit serves both kinds of store.
 
-The record's ``time`` is the server time of the snapshot checked (the server's clock, as the
-rest of the store); records are read in the order they were written. Each record names the
-account checked (``account``), so in a store of several accounts one account's standing alert
-never silences another's; records written before accounts existed count for every account.
+The record's ``time`` is the server time of the snapshot checked. Each record names the account
+checked, so in a store of several accounts one account's standing alert never silences
+another's; records written before accounts existed count for every account.
 """
 
 from __future__ import annotations

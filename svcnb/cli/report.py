@@ -293,7 +293,7 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     from decimal import Decimal
 
     from svcnb.money import to_decimal
-    from svcnb.reports import MONEY_COLUMNS, currency_of
+    from svcnb.reports import MONEY_COLUMNS, currency_of, kind, kind_text
 
     def plain(column: str, value: Any, currency: Any) -> Any:
         if isinstance(value, list | tuple):
@@ -307,7 +307,8 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
             exact = to_decimal(value, currency)
             return None if exact is None else float(exact)
         if isinstance(value, pd.Timestamp):
-            return value.isoformat()
+            # a day is its date, as the text and the page write it
+            return kind_text("date", value) if kind(column) == "date" else value.isoformat()
         if isinstance(value, pd.Timedelta):
             return value.total_seconds()
         if hasattr(value, "item"):  # numpy scalars

@@ -1,12 +1,8 @@
-"""The svcnb HTTP client: ``Client`` and its resources (``vms``, ``firewalls``, ``networks``,
-``wallet``, ``webhooks``). It imports nothing else of svcnb but :mod:`svcnb.errors` and
-:mod:`svcnb.vocab` (status words, for ``vms.stop(wait=True)``; it reads :mod:`svcnb.config`).
+"""The svcnb HTTP client (docs/contracts.md §3): ``Client`` and its resources.
 
-``Secret`` holds an API token so that it never prints; ``redact(text)`` masks anything shaped
-like a token (``svc_`` and the token alphabet): the one masking function of svcnb.
-
-The error classes a failure may now take besides the spec's per-status ones are re-exported
-here too (``Forbidden``, ``LimitExceeded``, ``WaitTimeout``); all live in :mod:`svcnb.errors`.
+It imports nothing else of svcnb but :mod:`svcnb.errors`, :mod:`svcnb.vocab` (status words, for
+``vms.stop(wait=True)``) and :mod:`svcnb.config`. ``redact(text)`` is the one masking function of
+svcnb; ``Secret`` holds a token so that it never prints.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
-"""The rate budget a token's processes share: the :class:`Budget` contract, where it is kept, and
-the rules both keepers follow.
+"""The rate budget a token's processes share: the :class:`Budget` contract, and the rules both
+keepers follow.
 
-A :class:`~svcnb.client._pacing.Governor` paces one process; a budget keeps, for every process
-on a token, the window the server last announced and the requests sent and not yet answered, so
-that together they stay within it. Two keepers implement :class:`Budget` and import nothing of
-each other: a SQLite file for the processes of one machine (:mod:`svcnb.client._shared_budget`)
-and a Redis server for several (:mod:`svcnb.client._redis_budget`). What both follow lives here:
-how long a grant lasts, when a process holding grants counts as gone, how a stored window is
-read back, and how a request waits for its grant. Which keeper a token's budget goes to is
-:mod:`svcnb.client._keepers`' choice.
+The two keepers (a SQLite file, :mod:`svcnb.client._shared_budget`; a Redis server,
+:mod:`svcnb.client._redis_budget`) import nothing of each other. What both follow lives here: how
+long a grant lasts, when a process holding grants counts as gone, how a stored window is read
+back, and how a request waits for its grant.
 """
 
 from __future__ import annotations

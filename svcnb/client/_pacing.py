@@ -1,21 +1,15 @@
 """The pacing governor: one per (base URL, token) in a process, shared by its threads and Clients.
 
-It sends only while the last known ``X-RateLimit-Remaining`` minus the requests still in flight
-is above zero, and otherwise waits for ``X-RateLimit-Reset`` (the rules are those of
-:class:`~svcnb.client._window.Window`). It never assumes a window length: everything it knows
-comes from the headers.
-
-Other svcnb processes on the same machine and token spend the same budget: a request that this
-process's own view lets go also needs a grant from the budget they share (a
-:class:`~svcnb.client._budget.Budget`: a file, or a Redis server), which sees every process's
-answers and requests in flight. This process's view stays in front of it, so threads that cannot
-send wait here, on a condition, instead of polling the shared budget; it learns the shared view
-with each answer.
+It never assumes a window length: it follows the headers by the rules of
+:class:`~svcnb.client._window.Window`. A request this process lets go also needs a grant from the
+budget other processes share (:class:`~svcnb.client._budget.Budget`); this process's view stays
+in front of it, so threads that cannot send wait here, on a condition, instead of polling the
+shared budget.
 
 A caller says how long it may wait at most (``acquire(within=)``; ``ends=``, its deadline, bounds
-the shared budget's round trips in ``acquire``, ``release`` and ``pause``) and is told instead of
-held past that; a call interrupted while it holds a slot gives it back (the caller releases in a
-``finally``), so other calls on the token never wait for an answer that will not come.
+the shared budget's round trips) and is told instead of held past that. A call interrupted
+while it holds a slot gives it back (the caller releases in a ``finally``), so other calls on
+the token never wait for an answer that will not come.
 """
 
 from __future__ import annotations

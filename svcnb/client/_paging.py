@@ -1,44 +1,14 @@
 """The one paging loop (:class:`Pager`), and the collector that turns pages into one list.
 
-A list is read by whatever its answers say (docs/dialects.md, "Paging"):
-
-- items under ``data`` (a list), ``data.items``, ``data.results`` (DRF) or ``data._embedded``
-  (HAL, one list inside);
-- totals as ``total``/``totalCount``/``total_count``, DRF's ``count`` beside ``results``,
-  HAL's ``page.totalElements``, or ``X-Total-Count``; page numbers as ``page`` or HAL's
-  ``page.number``, counted from 0 or 1 (the first request sends no page number and the answer,
-  or one probe, tells which); sizes as ``perPage``/``per_page``/``pageSize``/``size``/``limit``;
-- next links (``links.next``, ``next``, ``_links.next.href``, ``links.pages.next``, DRF's
-  ``next`` beside ``results``, a ``Link: <...>; rel="next"`` header), absolute or relative;
-- cursors and page tokens under their common names (:data:`TOKEN_PARAMS`: ``nextCursor`` is
-  sent back as ``cursor``, ``nextPageToken`` as ``pageToken``...), in ``meta``, in ``data`` or
-  beside them.
-
-**A list is complete only when proven** (:class:`Listing`): its total matches what was read; or
-an answer said explicitly that nothing follows (a null next link or cursor, ``has_more: false``,
-HAL links without ``next``, a ``Link`` header without ``rel="next"``, the last of the pages it
-counted); or a page after a short one came back empty. A key of the list's answer that svcnb
-does not understand (it may be a continuation under a name svcnb cannot follow) leaves a list
-that no total and no empty page proved "may be incomplete", naming the key. A server that
-ignores the page asked for proves an unpaged list only when it ignores a smaller size too (or
-takes none) and nothing said more; else the list may be incomplete. A may-be-incomplete list is
-returned with ``complete=False`` and one :class:`~svcnb.errors.PagingWarning`; the store keeps
-it as incomplete, never "ok".
-
-**Proven as a set, not a count** (:func:`confirm`): a list read in more than one answer may have
-changed between them (page numbers and offsets shift when records come and go), so it is read
-again until two reads in a row agree on every id; ``Listing.added`` / ``removed`` name what came
-and went. An empty page that carries a continuation is not the end. A proof resting on what the
-answers do not say (the last page is the one without a continuation) names its assumption
-(``Listing.assumed``: ``paging.no_continuation_is_end`` of ``svcnb.assumptions``), pinned by
-``[paging]`` in the config file or the client's pins (``Client.pins``).
+The shapes a list is read in are those of docs/dialects.md ("Paging"); what proves a list
+complete, as a set, and the assumption ``paging.no_continuation_is_end``: docs/contracts.md §0.
+A key of a list's answer svcnb does not understand may be a continuation under a name it cannot
+follow, hence "may be incomplete" naming it rather than a skip.
 
 A server may serve fewer items than asked (a cap below our ``perPage``), so the page size is
-learned from the answer: ``perPage`` where it says, else the length of a first page that is
-short. It stops on an empty page without a continuation, a page seen before or a link already
-followed, and past
-``max_pages`` raises :class:`PagingError`. The collector then compares what was read with what
-was announced, and says exactly what is missing.
+learned from the answer: ``perPage`` where it says, else the length of a short first page. The
+loop stops on an empty page without a continuation, a page seen before or a link already
+followed, and past ``max_pages`` raises :class:`PagingError`.
 """
 
 from __future__ import annotations

@@ -1,28 +1,15 @@
 """One rate budget per token for svcnb processes on several machines, kept on a Redis server.
 
-The same budget as :mod:`svcnb.client._shared_budget` (the token's announced window, and the
-requests sent and not yet answered), with the same four operations (the
-:class:`~svcnb.client._budget.Budget` contract), for processes that share no
-file: ``[budget] backend = "redis://host:6379/0"`` in the config file (or that URL in
-``$SVCNB_BUDGET``). Per token (the same digest key as the file: Redis never holds a token) there
-are two keys, ``svcnb:budget:<key>:window`` (a hash: limit, remaining, reset_at, length,
-headerless) and ``svcnb:budget:<key>:grants`` (a hash: grant id -> host, pid, window end,
-expiry), both forgotten after two idle days.
+The budget of :mod:`svcnb.client._shared_budget` for processes that share no file (``[budget]
+backend = "redis://..."``, README). Per token digest (Redis never holds a token) two hashes,
+``svcnb:budget:<key>:window`` and ``svcnb:budget:<key>:grants``, forgotten after two idle days.
 
 Each change is one optimistic transaction (``WATCH`` the two keys, decide in Python by the rules
-of :class:`~svcnb.client._window.Window`, ``MULTI``/``EXEC``; tried again when another process
-changed them in between). A look that finds no room writes nothing. Times are the Redis server's
-clock (``TIME``), the one clock every machine shares; an answer's arrival is moved onto it by
-how long ago it came on the local clock.
-
-A grant of a process on this machine that is gone stops counting once its window has ended, as
-with the file; a process on another machine cannot be checked, so its grants end after
-``GRANT_SECONDS`` at the latest. A server that cannot be reached: one warning, and this process
-paces its own requests from then on.
-
-Why not a rate-limiting library here either: see :mod:`svcnb.client._shared_budget` (what is
-shared is the server's announced window and the requests in flight, which the libraries' fixed
-rates cannot be told).
+of :class:`~svcnb.client._window.Window`, ``MULTI``/``EXEC``; again when another process changed
+them in between). Times are the Redis server's clock (``TIME``), the one clock every machine
+shares; an answer's arrival is moved onto it by how long ago it came on the local clock. A
+process on another machine cannot be checked for life, so its grants end after
+``GRANT_SECONDS`` at the latest. An unreachable server: one warning, then local pacing only.
 """
 
 from __future__ import annotations

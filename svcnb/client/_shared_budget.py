@@ -1,40 +1,30 @@
-"""One rate budget per token for every svcnb process on this machine.
+"""One rate budget per token for every svcnb process on this machine (``$SVCNB_BUDGET``: README).
 
 Each process's :class:`~svcnb.client._pacing.Governor` paces its own threads from the
 rate-limit headers; alone, three notebooks on one token would each spend the whole budget and
 together meet 429s. So every process also keeps, in one small SQLite file, what the latest
-answer of *any* of them said of the token's window (limit, remaining, when it resets, on the
-wall clock: the one clock all processes share) and a row for each request sent and not yet
-answered (a grant). A request is granted only while that shared view has room, or once the
-shared reset time has passed, so the processes together stay within the budget. No server
-runs: the file is the whole of it. It is one keeper of the :class:`~svcnb.client._budget.Budget`
-contract; :mod:`svcnb.client._keepers` chooses it.
-
-Where: ``$SVCNB_BUDGET`` (a file; ``off`` turns sharing off), else
-``$XDG_CACHE_HOME/svcnb/budget.sqlite`` (``~/.cache/svcnb/budget.sqlite``). Rows are keyed by
-a SHA-256 of the server and of the token's own digest: the file never holds a token.
+answer of *any* of them said of the token's window (on the wall clock: the one clock all
+processes share) and a row for each request sent and not yet answered (a grant). No server
+runs: the file is the whole of it. Rows are keyed by a SHA-256 of the server and of the token's
+own digest: the file never holds a token.
 
 What can go wrong, and what then:
 
-- A process killed while it holds grants: a grant of a process that no longer exists stops
-  counting once the window it was given in has ended (the server has forgotten it too), and any
-  grant ends after :data:`GRANT_SECONDS` whoever holds it, so nothing blocks others for long.
-- The path is a symbolic link, or an SQLite database svcnb did not make (its header lacks
-  svcnb's ``application_id``): the client is not made, with a ConfigError naming the path,
-  and the file is never opened, so never changed (the check reads its header only).
-- The file is corrupt, of another schema or unwritable: one warning, and this process paces
-  its own requests from then on. Locked for longer than :data:`LOCK_SECONDS`: the same warning
-  (once), and local pacing alone for :data:`LOCKED_PAUSE_SECONDS` before the file is tried again.
+- A process killed while it holds grants: its grants stop counting once the window they were
+  given in has ended (the server has forgotten it too), and any grant ends after
+  :data:`GRANT_SECONDS`, so nothing blocks others for long.
+- A symbolic link, or an SQLite database svcnb did not make (no svcnb ``application_id``): a
+  ConfigError, and the file is never opened (the check reads its header only).
+- Corrupt, of another schema or unwritable: one warning, and this process paces its own requests
+  from then on. Locked for longer than :data:`LOCK_SECONDS`: the same warning (once), and local
+  pacing alone for :data:`LOCKED_PAUSE_SECONDS` before the file is tried again.
 
 Why not a rate-limiting library: ``pyrate-limiter`` (the maintained one with SQLite and Redis
 buckets) counts requests against rates fixed when the bucket is made, in a sliding log of its
 own timestamps. It cannot be told what the server announces (a limit raised per token, what
 remains, when *its* fixed window resets, a 429's Retry-After), has no notion of a request in
 flight, and its log, started at the first send, runs ahead of a window the server starts at the
-first arrival, so each new burst would land just before the server's reset. What is shared here
-is that announced window, so it is kept with the stdlib ``sqlite3``. For processes on several
-machines the same budget lives on a Redis server (:mod:`svcnb.client._redis_budget`), named by
-``[budget] backend = "redis://host:6379/0"`` in the config file or by ``$SVCNB_BUDGET``.
+first arrival, so each new burst would land just before the server's reset.
 """
 
 from __future__ import annotations

@@ -1,18 +1,9 @@
 """API records -> typed pandas DataFrames, one function per resource, one schema table each.
 
-``SCHEMAS[name]`` maps every column to ``(source path, dtype)``; ``KEYS[name]`` names the columns
-that identify a row. ``API_FIELDS``/``COLUMNS`` are the same table read both ways (column -> the
-API field it is read from, any API name -> its columns); ``api_record`` writes a row back at its
-API fields. Datetimes are ``datetime64[ns, UTC]``, integers ``Int64``, booleans
-``boolean``, text ``string``, lists ``object`` holding lists of str, money ``Float64`` plus
-``*_currency`` and ``*_raw``. Empty input gives an empty frame with the same columns and dtypes.
-A value that cannot be read (wrong type, a time without a zone, an unknown money form, a money
-object with a key svcnb does not understand) is NA: ``frame.attrs["unreadable"]`` maps each
-column to how many, and one ``UnreadableValueWarning`` per frame names them with an example
-(each unknown money key once, with where it was seen). ``strict=True`` raises ``RecordError``
-(naming the frame, the record id and the field) instead. Ram and disk are checked against the
-sizes plans state (``check_units``; a ``UnitWarning`` when they look like another unit) and
-converted from a pinned unit (``[units]`` in the config file, or ``vms(..., units=...)``).
+Columns, dtypes, unreadable values, money, units and deliveries: docs/contracts.md §4.
+``KEYS[name]`` names the columns that identify a row; ``API_FIELDS``/``COLUMNS`` are the schema
+table read both ways (``svcnb.frames._fields``), and ``api_record`` writes a row back at its API
+fields.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Records -> typed frame, driven by a schema table.
+"""Records -> typed frame, driven by a schema table (what becomes NA and how it is said:
+docs/contracts.md §4).
 
 Most columns come from one pass of Arrow's C++ converter (``_fast``); the exact Python path below
 is the reference: it converts what Arrow cannot (money, decimal strings, lists, alternatives) and,
@@ -9,11 +10,6 @@ column in one Arrow cast, value by value only when that cast refuses one; a pric
 distinct value, its three columns taken by index. That keeps the per-record cost to a few dict
 lookups, which is what makes it several times faster than ``pd.json_normalize`` followed by
 casts.
-
-A value that cannot be read (wrong type, a time without a zone, a money form nobody knows)
-becomes NA: one odd field of one record never costs the whole frame. The frame then says so:
-``frame.attrs["unreadable"] = {column: count}`` and one ``UnreadableValueWarning`` naming each
-column, its count and an example. ``strict=True`` raises ``RecordError`` at the first one instead.
 """
 
 from __future__ import annotations

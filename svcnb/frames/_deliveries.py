@@ -1,35 +1,16 @@
-"""Delivery records: keys svcnb cannot place.
+"""Delivery records: keys svcnb cannot place, and the delivery assumptions.
 
-The spec says a delivery record holds a status code, a success flag and an attempt count, and
-leaves their names "not shown". ``SCHEMAS["deliveries"]`` reads the names services are known to
-use; a record may still carry a key svcnb does not know. When such a key may be one of those
-meanings (a count, a status or a time), the value svcnb read for that meaning is not proven:
-the service may have said it under the unknown key (``passed`` instead of ``success``,
-``tries_made`` instead of ``attempts``, ``sentAt`` instead of ``lastAttemptAt``). So the columns
-the key could mean are NA (unknown) in every record that carries it, never ``False`` or 0, and
-one :class:`UnplacedKeyWarning` per frame names the keys.
+What an unplaced key blanks, and the assumptions ``deliveries.fields``, ``deliveries.records``
+and ``deliveries.history``: docs/contracts.md §0 and §4. A key may be the service's name for a
+meaning svcnb already read under another (``passed`` for ``success``), so the value read is not
+proven while such a key is there.
 
 What a key could mean is read from its name first (``tries_made``: a count; ``outcome``: a
 status; ``sentAt``: a time), then from its values (a boolean: the success flag; a number: a
 status code, a count or an epoch time; a date-time string: a time), and when neither says,
-everything. Keys that are clearly none of them are fine: identifiers (``id``, ``...Id``), the
-URL, the event type, the error text, bodies, headers and payloads, and durations
-(``durationMs``: how long, not when).
-
-Three things the records do not prove are *assumptions* (``svcnb.assumptions.ASSUMPTIONS``:
-``deliveries.fields``, ``deliveries.records``, ``deliveries.history``), each decided by the
-registry's one rule: proven by evidence, pinned (``[deliveries]`` in the config file, a
-client's pins), or unknown:
-
-- **delivery field names**: a served key pinned to a field (``[deliveries.fields]``
-  ``tryCount = "attempts"``) is read as that field; keys no pin and no known name place stay
-  unplaced (above);
-- **event grouping** (:func:`event_grouping`): how attempts group into events. Proven when every
-  record carries an event id; else pinned (``records = "event"``: each record is one event)
-  or unknown: then event counts are NA, with one :class:`AssumptionWarning`;
-- **history depth** (:func:`history_depth`): whether the service keeps every attempt. Only a
-  pin (``history = "full"``) says so; a run of failures counted back from the records finds
-  its start only in a success it reaches, never in the first record served.
+everything. Durations (``durationMs``) are how long, not when, so never a time. A run of
+failures counted back from the records finds its start only in a success it reaches, never in
+the first record served.
 """
 
 from __future__ import annotations

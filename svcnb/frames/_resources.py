@@ -1,9 +1,5 @@
-"""One function per frame: API records in, typed DataFrame out.
-
-Columns and dtypes of every frame are in ``SCHEMAS`` (``svcnb.frames._schema``); keys in ``KEYS``.
-Every function takes ``strict``: False (the default) gives NA for a value that cannot be read and
-says so (``frame.attrs["unreadable"]``, one ``UnreadableValueWarning``); True raises
-``RecordError`` at the first such value.
+"""One function per frame: API records in, typed DataFrame out (docs/contracts.md §4; ``strict``
+as the package says).
 """
 
 from __future__ import annotations

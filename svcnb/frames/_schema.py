@@ -6,8 +6,7 @@ attribute naming the few conversions that are not implied by the dtype:
 
 - ``decimal``: a decimal string of an integer (``bandwidthPackBytes``), an integer also accepted;
 - ``money_amount`` / ``money_currency`` / ``money_raw``: the three parts of a price or balance
-  in any of the forms ``svcnb.money`` reads (a number, a numeric string, ``"12.50 EUR"``,
-  ``{amount, currency}``, minor units, Google money);
+  (``svcnb.money.parse_money``);
 - ``list``: a JSON array of strings, kept as a Python list in an ``object`` column.
 """
 

@@ -1,29 +1,9 @@
 """Units of ram and disk, checked against the sizes plans state.
 
-The spec leaves the units of ram and disk "not shown": each is an assumption
-(``svcnb.assumptions``: ``units.ram``, ``units.disk``). The frames store ``ram_mib`` and
-``disk_gib``; the unit the API's values are in is pinned (``[units] ram = "GiB"`` in the config
-file, per account too, a client's ``pins``, or ``units={"ram": "GiB"}`` in Python), or proven
-by the plans (every VM whose plan states a size fits it in one unit), or unknown: then every
-value is NA with one ``AssumptionWarning`` saying how to pin it. A unit read in is converted
-exactly (GiB x 1024 for ram; MiB / 1024 for disk, a value that is not a whole number of GiB
-being unknown).
-
-Where a plan states a size in its slug or name (``s-1vcpu-2gb``, ``Standard 2 GB``, ``4GiB``,
-``512mb``; disk as ``-50gb-disk`` or ``80 GB SSD``), each VM's value is checked against it:
-
-- it fits the unit read in: kept;
-- it fits another unit (ram 2 where the plan says 2 GB: GiB, not MiB): the service's unit is in
-  doubt. That VM's value is NA, and so is every other VM's value that its plan does not
-  confirm (a plan stating nothing, or a size neither unit fits), with one ``UnitWarning`` per
-  frame naming the unit it looks like and how to pin it;
-- it fits no unit (a VM resized, usable memory below the plan's figure): kept, counted as not
-  confirmed.
-
-A plan that states nothing, in a fleet where the unit is proven or pinned and no VM disagrees,
-leaves the value as it is. Plans that state no disk size (the usual case: slugs name vCPUs and
-memory) prove nothing of disk: ``check_units`` then says ``seen=None, checked=0`` for it, and
-disk is read only in a pinned unit.
+The rules (the assumptions ``units.ram`` and ``units.disk``, what is proven, what is NA):
+docs/contracts.md §4, "Units". One VM that fits another unit than the one read in puts the
+service's unit in doubt, so every value its plan does not confirm goes NA with it, not only that
+VM's.
 """
 
 from __future__ import annotations
@@ -82,7 +62,7 @@ class UnitCheck:
     ``"mixed"``, or None when none fits either (or no plan states a size). ``checked`` counts
     the VMs with a value whose plan states a size, ``agreeing`` those fitting ``unit``;
     ``disagreements`` are the ids of VMs fitting another unit instead, ``unknown`` the ids
-    whose value is NA because of it (see the module docstring).
+    whose value is NA because of it (docs/contracts.md §4, Units).
     """
 
     quantity: str
@@ -368,7 +348,7 @@ def apply_units(
     stacklevel: int,
     pins: Pins | None = None,
 ) -> None:
-    """Check and convert ``frame``'s ram and disk columns in place (see the module docstring):
+    """Check and convert ``frame``'s ram and disk columns in place (docs/contracts.md §4):
     NA where the unit is unknown or in doubt, counted in ``attrs["unreadable"]``, one warning
     per quantity; ``strict`` raises ``RecordError`` at the first such value instead."""
     resolved = resolve_units(units, pins)

@@ -1,14 +1,8 @@
 """Money, in one place: where the API's amounts are read, and where every amount becomes text.
 
-- **The reader**: :func:`parse_money` (``svcnb.money.parse_money(value, scale=None) -> Money``)
-  reads every form a price or balance may take (a number, ``"12.50"``, ``"12.50 EUR"``,
-  ``{amount, currency}``, minor units with an exponent, Google's units and nanos) to an exact
-  Decimal and a currency, or to NA naming what it could not read (``svcnb.money._read``).
-  The frames read ``priceMonthly`` and ``balance`` through it, and so does ``svcnb doctor``.
-- **The formatter**: :func:`money_text` (``1,234.50 EUR``, ``1,234 JPY``: the currency's ISO
-  4217 minor units) for people, :func:`plain_text` (``760.18``) for CSV and JSON, on top of
-  :func:`to_decimal` and :func:`exact_sum` (``svcnb.money._text``). Every surface (report
-  tables, the CLI, panels, alerts, notebooks, pages) writes amounts with them.
+The reader is :func:`parse_money` (``svcnb.money._read``; the forms: docs/contracts.md §4), the
+formatter :func:`money_text` for people and :func:`plain_text` for CSV and JSON, on top of
+:func:`to_decimal` and :func:`exact_sum` (``svcnb.money._text``; contracts §6).
 
 The sandbox reads and writes its own amounts in its dialect (``svcnb.sandbox._speak``:
 ``read_money`` of its canonical forms, ``write_money`` in the dialect's form); it never parses a

@@ -1,29 +1,7 @@
-"""Prices and balances. The spec leaves their form "not shown"; these are the forms read, each to
-an exact ``Decimal`` and a currency (the frame's ``Float64`` amount is that Decimal rounded once):
+"""Prices and balances, read to an exact ``Decimal`` and a currency.
 
-- a JSON number ``12.5`` or a numeric string ``"12.50"`` (no currency);
-- a string stating its currency: ``"12.50 EUR"`` or ``"EUR 12.50"`` (a three-letter upper-case
-  code and a plain decimal, nothing else);
-- ``{amount, currency}``: amount a number or numeric string. An amount written without a
-  decimal point here, or bare (``1250``, ``"1250"``, ``"1250 EUR"``), states no scale: it rests
-  on the assumption ``money.scale`` (``parse_money(value, scale)``);
-- ``{value, currency}`` with a decimal string value (PayPal's ``{"currency_code": "GBP",
-  "value": "12.50"}``): the amount as written; an integer value without K is ambiguous (unread);
-- minor units ``{value, currency, K}``: ``{"value": 1250, "precision": 2}`` is 12.50, where K is
-  one of ``EXPONENT_KEYS`` (``precision``, ``exponent``, ``scale``, ``decimals``,
-  ``minorUnits``, ...), an integer 0..18;
-- ``{amount, currency, K}``: a JSON integer amount is minor units (``{"amount": 1250,
-  "precision": 2}`` is 12.50); a string or number amount with a decimal point and at most K
-  decimals is already the amount (``"12.50"``); an integer string is ambiguous (unread);
-- Google money ``{currencyCode, units, nanos}``: units an integer or integer string, nanos an
-  integer, |nanos| < 10**9, of the same sign as units (either may be left out, as proto3 JSON
-  leaves zeros out).
-
-``currency``, ``currencyCode`` and ``currency_code`` name the currency alike (two of them that
-differ make the value unread). A money object with any other key is unread, and the key is
-named: svcnb knows every key that can change what an amount means (a tax rate, a multiplier, a
-unit) and never computes an amount from the keys it did understand. Only labels that change no
-meaning (``LABEL_KEYS``: ``formatted``, ``display``, ... holding text) are let through.
+The forms read, and why a money object with any other key is unread: docs/contracts.md §4
+("Money"). Google money may leave out units or nanos because proto3 JSON leaves zeros out.
 """
 
 from __future__ import annotations
@@ -302,7 +280,7 @@ def _google(obj: dict[str, Any], raw: str) -> Decimal:
 
 
 def parse_money(value: Any, scale: str | None = None) -> Money:
-    """Parse any of the forms in the module docstring; None gives an all-None Money.
+    """Parse any of the forms of docs/contracts.md §4 (Money); None gives an all-None Money.
 
     An amount written as an integer (``1250``, ``"1250"``, ``{"amount": "1250", "currency":
     "EUR"}``, ``"1250 EUR"``) states no scale: 1,250.00 or 12.50? ``scale`` decides it

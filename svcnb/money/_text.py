@@ -1,9 +1,5 @@
 """Money as decimals and text: amounts become Decimals here, and the text people read or export.
 
-Every surface of svcnb (report tables, the CLI, panels, alerts, notebooks, the demo pages) turns
-an amount into text here, so an amount reads the same everywhere: ``money_text(1234, "JPY")`` is
-``1,234 JPY`` in each of them, with the currency's ISO 4217 minor units.
-
 Frames hold amounts as ``Float64`` (pandas has no decimal dtype that survives Parquet and the
 arithmetic the reports do). A price the API states as ``"12.50"`` is exactly the float nearest
 12.5, whose shortest repr is ``12.5``: ``Decimal(repr(x))`` gives the stated value back. A *sum*

@@ -17,7 +17,7 @@ class BandwidthPanel(AsOfPanel):
 
     ``top``: how many top consumers; ``lookback``: the span growth rates are read over.
     ``figures``: each figure of the view by name (fleet_used_bytes, fleet_pack_bytes,
-    vms_over, vms_will_exceed, first_exceeds_at, unknown_status), plus as_of and complete.
+    vms_over, vms_will_exceed, first_exceeds_on, unknown_status), plus as_of and complete.
     """
 
     name = "bandwidth"

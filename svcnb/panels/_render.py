@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import html
 import io
@@ -170,10 +171,17 @@ class Themed:
     """A notebook's own matplotlib figure shown as the panels show theirs (:func:`svg`): a
     transparent background, and text, axes and black lines in the theme's text colour, so a
     plot a notebook draws reads in JupyterLab Dark as in Light (the inline backend's PNG is
-    white there). The figure is closed, so pyplot does not show it a second time."""
+    white there). The figure is closed, so pyplot does not show it a second time. On a page
+    rendered without a kernel (``SVCNB_STATIC_HTML=1``, as :class:`PlotView`) it is a PNG on
+    white, since mail readers drop inline SVG."""
 
     def __init__(self, fig: Any) -> None:
         self.title = ", ".join(t for ax in fig.axes if (t := ax.get_title())) or "plot"
+        self.png = b""
+        if os.environ.get(STATIC_ENV) == "1":
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", bbox_inches="tight", facecolor="white")
+            self.png = buf.getvalue()
         for ax in fig.axes:  # a legend's box is the theme's background, its frame ink
             legend = ax.get_legend()
             if legend is not None:
@@ -186,6 +194,10 @@ class Themed:
             pyplot.close(fig)
 
     def _repr_html_(self) -> str:
+        if self.png:
+            data = base64.b64encode(self.png).decode("ascii")
+            alt = html.escape(self.title)
+            return f'<p><img alt="{alt}" src="data:image/png;base64,{data}"></p>'
         return (
             f'<div class="svcnb-plot" style="color:var(--jp-ui-font-color1,#000)">{self.svg}</div>'
         )
@@ -314,6 +326,17 @@ def column_defs(frame: pd.DataFrame) -> list[dict[str, Any]]:
 _WHOLE: dict[str, Any] = {"maxBytes": 0, "maxRows": 0, "maxColumns": 0}
 
 
+# ITables' Select code deselects every row before it selects the kernel's: on a fresh grid, with
+# nothing selected, that cost 1 ms a row (DataTables builds an API object per row), 2.6 s of a
+# billing slider move at 1,000 VMs. Deselecting the selected rows alone leaves the same grid.
+_DESELECT = ("this.dt.rows().deselect(),", "this.dt.rows({selected:!0}).deselect(),")
+
+
+def grid_script(esm: str) -> str:
+    """ITables' script with :data:`_DESELECT` applied (unchanged if its code differs)."""
+    return esm.replace(*_DESELECT, 1)
+
+
 class _GridCode(widgets.Widget):
     """The grids' table code (ITables' DataTables bundle, its script and style), as a model with
     no view: sent to the page once per kernel, not once per grid."""
@@ -329,7 +352,7 @@ _CODE: list[_GridCode] = []
 def _grid_code() -> _GridCode:
     """The kernel's one :class:`_GridCode` (made again if it was closed)."""
     if not _CODE or _CODE[0].comm is None:
-        esm, css = str(ITable._esm), str(ITable._css)
+        esm, css = grid_script(str(ITable._esm)), str(ITable._css)
         digest = hashlib.sha256((esm + css).encode()).hexdigest()[:16]
         _CODE[:] = [_GridCode(esm=esm, css=css, digest=digest)]
     return _CODE[0]
@@ -341,6 +364,12 @@ def _grid_code() -> _GridCode:
 # for each: 8.5 MB and 12 s for the billing panel's 11 grids at 1,000 VMs, almost all of it
 # the same code. The code's model may be created after a grid's when the page restores widgets,
 # so it is waited for.
+#
+# ITables draws a new DataTable whenever its options change, new rows included: a slider move
+# of the billing panel at 1,000 VMs built 11 DataTables again, most of 5 s of the page's CPU.
+# When only the rows changed, they replace the rows of the DataTable drawn, which then stands
+# as a new one would: the search, order, page and page length it was first drawn with, column
+# widths measured again, the kernel's selection. Any other change draws it anew, as ITables does.
 _GRID_ESM = """
 const loaded = (globalThis.__svcnbGridCode ??= new Map());
 async function codeModel(model) {
@@ -361,14 +390,79 @@ async function library(model) {
       style.textContent = code.get("css");
       document.head.appendChild(style);
       const url = URL.createObjectURL(new Blob([code.get("esm")], {type: "text/javascript"}));
-      try { return (await import(/* webpackIgnore: true */ url)).default; }
+      try {
+        const render = (await import(/* webpackIgnore: true */ url)).default.render;
+        // the script sets window.$ to its jQuery, which holds its DataTables
+        return {render, jquery: globalThis.$};
+      }
       finally { URL.revokeObjectURL(url); }
     })());
   }
   return loaded.get(key);
 }
+// the rows as ITables reads them: integers past 2**53 exact, NaN and infinities from its markers
+function rowsOf(text) {
+  return JSON.parse(text || "[]", (key, value, context) =>
+    typeof value === "number" && !Number.isSafeInteger(value) && context
+      && /^-?\\d+$/.test(context.source) ? BigInt(context.source)
+    : value === "___NaN___" ? NaN : value === "___Infinity___" ? Infinity
+    : value === "___-Infinity___" ? -Infinity : value);
+}
+// the options but the rows, as text: read before ITables draws, which writes the functions it
+// evaluates into them
+function optionsOf(args) {
+  const {data_json: _rows, ...rest} = args || {};
+  return JSON.stringify(rest);
+}
 export default {
-  async render(context) { return (await library(context.model)).render(context); },
+  async render(context) {
+    const {render, jquery} = await library(context.model);
+    const model = context.model;
+    let redraw = () => {}, reselect = () => {}, first = null;
+    let drawn = optionsOf(model.get("_dt_args"));
+    const table = () => {
+      const node = context.el.querySelector("table.dataTable");
+      const ok = node && jquery && jquery.fn.dataTable && jquery.fn.dataTable.isDataTable(node);
+      return ok ? jquery(node).DataTable() : null;
+    };
+    const remember = () => {
+      const dt = table();
+      // a copy: DataTables changes its order array in place as the user sorts
+      const order = dt && JSON.parse(JSON.stringify(dt.order()));
+      first = dt && {order, search: dt.search(), length: dt.page.len()};
+    };
+    const onArgs = () => {
+      const args = model.get("_dt_args"), options = optionsOf(args), dt = table();
+      if (dt && first && options === drawn) {
+        dt.clear().rows.add(rowsOf(args.data_json));
+        dt.search(first.search).columns().search("");
+        dt.order(first.order).page.len(first.length);
+        dt.columns.adjust().draw();
+        reselect();
+      } else {
+        redraw();
+        remember();
+      }
+      drawn = options;
+    };
+    // ITables' render, its listener of new options taken by onArgs
+    const proxy = {
+      get: (name) => model.get(name),
+      set: (name, value) => model.set(name, value),
+      save_changes: () => model.save_changes(),
+      send: (...args) => model.send(...args),
+      off: (name, callback) => model.off(name, callback),
+      widget_manager: model.widget_manager,
+      on(name, callback) {
+        if (name === "change:_dt_args") { redraw = callback; model.on(name, onArgs); return; }
+        if (name === "change:selected_rows") reselect = callback;
+        model.on(name, callback);
+      },
+    };
+    const out = render({...context, model: proxy});
+    remember();
+    return out;
+  },
 };
 """
 
@@ -404,6 +498,13 @@ class Grid(ITable):
             return
         selected = kwargs.pop("selected_rows", None)
         selected = list(self.selected_rows or []) if selected is None else list(selected)
+        rows = rows_json(frame)
+        if df is not None and self._shows(frame, rows, caption, kwargs):
+            # the page holds these rows and options already: nothing is sent again (a slider
+            # move sent the billing panel's 1,000 prices, the same at every snapshot)
+            self._df = frame
+            self.selected_rows = selected
+            return
         kwargs["selected_rows"] = []
         # ITables' options from the frame's columns alone, then the rows as text: ITables runs
         # every value through pandas' generic formatter (8 of a what-if move's 12 s at 10,000
@@ -411,8 +512,23 @@ class Grid(ITable):
         with self.hold_sync():
             super().update(_stand_in(frame, {**self._dt_args, **kwargs}), caption, **kwargs)
             self._df = frame
-            self._dt_args = {**self._dt_args, "data_json": rows_json(frame)}
+            self._dt_args = {**self._dt_args, "data_json": rows}
             self.selected_rows = selected
+
+    def _shows(
+        self, frame: pd.DataFrame, rows: str, caption: str | None, options: Mapping[str, Any]
+    ) -> bool:
+        """Whether the grid shows ``frame`` (its columns, ``rows`` as sent) with ``options``
+        and ``caption`` already, so that updating it would change nothing in the page."""
+        shown_frame = self._df
+        return (
+            caption in (None, self.caption)
+            and isinstance(shown_frame, pd.DataFrame)
+            and list(shown_frame.columns) == list(frame.columns)
+            and self._dt_args.get("data_json") == rows
+            and set(options) <= {*_WHOLE, "columnDefs"}
+            and options.get("columnDefs") == self._dt_args.get("columnDefs")
+        )
 
 
 def _stand_in(frame: pd.DataFrame, options: Mapping[str, Any]) -> pd.DataFrame:

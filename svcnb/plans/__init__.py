@@ -1,11 +1,5 @@
 """Guarded bulk actions: a stop plan names the VMs a bulk stop touches, why, and which are held
-back, and is applied only while the fleet still matches it.
-
-``build_stop_plan(client_or_vms, status=..., region=..., plan=..., name=..., ids=...,
-include_protected=..., limit=10)`` builds one; ``plan.save(path)`` / ``StopPlan.load(path)``
-keep it for review; ``apply_plan(plan, client, approver=..., store=...)`` refuses a plan whose
-content no longer gives its digest, re-reads each VM, refuses those the plan's rules hold back as
-they stand now or that changed, stops and waits for the rest and writes the audit log record.
+back, and is applied only while the fleet still matches it (docs/contracts.md §7).
 """
 
 from __future__ import annotations

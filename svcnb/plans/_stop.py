@@ -1,12 +1,8 @@
-"""Stop plans: which VMs a bulk stop touches and why, saved, checked again and applied.
+"""Stop plans: which VMs a bulk stop touches and why, saved, checked again and applied
+(docs/contracts.md §7).
 
-A plan is data, not an action: built from the VM frame and a filter, it names every VM the filter
-matched with a decision (``stop``, ``protected``, ``not stoppable``) and the reason. Applying it
-refuses a plan whose content no longer gives its digest (``plan_id``), re-reads each VM to stop and
-decides it again under the plan's rules (a saved file is data anyone can edit: its decisions are
-never trusted), and refuses any the rules hold back now or whose guarded fields moved since the
-plan was built; the rest are stopped and waited for with the client's own stop machinery, and the
-plan, the approver and each VM's outcome go to the store's journal (a ``StopPlanRecord``).
+A plan is data, not an action, and a saved file is data anyone can edit: hence the digest, and
+every decision taken again at apply time rather than read from the file.
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ Each report module declares its view (``billing.VIEW``) and builds it as of a sn
 (``billing.view(store)``): the headline figures, tables and plots every surface shows. A
 :class:`View` displays itself in a notebook; ``text_table(frame)`` and ``display_frame(frame)``
 write any report frame as the CLI and the panels do (money with its currency, bytes in GiB,
-labels from the column table); ``svcnb.reports.static.page(view)`` writes a view as one
+labels from the column table), and ``table(frame)`` shows one in a notebook cell (HTML, with
+the text table as its plain text); ``svcnb.reports.static.page(view)`` writes a view as one
 self-contained HTML page (``svcnb report KIND --format html``, ``svcnb pages``).
 """
 
@@ -24,6 +25,7 @@ from svcnb.reports._duration import DurationError, duration
 from svcnb.reports._replay import Histories, Report, replay, snapshot_at
 from svcnb.reports._reuse import Reuse, sharing
 from svcnb.reports._view import Figure, View, ViewSpec
+from svcnb.reports.static import Table, table
 from svcnb.times import to_utc
 
 __all__ = [
@@ -33,6 +35,7 @@ __all__ = [
     "MONEY_COLUMNS",
     "Report",
     "Reuse",
+    "Table",
     "VALUES",
     "View",
     "ViewSpec",
@@ -48,6 +51,7 @@ __all__ = [
     "replay",
     "sharing",
     "snapshot_at",
+    "table",
     "text_table",
     "to_utc",
     "value_label",

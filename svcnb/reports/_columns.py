@@ -136,6 +136,7 @@ COLUMNS: dict[str, Column] = {
     "now": _c("time", "As of (UTC)"),
     "server_time": _c("time", "Snapshot (UTC)"),
     "exceeds_at": _c("time", "Exceeds (UTC)"),
+    "exceeds_on": _c("date", "Runs out (UTC day)"),
     "cycle_end": _c("time", "Cycle ends (UTC)"),
     "failed_at": _c("time", "Renewal fails (UTC)"),
     "suspended_at": _c("time", "Suspended (UTC)"),
@@ -198,6 +199,23 @@ COLUMNS: dict[str, Column] = {
     "from_snapshot": _c("text", "From snapshot"),
     "to_snapshot": _c("text", "To snapshot"),
     "action_id": _c("text", "Action id"),
+    # frames the notebooks show beside the reports' (the VMs, the journal, the event log, a
+    # stop plan, webhooks.reconcile): read as words, never as raw column names
+    "vcpu": _c("count", "vCPUs"),
+    "ram_mib": _c("count", "RAM (MiB)"),
+    "time": _c("time", "Time (UTC)"),
+    "accepted_at": _c("time", "Accepted (UTC)"),
+    "until": _c("time", "Until (UTC)"),
+    "owner": _c("text", "Owner"),
+    "before": _c("text", "Before"),
+    "after": _c("text", "After"),
+    "decision": _c("text", "Decision"),
+    "finding": _c("text", "Finding"),
+    "event_type": _c("text", "Event type"),
+    "type": _c("text", "Type"),
+    "received_at": _c("time", "Received (UTC)"),
+    "age_seconds": _c("number", "Age (s)"),
+    "possible_replay": _c("flag", "Possible replay"),
     # the figures table of a view (svcnb.reports._view)
     "figure": _c("text", "Figure"),
     "label": _c("text", "Label"),
@@ -223,6 +241,11 @@ VALUES: dict[str, dict[str, str]] = {
         "ip_list_near_cap": "IP list near its cap",
         "vm_without_firewall": "VM without a firewall",
         "firewall_unattached": "Firewall on no VM",
+    },
+    # svcnb.reports.webhooks.reconcile's findings
+    "finding": {
+        "missing_event": "No event for a change",
+        "unseen_change": "Event for no change seen",
     },
 }
 

@@ -46,6 +46,9 @@ def cell_text(column: str, value: Any, currency: Any = None) -> str:
     """One cell of ``column`` as text, by the column's kind (see module docstring)."""
     if isinstance(value, list | tuple | np.ndarray):
         return ", ".join(str(v) for v in value)
+    if isinstance(value, dict):
+        # fields of a record (a rule's before and after): "name: value", never Python's repr
+        return "; ".join(f"{k}: {cell_text(str(k), v)}" for k, v in value.items())
     if _missing(value):
         return ""
     return kind_text(kind(column), value, currency)
@@ -69,7 +72,7 @@ def kind_text(kind: str, value: Any, currency: Any = None) -> str:
         if kind == "month":
             return f"{value:%Y-%m}"
         if kind == "date":
-            return f"{value:%Y-%m-%d}"
+            return day_text(value)
         return f"{value:%Y-%m-%d %H:%M}"
     if isinstance(value, pd.Timedelta):
         return f"{value / pd.Timedelta(days=1):,.1f} days"
@@ -87,6 +90,12 @@ def kind_text(kind: str, value: Any, currency: Any = None) -> str:
             return f"{int(value):,d}"
         return f"{float(value):,.2f}" if abs(float(value)) < 1e15 else f"{value:.3g}"
     return str(value)
+
+
+def day_text(value: pd.Timestamp) -> str:
+    """A ``date`` value as every surface writes it, text, CSV and JSON alike: its UTC day
+    (``2026-11-17``), never a midnight that reads as a time."""
+    return f"{value.tz_convert('UTC') if value.tzinfo else value:%Y-%m-%d}"
 
 
 def display_frame(frame: pd.DataFrame, columns: list[str] | None = None) -> pd.DataFrame:
@@ -182,8 +191,13 @@ _WRAPS = ("text", "list")
 _MIN_WRAP = 6
 
 
-def text_table(frame: pd.DataFrame, width: int = 100, columns: list[str] | None = None) -> str:
+def text_table(
+    frame: pd.DataFrame, width: int = 100, columns: list[str] | None = None, missing: str = ""
+) -> str:
     """``frame`` as a plain-text table no wider than ``width``; nothing is ever cut.
+
+    ``missing``: what a cell with no value says (blank by default; a notebook names what is
+    missing, "unknown" or "not seen", where a blank would be read as nothing).
 
     Cells are formatted as :func:`display_frame` does (``columns``: those shown, all when None;
     a figure's ``*_bound`` column still marks it when not shown). When the table is too wide
@@ -199,7 +213,7 @@ def text_table(frame: pd.DataFrame, width: int = 100, columns: list[str] | None 
     headers = list(shown.columns)
     # the columns shown, in the order shown (display_frame may leave a currency column out)
     frame = frame[[c for c in frame.columns if label(str(c)) in set(headers)]]
-    cells = [[str(v) for v in shown[h]] for h in headers]
+    cells = [[str(v) or missing for v in shown[h]] for h in headers]
     widths = [max([len(h)] + [len(c) for c in col]) for h, col in zip(headers, cells, strict=True)]
     # by label: the shown frame may have left the currency column out
     order = [headers.index(label(name)) for name in _WRAP_FIRST if label(name) in headers]

@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from svcnb.reports._columns import KINDS
-from svcnb.reports._display import display_frame, kind_text, text_table
+from svcnb.reports._display import day_text, display_frame, kind_text, text_table
 
 # How a figure holds: exactly, or only as a bound in the direction named.
 QUALIFIERS = {"": "", "at least": "at least ", "at most": "at most ", "by": "by "}
@@ -166,7 +166,7 @@ class Figure:
         if self.spec.kind == "money":
             return to_decimal(value, self.currency)
         if isinstance(value, pd.Timestamp):
-            return value.isoformat()
+            return day_text(value) if self.spec.kind == "date" else value.isoformat()
         if hasattr(value, "item"):
             return value.item()
         return value

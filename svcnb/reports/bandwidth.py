@@ -159,6 +159,7 @@ PROJECTION_COLUMNS = [
     "projected_share",
     "exceeds",
     "exceeds_at",
+    "exceeds_on",
     "outlook",
 ]
 
@@ -178,7 +179,9 @@ def projection(
     (next_renewal_at), projected_bytes (used + rate x days left; a VM of a known class other
     than running stays where it is; NA for a VM whose status word is unknown),
     projected_share, exceeds (the projection passes the pack), exceeds_at (when it does, or
-    did: estimated back from the rate for a VM already over), outlook ("over", "will exceed",
+    did: estimated back from the rate for a VM already over), exceeds_on (the UTC day of
+    exceeds_at: what every surface shows, since a rate read from daily snapshots places the
+    crossing to the day, not to the hour), outlook ("over", "will exceed",
     "within pack", "unknown"), sorted by exceeds_at then share. ``attrs["unknown_status"]``
     counts the VMs whose projection is unknown because their status word is.
     """
@@ -206,6 +209,9 @@ def projection(
     out.loc[hit, "exceeds_at"] = now + pd.to_timedelta(
         cross_days[hit].astype(float).to_numpy(), unit="D"
     )
+    # the hour of an estimate from a daily rate is noise: it moved by hours from one snapshot
+    # to the next while the day held
+    out["exceeds_on"] = out["exceeds_at"].dt.floor("D")
     out["outlook"] = np.select(
         [
             over.fillna(False).to_numpy(dtype=bool),
@@ -391,7 +397,7 @@ _SHOWN = (
     "share",
     "rate_bytes_per_day",
     "projected_share",
-    "exceeds_at",
+    "exceeds_on",
     "outlook",
 )
 
@@ -424,11 +430,12 @@ VIEW = ViewSpec(
             "cycle ends.",
         ),
         FigureSpec(
-            "first_exceeds_at",
-            "Next pack to run out",
-            "time",
-            "The soonest time after the snapshot a VM within its pack is projected to pass it "
-            "(the VM in brackets); VMs already over are counted above.",
+            "first_exceeds_on",
+            "Next pack to run out (UTC day)",
+            "date",
+            "The soonest day (UTC) after the snapshot a VM within its pack is projected to pass "
+            "it (the VM in brackets); a growth rate read from daily snapshots places it to the "
+            "day, not the hour. VMs already over are counted above.",
         ),
         UNKNOWN_STATUS,
     ),
@@ -505,16 +512,19 @@ def view(
     hit = proj["exceeds"].fillna(False).to_numpy(dtype=bool)
     months = monthly_usage(history, now=now)
     fleet = fleet_now(vms, now=now)
+    # the view states the day a pack runs out (exceeds_on), never the estimate's hour: CSV and
+    # JSON exports of its tables hold what the text, the page and the panel show
+    shown = proj.drop(columns=["exceeds_at"])
     tables = {
-        "projection": proj.drop(columns=["status_class"]),
-        "exceeding": proj[hit].drop(columns=["status_class"]).reset_index(drop=True),
+        "projection": shown.drop(columns=["status_class"]),
+        "exceeding": shown[hit].drop(columns=["status_class"]).reset_index(drop=True),
         "top_consumers": top_consumers(vms, n=top),
         "fleet_now": fleet,
         "fleet_total": fleet_total(history, now=now),
         "monthly_usage": months,
     }
     unknown = int(proj.attrs.get("unknown_status", 0))
-    left = proj[(proj["status_class"] == UNKNOWN).to_numpy(dtype=bool)]
+    left = shown[(proj["status_class"] == UNKNOWN).to_numpy(dtype=bool)]
     tables["unknown_status"] = left.drop(columns=["status_class"]).reset_index(drop=True)
     outlook = proj["outlook"].fillna("")
     ahead = proj[(outlook == "will exceed").to_numpy(dtype=bool)].dropna(subset=["exceeds_at"])
@@ -530,8 +540,8 @@ def view(
             figure(VIEW, "vms_will_exceed", int((outlook == "will exceed").sum())),
             figure(
                 VIEW,
-                "first_exceeds_at",
-                ahead["exceeds_at"].iloc[0] if len(ahead) else pd.NaT,
+                "first_exceeds_on",
+                ahead["exceeds_on"].iloc[0] if len(ahead) else pd.NaT,
                 empty="none this cycle" if not unknown else "none of the VMs known this cycle",
                 detail=str(ahead["name"].iloc[0]) if len(ahead) else "",
             ),

@@ -53,6 +53,7 @@ from svcnb.reports._classes import (
     vm_classes,
 )
 from svcnb.reports._columns import MONEY_COLUMNS, currency_of
+from svcnb.reports._display import day_text, kind
 from svcnb.reports._duration import DurationError, duration, duration_text
 from svcnb.reports._plots.billing import plot_balance, plot_renewals
 from svcnb.reports._replay import as_of, latest_per_time, report, resolve_now
@@ -1053,17 +1054,20 @@ def safe_cell(value: Any) -> Any:
 def export_csv(frame: pd.DataFrame, path: Any = None) -> str | None:
     """Write a report frame as CSV; returns the text when ``path`` is None.
 
-    Times are ISO 8601 UTC; money columns are the exact decimal text (``760.18``, never
-    ``760.1800000000001``); list cells are joined with ", ". A text cell that starts with
-    ``=``, ``+``, ``-``, ``@``, a tab or a carriage return (a VM named ``=HYPERLINK(...)``) is
-    written with a leading ``'``, so a spreadsheet shows it as text instead of running it;
+    Times are ISO 8601 UTC, days (a ``date`` column) their UTC date; money columns are the
+    exact decimal text (``760.18``, never ``760.1800000000001``); list cells are joined with
+    ", ". A text cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return
+    (a VM named ``=HYPERLINK(...)``) is written with a leading ``'``, so a spreadsheet shows it
+    as text instead of running it;
     numbers, negative ones included, stay numbers. A ``path`` is written through
     :func:`svcnb.files.write` (whole or not at all, never through a symbolic link).
     """
     out = frame.copy()
     for col in out.columns:
         if isinstance(out[col].dtype, pd.DatetimeTZDtype):
-            out[col] = out[col].map(lambda t: t.isoformat() if not pd.isna(t) else "")
+            # a day is its date, as the text and the page show it; a time is ISO 8601
+            write = day_text if kind(str(col)) == "date" else pd.Timestamp.isoformat
+            out[col] = [write(t) if not pd.isna(t) else "" for t in out[col]]
         elif col in MONEY_COLUMNS:
             cur = currency_of(frame, col)
             out[col] = [plain_text(v, c) for v, c in zip(frame[col], cur, strict=True)]

@@ -23,7 +23,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from svcnb.client import redact
-from svcnb.reports._display import display_frame
+from svcnb.reports._display import display_frame, text_table
 
 if TYPE_CHECKING:
     from svcnb.reports._view import View
@@ -51,6 +51,10 @@ THEME_STYLE = (
     # a table wider than the page scrolls sideways inside its own box, never cut off; as in
     # the grids, only free text wraps (an id or a name never breaks at its hyphen)
     ".svcnb-scroll{overflow-x:auto;max-width:100%}"
+    # ... and its first column, the row's key (a VM's name, a time, a horizon), stays in view
+    # while the rest passes under it, so a scrolled row still says whose figures it shows
+    ".svcnb-scroll .svcnb-table tr>:first-child{position:sticky;left:0;z-index:1}"
+    ".svcnb-scroll .svcnb-table tr>td:first-child{background:var(--jp-layout-color0,#fff)}"
     ".svcnb-table td.svcnb-line,.svcnb-table th.svcnb-line{white-space:nowrap}"
     ".svcnb-table td.svcnb-wrap{min-width:18em;max-width:36em}"
     ".svcnb-panel,.svcnb-panel .widget-label,.svcnb-panel .widget-html-content{"
@@ -74,6 +78,14 @@ THEME_STYLE = (
     ".svcnb-grid-box .dt-layout-table>.dt-layout-cell::-webkit-scrollbar-thumb,"
     ".svcnb-scroll::-webkit-scrollbar-thumb{"
     "background:var(--jp-layout-color3,#bdbdbd);border-radius:6px}"
+    # ... its first column, the row's key (a VM's name, a finding's state), stays in view while
+    # the rest scrolls under it, painted in the theme's background. CSS sticky rather than
+    # DataTables' FixedColumns: that needs scrollX, which splits the header into a table of its
+    # own whose widths go wrong for a grid drawn in a hidden tab
+    ".svcnb-grid-box table.dataTable>thead>tr>:first-child,"
+    ".svcnb-grid-box table.dataTable>tbody>tr>:first-child{position:sticky;left:0;z-index:1;"
+    "background-color:var(--jp-layout-color0,#fff);"
+    "border-right:1px solid var(--jp-border-color2,#ccc)}"
     # free text wraps within a readable width; a shortened cell shows it has more on hover
     ".svcnb-grid-box table.dataTable td.svcnb-wrap{min-width:22em;max-width:36em}"
     ".svcnb-grid-box table.dataTable span.svcnb-short{text-decoration:underline dotted;"
@@ -106,6 +118,8 @@ CLIP_OVER = 40
 # Kinds of result column (svcnb.reports._columns) whose cells are figures: right-aligned
 FIGURE_KINDS = frozenset({"money", "bytes", "bytes_per_day", "share", "days", "count", "number"})
 # a figure as a table shows it when no kind is known: "1,234.50 EUR", "≥ 12", "42 %"
+# a list of words ("vm.created, vm.started"), never a figure ("1,234.50 EUR")
+_WORD_LIST = re.compile(r"[A-Za-z][\w.]*, [A-Za-z]")
 _FIGURE_TEXT = re.compile(r"^(?:[≥≤] )?-?[\d,]*\.?\d+(?: ?%| [A-Z]{3})?$")
 
 
@@ -131,7 +145,10 @@ def figure_columns(frame: pd.DataFrame) -> list[int]:
     found = []
     for i, column in enumerate(frame.columns):
         if kinds.get(column) in FIGURE_KINDS:
-            found.append(i)
+            # a name a report uses for a count and another for a list ("events": how many, or
+            # which a subscription wants) is a figure only when it holds no list of words
+            if not any(isinstance(v, str) and _WORD_LIST.search(v) for v in frame[column]):
+                found.append(i)
             continue
         if kinds.get(column, "text") != "text":
             continue  # times, flags, lists
@@ -221,6 +238,37 @@ def frame_html(
     )
 
 
+class Table:
+    """A report frame (or any frame) shown in a notebook as svcnb shows tables: an HTML table
+    (labels, money with its currency, figures right-aligned, scrolling in its own box) where
+    HTML is shown, and :func:`text_table` as its plain text. ``missing``: what an empty cell
+    says ("unknown", "not seen"; blank by default)."""
+
+    def __init__(
+        self, frame: pd.DataFrame, columns: Sequence[str] | None = None, missing: str = ""
+    ) -> None:
+        self.frame = frame
+        self.columns = list(columns) if columns is not None else None
+        self.missing = missing
+
+    def _repr_html_(self) -> str:
+        if self.frame.empty:
+            return "<p><i>(none)</i></p>"
+        shown = display_frame(self.frame, self.columns)
+        if self.missing:
+            shown = shown.replace("", self.missing)
+        return frame_html(shown)
+
+    def __repr__(self) -> str:
+        return text_table(self.frame, columns=self.columns, missing=self.missing)
+
+
+def table(frame: pd.DataFrame, columns: Sequence[str] | None = None, missing: str = "") -> Table:
+    """``frame`` (``columns`` of it, in order) to show as the last expression of a notebook
+    cell: an HTML table in JupyterLab and on a rendered page, the text table as plain text."""
+    return Table(frame, columns, missing)
+
+
 # The page around a view: readable from a phone's width up (tables scroll sideways in their
 # own box, plots shrink), in the reader's light or dark colours.
 _PAGE_STYLE = (
@@ -229,8 +277,21 @@ _PAGE_STYLE = (
     "img{max-width:100%;height:auto}"
     ".svcnb-figures th{text-align:left;font-weight:600}"
     ".svcnb-page-foot{color:#666;font-size:12px;margin-top:2em}"
+    # a table reads at a laptop's or a phone's width as a printed report does: headers wrap
+    # between words ("Runs out / (UTC day)"), figures, dates and ids stay whole, free text
+    # wraps; on a narrow screen the type is a little smaller. A table that still does not fit
+    # scrolls inside its own box (its key column stays), never the page.
+    "html body .svcnb-static .svcnb-table th,html body .svcnb-static .svcnb-table th.svcnb-num,"
+    "html body .svcnb-static .svcnb-table th.svcnb-line{white-space:normal;vertical-align:bottom;"
+    "min-width:3em}"
+    "@media (max-width:900px){body{padding:0.5em}"
+    "html body .svcnb-static .svcnb-table{font-size:11px}"
+    "html body .svcnb-static .svcnb-table th,html body .svcnb-static .svcnb-table td"
+    "{padding:2px 4px}"
+    "html body .svcnb-static .svcnb-table td.svcnb-wrap{min-width:14em}}"
     "@media (prefers-color-scheme:dark){body{background:#111;color:#eee}"
-    ".svcnb-table{background:#111;color:#eee}.svcnb-table th{background:#333;color:#eee}}"
+    ".svcnb-table{background:#111;color:#eee}.svcnb-table th{background:#333;color:#eee}"
+    ".svcnb-scroll .svcnb-table tr>td:first-child{background:#111}}"
     "</style>"
 )
 

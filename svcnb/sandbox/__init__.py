@@ -1,15 +1,7 @@
 """A faithful, stateful local emulator of the VM-hosting public API (the svcnb sandbox).
 
-``serve()`` runs it on loopback; ``create_app()`` gives the ASGI app for in-process use.
-``export_state``/``read_state_file``/``write_state_file`` save an account and ``serve(saved=...)``
-starts from one (format in ``svcnb.sandbox._saved``).
-
-``connection`` reads and writes a sandbox's connection file and asks whether the sandbox it
-names still answers; ``read_dialect_file`` reads the dialect file ``svcnb doctor --record``
-writes (``svcnb sandbox --dialect-file``, whose command lives in ``svcnb.cli.sandbox``).
-``Dialect`` and the forms it chooses among (``MONEY``, ``TIMESTAMPS``, ``TOKEN_NAMES``,
-``VALIDATION_STATUS``), with ``write_money``, ``write_time`` and ``validation_wording``, say a
-value as a dialect would: ``svcnb doctor`` names what a server speaks in the sandbox's own terms.
+What it serves and how it is driven: docs/contracts.md §1 and §2, its dialects docs/dialects.md,
+a twin's dialect file docs/twin.md, and the README's table of what the default dialect does.
 
 The names load from their modules on first use, so ``svcnb sandbox --help`` (which needs only
 the defaults in ``_config``) imports neither uvicorn nor httpx. Nothing here imports svcnb's

@@ -1,26 +1,10 @@
 """A sandbox's connection file: where it goes by default, how it is written, and whether the
-sandbox it names is still the one answering there.
+sandbox it names is still the one answering there (docs/contracts.md §2).
 
-The file is JSON, readable by its owner only (it holds the tokens)::
-
-    {"base_url": "http://127.0.0.1:40123", "api_root": ".../api/public/v1",
-     "control_url": ".../_sandbox", "tokens": {"admin": "svc_...", ...},
-     "instance": "9f2c...", "dialect": "acme"}     # dialect only when not the default
-
-``instance`` is drawn once per server process (``GET /_sandbox/instance`` answers it), so a
-reader can tell the sandbox that wrote the file from a new one that took its port since: the
-new one has other tokens, and its account is another account.
-
-``svcnb sandbox`` writes it to ``$SVCNB_SANDBOX`` when that is set (so a sandbox restarted in a
-shell that exported it is found again), else to ``$XDG_STATE_HOME/svcnb/sandbox.json``
-(``~/.local/state/svcnb/sandbox.json``). ``svcnb.connect()`` and every command read the file
-``SVCNB_SANDBOX`` names.
-
-A token goes only to the sandbox proven to be the one that wrote the file: :func:`probe` is
-RUNNING only when ``GET /_sandbox/instance`` answers, within a short bound, the instance the
-file names. Anything else (nothing there, another program on the port answering 404 or
-nothing at all, a file without ``instance``) is not RUNNING, and the readers refuse it before
-any request carries a token.
+``instance`` is drawn once per server process, so a reader can tell the sandbox that wrote the
+file from a new one that took its port since: the new one has other tokens, and its account is
+another account. Hence :func:`probe` is RUNNING only when ``GET /_sandbox/instance`` answers the
+file's instance, and no token is sent before it does.
 
 Only the standard library (and ``svcnb.files``, which is only that and the errors) here: the
 client side (``svcnb._connect``) uses this module to judge a file without loading the server
@@ -57,7 +41,7 @@ _ANSWER_LIMIT = 16 * 1024
 
 
 def default_path() -> Path:
-    """Where ``svcnb sandbox`` writes its connection file unless told (module docstring)."""
+    """Where ``svcnb sandbox`` writes its connection file unless told (docs/contracts.md §2)."""
     named = os.environ.get(ENV)
     if named:
         return Path(named).expanduser()

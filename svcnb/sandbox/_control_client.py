@@ -1,13 +1,11 @@
-"""``Control``: a small httpx helper with one method per control endpoint (contracts section 2).
+"""``Control``: a small httpx helper with one method per control endpoint (docs/contracts.md §2).
 
 Each method returns the envelope's ``data``; a failure envelope raises ``RuntimeError`` carrying
-the sandbox's own message.
-
-:meth:`Control.clock` is the one reader of the sandbox clock over HTTP (``GET /_sandbox/clock``):
-``Control.now()`` and ``SandboxClock`` (a receiver's clock) both read it through it. It is here,
-not on the client's side of the HTTP line, because the control endpoints are the sandbox's own wire
-(outside the API prefix, in no dialect): their client ships with the sandbox, and this module
-imports httpx and nothing of the emulator, so a receiver reading the clock loads no server.
+the sandbox's own message. :meth:`Control.clock` is the one reader of the sandbox clock over
+HTTP. It is here, not on the client's side of the HTTP line, because the control endpoints are
+the sandbox's own wire (outside the API prefix, in no dialect): their client ships with the
+sandbox, and this module imports httpx and nothing of the emulator, so a receiver reading the
+clock loads no server.
 """
 
 from __future__ import annotations

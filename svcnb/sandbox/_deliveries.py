@@ -1,42 +1,26 @@
 """Webhook deliveries: every event, as a signed HTTPS POST, to each subscription that wants it.
 
-When an event is emitted, each active subscription listing its type gets a delivery. The body is
-the event ``{id, type, createdAt, data}`` serialized once; the signature is computed over exactly
-those bytes. Headers: ``X-Service-Event``, ``X-Service-Signature: sha256=<lowercase hex
-HMAC-SHA256(body, secret)>``, ``X-Service-Delivery-Id`` (unique per attempt).
+Timing, auto-disable and the loopback-only rule as the user sees them: the README's table of
+what the sandbox does; the delivery record: docs/contracts.md §1. The body is the event
+``{id, type, createdAt, data}`` serialized once and signed over exactly those bytes
+(``X-Service-Signature: sha256=<lowercase hex HMAC-SHA256(body, secret)>``), with
+``X-Service-Event`` and ``X-Service-Delivery-Id`` (unique per attempt).
 
-Attempts and retries
-    Attempt 1 is due when the event is emitted, attempt 2 ten seconds later and attempt 3 twenty
-    seconds after that, on the sandbox clock (jobs at +10 s and +30 s). A retry is made only when
-    every earlier attempt of that delivery failed. An attempt succeeds on a 2xx answered within
-    :data:`TIMEOUT_SECONDS` (15 real seconds; the network wait is real time, not sandbox time).
-    Every attempt made is recorded by the webhooks backend as ``{id, eventId, event, url,
-    statusCode, success, attempts, createdAt, lastAttemptAt, error}``: ``id`` is the delivery id
-    sent, ``attempts`` the attempt number, ``createdAt`` when attempt 1 was due and
-    ``lastAttemptAt`` when this attempt was due (sandbox time), ``statusCode`` null when no
-    answer came.
+A retry is made only when every earlier attempt of that delivery failed. A failure is one failed
+attempt (one record with ``success`` false), so a user reading the deliveries list sees exactly
+50 failed records in a row before ``isActive`` turns false; a subscription re-enabled by PATCH
+counts from 0 again even when control left the count at 50. A record's ``createdAt`` is when
+attempt 1 was due, ``lastAttemptAt`` when this attempt was due (sandbox time); the timeout is
+real time. The receiver's certificate is verified against the system store plus
+``config.ca_bundle``; redirects are not followed; each attempt opens its own connection.
 
-Auto-disable (the webhooks backend keeps the count, see :mod:`.backends.webhooks`)
-    A failure is one failed attempt (one delivery record with ``success`` false), so a user who
-    reads the deliveries list sees exactly 50 failed records in a row before the subscription
-    turns ``isActive`` false. A success resets ``consecutiveFailures`` to 0. Attempts still
-    queued or due for a disabled subscription are dropped without a record. A subscription
-    re-enabled by PATCH starts counting from 0 again even when control left the count at 50.
-
-Network
-    The sandbox only POSTs to loopback hosts (127.0.0.0/8, ::1, ``localhost``). An attempt to any
-    other host is recorded as failed, with an error saying so, and sends nothing. The receiver's
-    certificate is verified against the system store plus ``config.ca_bundle`` when set.
-    Redirects are not followed. Each attempt opens its own connection.
-
-Determinism
-    The state lock is never held while waiting on the network. Attempts go through one FIFO queue
-    and worker thread per subscription, in the order they fall due on the clock; whether an
-    attempt is made (earlier attempt succeeded? subscription still active?) is decided when the
-    worker reaches it, after every earlier attempt to that subscription has been recorded. So the
-    same seed, clock steps and receiver answers give the same records, ids and counts per
-    subscription, whatever the network timing. Delivery ids come from the seed, the event id, the
-    subscription id and the attempt number.
+Determinism: the state lock is never held while waiting on the network. Attempts go through one
+FIFO queue and worker thread per subscription, in the order they fall due on the clock; whether
+an attempt is made (earlier attempt succeeded? subscription still active?) is decided when the
+worker reaches it, after every earlier attempt to that subscription has been recorded. So the
+same seed, clock steps and receiver answers give the same records, ids and counts per
+subscription, whatever the network timing. Delivery ids come from the seed, the event id, the
+subscription id and the attempt number.
 """
 
 from __future__ import annotations

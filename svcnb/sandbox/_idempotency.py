@@ -1,11 +1,4 @@
-"""Idempotency-Key handling.
-
-A key is any string of 1..255 characters, kept 24 hours of sandbox time per token. The first
-request with a key runs; its answer (any status below 500) is stored and a later request with
-the same key and the same method, path and body gets that status and body again with
-``Idempotent-Replayed: true``. The same key with another request is a 422; the same key while
-the first request is still running is a 409. 5xx answers are not stored, so a retry runs again.
-"""
+"""Idempotency-Key handling (the rules: the README's table of what the sandbox does)."""
 
 from __future__ import annotations
 

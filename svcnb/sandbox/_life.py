@@ -1,51 +1,28 @@
 """Sandbox life: what happens to bandwidth, money and VMs as the sandbox clock moves.
 
-Everything here runs as jobs on ``state.clock`` (with the state lock held and ``clock.now()``
-pinned to the job's time), so the same seed and the same clock steps give the same history.
+The rules as a user sees them (bandwidth, renewal, low balance, the grace period, event data):
+the README's table of what the sandbox does. Everything here runs as jobs on ``state.clock``
+(with the state lock held and ``clock.now()`` pinned to the job's time), so the same seed and the
+same clock steps give the same history.
 
-Bandwidth
-    Each VM has a seeded mean rate (:func:`daily_rate_bytes`, from the seed and the VM id only)
-    and a seeded daily noise of 0.8x to 1.2x. Bytes accrue in whole-hour steps, at every full
-    hour of sandbox time, and only while the VM is ``running``; two reads at the same clock
-    time therefore see the same bytes. About one VM in eight is a fast one that uses 2x to 3x
-    its pack per 30 days (it runs past its pack 10 to 19 days into a cycle); the others use
-    5 % to 60 % of it. Growth does not bump ``updatedAt`` (usage is a meter, not an edit).
+Bandwidth: the rate comes from the seed and the VM id only (:func:`daily_rate_bytes`), and bytes
+accrue at whole hours, so two reads at the same clock time see the same bytes. About one VM in
+eight is a fast one using 2x to 3x its pack per 30 days (past its pack 10 to 19 days into a
+cycle); the others use 5 % to 60 % of it.
 
-Renewals
-    At ``billing.nextRenewalAt`` the wallet is debited by the VM's price (``billing.priceMonthly``,
-    else ``plan.priceMonthly``, in any of the three served forms; a VM stating neither is
-    charged its catalog price). ``nextRenewalAt`` moves one calendar month on (anchored to the
-    day of month of the first renewal seen, clamped to shorter months), the bandwidth cycle
-    restarts at 0, ``updatedAt`` is bumped and ``vm.renewed`` is emitted. Stopped VMs renew;
-    terminated and suspended VMs do not.
+Renewals: a VM stating no price is charged its catalog price. Stopped VMs renew; terminated and
+suspended VMs do not, nor does a VM while it owes. The low-balance check runs at every full hour,
+after a top-up, and when a VM starts or is terminated; a renewal takes its price from the balance
+and from the need alike, so it does not move the margin by itself.
 
-Money
-    ``billing.low_balance`` is emitted when the balance falls below what is owed plus the
-    renewals due within the next :data:`LOW_BALANCE_WINDOW` (7 days); it is emitted once per
-    crossing and armed again once the balance covers that amount. The check runs at every full
-    hour, after a top-up, and when a VM starts or is terminated; a renewal takes its price from
-    the balance and from the need alike, so it does not move the margin by itself.
-
-    A renewal the wallet cannot pay leaves the VM running with ``billing.status`` ``overdue``
-    and the price owed. After :data:`GRACE` (3 days) the VM is suspended: ``status`` and
-    ``billing.status`` become ``suspended`` and ``vm.suspended`` is emitted. While a VM owes,
-    it does not renew again. VMs seeded as overdue owe their price from the moment the sandbox
-    starts; VMs seeded as suspended owe it and count as suspended for non-payment.
-
-    A top-up (``billing.payment_received``) pays what is owed, oldest debt first, stopping at
-    the first debt the balance cannot cover. A paid VM gets ``billing.status`` ``active`` and
-    ``vm.renewed``. Paid within the grace period, the cycle runs from the missed renewal; paid
-    after suspension, the VM returns to the status it had (``stopping`` comes back as
-    ``stopped``; ``vm.started`` is emitted when it comes back running) and a fresh cycle starts
-    at the payment. Starting such a VM through control is an operator override: the debt is
-    forgiven and a fresh cycle starts then. A VM suspended through control when its grace ends
-    stays suspended after its debt is paid (only a control start lifts that).
-
-Event data (amounts are decimal strings with two places):
-``vm.renewed`` ``{vm: {id, name, hostname, status}, amount, balance, periodStart,
-nextRenewalAt}``; ``vm.suspended`` ``{vm, reason: "nonpayment", amountDue, overdueSince}``;
-``vm.started`` after a paid resumption ``{vm, reason: "payment_received"}``;
-``billing.low_balance`` ``{balance, required, renewalsDue, windowDays}``.
+Debts: a renewal the wallet cannot pay leaves the VM running, ``overdue``, owing its price. VMs
+seeded as overdue owe from the start; seeded as suspended, they owe and count as suspended for
+non-payment. A top-up pays debts oldest first, stopping at the first it cannot cover. Paid within
+the grace period, the cycle runs from the missed renewal; paid after suspension, the VM returns
+to the status it had (``stopping`` comes back as ``stopped``; ``vm.started`` when it comes back
+running) and a fresh cycle starts at the payment. A control start is an operator override: the
+debt is forgiven and a fresh cycle starts then. A VM suspended through control when its grace
+ends stays suspended after its debt is paid (only a control start lifts that).
 
 While a VM owes, its internal record carries ``_amountDue`` (decimal string) and
 ``_overdueSince``, visible through ``GET /_sandbox/vms/{id}`` and never served publicly.

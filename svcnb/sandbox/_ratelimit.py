@@ -1,12 +1,10 @@
-"""Rate limits (docs/contracts.md section 1: 429 and the X-RateLimit headers), counted in
-``state.rate_buckets`` under the lock.
+"""Rate limits, counted in ``state.rate_buckets`` under the lock (which bucket counts a request:
+the README's table of what the sandbox does; the headers: docs/contracts.md §1).
 
-The dialect's ``rate_window`` says how: ``fixed`` windows (the default: a bucket is ``[start,
-count]``) or a ``sliding`` log (a bucket is the times of the requests counted in the last window;
-the reset is when the oldest of them leaves it). A request with a valid token counts against
-that token's bucket (its own ``rateLimit`` or the default 600); any other request counts
-against its IP's bucket (100). Windows run on real
-monotonic time, not the sandbox clock, so a frozen clock cannot freeze a limit.
+The dialect's ``rate_window`` says how: ``fixed`` windows (a bucket is ``[start, count]``) or a
+``sliding`` log (the times of the requests counted in the last window; the reset is when the
+oldest leaves it). Windows run on real monotonic time, not the sandbox clock, so a frozen clock
+cannot freeze a limit.
 
 The IP is the socket peer's. ``X-Forwarded-For`` counts only when the peer is a proxy the
 operator named (``trusted_proxies``): then the caller is the rightmost address in the header

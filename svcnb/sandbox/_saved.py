@@ -15,7 +15,7 @@ knows::
      "webhooks": [...], "deliveries": [...],
      "events": [...],
      "life": {"accruedUntil", "lowWarned", "anchors", "debts"},   # optional
-     "listen": {"port": 40123}}  # optional: where it served (svcnb sandbox --save-state-on-exit)
+     "listen": {"port": 40123}}  # optional, not the account (docs/contracts.md §2)
 
 Records are in the spec's shape and key order, as ``GET /_sandbox/truth`` shows them, plus their
 internal ``_`` keys (``_price``, ``_balance`` as decimal strings). Left out on purpose: API
@@ -26,13 +26,8 @@ idempotent answers, request counters) and delivery retries still queued.
 Without ``life`` the life engine reads debts from the records' billing status, as it does for a
 freshly seeded account (a state built from a store snapshot has no engine to ask). Without
 ``idCounters`` new ids start from 0 with ``seed``; ids are digests of the seed, so a different
-seed keeps them apart from the saved ones.
-
-``listen`` is not part of the account: ``svcnb sandbox --state-file`` serves on that port again
-(unless ``--port`` says otherwise), so clients and a store of its snapshots see the same server;
-``PUT /_sandbox/state`` and ``export_state`` leave it out.
-
-Round trip: ``export_state(import)`` of an exported document gives the same document.
+seed keeps them apart from the saved ones. ``export_state`` of an imported document gives the
+same document.
 """
 
 from __future__ import annotations

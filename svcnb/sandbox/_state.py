@@ -1,16 +1,11 @@
 """Everything the sandbox holds, behind one lock.
 
-``State`` is the container of the emulated account: one backend per resource
-(``state.backends``: VMs, firewalls, networks, wallet, webhooks with their deliveries, tokens;
+``State`` is the container of the emulated account: one backend per resource (``state.backends``,
 see :mod:`.backends`), the clock, ids and events they share, and the server's own machinery
 (faults, settings, rate-limit counters, stored idempotent responses, the dialect). Every reader
 and writer holds ``state.lock`` (re-entrant), so HTTP workers, the clock ticker and delivery
-threads see one consistent account.
-
-Records are dicts in the spec's shape and key order. Keys starting with ``_`` are internal (for
-example the wallet's ``_balance``, a webhook's ``_secret``) and are never served. Everything
-that reads or changes records (routes, control, seeding, the life engine, the webhook courier)
-goes through the backend that owns them: ``state.backends.vms``, ``state.backends.wallet``, ...
+threads see one consistent account; everything that reads or changes records goes through the
+backend that owns them.
 """
 
 from __future__ import annotations

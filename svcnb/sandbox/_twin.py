@@ -1,42 +1,13 @@
 """A twin of a user's own service: the sandbox speaking a dialect file (docs/twin.md).
 
-``svcnb doctor --record FILE`` writes what it proved about a service as a dialect file;
-``svcnb sandbox --dialect-file FILE`` (:func:`read_dialect_file`) speaks it. The file is TOML::
-
-    format = "svcnb-dialect"
-    version = 1
-    base_path = "/api/public/v1"        # the API prefix the doctor used: a path, never a host
-
-    [dialect]                           # Dialect fields (docs/dialects.md), as proven
-    paging = "meta"
-    page_default = 20
-    ...
-    [dialect.vm_words]                  # status class -> the word the service says
-    running = "active"
-    transitional = ["pending", "shutting_down"]
-    [dialect.billing_words]             # paid, owing, suspended -> word
-    [dialect.delivery_fields]           # statusCode, success, ... -> the key the service uses
-
-    [service]                           # what is not a Dialect field
-    rate_limit = 600                    # X-RateLimit-Limit
-    currency = "EUR"                    # the one currency stated (the sandbox states EUR only)
-    disk_unit = "GiB"
-
-    [at_least]                          # a lower bound where the exact value was not seen
-    page_max = 40
-    [not_observed]                      # point -> why it was not seen
-    [not_expressible]                   # point -> what was seen that the sandbox cannot say
-    [inferred]                          # point -> how it was deduced rather than seen
-
-A point the file does not state keeps the default dialect's value, raised to its ``at_least``
-bound; :attr:`DialectFile.listed` says each such point in one line (``svcnb sandbox`` prints them
-at start). A file that is not TOML, of another format or version, or with a key or value the
-sandbox does not know is a :class:`~._saved.StateError` naming the file and the key.
+The file's format is drawn in docs/twin.md; :func:`read_dialect_file` reads it. A point the file
+does not state keeps the default dialect's value, raised to its ``at_least`` bound;
+:attr:`DialectFile.listed` says each such point in one line. A file that is not TOML, of another
+format or version, or with a key or value the sandbox does not know is a
+:class:`~._saved.StateError` naming the file and the key.
 
 Status words are keyed by the class a reader gives them (svcnb's vocabulary classes), not by the
-sandbox's statuses: ``transitional`` holds up to two words, placed here as ``provisioning`` or
-``stopping`` by the synonym pools of :mod:`._dialect`, and by elimination for one word neither
-pool holds; a word no rule places is listed, never said for a status it may not mean.
+sandbox's statuses; a word no rule places is listed, never said for a status it may not mean.
 """
 
 from __future__ import annotations
@@ -343,7 +314,7 @@ def place_transitional(words: list[str]) -> tuple[dict[str, str], list[str]]:
 
 
 def read_dialect_file(path: str | Path) -> DialectFile:
-    """The dialect a file states, registered as ``file:PATH`` (module docstring)."""
+    """The dialect a file states, registered as ``file:PATH`` (docs/twin.md)."""
     path = Path(path)
     doc = _checked(path, _load(path))
     stated = dict(doc.get("dialect", {}))

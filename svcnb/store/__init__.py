@@ -1,15 +1,7 @@
-"""The snapshot store: take, list, load as of a time, history, diff.
+"""The snapshot store: take, list, load as of a time, history, diff, and the journal.
 
-One Delta Lake table per resource, in a folder or on object storage, that DuckDB, Polars or
-Spark read without svcnb (layout in ``svcnb.store._layout``). Unchanged rows are not written
-again; a snapshot is published by one commit to the catalog table, whole or not at all, also
-with several writers; a store holds one account's history, or several partitioned by account
-(``Store.accounts()``, ``account=`` on every reader), each account name bound to one server and
-wallet; tokens and webhook secrets never enter it. Beside the snapshots, ``Store.journal``
-(``Journal``) keeps what was done with the store: rule edits, accepted findings and their
-revocations, stop plans and alert state, one typed record kind per table.
-A resource that could not be read is recorded as missing, with the reason, never as empty:
-reading it at that snapshot raises ``MissingResourceError``.
+What it promises (layout, accounts, missing resources, the journal): docs/contracts.md §5.
+The folders are drawn in ``svcnb.store._layout``.
 """
 
 from __future__ import annotations

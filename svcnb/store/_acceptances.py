@@ -1,16 +1,8 @@
-"""Accepted risks: firewall findings someone chose to live with, until a date, kept in the store.
+"""Accepted risks: firewall findings someone chose to live with, until a date.
 
-The register is the store's journal (``Journal.accept_finding``, ``revoke_acceptance`` and
-``acceptances``; this module builds and reads their records): an acceptance
-(``FindingAccepted``) and a revocation (``AcceptanceRevoked``) are each one journal record, so
-the register and its audit trail can never disagree and every change to it is on file with who,
-why and when. Records carry ``finding_id``, ``reason``, ``owner``, ``until`` (acceptances),
-``account`` (the store's name for it; finding ids of two accounts may coincide, an acceptance
-covers its own account only), ``wallet`` and, when the caller knows them, the finding's
-``firewall_id`` and ``rule_id`` (so a rule's audit history shows its acceptances).
-
-A later acceptance of the same finding replaces the earlier one (to extend or shorten it); a
-revocation ends every acceptance of the finding made before it.
+See docs/contracts.md §5 (journal). The register is read from the journal's own records
+(``FindingAccepted``, ``AcceptanceRevoked``), so the register and its audit trail can never
+disagree. Finding ids of two accounts may coincide: an acceptance covers its own account only.
 """
 
 from __future__ import annotations

@@ -1,9 +1,4 @@
-"""``account=``: the one reading of which accounts a caller asks for.
-
-Readers of the store, reports and panels take ``account=`` as one name, a list of names, or
-``"*"`` for every account of the store; :func:`account_names` turns it into the names, checked
-against the store's, and :func:`stack` puts the frames of several side by side.
-"""
+"""``account=``: the one reading of which accounts a caller asks for (docs/contracts.md §5)."""
 
 from __future__ import annotations
 

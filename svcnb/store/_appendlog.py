@@ -1,28 +1,15 @@
 """An append-only Delta table inside the store: rows added, never changed, read in commit order.
 
-The journal keeps one per record kind (``svcnb.store._journal``). Each append is one data file
-and one commit: the file is written under a name no other writer uses (``fsync``'d on a local
-store), then added in a Delta commit that names it (``svcnb.journal`` in the commit's metadata).
-Two writers at once both land: Delta lets only one commit take a version and the other commits
-again at the next one, so no row is lost. Rows are read back in commit order (the version that
-added each file), which is the order they were written.
+Each append is one data file, under a name no other writer uses, and one commit: of two writers
+at once Delta lets one take the version and the other commits again at the next, so no row is
+lost. :meth:`AppendLog.append_if` is a compare-and-set every store gives: Delta writes a commit
+file only if none of that version exists (an atomic create on a local disk, a conditional put on
+object storage, as the catalog relies on).
 
-A caller that decides what to write from what it read (``svcnb check``: an alert is claimed only
-when no one else claimed it) appends with :meth:`AppendLog.append_if`: all its rows in one
-commit, at the version right after the one it read, or nothing. That is a compare-and-set any
-store gives: Delta writes a commit file only if no file of that version exists (an atomic
-create on a local disk; a conditional put on object storage, the same the catalog relies on).
-
-A commit that is not one svcnb wrote (what a power cut leaves: empty, torn, not JSON, or a
-commit that changes nothing) is named by a DamagedCommitError, as the catalog's are
-(``svcnb.store._deltalog``): deltalake would fail on it, or read an empty one as changing
-nothing and so drop the row its commit added without a word. When it is the latest commit,
-reads go on at the version before it, with a SnapshotWarning naming it, and nothing is written
-until it is restored or moved aside, as the error says: an append on top would leave it inside
-the log for good. svcnb does not move it aside by itself: the commit may be restored from a
-backup (or an object's previous version), and the data file of a torn commit may belong to a
-writer still at work, so neither dropping the commit nor adding that file again is safe to do
-unasked.
+A damaged commit is handled as docs/contracts.md §5 says for journal tables. svcnb never moves
+one aside by itself: the commit may be restored from a backup (or an object's previous version),
+and the data file of a torn commit may belong to a writer still at work, so neither dropping the
+commit nor adding that file again is safe to do unasked.
 """
 
 from __future__ import annotations
@@ -220,7 +207,7 @@ class AppendLog:
         """Each data file's rows with the version that added it, in commit order, and the
         table's version read (-1: no table yet), for :meth:`append_if`.
 
-        A damaged latest commit (see the module docstring) is named in a SnapshotWarning and
+        A damaged latest commit (docs/contracts.md §5) is named in a SnapshotWarning and
         the table read at the version before it; DamagedCommitError for an earlier one."""
         try:
             if self._table is None:

@@ -1,9 +1,5 @@
-"""``Store.at(when)``: "as of" decided once, as a handle on one snapshot of one account.
-
-A user's time is read once (``svcnb.times.to_utc``), the account checked once and the catalog
-read once; the handle then answers every read as of that snapshot (``load``, ``history``) from
-the catalog list it was chosen from, so a report, its view, a panel or ``svcnb check`` never
-choose the snapshot again.
+"""``Store.at(when)``: "as of" decided once (docs/contracts.md §5), so a report, its view, a panel
+or ``svcnb check`` never choose the snapshot again.
 """
 
 from __future__ import annotations

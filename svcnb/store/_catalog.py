@@ -1,29 +1,20 @@
-"""The catalog: which snapshots exist, in a Delta table of its own, and how writers agree on it.
+"""The catalog: which snapshots exist (``<store>/_snapshots``), and how writers agree on it.
 
-``<store>/_snapshots`` holds one row per published snapshot, in one file that each snapshot
-replaces (the old file stays one snapshot longer for readers that already opened it). Columns:
-snapshot (the seq, 1, 2, ...), snapshot_id, server_time, local_time (UTC), server (base URL),
-account (wallet id), missing (resources that could not be read, comma-separated) and entry (JSON:
-``rows``, ``parts`` and ``resources`` per resource, see ``svcnb.store._snapshots``).
+The catalog is one file that each snapshot replaces (the old file stays one snapshot longer for
+readers that already opened it). A writer reads it at Delta version V, writes its data files
+under names nobody else uses, then commits "remove the catalog file of V, add mine" at V + 1.
+Had another writer published first, Delta refuses the commit (both removed the same file, and
+both set the same application transaction id) and the writer starts again from the new catalog.
 
-Publishing is optimistic: a writer reads the catalog at Delta version V, writes its data files
-under names nobody else uses, then commits "remove the catalog file of V, add mine" at version
-V + 1. If another writer published first, Delta refuses the commit (both removed the same file,
-and both set the same application transaction id) and the writer starts again from the new
-catalog. So a snapshot is in the catalog whole or not at all, and writers never lose one another's
-snapshots. Readers only see snapshots in the catalog.
+deltalake reads an empty or no-op commit as one that changes nothing: had it replaced a
+snapshot's publish, the catalog would list one snapshot less, and the next writer would take
+that snapshot's number and, tidying, delete its files. Hence ``Catalog._check_latest`` on every
+read that finds the catalog moved, and ``svcnb.store._snapshots.tidy`` deleting only files a
+published snapshot named and a later one replaced.
 
-deltalake reads an empty or no-op commit as one that changes nothing: had it replaced the commit
-of a snapshot, the catalog would list one snapshot less, and the next writer would take that
-snapshot's number and, tidying, delete its files. So every read that finds the catalog moved
-checks that its latest commit is a publish (``Catalog._check_latest``) and raises
-DamagedCommitError naming it otherwise, and writers delete only files a published snapshot named
-and a later one replaced (``svcnb.store._snapshots.tidy``).
-
-After publishing, the writer brings each resource's Delta table in line with the catalog (adds
-the new files, removes the ones they replace), so engines that read the tables without svcnb see
-published rows only. A writer killed in between leaves the tables one snapshot behind; the next
-writer catches them up (``sync``).
+After publishing, the writer brings each resource's Delta table in line with the catalog, so
+engines reading the tables without svcnb see published rows only. A writer killed in between
+leaves the tables one snapshot behind; the next writer catches them up (``sync``).
 """
 
 from __future__ import annotations

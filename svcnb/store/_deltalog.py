@@ -1,13 +1,9 @@
 """The Delta logs of a store's tables, read commit by commit to name one that is damaged.
 
 deltalake reads an empty commit, or one whose lines hold no action it knows, as a commit that
-changes nothing: the table then looks as it was one version earlier, without a word. A catalog
-read that way lists fewer snapshots than were published, and the next writer would publish over
-them; a journal table read that way is short of the record the commit added. So svcnb looks at
-the commit files themselves: to check the latest commit of the catalog and of each journal table
-on each read that finds the table moved, and to name the commit when deltalake cannot read a log.
-Every table of the store reports such a commit the same way (:func:`damaged_error`): the commit,
-what is wrong with it, what that does to the table, and what to do.
+changes nothing, without a word: the catalog would list fewer snapshots than were published, a
+journal table would lack the record the commit added. So svcnb reads the commit files
+themselves, and every table reports such a commit alike (:func:`damaged_error`).
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """The webhook event log: every event the receiver accepted, one JSON line each, append-only.
 
-It lives in the store folder as ``webhook_events.jsonl``. A line is written and ``fsync``'d before
-the receiver answers 2xx, so an event the service saw acknowledged is on disk even if the machine
-fails right after. A crash in the middle of a write leaves at most a torn last line: reading skips
-it, and the next append starts on a fresh line so the torn bytes never join a good record. Several
-processes may append to one log: each append holds an exclusive ``flock`` while it reads what the
-others wrote, checks for duplicates and writes.
-
-Only the fields in ``COLUMNS`` are ever written; the subscription secret and the signature header
-are not among them, so they can never reach the file.
+Its promises (on disk before the 2xx, torn last line, several writers, no secret) are in
+docs/contracts.md §5. Only the fields in ``COLUMNS`` are ever written: the subscription secret and
+the signature header are not among them.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """Where a store lives: a local folder or an object-storage URL, and its files.
 
-Files are written once under names no other writer uses, and never changed: a file a snapshot
-needs is either there whole or was never published. Object storage is reached through pyarrow's
-file systems and ``deltalake``; credentials and endpoints come from the environment
-(``AWS_ACCESS_KEY_ID``, ``AWS_ENDPOINT_URL``, ...) or the engine's usual configuration files, or
-from ``storage_options`` given in code, never from a file of the store.
+Files are written once under names no other writer uses and never changed, so a file a snapshot
+needs is either there whole or was never published. Credentials: docs/contracts.md §5.
 """
 
 from __future__ import annotations

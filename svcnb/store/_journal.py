@@ -1,51 +1,16 @@
 """The journal: what people and checks did with a store, one typed record kind per table.
 
-Beside the snapshots (``Store``), a store keeps a journal of what was done with it, each kind
-of record in its own append-only Delta table under ``<store>/_journal/`` (wherever the store
-is: a folder, ``s3://``, ``gs://``, ``az://``), with its own columns:
-
-==================  ==========================  =================================================
-kind                table                       columns (besides the common ones)
-==================  ==========================  =================================================
-``RuleEdit``        ``_journal/rule_edits``     firewall_id, rule_id, outcome, before, after
-                                                (JSON), detail
-``FindingAccepted`` ``_journal/acceptances``    finding_id, reason, owner, until (UTC), account,
-                                                wallet, firewall_id, rule_id, before, after
-``AcceptanceRevoked`` ``_journal/revocations``  finding_id, reason, owner, account, wallet,
-                                                firewall_id, rule_id, before, after
-``StopPlanRecord``  ``_journal/stop_plans``     stage, outcome, plan_id, approver, plan and vms
-                                                (JSON: the plan as saved, each VM's outcome)
-``AlertRecord``     ``_journal/alerts``         account, outcome, alert_key, alert_rule,
-                                                snapshot_id, message, claimed_until (UTC)
-==================  ==========================  =================================================
-
-Every table also has ``time`` (when it happened, UTC), ``written`` (the writer's clock when it
-was appended), ``record_id``, ``legacy_id`` and ``legacy_seq`` (a record copied from the audit
-log kept before the journal: its id there and its place in that log's order) and ``extra``
-(JSON: fields the kind does not declare, kept rather than dropped). Rows are appended, never
-changed; each append is one commit (``svcnb.store._appendlog``), and an append can be made
-conditional on the table being at the version read (:meth:`Journal.append_if`: a
-compare-and-set, which ``svcnb check`` claims alerts with). Text is scrubbed before it is
-written: secret-named keys dropped, tokens masked (``svcnb.store._scrub``).
-
-Accepted findings are the journal's too: :meth:`Journal.accept_finding`,
-:meth:`Journal.revoke_acceptance` and :meth:`Journal.acceptances` (the register, read from the
-records; ``svcnb.store._acceptances``) are about the account in scope of the store the journal
-belongs to (``Store(..., account=...)`` or ``store.for_account(name).journal``).
+Contract and listing: docs/contracts.md §5; each kind's table and columns are declared by its
+class in ``svcnb.store._journal_kinds``. Every table also has ``time``, ``written`` (the writer's
+clock at the append), ``record_id``, ``legacy_id`` and ``legacy_seq`` (a record copied from the
+old audit log: its id there and its place in that log) and ``extra`` (fields the kind does not
+declare, kept rather than dropped).
 
 Records are read in the order written: those copied from the old audit log first, in its order,
-then the rest by the writer's clock (``written``), and in commit order within a table.
-
-The old audit log (``<store>/_audit``, and a local store's ``audit.jsonl``) is migrated on the
-first write to the journal: each of its records becomes the record of its kind, keeping its id,
-so it is copied once whoever copies it. Each is scrubbed (a token masked, a secret-named key
-dropped) and must then read back as the scrubbed record, field for field: checked before
-anything is copied (a record of a kind the journal does not know, a line that is JSON but not a
-record, a field the journal would change, such as 502 for the text "502") and again once
-copied. The old log is copied whole or not at all: a record that cannot be is refused with an
-error naming it and what to do, never left out, and until then the journal is neither read nor
-written. Until the migration reads take the old records from the log as they would once copied.
-The old log itself is left as it was, for an older svcnb that reads it.
+then the rest by ``written``, and in commit order within a table. The old log is migrated on the
+first write, each record keeping its id so it is copied once whoever copies it; until then
+reads take the old records from it as they would read once copied. The old log itself is left as
+it was, for an older svcnb that reads it.
 """
 
 from __future__ import annotations
@@ -108,7 +73,7 @@ class _Tables:
 
 class Journal:
     """The journal of the store at ``loc``: rule edits, accepted findings and their
-    revocations, stop plans and alert state, one table per kind (see the module docstring).
+    revocations, stop plans and alert state, one table per kind (``svcnb.store._journal_kinds``).
     Reach it as ``Store(...).journal``: ``scope`` (the store's, or its account view's) names
     the account and wallet an acceptance is about; a Journal without one reads and writes
     records but cannot accept, revoke or list acceptances, which are an account's."""
@@ -233,8 +198,8 @@ class Journal:
         check them field for field; returns how many old records it checked (0 when this
         Journal had already migrated). Runs by itself before the first write of this
         Journal; ``records`` (id, record) copies those instead (from a store of the first
-        format). StoreError naming a record that cannot be copied as it is (see the module
-        docstring: nothing is copied then), or one that reads back differently."""
+        format). StoreError naming a record that cannot be copied as it is (docs/contracts.md
+        §5: nothing is copied then), or one that reads back differently."""
         if records is None:
             if self._tables.migrated:
                 return 0

@@ -1,10 +1,8 @@
 """The journal's records: one typed kind per table, and how each reads and is written.
 
-Each kind (a frozen dataclass) declares its table (``KIND``), its columns (``COLUMNS``: text,
-time or JSON) and its ``kind`` in the audit log kept before the journal (``AUDIT_KIND``), so a
-record converts both ways: :func:`from_audit` (a dict as the audit log held it to the record of
-its kind) and :meth:`JournalRecord.as_audit`. The tables and their columns are listed in
-``svcnb.store._journal``, which writes and reads them.
+A kind declares its table (``KIND``), its columns (``COLUMNS``) and its ``kind`` in the old audit
+log (``AUDIT_KIND``), so a record converts both ways (:func:`from_audit`,
+:meth:`JournalRecord.as_audit`).
 """
 
 from __future__ import annotations

@@ -13,9 +13,6 @@
   audit.jsonl                    the audit log before that table (local stores; read, never written)
   webhook_events.jsonl           webhook event log (svcnb.store._eventlog; local stores)
 ```
-
-A snapshot exists once its row is in the catalog; the resource tables are brought in line with
-the catalog after it (``svcnb.store._catalog``).
 """
 
 from __future__ import annotations

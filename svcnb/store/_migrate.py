@@ -1,8 +1,6 @@
-"""Migrating a store in the first format (manifest.json and segment folders) to Delta tables.
-
-Every snapshot is written again in order, with its id, times, missing resources and their
-reasons and unreadable counts; then every resource at every snapshot is loaded from both stores
-and compared row for row, dtypes included. The new store is only reported good when all match.
+"""Migrating a store in the first format to Delta tables (``svcnb migrate-store``, docs/contracts.md
+§5): the new store is reported good only when every resource at every snapshot matches, dtypes
+included.
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
 """The audit log as svcnb wrote it before the journal: read to migrate it, never written.
 
-Before the journal (``svcnb.store._journal``) every rule edit, acceptance, stop plan and alert
-was one JSON record in one Delta table, ``<store>/_audit`` (columns time, kind, account,
-firewall_id, rule_id, outcome, record_id and record, the whole record as JSON), told apart by
-its ``kind``; local stores older still kept a JSON-lines file, ``audit.jsonl``. Both are read,
-never written: the journal copies their records into its tables (each keeps its record id, so
-it is copied once) and leaves them as they were, for any older svcnb that still reads them.
-
-A record given as such a dict (:func:`clean`) is scrubbed (``svcnb.store._scrub``) before the
-journal keeps it. A line or row that is JSON but not a record (``[]``, ``3``, ``null``) is
-refused by its id, with what to do (:meth:`LegacyAudit.refused`): the journal copies the old log
-whole or not at all, and cannot tell what was meant by it.
+``<store>/_audit`` (columns time, kind, account, firewall_id, rule_id, outcome, record_id and
+record, the whole record as JSON), and on older local stores ``audit.jsonl``. How it is copied
+and refused: docs/contracts.md §5; the journal cannot tell what a line that is JSON but not a
+record (``[]``, ``3``, ``null``) meant, hence the refusal rather than a skip.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Pull every resource through the client's public API into typed frames, group by group.
 
-A group is what one chain of reads gives: VMs with their links, firewalls with rules, networks
-with attachments, the wallet, webhooks with deliveries. A group that cannot be read (a scope the
-token lacks, a list that could not be read to its end, a record frames cannot read) is recorded
-as missing with the reason and the others are still taken: one unreadable wallet must not cost
-the fleet's snapshot, and must never be stored as an empty wallet either.
+A group is what one chain of reads gives; one that cannot be read is recorded as missing
+(docs/contracts.md §5), so one unreadable wallet costs neither the fleet's snapshot nor is
+stored as an empty wallet.
 """
 
 from __future__ import annotations

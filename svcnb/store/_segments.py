@@ -2,12 +2,9 @@
 
 A segment is a base (every row at its first snapshot) plus one file of the versions written
 after it (rewritten whole, under a new name, by each snapshot that changes something). Loading
-snapshot N reads at most those two files, so reading any day costs about one full read however
-long the history is; a new segment starts once the changes outgrow a share of the base.
-
-Every row carries ``_snapshot`` (the seq of the snapshot that wrote this version),
-``_valid_from`` (that snapshot's server time) and ``_removed`` (a tombstone: the key left the
-account then).
+snapshot N reads at most those two files, so any day costs about one full read however long the
+history is; a new segment starts once the changes outgrow a share of the base. The row columns
+(``_snapshot``, ``_valid_from``, ``_removed``): docs/contracts.md §5.
 """
 
 from __future__ import annotations

@@ -10,24 +10,14 @@ A catalog entry is the published record of one snapshot::
                               "rows": int | None, "unreadable": {column: values not read}}},
      "pins": {assumption: {"value", "where"}}}
 
-``pins`` (left out when none) holds the pins the snapshot was taken with that reports read as
-of it (``svcnb.assumptions``, ``Assumption.kept``: ``billing.grace``), so a report of a sandbox's
-snapshot knows its dialect's grace period long after the sandbox is gone.
-
-The changes of a segment are read from the file of the latest snapshot in that segment: it
-holds every version written since the base, and ``versions`` tells how many of them a snapshot
-sees. Under ``resources`` a key whose value would be None or ``{}`` is left out (most say only
-``{"status": "ok", "rows": n}``; ``resource_status`` gives all four). The counts let a reader
-tell a damaged or truncated file from a good one. A resource that could not be read has no
-``rows`` or ``parts`` entry: nothing was written for it, its last known rows stay where they
-were, and readers say it is missing rather than empty.
-
-Accounts: ``account`` is the wallet id (who the data is about), ``partition`` the account's name
-in a store of several accounts, whose files then sit in ``<resource>/account=NAME/``. Entries of
-a single-account store (every store written before accounts existed) have no ``partition``:
-their account is ``DEFAULT_ACCOUNT`` and their files sit at the table's root, until ``adopt``
-names that account (then every entry has ``partition`` and ``"adopted": true``). Seqs are numbered
-across the whole store; each account's snapshots, segments and files are its own.
+``pins`` (left out when none) are the kept pins (``Assumption.kept``, docs/contracts.md §0).
+The changes of a segment are read from the file of the latest snapshot in that segment: it holds
+every version since the base, and ``versions`` says how many a snapshot sees. Under ``resources``
+a key whose value would be None or ``{}`` is left out (``resource_status`` gives all four); the
+counts tell a damaged or truncated file from a good one. ``account`` is the wallet id,
+``partition`` the account's name (accounts and ``adopt``: docs/contracts.md §5); an entry without
+``partition`` is ``DEFAULT_ACCOUNT``'s, its files at the table's root. Seqs are numbered across
+the whole store; each account's snapshots, segments and files are its own.
 """
 
 from __future__ import annotations

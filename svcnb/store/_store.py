@@ -1,8 +1,7 @@
 """``Store``: the snapshot history of an account, one Delta Lake table per resource.
 
-See ``svcnb.store._layout`` for the tables and ``svcnb.store._catalog`` for how snapshots are
-published. Reading needs no server and no svcnb: DuckDB, Polars or Spark read the same tables
-(the README shows "the fleet as of a date" in each).
+Tables: ``svcnb.store._layout``; publishing: ``svcnb.store._catalog``. Reading needs no server
+and no svcnb (the README reads "the fleet as of a date" in DuckDB, Polars and Spark).
 """
 
 from __future__ import annotations

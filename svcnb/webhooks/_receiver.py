@@ -3,11 +3,11 @@
 Order of work for each POST, and why:
 
 1. Read the raw body (at most ``max_body_bytes``; more gets 413 without being looked at).
-2. :func:`~svcnb.webhooks.verify` the signature on those bytes. Unsigned or badly signed: 401, and
-   nothing of the request is kept. Nothing is parsed before this point.
+2. :func:`~svcnb.webhooks.verify` the signature on those bytes (401, nothing kept). Nothing is
+   parsed before this point.
 3. Parse the now-trusted body as ``{id, type, createdAt, data}``. Anything else: 400, not kept.
-4. Append to the store's event log unless the delivery id or the event id is already there, and
-   ``fsync`` before answering. New or duplicate, the answer is 200, so the service stops retrying.
+4. Append to the store's event log unless the delivery id or the event id is already there.
+   New or duplicate, the answer is 200, so the service stops retrying.
 5. If writing fails (disk full, permissions): 503, so the service retries later. An event is never
    acknowledged without being on disk.
 
@@ -15,13 +15,12 @@ The event and delivery-id headers are not covered by the signature, so they are 
 content: the event's type and id come from the signed body; the delivery id is only a cheap extra
 de-duplication key and the ``X-Service-Event`` value is kept beside the signed type for audit.
 
-Replays. A captured request stays validly signed for ever. A replay of an event the log already
-holds is caught by the event id. For older events the receiver compares the signed ``createdAt``
-with its own clock: older than ``tolerance`` seconds is flagged ``possible_replay``, and still
-stored and acknowledged. Dropping it would be worse: the signature proves the service sent it, a
-late delivery is normal (retries, a backlog after the subscription was re-enabled, clock skew), and
-a refusal would be retried and count towards the 50 failures that disable the subscription. The
-flag leaves the decision to whoever reads the log.
+Replays (``possible_replay``: the README, "Receiving webhooks"). A captured request stays
+validly signed for ever; the event id catches a replay of an event the log holds, the signed
+``createdAt`` flags older ones. Dropping a flagged event would be worse than keeping it: the
+signature proves the service sent it, a late delivery is normal (retries, a backlog after the
+subscription was re-enabled, clock skew), and a refusal would be retried and count towards the
+50 failures that disable the subscription.
 """
 
 from __future__ import annotations

@@ -51,3 +51,73 @@ def test_a_grid_holds_and_searches_every_row(lab, lab_root: Path) -> None:
     )
     assert f"filtered from {ROWS:,} total entries" in info.inner_text(), info.inner_text()
     assert last in box.locator("table.dataTable tbody tr").first.inner_text()
+
+
+SWAP = "grid_new_rows.ipynb"
+
+_SWAP_CELLS = [
+    "import pandas as pd\n"
+    "import ipywidgets as widgets\n"
+    "from svcnb.panels._render import grid\n"
+    "def rows(prefix, n):\n"
+    "    return pd.DataFrame({\n"
+    "        'Name': [f'{prefix}-{i:02d}' for i in range(n)],\n"
+    "        'Amount': [f'{i * 1.5:,.2f} EUR' for i in range(n)],\n"
+    "    })\n"
+    "g = grid(rows('old', 30), select=True).add_class('svcnb-test-swap')\n"
+    "said = widgets.HTML('selected: []')\n"
+    "def tell(change):\n"
+    "    said.value = f'selected: {change[\"new\"]}'\n"
+    "g.observe(tell, names='selected_rows')\n"
+    "new = widgets.Button(description='New rows')\n"
+    "new.on_click(lambda _b: g.update(rows('new', 40), selected_rows=[39]))\n"
+    "widgets.VBox([new, said, g])",
+]
+
+
+def _wait_info(lab, text: str) -> None:
+    """Wait until the swapped grid's info line (whichever element holds it) says ``text``."""
+    lab.page.wait_for_function(
+        "(text) => (document.querySelector('.svcnb-test-swap .dt-info')?.innerText ?? '')"
+        ".includes(text)",
+        arg=text,
+        timeout=30_000,
+    )
+
+
+def test_new_rows_replace_the_old_in_the_grid_drawn(lab, lab_root: Path) -> None:
+    """New rows with the same columns fill the DataTable already drawn (ITables drew a new one
+    for every change, most of a slider move's time in the page), and the grid then stands as a
+    new one would: every row counted, the search and order it started with, the kernel's
+    selection shown, a click's selection sent back."""
+    _write_notebook(lab_root / SWAP, _SWAP_CELLS)
+    lab.open(SWAP)
+    lab.run_all(timeout=120)
+    box = lab.page.locator(".svcnb-test-swap")
+    info = box.locator(".dt-info")
+    info.wait_for(state="visible", timeout=60_000)
+    assert "of 30 entries" in info.inner_text(), info.inner_text()
+    box.locator(".dt-container").evaluate("(el) => { el.dataset.svcnbMark = 'drawn'; }")
+    search = box.locator(".dt-search input")
+    search.fill("old-2")
+    _wait_info(lab, "filtered from 30")
+    # a header's text may be selected: its order icon sorts
+    order = box.locator("thead th").filter(has_text="Amount").locator(".dt-column-order")
+    order.click()
+    order.click()  # by amount, highest first
+    assert box.locator("tbody tr").first.inner_text().startswith("old-29")
+
+    lab.button("New rows").click()
+    _wait_info(lab, "of 40 entries")
+    lab.wait_for_text(r"selected: \[39\]", timeout=30)
+    lab.assert_no_widget_errors()
+    assert box.locator(".dt-container").get_attribute("data-svcnb-mark") == "drawn"
+    assert search.input_value() == "" and "filtered" not in info.inner_text()
+    assert box.locator("tbody tr").first.inner_text().startswith("new-00")
+
+    search.fill("new-39")  # the kernel's selection, on the last page
+    _wait_info(lab, "of 1 entry")
+    assert "selected" in (box.locator("tbody tr").first.get_attribute("class") or "")
+    search.fill("new-05")
+    box.locator("tbody tr").filter(has_text="new-05").click()
+    lab.wait_for_text(r"selected: \[5\]", timeout=30)

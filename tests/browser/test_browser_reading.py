@@ -109,6 +109,35 @@ def test_a_grid_wider_than_the_page_scrolls_to_its_last_column(reading_page) -> 
     assert head["x"] >= seen["x"] - 1 and head["x"] + head["width"] <= seen["x"] + seen["width"] + 1
 
 
+def test_the_key_column_stays_in_view_when_the_grid_scrolls_sideways(reading_page) -> None:
+    """Scrolled to Reason, Accepted by and Until, the finding's state (the grid's first, key
+    column) is still there, drawn over the cells that pass under it, in the theme's colours."""
+    page = reading_page.page
+    grid = page.locator(".svcnb-finding-grid").first
+    box = grid.locator(".dt-layout-table > .dt-layout-cell").first
+    head = grid.locator("thead th").first
+    cell = grid.locator("tbody tr").first.locator("td").first
+    assert head.inner_text().strip() == "State"
+    box.evaluate("(el) => { el.scrollLeft = el.scrollWidth; }")
+    page.wait_for_timeout(300)
+    assert box.evaluate("(el) => el.scrollLeft") > 100, "the grid did not scroll"
+    seen = box.bounding_box()
+    for pinned in (head, cell):
+        at = pinned.bounding_box()
+        assert at["x"] >= seen["x"] - 1 and at["x"] + at["width"] <= seen["x"] + seen["width"]
+        # on top: what the page shows at the cell's centre is the cell itself
+        on_top = pinned.evaluate(
+            "(el) => { const r = el.getBoundingClientRect();"
+            " const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);"
+            " return el === hit || el.contains(hit); }"
+        )
+        assert on_top, "a scrolled cell is drawn over the key column"
+    # its background is the dark theme's, not DataTables' white
+    background = cell.evaluate("(el) => getComputedStyle(el).backgroundColor")
+    assert page.evaluate(_LUMINANCE_JS, background) < 0.1, background
+    box.evaluate("(el) => { el.scrollLeft = 0; }")
+
+
 def test_checks_read_as_words_in_the_grid_and_the_filter(reading_page) -> None:
     grid = reading_page.page.locator(".svcnb-finding-grid").first
     texts = " ".join(grid.locator("tbody td").all_inner_texts())

@@ -34,3 +34,15 @@ def test_a_notebook_figure_takes_the_theme_colours() -> None:
     # the legend outside the left plot is in the picture, on no box of its own
     assert ">used</text>" in shown.svg
     assert "fill: #ffffff" not in shown.svg
+
+
+def test_a_page_without_a_kernel_shows_a_notebook_figure_as_png(monkeypatch) -> None:
+    # svcnb demo renders the notebooks as pages to mail: readers drop inline SVG
+    monkeypatch.setenv("SVCNB_STATIC_HTML", "1")
+    fig, ax = plt.subplots()
+    ax.plot([1, 2, 3])
+    ax.set_title("usage")
+    page = themed(fig)._repr_html_()
+    assert 'alt="usage" src="data:image/png;base64,' in page
+    assert "<svg" not in page
+    assert plt.get_fignums() == []

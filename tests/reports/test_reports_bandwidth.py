@@ -200,3 +200,38 @@ def test_time_axes_use_concise_dates(fleet):
         # Concise: short tick labels, the year and month written once beside the axis.
         assert labels and all(len(label) <= 6 for label in labels), labels
         assert "2026-Nov" in formatter.get_offset()
+
+
+def test_the_day_a_pack_runs_out_holds_while_the_hours_move(fleet):
+    """The projection is a daily growth rate run forward: it places the day a pack runs out,
+    not its hour. Read a few hours apart (a slider moved between snapshots of one day) the day
+    holds, and every surface (text, CSV, JSON, the view's figure) states that day alone."""
+    from svcnb.cli.report import records
+    from svcnb.reports import display_frame, text_table
+    from svcnb.reports.billing import export_csv
+
+    vms, hist = fleet
+    early = bandwidth.projection(vms, hist, now=NOW).set_index("vm_id")
+    later = bandwidth.projection(vms, hist, now=NOW + pd.Timedelta(hours=7)).set_index("vm_id")
+    assert early.loc["a", "exceeds_at"] != later.loc["a", "exceeds_at"]  # the estimate moves
+    assert early.loc["a", "exceeds_on"] == later.loc["a", "exceeds_on"]
+    assert later.loc["a", "exceeds_on"] == pd.Timestamp("2026-11-17", tz="UTC")
+
+    shown = [c for c in bandwidth.VIEW.table("exceeding").columns]
+    assert "exceeds_on" in shown and "exceeds_at" not in shown
+    table = bandwidth.exceeding(vms, hist, now=NOW + pd.Timedelta(hours=7))
+    table = table[[c for c in shown if c in table.columns]]
+    cells = display_frame(table)["Runs out (UTC day)"].tolist()
+    assert cells[0] == "2026-11-17", cells
+    assert "2026-11-17 07:00" not in text_table(table, width=200)
+    csv = export_csv(table)
+    assert ",2026-11-17," in csv and "T07:00" not in csv, csv
+    assert records(table)[0]["exceeds_on"] == "2026-11-17"
+
+    spec = next(f for f in bandwidth.VIEW.figures if f.name == "first_exceeds_on")
+    assert spec.kind == "date"
+    from svcnb.reports import Figure
+
+    day = Figure(spec, later.loc["a", "exceeds_on"], detail="vm-a")
+    assert day.text() == "2026-11-17 (vm-a)"
+    assert day.plain() == "2026-11-17"

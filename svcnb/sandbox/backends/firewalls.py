@@ -1,8 +1,5 @@
-"""Firewalls and their rules.
-
-After a 502 (forced upstream-sync failure) the stored rule holds the new values and its
-``updatedAt`` moved: the change is saved, only the security-group sync failed. Reading the rule
-back shows the new values; sending the same PATCH again re-syncs.
+"""Firewalls and their rules (the rule after a 502: docs/contracts.md §1; sending the same PATCH
+again re-syncs).
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""Private networks and the attachments of VMs to them.
+"""Private networks and the attachments of VMs to them (the rules: docs/contracts.md §1 and the
+README's table of what the sandbox does).
 
-Attach: the VM and the network must be in the same region (409 otherwise), a VM is attached to
-a network at most once (409), ``privateIp`` when given must be a free IPv4 address inside the
-network's range (422 outside or reserved, 409 taken); otherwise the next free one is assigned.
 Detach always removes the record; with ``detachFail`` the upstream detach "fails" silently, as
 the spec says it is best effort.
 """
@@ -51,7 +49,7 @@ class NetworkBackend:
         )
 
     def attach_checked(self, network_id: str, body: object) -> dict:
-        """The public attach: every rule of the module docstring, then the record with the VM's
+        """The public attach: every rule of docs/contracts.md §1, then the record with the VM's
         brief."""
         net = self.get(network_id)
         body = v.fields(body, {"vmId": v.string(200, 1), "privateIp": v.ipv4}, required=("vmId",))

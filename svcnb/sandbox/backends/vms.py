@@ -1,9 +1,8 @@
 """VMs, their SSH keys and actions, and how their status moves on the sandbox clock.
 
-Statuses: provisioning -> running; running -> stopping -> stopped (stop takes
-``STOP_SECONDS`` of sandbox time); stopped/suspended -> running (start); running -> running
-(restart); any -> suspended; any -> terminated (kept and served with status ``terminated``).
-Event data is ``{"vm": {id, name, hostname, status}}`` with the status after the change.
+Beyond the README's transitions: stopped or suspended -> running (start); running -> running
+(restart); any -> suspended; any -> terminated (kept and served). Event data carries the status
+after the change.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""Webhook subscriptions and the record of their deliveries.
-
-HTTPS URLs only (422), at most ``ACTIVE_CAP`` active subscriptions per account (409 when a
-create or a re-enable would pass it), the secret only in the creation response. PATCH with
-``isActive: true`` re-enables and sets ``consecutiveFailures`` back to 0. Deliveries are made
-by the courier (``_deliveries``), which hands every attempt to ``record_attempt``: the record
-is kept, a success sets ``consecutiveFailures`` to 0, a failure adds one, and
-``AUTO_DISABLE_AFTER`` failures in a row turn the subscription off.
+"""Webhook subscriptions and the record of their deliveries (the rules: the README's table of what
+the sandbox does). The courier (``_deliveries``) hands every attempt to ``record_attempt``, which
+keeps the record and the failure count that turns a subscription off.
 """
 
 from __future__ import annotations
@@ -67,7 +62,7 @@ class WebhookBackend:
 
     def record_attempt(self, record: dict) -> None:
         """Keep the record of an attempt the courier made and count it against its
-        subscription (module docstring)."""
+        subscription (auto-disable: the README's sandbox table)."""
         self.add_delivery(record)
         sub = self.webhooks.get(record["_webhookId"])
         if sub is None:
