@@ -3,7 +3,11 @@
 Each report module declares a :class:`ViewSpec` (what it shows: every figure with its label,
 kind and one sentence of what it counts; every table with its title and the columns shown; every
 plot) and a ``view(store, at=..., **options)`` that fills it as of a snapshot into a
-:class:`View`. The CLI (``svcnb report``), the panels, a notebook cell (a ``View`` displays
+:class:`View` (:func:`view_of`). Each figure's spec is a module constant right above the small
+function that computes its :class:`Figure`, and the view joins figures, tables and plots to
+their specs by the spec objects themselves, never by a name written twice: a misspelt spec is a
+NameError at import. The names (``FigureSpec.name``, ``TableSpec.name``) are what the exports and
+``--table`` say. The CLI (``svcnb report``), the panels, a notebook cell (a ``View`` displays
 itself) and the demo pages are generic renderers of a View: none of them chooses a table, a
 column, a label or a figure of its own, so a figure reads the same on every surface.
 
@@ -95,12 +99,6 @@ class ViewSpec:
     figures: tuple[FigureSpec, ...]
     tables: tuple[TableSpec, ...]
     plots: tuple[PlotSpec, ...] = ()
-
-    def figure(self, name: str) -> FigureSpec:
-        for f in self.figures:
-            if f.name == name:
-                return f
-        raise KeyError(f"{self.report} view has no figure {name!r}")
 
     def table(self, name: str) -> TableSpec:
         for t in self.tables:
@@ -348,9 +346,39 @@ def _bounded_by_left_out(f: Figure, count: int) -> Figure:
     return dataclasses.replace(f, qualifier=f.spec.left_out, complete=False, reason=why)
 
 
-def figure(spec: ViewSpec, name: str, value: Any, **kw: Any) -> tuple[str, Figure]:
-    """``(name, Figure)`` of figure ``name`` of ``spec`` (for building a view's figures)."""
-    return name, Figure(spec.figure(name), value, **kw)
+def view_of(
+    spec: ViewSpec,
+    as_of: pd.Timestamp,
+    figures: Iterable[Figure],
+    tables: Mapping[TableSpec, pd.DataFrame],
+    plots: Mapping[PlotSpec, Callable[[Any], Any]] | None = None,
+    *,
+    options: dict[str, Any] | None = None,
+    notes: list[str] | None = None,
+    complete: bool = True,
+    left_out: int | None = None,
+) -> View:
+    """The :class:`View` of ``spec``: its figures (in the spec's order), and its tables and plots
+    keyed by their spec objects (a table or plot the report could not make this time is left
+    out). A table or plot of another view is a ValueError."""
+    for kind, given, declared in (
+        ("table", tables, spec.tables),
+        ("plot", plots or {}, spec.plots),
+    ):
+        stray = [s.name for s in given if not any(s is d for d in declared)]
+        if stray:
+            raise ValueError(f"{spec.report} view: undeclared {kind}s {stray}")
+    return View(
+        spec,
+        as_of,
+        {f.name: f for f in figures},
+        {t.name: frame for t, frame in tables.items()},
+        plots={p.name: draw for p, draw in (plots or {}).items()},
+        options=options or {},
+        notes=notes or [],
+        complete=complete,
+        left_out=left_out,
+    )
 
 
 def view_notes(inputs: Mapping[str, Any], results: Iterable[Any] = ()) -> list[str]:

@@ -14,7 +14,8 @@ them) is left out because its growth is unknown. With evenly growing usage this 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -22,23 +23,25 @@ import pandas as pd
 from svcnb.frames import ResourceName
 from svcnb.reports._classes import UNKNOWN, left_out_note, vm_classes
 from svcnb.reports._duration import duration, duration_text
+from svcnb.reports._plots.bandwidth import (
+    plot_fleet_total,
+    plot_monthly_usage,
+    plot_top,
+    plot_usage,
+)
 from svcnb.reports._replay import latest_per_time, report, resolve_now
 from svcnb.reports._reuse import reusable, sharing
-from svcnb.reports._timeaxis import STATUS_COLOURS, axes, concise_dates, legend_outside, thousands
 from svcnb.reports._view import (
     UNKNOWN_STATUS,
+    Figure,
     FigureSpec,
     PlotSpec,
     TableSpec,
     View,
     ViewSpec,
-    figure,
     view_notes,
+    view_of,
 )
-
-if TYPE_CHECKING:
-    from matplotlib.axes import Axes
-
 
 __all__ = [
     "VIEW",
@@ -393,112 +396,6 @@ def usage_over_time(
     return out.sort_values(["server_time", "vm_id"]).reset_index(drop=True)
 
 
-def plot_usage(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
-    """Horizontal bars per VM: the pack (light) and the bytes used (dark), in GiB.
-
-    ``frame`` from :func:`usage`, :func:`top_consumers` or :func:`projection` (name or vm_id,
-    used_bytes, pack_bytes; projected_bytes, when present, is drawn as a marker).
-    """
-    ax = axes(ax)
-    if frame.empty:
-        ax.set_title("Bandwidth: no VMs")
-        return ax
-    labels = frame["name"].fillna(frame["vm_id"]).astype(str).tolist()
-    pack = frame["pack_bytes"].astype("Float64").fillna(0).astype(float) / GIB
-    used = frame["used_bytes"].astype("Float64").fillna(0).astype(float) / GIB
-    ax.barh(labels, pack, color="lightgray", label="pack")
-    ax.barh(labels, used, height=0.5, color="tab:blue", label="used")
-    if "projected_bytes" in frame:
-        proj = frame["projected_bytes"].astype("Float64").astype(float) / GIB
-        ax.plot(
-            proj,
-            labels,
-            linestyle="none",
-            marker="|",
-            markersize=12,
-            color="tab:red",
-            label="projected at cycle end",
-        )
-    ax.invert_yaxis()
-    ax.set_xlabel("GiB this cycle")
-    thousands(ax, "x")
-    ax.set_title("Bandwidth used against pack")
-    legend_outside(ax)
-    return ax
-
-
-def plot_top(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
-    """One line per VM of bytes used over time (GiB); ``frame`` from :func:`usage_over_time`."""
-    ax = axes(ax)
-    for vm_id, part in frame.groupby("vm_id", sort=True):
-        label = part["name"].dropna().iloc[0] if part["name"].notna().any() else str(vm_id)
-        ax.plot(
-            part["server_time"].dt.tz_localize(None),
-            part["used_bytes"].astype("Float64").astype(float) / GIB,
-            marker=".",
-            label=str(label),
-        )
-    concise_dates(ax)
-    ax.set_xlabel("time (UTC)")
-    ax.set_ylabel("GiB this cycle (restarts at each renewal)")
-    thousands(ax)
-    ax.set_title("Top consumers over time")
-    legend_outside(ax)
-    return ax
-
-
-def plot_fleet_total(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
-    """Fleet bytes used over time against the fleet's total pack (GiB); from :func:`fleet_total`."""
-    ax = axes(ax)
-    when = frame["server_time"].dt.tz_localize(None)
-    ax.plot(when, frame["used_bytes"].astype("Float64").astype(float) / GIB, label="used")
-    ax.plot(
-        when,
-        frame["pack_bytes"].astype("Float64").astype(float) / GIB,
-        linestyle="--",
-        label="total pack",
-    )
-    concise_dates(ax)
-    ax.set_xlabel("time (UTC)")
-    ax.set_ylabel("GiB")
-    thousands(ax)
-    ax.set_title("Fleet bandwidth")
-    legend_outside(ax)
-    return ax
-
-
-def plot_monthly_usage(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
-    """Bars of GiB the fleet used each month against its monthly packs; ``frame`` from
-    :func:`monthly_usage`. A month the snapshots only partly cover is hatched."""
-    ax = axes(ax)
-    if frame.empty:
-        ax.set_title("Fleet bandwidth per month: no snapshots")
-        return ax
-    labels = [f"{m:%Y-%m}" for m in frame["month"]]
-    used = frame["used_bytes"].astype("Float64").fillna(0).astype(float) / GIB
-    pack = frame["pack_bytes"].astype("Float64").fillna(0).astype(float) / GIB
-    partial = frame["partial"].fillna(False).astype(bool).tolist()
-    ax.bar(labels, pack, color="lightgray", label="monthly packs")
-    bars = ax.bar(labels, used, width=0.5, color=STATUS_COLOURS["running"], label="used")
-    for bar, part in zip(bars, partial, strict=True):
-        if part:
-            bar.set_hatch("//")
-            bar.set_edgecolor("white")
-    if any(partial):
-        ax.bar(
-            [labels[0]],
-            [0],
-            color=STATUS_COLOURS["running"],
-            hatch="//",
-            label="month partly covered",
-        )
-    ax.set_ylabel("GiB per month")
-    thousands(ax)
-    ax.set_title("Fleet bandwidth per month (renewals counted through)")
-    legend_outside(ax)
-    return ax
-
-
 # --- the bandwidth view: what every surface shows (svcnb.reports._view) -----------------------
 
 _SHOWN = (
@@ -514,99 +411,173 @@ _SHOWN = (
     "outlook",
 )
 
+# Each figure's spec sits right above the function computing it from the view's ground.
+
+
+@dataclass(frozen=True)
+class _Ground:
+    """What the bandwidth figures are computed from, as of one snapshot."""
+
+    proj: pd.DataFrame  # the projection, every VM not terminated
+    fleet: pd.Series  # fleet_now's one row
+    now: pd.Timestamp
+
+    @property
+    def outlook(self) -> pd.Series:
+        return self.proj["outlook"].fillna("")
+
+    @property
+    def unknown(self) -> int:
+        """VMs whose projection is unknown: their status word is."""
+        return int(self.proj.attrs.get("unknown_status", 0))
+
+
+FLEET_USED = FigureSpec(
+    "fleet_used_bytes",
+    "Fleet used in each VM's current cycle (GiB)",
+    "bytes",
+    "The sum over VMs not terminated of what each used since its own last renewal; "
+    "cycles are staggered, so this is not a calendar month (that is the per-month "
+    "table).",
+)
+
+
+def _fleet_used(g: _Ground) -> Figure:
+    return Figure(FLEET_USED, int(g.fleet["used_bytes"]))
+
+
+FLEET_PACK = FigureSpec(
+    "fleet_pack_bytes",
+    "Fleet packs (GiB)",
+    "bytes",
+    "The sum of the monthly packs of the same VMs.",
+)
+
+
+def _fleet_pack(g: _Ground) -> Figure:
+    return Figure(FLEET_PACK, int(g.fleet["pack_bytes"]))
+
+
+VMS_OVER = FigureSpec(
+    "vms_over",
+    "VMs over their pack",
+    "count",
+    "VMs that used more than their pack.",
+    left_out="at least",
+)
+
+
+def _vms_over(g: _Ground) -> Figure:
+    return Figure(VMS_OVER, int((g.outlook == "over").sum()))
+
+
+VMS_WILL_EXCEED = FigureSpec(
+    "vms_will_exceed",
+    "VMs projected to exceed this cycle",
+    "count",
+    "VMs within their pack now whose growth over the lookback passes it before their cycle ends.",
+    left_out="at least",
+)
+
+
+def _vms_will_exceed(g: _Ground) -> Figure:
+    return Figure(VMS_WILL_EXCEED, int((g.outlook == "will exceed").sum()))
+
+
+FIRST_EXCEEDS_ON = FigureSpec(
+    "first_exceeds_on",
+    "Next pack to run out (UTC day)",
+    "date",
+    "The soonest day (UTC) after the snapshot a VM within its pack is projected to pass "
+    "it (the VM in brackets); a growth rate read from daily snapshots places it to the "
+    "day, not the hour. VMs already over are counted above.",
+    left_out="by",
+)
+
+
+def _first_exceeds_on(g: _Ground) -> Figure:
+    proj = g.proj
+    ahead = proj[(g.outlook == "will exceed").to_numpy(dtype=bool)].dropna(subset=["exceeds_at"])
+    ahead = ahead[ahead["exceeds_at"] > g.now].sort_values("exceeds_at").head(1)
+    return Figure(
+        FIRST_EXCEEDS_ON,
+        ahead["exceeds_on"].iloc[0] if len(ahead) else pd.NaT,
+        empty="none this cycle" if not g.unknown else "none of the VMs known this cycle",
+        detail=str(ahead["name"].iloc[0]) if len(ahead) else "",
+    )
+
+
+def _unknown_status(g: _Ground) -> Figure:
+    return Figure(UNKNOWN_STATUS, g.unknown)
+
+
+PROJECTION_TABLE = TableSpec(
+    "projection",
+    "All VMs, soonest over their pack first (lookback {lookback})",
+    _SHOWN,
+    "One row per VM not terminated.",
+)
+EXCEEDING_TABLE = TableSpec(
+    "exceeding",
+    "VMs over or projected over their pack",
+    _SHOWN,
+    "The rows of the projection that are over or will exceed.",
+)
+TOP_CONSUMERS_TABLE = TableSpec(
+    "top_consumers",
+    "Top {top} consumers this cycle",
+    ("name", "vm_id", "status", "plan_slug", "used_bytes", "pack_bytes", "share"),
+    "The VMs that used the most since their last renewal.",
+)
+FLEET_NOW_TABLE = TableSpec(
+    "fleet_now",
+    "Fleet bandwidth now (each VM's current cycle)",
+    None,
+    "One row: the fleet figures above.",
+)
+FLEET_TOTAL_TABLE = TableSpec(
+    "fleet_total",
+    "Fleet bandwidth per snapshot (each VM's current cycle)",
+    ("server_time", "used_bytes", "pack_bytes", "vms"),
+    "One row per snapshot: used and packs as each VM's cycle stood then.",
+)
+MONTHLY_USAGE_TABLE = TableSpec(
+    "monthly_usage",
+    "Fleet bandwidth used per calendar month (renewals counted through)",
+    ("month", "used_bytes", "pack_bytes", "vms", "partial"),
+    "One row per calendar month: the growth of every VM's counter between snapshots.",
+)
+UNKNOWN_STATUS_TABLE = TableSpec(
+    "unknown_status",
+    "VMs left out: status word unknown (projection unknown)",
+    _SHOWN,
+    "Map their words with svcnb.vocab.extend to project them.",
+)
+USAGE_PLOT = PlotSpec("usage", "Used against pack, with the projection", (7.0, 4.0))
+TOP_PLOT = PlotSpec("top", "Top consumers over time")
+MONTHLY_PLOT = PlotSpec("monthly", "Fleet used per calendar month")
+
 VIEW = ViewSpec(
     report="bandwidth",
     title="Bandwidth",
     figures=(
-        FigureSpec(
-            "fleet_used_bytes",
-            "Fleet used in each VM's current cycle (GiB)",
-            "bytes",
-            "The sum over VMs not terminated of what each used since its own last renewal; "
-            "cycles are staggered, so this is not a calendar month (that is the per-month "
-            "table).",
-        ),
-        FigureSpec(
-            "fleet_pack_bytes",
-            "Fleet packs (GiB)",
-            "bytes",
-            "The sum of the monthly packs of the same VMs.",
-        ),
-        FigureSpec(
-            "vms_over",
-            "VMs over their pack",
-            "count",
-            "VMs that used more than their pack.",
-            left_out="at least",
-        ),
-        FigureSpec(
-            "vms_will_exceed",
-            "VMs projected to exceed this cycle",
-            "count",
-            "VMs within their pack now whose growth over the lookback passes it before their "
-            "cycle ends.",
-            left_out="at least",
-        ),
-        FigureSpec(
-            "first_exceeds_on",
-            "Next pack to run out (UTC day)",
-            "date",
-            "The soonest day (UTC) after the snapshot a VM within its pack is projected to pass "
-            "it (the VM in brackets); a growth rate read from daily snapshots places it to the "
-            "day, not the hour. VMs already over are counted above.",
-            left_out="by",
-        ),
+        FLEET_USED,
+        FLEET_PACK,
+        VMS_OVER,
+        VMS_WILL_EXCEED,
+        FIRST_EXCEEDS_ON,
         UNKNOWN_STATUS,
     ),
     tables=(
-        TableSpec(
-            "projection",
-            "All VMs, soonest over their pack first (lookback {lookback})",
-            _SHOWN,
-            "One row per VM not terminated.",
-        ),
-        TableSpec(
-            "exceeding",
-            "VMs over or projected over their pack",
-            _SHOWN,
-            "The rows of the projection that are over or will exceed.",
-        ),
-        TableSpec(
-            "top_consumers",
-            "Top {top} consumers this cycle",
-            ("name", "vm_id", "status", "plan_slug", "used_bytes", "pack_bytes", "share"),
-            "The VMs that used the most since their last renewal.",
-        ),
-        TableSpec(
-            "fleet_now",
-            "Fleet bandwidth now (each VM's current cycle)",
-            None,
-            "One row: the fleet figures above.",
-        ),
-        TableSpec(
-            "fleet_total",
-            "Fleet bandwidth per snapshot (each VM's current cycle)",
-            ("server_time", "used_bytes", "pack_bytes", "vms"),
-            "One row per snapshot: used and packs as each VM's cycle stood then.",
-        ),
-        TableSpec(
-            "monthly_usage",
-            "Fleet bandwidth used per calendar month (renewals counted through)",
-            ("month", "used_bytes", "pack_bytes", "vms", "partial"),
-            "One row per calendar month: the growth of every VM's counter between snapshots.",
-        ),
-        TableSpec(
-            "unknown_status",
-            "VMs left out: status word unknown (projection unknown)",
-            _SHOWN,
-            "Map their words with svcnb.vocab.extend to project them.",
-        ),
+        PROJECTION_TABLE,
+        EXCEEDING_TABLE,
+        TOP_CONSUMERS_TABLE,
+        FLEET_NOW_TABLE,
+        FLEET_TOTAL_TABLE,
+        MONTHLY_USAGE_TABLE,
+        UNKNOWN_STATUS_TABLE,
     ),
-    plots=(
-        PlotSpec("usage", "Used against pack, with the projection", (7.0, 4.0)),
-        PlotSpec("top", "Top consumers over time"),
-        PlotSpec("monthly", "Fleet used per calendar month"),
-    ),
+    plots=(USAGE_PLOT, TOP_PLOT, MONTHLY_PLOT),
 )
 
 
@@ -635,52 +606,40 @@ def view(
     # JSON exports of its tables hold what the text, the page and the panel show
     shown = proj.drop(columns=["exceeds_at"])
     tables = {
-        "projection": shown.drop(columns=["status_class"]),
-        "exceeding": shown[hit].drop(columns=["status_class"]).reset_index(drop=True),
-        "top_consumers": top_consumers(vms, n=top),
-        "fleet_now": fleet,
-        "fleet_total": fleet_total(history, now=now),
-        "monthly_usage": months,
+        PROJECTION_TABLE: shown.drop(columns=["status_class"]),
+        EXCEEDING_TABLE: shown[hit].drop(columns=["status_class"]).reset_index(drop=True),
+        TOP_CONSUMERS_TABLE: top_consumers(vms, n=top),
+        FLEET_NOW_TABLE: fleet,
+        FLEET_TOTAL_TABLE: fleet_total(history, now=now),
+        MONTHLY_USAGE_TABLE: months,
     }
-    unknown = int(proj.attrs.get("unknown_status", 0))
     left = shown[(proj["status_class"] == UNKNOWN).to_numpy(dtype=bool)]
-    tables["unknown_status"] = left.drop(columns=["status_class"]).reset_index(drop=True)
-    outlook = proj["outlook"].fillna("")
-    ahead = proj[(outlook == "will exceed").to_numpy(dtype=bool)].dropna(subset=["exceeds_at"])
-    ahead = ahead[ahead["exceeds_at"] > now].sort_values("exceeds_at").head(1)
-    row = fleet.iloc[0]
+    tables[UNKNOWN_STATUS_TABLE] = left.drop(columns=["status_class"]).reset_index(drop=True)
+    g = _Ground(proj, fleet.iloc[0], now)
     over_time = usage_over_time(vms, history, now=now, n=5)
     worst = proj.sort_values("projected_share", ascending=False).head(top)
-    figures = dict(
-        [
-            figure(VIEW, "fleet_used_bytes", int(row["used_bytes"])),
-            figure(VIEW, "fleet_pack_bytes", int(row["pack_bytes"])),
-            figure(VIEW, "vms_over", int((outlook == "over").sum())),
-            figure(VIEW, "vms_will_exceed", int((outlook == "will exceed").sum())),
-            figure(
-                VIEW,
-                "first_exceeds_on",
-                ahead["exceeds_on"].iloc[0] if len(ahead) else pd.NaT,
-                empty="none this cycle" if not unknown else "none of the VMs known this cycle",
-                detail=str(ahead["name"].iloc[0]) if len(ahead) else "",
-            ),
-            figure(VIEW, "unknown_status", unknown),
-        ]
-    )
+    figures = [
+        _fleet_used(g),
+        _fleet_pack(g),
+        _vms_over(g),
+        _vms_will_exceed(g),
+        _first_exceeds_on(g),
+        _unknown_status(g),
+    ]
     notes = view_notes(inputs, tables.values())
-    if unknown:
-        notes.insert(0, left_out_note(unknown) + ": their projection is unknown")
-    return View(
+    if g.unknown:
+        notes.insert(0, left_out_note(g.unknown) + ": their projection is unknown")
+    return view_of(
         VIEW,
         now,
         figures,
         tables,
-        plots={
-            "usage": lambda ax: plot_usage(worst, ax=ax),
-            "top": lambda ax: plot_top(over_time, ax=ax),
-            "monthly": lambda ax: plot_monthly_usage(months, ax=ax),
+        {
+            USAGE_PLOT: lambda ax: plot_usage(worst, ax=ax),
+            TOP_PLOT: lambda ax: plot_top(over_time, ax=ax),
+            MONTHLY_PLOT: lambda ax: plot_monthly_usage(months, ax=ax),
         },
         options={"top": top, "lookback": duration_text(span)},
         notes=notes,
-        complete=not unknown and not any("may be incomplete" in n for n in notes),
+        complete=not g.unknown and not any("may be incomplete" in n for n in notes),
     )

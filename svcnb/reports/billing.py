@@ -36,7 +36,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -55,24 +56,21 @@ from svcnb.reports._classes import (
 from svcnb.reports._columns import MONEY_COLUMNS, currency_of
 from svcnb.reports._display import day_text, kind
 from svcnb.reports._duration import DurationError, duration, duration_text
+from svcnb.reports._plots.billing import plot_balance, plot_renewals
 from svcnb.reports._replay import as_of, latest_per_time, report, resolve_now
 from svcnb.reports._reuse import active as reuse_active
 from svcnb.reports._reuse import reusable, sharing
-from svcnb.reports._timeaxis import axes, concise_dates, legend_outside, money_axis
 from svcnb.reports._view import (
     UNKNOWN_STATUS,
+    Figure,
     FigureSpec,
     PlotSpec,
     TableSpec,
     View,
     ViewSpec,
-    figure,
     view_notes,
+    view_of,
 )
-
-if TYPE_CHECKING:
-    from matplotlib.axes import Axes
-
 
 __all__ = [
     "BILLING_HISTORY",
@@ -1045,86 +1043,6 @@ def balance_history(
     return out if pd.isna(account) else out.assign(currency=out["currency"].fillna(account))
 
 
-def plot_renewals(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
-    """Renewals calendar: the amount renewing each day, one bar series per currency.
-
-    ``frame`` is the output of :func:`renewals` (renewal_at, amount, currency).
-    """
-    ax = axes(ax)
-    if frame.empty:
-        ax.set_title("Renewals: none due")
-        return ax
-    days = frame.assign(
-        day=frame["renewal_at"].dt.tz_convert("UTC").dt.floor("D").dt.tz_localize(None),
-        currency=frame["currency"].astype("string").fillna("unknown"),
-    )
-    daily = days.groupby(["day", "currency"])["amount"].sum().unstack("currency", fill_value=0)
-    currencies = list(daily.columns)
-    width = 0.8 / max(len(currencies), 1)
-    for i, cur in enumerate(currencies):
-        offset = pd.Timedelta(days=(i - (len(currencies) - 1) / 2) * width)
-        days_at = pd.DatetimeIndex(daily.index)  # naive days (floored above): already one
-        ax.bar(days_at + offset, daily[cur].astype(float), width=width, label=str(cur))
-    ax.set_title("Renewals by day")
-    ax.set_xlabel("renewal date (UTC)")
-    money_axis(ax, currencies[0] if len(currencies) == 1 else None, what="amount renewing")
-    if len(currencies) > 1:
-        ax.set_ylabel("amount renewing (per currency)")
-        legend_outside(ax, title="currency")
-    concise_dates(ax)
-    return ax
-
-
-def plot_balance(
-    history: pd.DataFrame,
-    schedule: pd.DataFrame | None = None,
-    runway_frame: pd.DataFrame | None = None,
-    ax: Axes | None = None,
-) -> Axes:
-    """Wallet balance over time, its projection through the renewals, and the runway date.
-
-    ``history`` from :func:`balance_history` (server_time, balance); ``schedule`` from
-    :func:`renewal_schedule` (renewal_at, balance_after, debitable) draws the projected balance;
-    ``runway_frame`` from :func:`runway` (runway_at, currency) draws a vertical line at the
-    runway and names the axis' currency (the account currency, as the runway states it).
-    """
-    ax = axes(ax)
-    if not history.empty:
-        ax.plot(
-            history["server_time"].dt.tz_localize(None),
-            history["balance"].astype(float),
-            marker="o",
-            label="balance",
-        )
-    if schedule is not None and not schedule.empty:
-        debits = schedule[schedule["debitable"].fillna(False)]
-        if not debits.empty:
-            ax.step(
-                debits["renewal_at"].dt.tz_localize(None),
-                debits["balance_after"].astype(float),
-                where="post",
-                linestyle="--",
-                label="projected",
-            )
-    if runway_frame is not None and not runway_frame.empty:
-        when = runway_frame["runway_at"].iloc[0]
-        if not pd.isna(when):
-            ax.axvline(when.tz_localize(None), color="red", label=f"runway {when:%Y-%m-%d}")
-    # the runway's currency is account_currency (the wallet's, else the prices'), the one the
-    # figures beside the plot state; a history alone knows only what the wallet said
-    currency = None
-    if runway_frame is not None and not runway_frame["currency"].dropna().empty:
-        currency = runway_frame["currency"].dropna().iloc[0]
-    elif "currency" in history and not history["currency"].dropna().empty:
-        currency = history["currency"].dropna().iloc[0]
-    concise_dates(ax)
-    ax.set_title("Wallet balance and runway")
-    ax.set_xlabel("time (UTC)")
-    money_axis(ax, currency, what="balance")
-    legend_outside(ax)
-    return ax
-
-
 # a cell a spreadsheet would run as a formula (OWASP "CSV injection"): starting with =, +, -,
 # @, a tab or a carriage return. Text that is a plain number (-12.50, +3, 1e5) is a number
 # there, never a formula, and stays as it is
@@ -1180,185 +1098,306 @@ def export_csv(frame: pd.DataFrame, path: Any = None) -> str | None:
     return None
 
 
-def _renewals_figure(
-    due: pd.DataFrame, days: int, currency: Any, complete: bool, walk_why: str
-) -> tuple[str, Any]:
-    """The ``renewals_{days}d`` figure of the rows of :func:`renewals_due` in the account
-    currency: exact, "at least" when renewals were left out (unknown price, VMs the walk could
-    not place), and unknown (never 0) when nothing was counted but something was left out."""
-    rows = due[due["within_days"] == days]
-    count = int(rows["renewals"].sum())
-    unpriced = int(rows["unpriced"].sum())
-    total = exact_sum(rows["amount"].dropna(), currency)
-    whole = complete and not unpriced
-    why = [walk_why] if walk_why else []
-    if unpriced:
-        why.append(f"{unpriced} renewal(s) of unknown price not in the sum")
-    if not whole and (count - unpriced) == 0:
-        # "at least 0.00" says nothing: nothing known was counted
-        return figure(
-            VIEW, f"renewals_{days}d", None, currency=currency, reason="; ".join(why) or ""
-        )
-    return figure(
-        VIEW,
-        f"renewals_{days}d",
-        total,
-        currency=currency,
-        qualifier="" if whole else "at least",
-        detail=f"{count} renewals",
-        reason="; ".join(why),
-    )
-
-
 # --- the billing view: what every surface shows (svcnb.reports._view) -------------------------
+# Each figure's spec sits right above the function computing it from the view's ground.
+
+
+@dataclass(frozen=True)
+class _Ground:
+    """What the billing figures are computed from, as of one snapshot."""
+
+    vms: pd.DataFrame
+    vm: pd.Series  # each VM's status class
+    bill: pd.Series  # each VM's billing class
+    walk: pd.Series  # the runway's one row
+    currency: str | None
+    due: pd.DataFrame  # renewals_due, in the account currency
+    rate: pd.DataFrame  # monthly_total, in the account currency
+    low_at: Any
+    horizon: pd.Timedelta
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.walk["complete"])
+
+    @property
+    def why(self) -> str:
+        """Why the walk is not complete ("" when it is)."""
+        return "" if self.complete else str(self.walk["reason"])
+
+
+BALANCE = FigureSpec("balance", "Wallet balance", "money", "The wallet's balance at the snapshot.")
+
+
+def _balance(g: _Ground) -> Figure:
+    return Figure(BALANCE, to_decimal(g.walk["balance"], g.currency), currency=g.currency)
+
 
 _GOOD_STANDING = (
     "the prices of the renewals falling due in the next {days} days of VMs in good standing "
     "(paid up, not suspended); what overdue and suspended VMs owe is under Owed now, and they "
     "do not renew until it is paid"
 )
+# (days, spec) per horizon
+RENEWALS_DUE = tuple(
+    (
+        d,
+        FigureSpec(
+            f"renewals_{d}d",
+            f"Renewals due in {d} days (VMs in good standing)",
+            "money",
+            _GOOD_STANDING.format(days=d)[:1].upper()
+            + _GOOD_STANDING.format(days=d)[1:]
+            + "; the count of renewals is in brackets.",
+        ),
+    )
+    for d in (7, 30, 90)
+)
+
+
+def _renewals_due(g: _Ground, days: int, spec: FigureSpec) -> Figure:
+    """The rows of :func:`renewals_due` within ``days`` in the account currency: exact, "at
+    least" when renewals were left out (unknown price, VMs the walk could not place), and unknown
+    (never 0) when nothing was counted but something was left out."""
+    rows = g.due[g.due["within_days"] == days]
+    count = int(rows["renewals"].sum())
+    unpriced = int(rows["unpriced"].sum())
+    total = exact_sum(rows["amount"].dropna(), g.currency)
+    whole = g.complete and not unpriced
+    why = [g.why] if g.why else []
+    if unpriced:
+        why.append(f"{unpriced} renewal(s) of unknown price not in the sum")
+    if not whole and (count - unpriced) == 0:
+        # "at least 0.00" says nothing: nothing known was counted
+        return Figure(spec, None, currency=g.currency, reason="; ".join(why) or "")
+    return Figure(
+        spec,
+        total,
+        currency=g.currency,
+        qualifier="" if whole else "at least",
+        detail=f"{count} renewals",
+        reason="; ".join(why),
+    )
+
+
+OWED = FigureSpec(
+    "owed",
+    "Owed now (overdue and suspended VMs)",
+    "money",
+    "The unpaid renewals of overdue and suspended VMs: the first thing a top-up pays.",
+    left_out="at least",
+)
+
+
+def _owed_now(g: _Ground) -> Figure:
+    return Figure(OWED, to_decimal(g.walk["owed"], g.currency), currency=g.currency)
+
+
+RUN_RATE = FigureSpec(
+    "monthly_run_rate",
+    "Monthly run rate",
+    "money",
+    "The monthly prices of every billed VM (not terminated, status known), in the "
+    "wallet's currency.",
+    left_out="at least",
+)
+
+
+def _run_rate(g: _Ground) -> Figure:
+    return Figure(
+        RUN_RATE,
+        exact_sum(g.rate["monthly_amount"].dropna(), g.currency),
+        currency=g.currency,
+        # a VM of unknown price adds an unknown amount: the rate is at least this
+        qualifier="at least" if int(g.rate["unpriced"].sum()) else "",
+    )
+
+
+RUNWAY_AT = FigureSpec(
+    "runway_at",
+    "Runway: first renewal the wallet cannot pay",
+    "time",
+    "When the balance, walked through every renewal in time order, first fails to pay "
+    "one (within the horizon); the VM is in brackets. 'by' when VMs were left out: it "
+    "may come sooner.",
+)
+
+
+def _runway_at(g: _Ground) -> Figure:
+    when, name = g.walk["runway_at"], g.walk["name"]
+    return Figure(
+        RUNWAY_AT,
+        when,
+        qualifier="" if g.complete else "by",
+        empty=f"none within {duration_text(g.horizon)}",
+        detail="" if pd.isna(when) or pd.isna(name) else name,
+        complete=None if g.complete else False,
+        reason=g.why,
+    )
+
+
+LOW_BALANCE_AT = FigureSpec(
+    "low_balance_at",
+    "Balance falls below owed + next week's renewals",
+    "time",
+    "When the balance first falls below what is owed plus the renewals of the following "
+    "7 days (the service's low-balance warning).",
+)
+
+
+def _low_balance_at(g: _Ground) -> Figure:
+    return Figure(
+        LOW_BALANCE_AT,
+        g.low_at,
+        qualifier="" if g.complete else "by",
+        empty=f"none within {duration_text(g.horizon)}",
+        complete=None if g.complete else False,
+        reason=g.why,
+    )
+
+
+VMS_OVERDUE = FigureSpec(
+    "vms_overdue",
+    "VMs overdue",
+    "count",
+    "VMs whose billing status means they owe (overdue, unpaid).",
+    left_out="at least",
+)
+
+
+def _vms_overdue(g: _Ground) -> Figure:
+    return Figure(VMS_OVERDUE, int((g.bill == "owing").sum()))
+
+
+VMS_SUSPENDED = FigureSpec(
+    "vms_suspended",
+    "VMs suspended",
+    "count",
+    "VMs suspended by their status or their billing status.",
+    left_out="at least",
+)
+
+
+def _vms_suspended(g: _Ground) -> Figure:
+    suspended = (g.vm == "suspended") | (g.bill == "suspended")
+    return Figure(VMS_SUSPENDED, int(suspended.sum()))
+
+
+VMS_TOTAL = FigureSpec("vms_total", "VMs in the snapshot", "count", "Every VM listed, any status.")
+
+
+def _vms_total(g: _Ground) -> Figure:
+    return Figure(VMS_TOTAL, len(g.vms))
+
+
+def _unknown_status(g: _Ground) -> Figure:
+    return Figure(UNKNOWN_STATUS, int(g.walk["unknown_status"]))
+
+
+RENEWALS_TABLE = TableSpec(
+    "renewals",
+    "Renewals within {within}",
+    (
+        "renewal_at",
+        "days_until",
+        "name",
+        "vm_id",
+        "plan_slug",
+        "billing_status",
+        "amount",
+        "currency",
+        "price_source",
+    ),
+    "One row per renewal of a VM in good standing, soonest first.",
+)
+RENEWALS_DUE_TABLE = TableSpec(
+    "renewals_due",
+    "Renewals due in 7, 30 and 90 days (VMs in good standing)",
+    ("within_days", "currency", "renewals", "amount", "unpriced"),
+    "Per horizon and currency: how many renewals fall due and their amount.",
+)
+OVERDUE_TABLE = TableSpec(
+    "overdue",
+    "Overdue or suspended VMs (what they owe is Owed now)",
+    (
+        "name",
+        "vm_id",
+        "status",
+        "billing_status",
+        "next_renewal_at",
+        "days_overdue",
+        "amount",
+        "currency",
+    ),  # fmt: skip
+    "One row per VM that owes or is suspended.",
+)
+RUNWAY_TABLE = TableSpec("runway", "Runway", None, "The runway walk's result.")
+LOW_BALANCE_TABLE = TableSpec(
+    "low_balance", "Low-balance forecast", None, "When the low-balance warning comes."
+)
+MONTHLY_TOTAL_TABLE = TableSpec("monthly_total", "Monthly run rate", None, "Per currency.")
+RUN_RATE_PLAN_TABLE = TableSpec(
+    "run_rate_plan",
+    "Monthly run rate by plan",
+    ("plan_slug", "currency", "vms", "monthly_amount", "unpriced", "unknown_status"),
+    "Per plan and currency.",
+)
+RUN_RATE_REGION_TABLE = TableSpec(
+    "run_rate_region",
+    "Monthly run rate by region",
+    ("region_slug", "currency", "vms", "monthly_amount", "unpriced", "unknown_status"),
+    "Per region and currency.",
+)
+PRICES_TABLE = TableSpec(
+    "prices",
+    "Monthly price per VM",
+    ("name", "vm_id", "status", "plan_slug", "amount", "currency", "price_source"),
+    "One row per VM: its monthly price and where it comes from.",
+)
+BALANCE_HISTORY_TABLE = TableSpec(
+    "balance_history",
+    "Wallet balance per snapshot",
+    ("server_time", "balance", "currency"),
+    "One row per snapshot up to the one shown.",
+)
+UNKNOWN_STATUS_TABLE = TableSpec(
+    "unknown_status",
+    "VMs left out: status or billing word unknown",
+    ("name", "vm_id", "status", "billing_status"),
+    "Map their words with svcnb.vocab.extend to count them in.",
+)
+RENEWALS_PLOT = PlotSpec("renewals", "Renewals by day")
+BALANCE_PLOT = PlotSpec("balance", "Balance: history, projection and runway")
 
 VIEW = ViewSpec(
     report="billing",
     title="Billing",
     figures=(
-        FigureSpec("balance", "Wallet balance", "money", "The wallet's balance at the snapshot."),
-        *(
-            FigureSpec(
-                f"renewals_{d}d",
-                f"Renewals due in {d} days (VMs in good standing)",
-                "money",
-                _GOOD_STANDING.format(days=d)[:1].upper()
-                + _GOOD_STANDING.format(days=d)[1:]
-                + "; the count of renewals is in brackets.",
-            )
-            for d in (7, 30, 90)
-        ),
-        FigureSpec(
-            "owed",
-            "Owed now (overdue and suspended VMs)",
-            "money",
-            "The unpaid renewals of overdue and suspended VMs: the first thing a top-up pays.",
-            left_out="at least",
-        ),
-        FigureSpec(
-            "monthly_run_rate",
-            "Monthly run rate",
-            "money",
-            "The monthly prices of every billed VM (not terminated, status known), in the "
-            "wallet's currency.",
-            left_out="at least",
-        ),
-        FigureSpec(
-            "runway_at",
-            "Runway: first renewal the wallet cannot pay",
-            "time",
-            "When the balance, walked through every renewal in time order, first fails to pay "
-            "one (within the horizon); the VM is in brackets. 'by' when VMs were left out: it "
-            "may come sooner.",
-        ),
-        FigureSpec(
-            "low_balance_at",
-            "Balance falls below owed + next week's renewals",
-            "time",
-            "When the balance first falls below what is owed plus the renewals of the following "
-            "7 days (the service's low-balance warning).",
-        ),
-        FigureSpec(
-            "vms_overdue",
-            "VMs overdue",
-            "count",
-            "VMs whose billing status means they owe (overdue, unpaid).",
-            left_out="at least",
-        ),
-        FigureSpec(
-            "vms_suspended",
-            "VMs suspended",
-            "count",
-            "VMs suspended by their status or their billing status.",
-            left_out="at least",
-        ),
-        FigureSpec("vms_total", "VMs in the snapshot", "count", "Every VM listed, any status."),
+        BALANCE,
+        *(spec for _, spec in RENEWALS_DUE),
+        OWED,
+        RUN_RATE,
+        RUNWAY_AT,
+        LOW_BALANCE_AT,
+        VMS_OVERDUE,
+        VMS_SUSPENDED,
+        VMS_TOTAL,
         UNKNOWN_STATUS,
     ),
     tables=(
-        TableSpec(
-            "renewals",
-            "Renewals within {within}",
-            (
-                "renewal_at",
-                "days_until",
-                "name",
-                "vm_id",
-                "plan_slug",
-                "billing_status",
-                "amount",
-                "currency",
-                "price_source",
-            ),
-            "One row per renewal of a VM in good standing, soonest first.",
-        ),
-        TableSpec(
-            "renewals_due",
-            "Renewals due in 7, 30 and 90 days (VMs in good standing)",
-            ("within_days", "currency", "renewals", "amount", "unpriced"),
-            "Per horizon and currency: how many renewals fall due and their amount.",
-        ),
-        TableSpec(
-            "overdue",
-            "Overdue or suspended VMs (what they owe is Owed now)",
-            (
-                "name",
-                "vm_id",
-                "status",
-                "billing_status",
-                "next_renewal_at",
-                "days_overdue",
-                "amount",
-                "currency",
-            ),  # fmt: skip
-            "One row per VM that owes or is suspended.",
-        ),
-        TableSpec("runway", "Runway", None, "The runway walk's result."),
-        TableSpec(
-            "low_balance", "Low-balance forecast", None, "When the low-balance warning comes."
-        ),
-        TableSpec("monthly_total", "Monthly run rate", None, "Per currency."),
-        TableSpec(
-            "run_rate_plan",
-            "Monthly run rate by plan",
-            ("plan_slug", "currency", "vms", "monthly_amount", "unpriced", "unknown_status"),
-            "Per plan and currency.",
-        ),
-        TableSpec(
-            "run_rate_region",
-            "Monthly run rate by region",
-            ("region_slug", "currency", "vms", "monthly_amount", "unpriced", "unknown_status"),
-            "Per region and currency.",
-        ),
-        TableSpec(
-            "prices",
-            "Monthly price per VM",
-            ("name", "vm_id", "status", "plan_slug", "amount", "currency", "price_source"),
-            "One row per VM: its monthly price and where it comes from.",
-        ),
-        TableSpec(
-            "balance_history",
-            "Wallet balance per snapshot",
-            ("server_time", "balance", "currency"),
-            "One row per snapshot up to the one shown.",
-        ),
-        TableSpec(
-            "unknown_status",
-            "VMs left out: status or billing word unknown",
-            ("name", "vm_id", "status", "billing_status"),
-            "Map their words with svcnb.vocab.extend to count them in.",
-        ),
+        RENEWALS_TABLE,
+        RENEWALS_DUE_TABLE,
+        OVERDUE_TABLE,
+        RUNWAY_TABLE,
+        LOW_BALANCE_TABLE,
+        MONTHLY_TOTAL_TABLE,
+        RUN_RATE_PLAN_TABLE,
+        RUN_RATE_REGION_TABLE,
+        PRICES_TABLE,
+        BALANCE_HISTORY_TABLE,
+        UNKNOWN_STATUS_TABLE,
     ),
-    plots=(
-        PlotSpec("renewals", "Renewals by day"),
-        PlotSpec("balance", "Balance: history, projection and runway"),
-    ),
+    plots=(RENEWALS_PLOT, BALANCE_PLOT),
 )
 
 
@@ -1384,83 +1423,60 @@ def view(
     history = balance_history.from_store(snap)
     walk = runway(vms, wallet, now=now, horizon=horizon_td)
     tables = {
-        "renewals": renewals(vms, wallet, now=now, within=within_td),
-        "renewals_due": renewals_due(vms, wallet, now=now),
-        "overdue": overdue(vms, now=now),
-        "runway": walk,
-        "low_balance": low_balance_forecast(vms, wallet, now=now, horizon=horizon_td),
-        "monthly_total": monthly_total(vms, wallet, now=now),
-        "run_rate_plan": run_rate(vms, wallet, now=now, by="plan_slug"),
-        "run_rate_region": run_rate(vms, wallet, now=now, by="region_slug"),
-        "prices": prices(vms, wallet, now=now),
-        "balance_history": history,
-        "unknown_status": unknown_status(vms, now=now),
+        RENEWALS_TABLE: renewals(vms, wallet, now=now, within=within_td),
+        RENEWALS_DUE_TABLE: renewals_due(vms, wallet, now=now),
+        OVERDUE_TABLE: overdue(vms, now=now),
+        RUNWAY_TABLE: walk,
+        LOW_BALANCE_TABLE: low_balance_forecast(vms, wallet, now=now, horizon=horizon_td),
+        MONTHLY_TOTAL_TABLE: monthly_total(vms, wallet, now=now),
+        RUN_RATE_PLAN_TABLE: run_rate(vms, wallet, now=now, by="plan_slug"),
+        RUN_RATE_REGION_TABLE: run_rate(vms, wallet, now=now, by="region_slug"),
+        PRICES_TABLE: prices(vms, wallet, now=now),
+        BALANCE_HISTORY_TABLE: history,
+        UNKNOWN_STATUS_TABLE: unknown_status(vms, now=now),
     }
     schedule = renewal_schedule(vms, wallet, now=now, horizon="90D")
     row = walk.iloc[0]
     currency = None if pd.isna(row["currency"]) else str(row["currency"])
-    complete = bool(row["complete"])
-    walk_why = "" if complete else str(row["reason"])
-    bound = "" if complete else "by"
-    due = tables["renewals_due"]
-    mine = due if currency is None else due[due["currency"] == currency]
-    total = tables["monthly_total"]
-    rate = total if currency is None else total[total["currency"] == currency]
-    vm, bill = vm_classes(vms), billing_classes(vms)
-    low = tables["low_balance"]["low_at"].iloc[0]
-    figures = dict(
-        [
-            figure(VIEW, "balance", to_decimal(row["balance"], currency), currency=currency),
-            *(_renewals_figure(mine, d, currency, complete, walk_why) for d in (7, 30, 90)),
-            figure(VIEW, "owed", to_decimal(row["owed"], currency), currency=currency),
-            figure(
-                VIEW,
-                "monthly_run_rate",
-                exact_sum(rate["monthly_amount"].dropna(), currency),
-                currency=currency,
-                # a VM of unknown price adds an unknown amount: the rate is at least this
-                qualifier="at least" if int(rate["unpriced"].sum()) else "",
-            ),
-            figure(
-                VIEW,
-                "runway_at",
-                row["runway_at"],
-                qualifier=bound,
-                empty=f"none within {duration_text(horizon_td)}",
-                detail="" if pd.isna(row["runway_at"]) or pd.isna(row["name"]) else row["name"],
-                complete=None if complete else False,
-                reason=walk_why,
-            ),
-            figure(
-                VIEW,
-                "low_balance_at",
-                low,
-                qualifier=bound,
-                empty=f"none within {duration_text(horizon_td)}",
-                complete=None if complete else False,
-                reason=walk_why,
-            ),
-            figure(VIEW, "vms_overdue", int((bill == "owing").sum())),
-            figure(VIEW, "vms_suspended", int(((vm == "suspended") | (bill == "suspended")).sum())),
-            figure(VIEW, "vms_total", len(vms)),
-            figure(VIEW, "unknown_status", int(row["unknown_status"])),
-        ]
+    due, total = tables[RENEWALS_DUE_TABLE], tables[MONTHLY_TOTAL_TABLE]
+    g = _Ground(
+        vms,
+        vm_classes(vms),
+        billing_classes(vms),
+        row,
+        currency,
+        due if currency is None else due[due["currency"] == currency],
+        total if currency is None else total[total["currency"] == currency],
+        tables[LOW_BALANCE_TABLE]["low_at"].iloc[0],
+        horizon_td,
     )
+    figures = [
+        _balance(g),
+        *(_renewals_due(g, d, spec) for d, spec in RENEWALS_DUE),
+        _owed_now(g),
+        _run_rate(g),
+        _runway_at(g),
+        _low_balance_at(g),
+        _vms_overdue(g),
+        _vms_suspended(g),
+        _vms_total(g),
+        _unknown_status(g),
+    ]
     notes = view_notes(inputs, tables.values())
     if int(row["unknown_status"]):
         notes.insert(0, left_out_note(int(row["unknown_status"])) + "; the runway may come sooner")
-    if not complete:
-        notes.append(f"Runway and renewals not complete: {walk_why}")
-    return View(
+    if not g.complete:
+        notes.append(f"Runway and renewals not complete: {g.why}")
+    return view_of(
         VIEW,
         now,
         figures,
         tables,
-        plots={
-            "renewals": lambda ax: plot_renewals(tables["renewals"], ax=ax),
-            "balance": lambda ax: plot_balance(history, schedule, walk, ax=ax),
+        {
+            RENEWALS_PLOT: lambda ax: plot_renewals(tables[RENEWALS_TABLE], ax=ax),
+            BALANCE_PLOT: lambda ax: plot_balance(history, schedule, walk, ax=ax),
         },
         options={"within": duration_text(within_td), "horizon": duration_text(horizon_td)},
         notes=notes,
-        complete=complete and not any("may be incomplete" in n for n in notes),
+        complete=g.complete and not any("may be incomplete" in n for n in notes),
     )

@@ -20,7 +20,6 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from matplotlib.figure import Figure
 
 from svcnb.client import redact
 from svcnb.reports._display import display_frame, text_table
@@ -125,6 +124,9 @@ _FIGURE_TEXT = re.compile(r"^(?:[≥≤] )?-?[\d,]*\.?\d+(?: ?%| [A-Z]{3})?$")
 
 def png(draw: Callable[[Any], Any], *, size: tuple[float, float] = (7.0, 3.2)) -> bytes:
     """PNG bytes of a new Figure (no pyplot, so nothing leaks) after ``draw(ax)`` drew on it."""
+    # matplotlib only to draw: svcnb.reports (which hands on static.table) loads without it
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=size, dpi=100)
     ax = fig.subplots()
     draw(ax)

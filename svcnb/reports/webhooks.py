@@ -34,7 +34,8 @@ with ``complete`` False and the reason.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, cast
+from dataclasses import dataclass
+from typing import Any, cast
 
 import pandas as pd
 from pandas.api.typing import NAType
@@ -42,23 +43,20 @@ from pandas.api.typing import NAType
 from svcnb.assumptions import Decision
 from svcnb.frames import decision_text, event_grouping, history_depth
 from svcnb.reports._classes import UNKNOWN, billing_classes, vm_classes
+from svcnb.reports._plots.webhooks import MAX_BARS, plot_health
 from svcnb.reports._replay import StoreLike, report, snapshot_at
 from svcnb.reports._reuse import sharing
-from svcnb.reports._timeaxis import axes, fit_rows, short_label
 from svcnb.reports._view import (
+    Figure,
     FigureSpec,
     PlotSpec,
     TableSpec,
     View,
     ViewSpec,
-    figure,
     view_notes,
+    view_of,
 )
 from svcnb.store import MissingResourceError, Snapshot, StoreError
-
-if TYPE_CHECKING:
-    from matplotlib.axes import Axes
-
 
 __all__ = [
     "AT_LEAST",
@@ -67,6 +65,7 @@ __all__ = [
     "EXACT",
     "HEALTH_COLUMNS",
     "MAX_ATTEMPTS",
+    "MAX_BARS",
     "RECONCILE_COLUMNS",
     "VIEW",
     "attempts",
@@ -619,95 +618,6 @@ def _names(value: Any) -> list[str]:
         return []
 
 
-# Bars a failure-run plot draws at most: beyond that the longest runs are drawn, the title
-# says how many more there are, and the health table lists them all.
-MAX_BARS = 12
-
-
-def plot_health(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
-    """Bars of each subscription's current run of failed attempts, against the 50 auto-disable.
-
-    ``frame`` from :func:`health` (webhook_id, url, is_active, consecutive_failures,
-    consecutive_failures_bound). Disabled subscriptions are drawn in red, active ones in blue;
-    each bar is labelled with its run (and "disabled"). A run that is only a lower bound is a
-    hatched bar labelled "≥ N" (it may reach further); an unknown run has no bar, only the word
-    "unknown". Each row is named by its URL, shortened (the table shows it whole; the id is
-    added when two would read alike). With more than :data:`MAX_BARS` subscriptions the longest
-    runs are drawn and the title says how many more there are.
-    """
-    ax = axes(ax)
-    if frame.empty:
-        ax.set_title("Webhook subscriptions: none")
-        return ax
-    runs_all = frame["consecutive_failures"].astype("Float64")
-    shown = frame
-    if len(frame) > MAX_BARS:
-        longest = runs_all.fillna(-1).astype(float).sort_values(ascending=False, kind="stable")
-        shown = frame.loc[sorted(longest.index[:MAX_BARS], key=list(frame.index).index)]
-    more = len(frame) - len(shown)
-    names = [
-        short_label(str(u)) if not pd.isna(u) else str(w)
-        for w, u in zip(shown["webhook_id"], shown["url"], strict=True)
-    ]
-    labels = [
-        f"{n} ({w})" if names.count(n) > 1 else n
-        for n, w in zip(names, shown["webhook_id"], strict=True)
-    ]
-    active = shown["is_active"].fillna(True).astype(bool).tolist()
-    colours = ["tab:blue" if a else "tab:red" for a in active]
-    runs = shown["consecutive_failures"].astype("Float64")
-    if "consecutive_failures_bound" in shown:
-        bounds = shown["consecutive_failures_bound"].astype("string").fillna(EXACT)
-    else:
-        bounds = pd.Series(EXACT, index=shown.index, dtype="string")
-    bounds = bounds.where(runs.notna().to_numpy(dtype=bool), UNKNOWN_FIGURE)
-    rows = list(range(len(shown)))
-    bars = ax.barh(rows, runs.fillna(0), color=colours, height=0.6)
-    ax.set_yticks(rows, labels)
-    widest = max(float(runs.max()) if runs.notna().any() else 0.0, float(AUTO_DISABLE_AFTER))
-    for bar, run, bound, on in zip(bars, runs, bounds, active, strict=True):
-        if bound not in (EXACT, UNKNOWN_FIGURE):
-            bar.set_hatch("//")
-            bar.set_alpha(0.6)
-        x = 0.0 if pd.isna(run) else float(run)
-        words = (bounded_text(run, bound) if bound != EXACT else f"{int(run)}") + (
-            "" if on else " · disabled"
-        )
-        middle = bar.get_y() + bar.get_height() / 2
-        if x >= widest * 0.45 and bound == EXACT:
-            # a long bar holds its label, clear of the auto-disable line and the legend
-            ax.text(widest * 0.02, middle, words, va="center", fontsize="small", color="white")
-        else:
-            ax.text(x + widest * 0.015, middle, words, va="center", fontsize="small")
-    line = ax.axvline(AUTO_DISABLE_AFTER, color="black", linestyle="--", label="auto-disable (50)")
-    # room right of a short bar for its label
-    ax.set_xlim(0, widest * 1.1)
-    ax.invert_yaxis()
-    bounded = bool((bounds != EXACT).any())
-    ax.set_xlabel(
-        "consecutive failed attempts"
-        + (" (≥ N: at least N, the run may be longer)" if bounded else "")
-    )
-    title = "Webhook subscriptions: failure runs"
-    if more:
-        title = f"Failure runs: the {len(shown)} longest ({more} more in the table)"
-    ax.set_title(title)
-    from matplotlib.patches import Patch
-
-    kinds = [Patch(color="tab:blue", label="active"), Patch(color="tab:red", label="disabled")]
-    # under the plot, not beside it: the URLs already take the width the bars could use
-    ax.legend(
-        handles=[*kinds, line],
-        loc="upper center",
-        bbox_to_anchor=(0.5, -0.3 if bounded else -0.22),
-        ncol=3,
-        frameon=False,
-        fontsize="small",
-    )
-    fit_rows(ax, len(shown), per_row=0.45, around=1.7)
-    return ax
-
-
 # -- reconciliation: the event log against what the snapshots saw ------------------------------
 
 RECONCILE_COLUMNS = [
@@ -995,73 +905,149 @@ def reconcile(store: StoreLike, since: Any = None, at: Any = None) -> pd.DataFra
 
 
 # --- the webhooks view: what every surface shows (svcnb.reports._view) ------------------------
+# Each figure's spec sits right above the function computing it from the view's ground.
+
+
+@dataclass(frozen=True)
+class _Ground:
+    """What the webhooks figures are computed from: the subscriptions and their health."""
+
+    webhooks: pd.DataFrame
+    health: pd.DataFrame
+
+    @property
+    def bounded(self) -> int:
+        """Subscriptions whose failure run or distance to auto-disable is not exact."""
+        table = self.health
+        if not (len(table) and "consecutive_failures_bound" in table):
+            return 0
+        exact = (table["consecutive_failures_bound"] == "exact") & (
+            table["failures_to_disable_bound"] == "exact"
+        )
+        return int((~exact.fillna(False)).sum())
+
+    def events_total(self, column: str) -> int | None:
+        # a subscription whose events cannot be counted makes the total unknown, never a sum
+        # of the others
+        if not len(self.health):
+            return 0
+        values = self.health[column]
+        return None if values.isna().any() else int(values.sum())
+
+
+SUBSCRIPTIONS = FigureSpec("subscriptions", "Subscriptions", "count", "Every webhook subscription.")
+
+
+def _subscriptions(g: _Ground) -> Figure:
+    return Figure(SUBSCRIPTIONS, len(g.webhooks))
+
+
+DISABLED = FigureSpec(
+    "disabled",
+    "Subscriptions disabled",
+    "count",
+    "Subscriptions not active (by hand or after failing deliveries).",
+)
+
+
+def _disabled(g: _Ground) -> Figure:
+    hooks = g.webhooks
+    active = hooks["is_active"] if "is_active" in hooks else pd.Series([], dtype="boolean")
+    # an unknown active flag is not counted as disabled
+    return Figure(DISABLED, int((active == False).sum()))  # noqa: E712
+
+
+FAILING = FigureSpec(
+    "failing",
+    "Subscriptions whose last delivery failed",
+    "count",
+    "Subscriptions with a run of at least one failed event at the end of their records "
+    "(a run known only as a bound counts when the bound is at least one).",
+)
+
+
+def _failing(g: _Ground) -> Figure:
+    table = g.health
+    runs = table["consecutive_failures"] if len(table) else pd.Series([], dtype="Int64")
+    failing = int((runs.fillna(0).astype("Int64") > 0).sum())
+    return Figure(FAILING, failing, qualifier="at least" if g.bounded else "")
+
+
+DELIVERED_EVENTS = FigureSpec(
+    "delivered",
+    "Events delivered",
+    "count",
+    "Events whose delivery succeeded, over every subscription's records.",
+)
+FAILED_EVENTS = FigureSpec(
+    "failed",
+    "Events failed",
+    "count",
+    "Events whose every attempt failed, over every subscription's records.",
+)
+UNKNOWN_EVENTS = FigureSpec(
+    "unknown",
+    "Events of unknown outcome",
+    "count",
+    "Events whose records carry no success flag svcnb can read: left out of the rates.",
+)
+
+
+def _events_of(g: _Ground, spec: FigureSpec, column: str) -> Figure:
+    """The events of one outcome: the health table's ``column`` over every subscription."""
+    return Figure(spec, g.events_total(column))
+
+
+BOUNDED = FigureSpec(
+    "bounded",
+    "Subscriptions whose failure run is only a bound",
+    "count",
+    "Subscriptions whose failures in a row or distance to auto-disable is 'at least', "
+    "'at most' or unknown (see the reason column).",
+)
+
+
+def _bounded(g: _Ground) -> Figure:
+    return Figure(BOUNDED, g.bounded)
+
+
+HEALTH_TABLE = TableSpec(
+    "health",
+    "Subscriptions, worst first",
+    (
+        "url",
+        "is_active",
+        "events",
+        "success_rate",
+        "consecutive_failures",
+        "failures_to_disable",
+        "last_success_at",
+        "last_failure_at",
+        "reason",
+    ),
+    "One row per subscription.",
+)
+DISABLED_TABLE = TableSpec("disabled", "Disabled", None, "One row per disabled subscription.")
+EVENT_MIX_TABLE = TableSpec("event_mix", "Event mix", None, "One row per event type.")
+ATTEMPTS_TABLE = TableSpec(
+    "attempts", "Attempts needed", None, "How many attempts deliveries took."
+)
+HEALTH_PLOT = PlotSpec("health", "Failure runs per subscription", (7.0, 4.0))
 
 VIEW = ViewSpec(
     report="webhooks",
     title="Webhooks",
     figures=(
-        FigureSpec("subscriptions", "Subscriptions", "count", "Every webhook subscription."),
-        FigureSpec(
-            "disabled",
-            "Subscriptions disabled",
-            "count",
-            "Subscriptions not active (by hand or after failing deliveries).",
-        ),
-        FigureSpec(
-            "failing",
-            "Subscriptions whose last delivery failed",
-            "count",
-            "Subscriptions with a run of at least one failed event at the end of their records "
-            "(a run known only as a bound counts when the bound is at least one).",
-        ),
-        FigureSpec(
-            "delivered",
-            "Events delivered",
-            "count",
-            "Events whose delivery succeeded, over every subscription's records.",
-        ),
-        FigureSpec(
-            "failed",
-            "Events failed",
-            "count",
-            "Events whose every attempt failed, over every subscription's records.",
-        ),
-        FigureSpec(
-            "unknown",
-            "Events of unknown outcome",
-            "count",
-            "Events whose records carry no success flag svcnb can read: left out of the rates.",
-        ),
-        FigureSpec(
-            "bounded",
-            "Subscriptions whose failure run is only a bound",
-            "count",
-            "Subscriptions whose failures in a row or distance to auto-disable is 'at least', "
-            "'at most' or unknown (see the reason column).",
-        ),
+        SUBSCRIPTIONS,
+        DISABLED,
+        FAILING,
+        DELIVERED_EVENTS,
+        FAILED_EVENTS,
+        UNKNOWN_EVENTS,
+        BOUNDED,
     ),
-    tables=(
-        TableSpec(
-            "health",
-            "Subscriptions, worst first",
-            (
-                "url",
-                "is_active",
-                "events",
-                "success_rate",
-                "consecutive_failures",
-                "failures_to_disable",
-                "last_success_at",
-                "last_failure_at",
-                "reason",
-            ),
-            "One row per subscription.",
-        ),
-        TableSpec("disabled", "Disabled", None, "One row per disabled subscription."),
-        TableSpec("event_mix", "Event mix", None, "One row per event type."),
-        TableSpec("attempts", "Attempts needed", None, "How many attempts deliveries took."),
-    ),
-    plots=(PlotSpec("health", "Failure runs per subscription", (7.0, 4.0)),),
+    tables=(HEALTH_TABLE, DISABLED_TABLE, EVENT_MIX_TABLE, ATTEMPTS_TABLE),
+    plots=(HEALTH_PLOT,),
 )
 
 
@@ -1082,56 +1068,37 @@ def frames_view(
     now = pd.Timestamp.now(tz="UTC") if now is None else pd.Timestamp(now)
     table = health(webhooks, deliveries, now=now)
     tables = {
-        "health": table,
-        "disabled": disabled(webhooks, now=now),
-        "event_mix": event_mix(webhooks, deliveries, now=now),
-        "attempts": attempts(deliveries, now=now),
+        HEALTH_TABLE: table,
+        DISABLED_TABLE: disabled(webhooks, now=now),
+        EVENT_MIX_TABLE: event_mix(webhooks, deliveries, now=now),
+        ATTEMPTS_TABLE: attempts(deliveries, now=now),
     }
-    runs = table["consecutive_failures"] if len(table) else pd.Series([], dtype="Int64")
-    failing = int((runs.fillna(0).astype("Int64") > 0).sum())
-    bounded = 0
-    if len(table) and "consecutive_failures_bound" in table:
-        exact = (table["consecutive_failures_bound"] == "exact") & (
-            table["failures_to_disable_bound"] == "exact"
-        )
-        bounded = int((~exact.fillna(False)).sum())
-    active = webhooks["is_active"] if "is_active" in webhooks else pd.Series([], dtype="boolean")
-
-    def events_total(column: str) -> int | None:
-        # a subscription whose events cannot be counted makes the total unknown, never a sum
-        # of the others
-        if not len(table):
-            return 0
-        values = table[column]
-        return None if values.isna().any() else int(values.sum())
-
-    figures = dict(
-        [
-            figure(VIEW, "subscriptions", len(webhooks)),
-            # an unknown active flag is not counted as disabled
-            figure(VIEW, "disabled", int((active == False).sum())),  # noqa: E712
-            figure(VIEW, "failing", failing, qualifier="at least" if bounded else ""),
-            figure(VIEW, "delivered", events_total("delivered")),
-            figure(VIEW, "failed", events_total("failed")),
-            figure(VIEW, "unknown", events_total("unknown")),
-            figure(VIEW, "bounded", bounded),
-        ]
-    )
+    g = _Ground(webhooks, table)
+    unknown = _events_of(g, UNKNOWN_EVENTS, "unknown")
+    figures = [
+        _subscriptions(g),
+        _disabled(g),
+        _failing(g),
+        _events_of(g, DELIVERED_EVENTS, "delivered"),
+        _events_of(g, FAILED_EVENTS, "failed"),
+        unknown,
+        _bounded(g),
+    ]
     notes = view_notes(inputs or {}, tables.values())
     grouping = event_grouping(deliveries)
     if not grouping.ok:
         notes.append(f"event counts unknown: {decision_text(grouping)}")
-    if figures["unknown"].value:
+    if unknown.value:
         notes.append(
-            f"{figures['unknown'].value} event(s) of unknown outcome (no success flag svcnb can "
+            f"{unknown.value} event(s) of unknown outcome (no success flag svcnb can "
             "read), left out of the success rates"
         )
-    return View(
+    return view_of(
         VIEW,
         now,
         figures,
         tables,
-        plots={"health": lambda ax: plot_health(table, ax=ax)},
+        {HEALTH_PLOT: lambda ax: plot_health(table, ax=ax)},
         notes=notes,
-        complete=not bounded and not figures["unknown"].value and grouping.ok,
+        complete=not g.bounded and not unknown.value and grouping.ok,
     )

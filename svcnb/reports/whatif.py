@@ -32,8 +32,9 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable
+from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
@@ -42,38 +43,34 @@ from svcnb.assumptions import Decision, Pins, assumption, decide
 from svcnb.config import config_path
 from svcnb.config import pins as config_pins
 from svcnb.frames import AssumptionWarning
-from svcnb.money import exact_sum, money_text, to_decimal
+from svcnb.money import exact_sum, to_decimal
 from svcnb.reports import billing
 from svcnb.reports._classes import billing_classes, left_out_note, vm_classes
 from svcnb.reports._duration import duration
+from svcnb.reports._plots.whatif import (
+    SUSPENSIONS_SHOWN,
+    plot_suspensions,
+    plot_topup,
+    plot_what_if,
+)
 from svcnb.reports._replay import report, resolve_now
 from svcnb.reports._reuse import reusable, sharing
-from svcnb.reports._timeaxis import (
-    STATUS_COLOURS,
-    axes,
-    concise_dates,
-    fit_rows,
-    legend_outside,
-    money_axis,
-)
 from svcnb.reports._view import (
+    Figure,
     FigureSpec,
     PlotSpec,
     TableSpec,
     View,
     ViewSpec,
-    figure,
     view_notes,
+    view_of,
 )
-
-if TYPE_CHECKING:
-    from matplotlib.axes import Axes
-
 
 __all__ = [
     "DEFAULT_HORIZONS",
     "HOWS",
     "STOP_NOTE",
+    "SUSPENSIONS_SHOWN",
     "VIEW",
     "plot_suspensions",
     "plot_topup",
@@ -584,264 +581,271 @@ def what_if_stop(
     return out
 
 
-# -- plots ---------------------------------------------------------------------------------
-def _currency(frame: pd.DataFrame) -> Any:
-    stated = frame["currency"].dropna() if "currency" in frame else pd.Series([], dtype="string")
-    return stated.iloc[0] if len(stated) else None
-
-
-def plot_topup(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
-    """What each horizon needs (owed + renewals due) against the balance, the top-up on top.
-
-    ``frame`` is :func:`topup_needed`'s (horizon_days, balance, owed, due, topup, currency,
-    complete).
-    """
-    ax = axes(ax)
-    if frame.empty:
-        ax.set_title("Top-up needed: no horizon")
-        return ax
-    labels = [f"{int(d)} days" for d in frame["horizon_days"]]
-    owed = [float(v) for v in frame["owed"]]
-    due = [float(v) for v in frame["due"]]
-    ax.bar(labels, owed, label="owed now", color=STATUS_COLOURS["owing"])
-    ax.bar(labels, due, bottom=owed, label="renewals due", color="#1565c0")
-    ax.axhline(
-        float(frame["balance"].iloc[0]),
-        color=STATUS_COLOURS["paid"],
-        linestyle="--",
-        label="balance",
-    )
-    currency = _currency(frame)
-    for x, (o, d, t, whole) in enumerate(
-        zip(owed, due, frame["topup"], frame["complete"], strict=True)
-    ):
-        text = "covered" if t == 0 else f"top up {money_text(t, currency)}"
-        ax.annotate(
-            text + ("" if bool(whole) else " (at least)"),
-            (x, o + d),
-            ha="center",
-            va="bottom",
-            fontsize=8,
-        )
-    ax.margins(y=0.15)  # room above the tallest bar for its "top up" label
-    ax.set_title("Top-up needed to cover each horizon")
-    ax.set_xlabel("horizon from now")
-    money_axis(ax, currency, what="amount")
-    legend_outside(ax)
-    return ax
-
-
-# VMs a suspensions plot draws at most (the first to go); the table lists them all.
-SUSPENSIONS_SHOWN = 20
-
-
-def plot_suspensions(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
-    """When each VM fails its renewal and is suspended if nobody tops up: one row per VM.
-
-    ``frame`` is :func:`suspensions`' (name, vm_id, failed_at, suspended_at, suspended_by).
-    A VM whose suspension date is not shown is drawn at ``suspended_by`` as "at the latest".
-    """
-    ax = axes(ax)
-    if frame.empty:
-        ax.set_title("No suspension within the horizon if nobody tops up")
-        return ax
-    shown = frame.head(SUSPENSIONS_SHOWN)
-    y = list(range(len(shown)))[::-1]
-    # names alone (the table beside gives the ids); the id too where two VMs share a name
-    plain = [
-        str(v) if pd.isna(n) else str(n) for n, v in zip(shown["name"], shown["vm_id"], strict=True)
-    ]
-    names = [
-        f"{n} ({v})" if plain.count(n) > 1 else n
-        for n, v in zip(plain, shown["vm_id"], strict=True)
-    ]
-    known = shown["suspended_at"].notna().to_numpy(dtype=bool)
-    fail = shown["failed_at"].notna().to_numpy(dtype=bool)
-
-    def naive(col: str, mask: Any) -> Any:
-        return shown.loc[mask, col].dt.tz_convert("UTC").dt.tz_localize(None)
-
-    ys = pd.Series(y, index=shown.index)
-    both = known & fail
-    ax.hlines(ys[both], naive("failed_at", both), naive("suspended_at", both), color="#9e9e9e")
-    ax.scatter(
-        naive("failed_at", fail),
-        ys[fail],
-        marker="o",
-        color=STATUS_COLOURS["owing"],
-        label="renewal unpaid",
-    )
-    ax.scatter(
-        naive("suspended_at", known),
-        ys[known],
-        marker="X",
-        color=STATUS_COLOURS["suspended"],
-        label="suspended",
-    )
-    later = ~known & shown["suspended_by"].notna().to_numpy(dtype=bool)
-    if later.any():
-        ax.scatter(
-            naive("suspended_by", later),
-            ys[later],
-            marker="<",
-            color=STATUS_COLOURS["unknown"],
-            label="suspended by (at the latest)",
-        )
-    ax.set_yticks(y, names, fontsize="small")
-    more = len(frame) - len(shown)
-    undated = frame["suspended_by"].isna().all()
-    ax.set_title(
-        (
-            f"Unpaid renewals if nobody tops up (suspension dates unknown: {GRACE} not pinned)"
-            if undated
-            else "Suspensions if nobody tops up"
-        )
-        + (f": the first {len(shown)}, and {more} more in the table" if more else "")
-    )
-    ax.set_xlabel("time (UTC)")
-    concise_dates(ax)
-    legend_outside(ax)
-    fit_rows(ax, len(shown), per_row=0.25)
-    return ax
-
-
-def plot_what_if(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
-    """The top-up per horizon today and with the chosen VMs stopped or terminated.
-
-    ``frame`` is :func:`what_if_stop`'s (horizon_days, topup_before, topup_after, how, currency).
-    """
-    ax = axes(ax)
-    if frame.empty:
-        ax.set_title("What if: no horizon")
-        return ax
-    x = list(range(len(frame)))
-    how = str(frame["how"].iloc[0])
-    done = "stopped" if how == "stop" else "terminated"
-    ax.bar(
-        [i - 0.2 for i in x], [float(v) for v in frame["topup_before"]], width=0.4, label="today"
-    )
-    ax.bar(
-        [i + 0.2 for i in x],
-        [float(v) for v in frame["topup_after"]],
-        width=0.4,
-        label=f"{int(frame['vms_changed'].iloc[0])} VM(s) {done}",
-    )
-    ax.set_xticks(x, [f"{int(d)} days" for d in frame["horizon_days"]])
-    ax.set_title(f"Top-up needed, today and with the VMs {done}")
-    ax.set_xlabel("horizon from now")
-    money_axis(ax, _currency(frame), what="top-up")
-    legend_outside(ax)
-    return ax
-
-
 # --- the what-if view: what every surface shows (svcnb.reports._view) -------------------------
+# Each figure's spec sits right above the function computing it from the view's ground.
+
+_NONE_CHOSEN = "no VM chosen"
+
+
+@dataclass(frozen=True)
+class _Ground:
+    """What the what-if figures are computed from, as of one snapshot."""
+
+    top: pd.Series  # topup_needed's row of the chosen horizon
+    change: pd.Series  # what_if_stop's row of the chosen horizon
+    within: pd.DataFrame  # the suspensions within the horizon
+    sus: pd.DataFrame  # every suspension (its attrs count the rest)
+    wif: pd.DataFrame
+    ids: list[str]
+    days: int
+    dated: bool  # the grace period is known
+    currency: str | None
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.top["complete"]) and bool(self.sus.attrs["complete"])
+
+    @property
+    def bound(self) -> str:
+        return "" if self.complete else "at least"
+
+    def money(self, value: Any) -> Any:
+        return to_decimal(value, self.currency)
+
+
+def _balance(g: _Ground) -> Figure:
+    return Figure(billing.BALANCE, g.money(g.top["balance"]), currency=g.currency)
+
+
+def _owed(g: _Ground) -> Figure:
+    return Figure(billing.OWED, g.money(g.top["owed"]), currency=g.currency)
+
+
+RENEWALS_IF_PAID = FigureSpec(
+    "renewals_if_paid",
+    "Renewals due in {horizon} days once debts are paid",
+    "money",
+    "The renewals falling due within the horizon of every VM that renews once what it "
+    "owes is paid: VMs in good standing and the overdue and suspended ones a top-up "
+    "brings back (billing's 'Renewals due' counts good standing only); the count is in "
+    "brackets.",
+)
+
+
+def _renewals_if_paid(g: _Ground) -> Figure:
+    return Figure(
+        RENEWALS_IF_PAID,
+        g.money(g.top["due"]),
+        currency=g.currency,
+        qualifier=g.bound,
+        detail=f"{int(g.top['renewals'])} renewals",
+    )
+
+
+TOPUP = FigureSpec(
+    "topup",
+    "Top-up to pay owed + renewals of {horizon} days",
+    "money",
+    "Owed now plus those renewals, less the balance; 0 when the balance covers them.",
+)
+
+
+def _topup(g: _Ground) -> Figure:
+    return Figure(
+        TOPUP,
+        g.money(g.top["topup"]),
+        currency=g.currency,
+        qualifier=g.bound,
+        detail="covered" if bool(g.top["covered"]) else "",
+    )
+
+
+SUSPENDED = FigureSpec(
+    "suspended",
+    "VMs suspended within {horizon} days if nobody tops up",
+    "count",
+    "VMs whose renewal the wallet cannot pay within the horizon, suspended after the grace period.",
+    left_out="at least",
+)
+
+
+def _suspended(g: _Ground) -> Figure:
+    n = len(g.within)
+    return Figure(
+        SUSPENDED,
+        n if g.dated or not n else None,
+        complete=None if g.dated or not n else False,
+        reason="" if g.dated else f"{GRACE} not pinned",
+        detail="" if g.dated or not n else f"{n} unpaid renewal(s)",
+    )
+
+
+FIRST_SUSPENDED_AT = FigureSpec(
+    "first_suspended_at",
+    "First suspension if nobody tops up",
+    "time",
+    "When the first of those VMs is suspended (the VM in brackets).",
+    left_out="by",
+)
+
+
+def _first_suspended_at(g: _Ground) -> Figure:
+    within, dated = g.within, g.dated
+    return Figure(
+        FIRST_SUSPENDED_AT,
+        within["suspended_by"].iloc[0] if len(within) else pd.NaT,
+        empty=f"none within {g.days} days" if dated or not len(within) else "unknown",
+        complete=None if g.complete and dated else False,
+        qualifier="" if g.complete or not dated else "by",
+        detail=str(within["name"].iloc[0]) if len(within) and dated else "",
+        reason="" if dated else f"{GRACE} not pinned",
+    )
+
+
+ALREADY_SUSPENDED = FigureSpec(
+    "already_suspended",
+    "VMs already suspended",
+    "count",
+    "VMs suspended at the snapshot.",
+    left_out="at least",
+)
+
+
+def _already_suspended(g: _Ground) -> Figure:
+    return Figure(ALREADY_SUSPENDED, int(g.sus.attrs["already_suspended"]))
+
+
+CHOSEN = FigureSpec("chosen", "VMs chosen", "count", "The VMs the what-if stops or terminates.")
+
+
+def _chosen(g: _Ground) -> Figure:
+    return Figure(CHOSEN, len(g.wif.attrs.get("changed", [])) if g.ids else 0)
+
+
+TOPUP_AFTER = FigureSpec(
+    "topup_after",
+    "Top-up in {horizon} days with the chosen VMs {done}",
+    "money",
+    "The same top-up with the chosen VMs stopped (they still renew) or terminated "
+    "(they no longer renew).",
+)
+
+
+def _topup_after(g: _Ground) -> Figure:
+    return Figure(
+        TOPUP_AFTER,
+        g.money(g.change["topup_after"]) if g.ids else None,
+        currency=g.currency,
+        qualifier=g.bound if g.ids else "",
+        empty=_NONE_CHOSEN,
+    )
+
+
+TOPUP_SAVED = FigureSpec(
+    "topup_saved",
+    "Saved by that",
+    "money",
+    "Top-up today less top-up with the chosen VMs changed.",
+)
+
+
+def _topup_saved(g: _Ground) -> Figure:
+    return Figure(
+        TOPUP_SAVED,
+        g.money(g.change["topup_saved"]) if g.ids else None,
+        currency=g.currency,
+        empty=_NONE_CHOSEN,
+    )
+
+
+RUNWAY_BEFORE = FigureSpec(
+    "runway_before",
+    "Runway today",
+    "time",
+    "When the wallet first cannot pay a renewal, as things stand.",
+)
+
+
+def _runway_before(g: _Ground) -> Figure:
+    return Figure(
+        RUNWAY_BEFORE,
+        g.change["runway_before"],
+        empty="none within a year",
+        complete=None if g.complete else False,
+        qualifier="" if g.complete else "by",
+    )
+
+
+RUNWAY_AFTER = FigureSpec(
+    "runway_after",
+    "Runway with the chosen VMs {done}",
+    "time",
+    "The same with the chosen VMs changed.",
+)
+
+
+def _runway_after(g: _Ground) -> Figure:
+    return Figure(
+        RUNWAY_AFTER,
+        g.change["runway_after"] if g.ids else pd.NaT,
+        empty="none within a year" if g.ids else _NONE_CHOSEN,
+        complete=None if g.complete or not g.ids else False,
+        qualifier="" if g.complete or not g.ids else "by",
+    )
+
+
+WHAT_IF_TABLE = TableSpec(
+    "what_if",
+    "What if the {chosen} chosen VM(s) were {done}",
+    (
+        "horizon_days",
+        "vms_changed",
+        "topup_before",
+        "topup_after",
+        "topup_saved",
+        "suspended_before",
+        "suspended_after",
+        "runway_before",
+        "runway_after",
+    ),
+    "One row per horizon: today's figures beside the scenario's.",
+)
+TOPUP_TABLE = TableSpec(
+    "topup",
+    "Top-up needed to pay every debt and renewal of each horizon",
+    ("horizon_days", "balance", "owed", "renewals", "due", "needed", "topup", "complete"),
+    "One row per horizon.",
+)
+SUSPENSIONS_TABLE = TableSpec(
+    "suspensions",
+    "Suspended within {horizon} days if nobody tops up",
+    ("suspended_by", "name", "vm_id", "basis", "failed_at", "amount", "balance_then"),
+    "One row per VM, soonest first.",
+)
+TOPUP_PLOT = PlotSpec("topup", "Top-up per horizon")
+SUSPENSIONS_PLOT = PlotSpec("suspensions", "Suspensions if nobody tops up", (7.0, 4.5))
+WHAT_IF_PLOT = PlotSpec("what_if", "Top-up today and in the scenario")
 
 VIEW = ViewSpec(
     report="whatif",
     title="What if",
     figures=(
         # the same figures as billing's, declared there once
-        billing.VIEW.figure("balance"),
-        billing.VIEW.figure("owed"),
-        FigureSpec(
-            "renewals_if_paid",
-            "Renewals due in {horizon} days once debts are paid",
-            "money",
-            "The renewals falling due within the horizon of every VM that renews once what it "
-            "owes is paid: VMs in good standing and the overdue and suspended ones a top-up "
-            "brings back (billing's 'Renewals due' counts good standing only); the count is in "
-            "brackets.",
-        ),
-        FigureSpec(
-            "topup",
-            "Top-up to pay owed + renewals of {horizon} days",
-            "money",
-            "Owed now plus those renewals, less the balance; 0 when the balance covers them.",
-        ),
-        FigureSpec(
-            "suspended",
-            "VMs suspended within {horizon} days if nobody tops up",
-            "count",
-            "VMs whose renewal the wallet cannot pay within the horizon, suspended after the "
-            "grace period.",
-            left_out="at least",
-        ),
-        FigureSpec(
-            "first_suspended_at",
-            "First suspension if nobody tops up",
-            "time",
-            "When the first of those VMs is suspended (the VM in brackets).",
-            left_out="by",
-        ),
-        FigureSpec(
-            "already_suspended",
-            "VMs already suspended",
-            "count",
-            "VMs suspended at the snapshot.",
-            left_out="at least",
-        ),
-        FigureSpec("chosen", "VMs chosen", "count", "The VMs the what-if stops or terminates."),
-        FigureSpec(
-            "topup_after",
-            "Top-up in {horizon} days with the chosen VMs {done}",
-            "money",
-            "The same top-up with the chosen VMs stopped (they still renew) or terminated "
-            "(they no longer renew).",
-        ),
-        FigureSpec(
-            "topup_saved",
-            "Saved by that",
-            "money",
-            "Top-up today less top-up with the chosen VMs changed.",
-        ),
-        FigureSpec(
-            "runway_before",
-            "Runway today",
-            "time",
-            "When the wallet first cannot pay a renewal, as things stand.",
-        ),
-        FigureSpec(
-            "runway_after",
-            "Runway with the chosen VMs {done}",
-            "time",
-            "The same with the chosen VMs changed.",
-        ),
+        billing.BALANCE,
+        billing.OWED,
+        RENEWALS_IF_PAID,
+        TOPUP,
+        SUSPENDED,
+        FIRST_SUSPENDED_AT,
+        ALREADY_SUSPENDED,
+        CHOSEN,
+        TOPUP_AFTER,
+        TOPUP_SAVED,
+        RUNWAY_BEFORE,
+        RUNWAY_AFTER,
     ),
-    tables=(
-        TableSpec(
-            "what_if",
-            "What if the {chosen} chosen VM(s) were {done}",
-            (
-                "horizon_days",
-                "vms_changed",
-                "topup_before",
-                "topup_after",
-                "topup_saved",
-                "suspended_before",
-                "suspended_after",
-                "runway_before",
-                "runway_after",
-            ),
-            "One row per horizon: today's figures beside the scenario's.",
-        ),
-        TableSpec(
-            "topup",
-            "Top-up needed to pay every debt and renewal of each horizon",
-            ("horizon_days", "balance", "owed", "renewals", "due", "needed", "topup", "complete"),
-            "One row per horizon.",
-        ),
-        TableSpec(
-            "suspensions",
-            "Suspended within {horizon} days if nobody tops up",
-            ("suspended_by", "name", "vm_id", "basis", "failed_at", "amount", "balance_then"),
-            "One row per VM, soonest first.",
-        ),
-    ),
-    plots=(
-        PlotSpec("topup", "Top-up per horizon"),
-        PlotSpec("suspensions", "Suspensions if nobody tops up", (7.0, 4.5)),
-        PlotSpec("what_if", "Top-up today and in the scenario"),
-    ),
+    tables=(WHAT_IF_TABLE, TOPUP_TABLE, SUSPENSIONS_TABLE),
+    plots=(TOPUP_PLOT, SUSPENSIONS_PLOT, WHAT_IF_PLOT),
 )
 
 
@@ -894,104 +898,43 @@ def view(
     inside = (when <= row["horizon_end"]) | (when.isna() & ~dated)
     within = sus[inside.to_numpy(dtype=bool)].reset_index(drop=True)
     currency = None if pd.isna(row["currency"]) else str(row["currency"])
-    complete = bool(row["complete"]) and bool(sus.attrs["complete"])
-    bound = "" if complete else "at least"
+    g = _Ground(row, change, within, sus, wif, ids, chosen_days, dated, currency)
     done = "stopped" if how == "stop" else "terminated"
-    tables = {"topup": top, "suspensions": within}
+    tables = {TOPUP_TABLE: top, SUSPENSIONS_TABLE: within}
     plots = {
-        "topup": lambda ax: plot_topup(top, ax=ax),
-        "suspensions": lambda ax: plot_suspensions(within, ax=ax),
+        TOPUP_PLOT: lambda ax: plot_topup(top, ax=ax),
+        SUSPENSIONS_PLOT: lambda ax: plot_suspensions(within, ax=ax),
     }
     if ids:
-        tables["what_if"] = wif
-        plots["what_if"] = lambda ax: plot_what_if(wif, ax=ax)
-    none_chosen = "no VM chosen"
-    figures = dict(
-        [
-            figure(VIEW, "balance", to_decimal(row["balance"], currency), currency=currency),
-            figure(VIEW, "owed", to_decimal(row["owed"], currency), currency=currency),
-            figure(
-                VIEW,
-                "renewals_if_paid",
-                to_decimal(row["due"], currency),
-                currency=currency,
-                qualifier=bound,
-                detail=f"{int(row['renewals'])} renewals",
-            ),
-            figure(
-                VIEW,
-                "topup",
-                to_decimal(row["topup"], currency),
-                currency=currency,
-                qualifier=bound,
-                detail="covered" if bool(row["covered"]) else "",
-            ),
-            figure(
-                VIEW,
-                "suspended",
-                len(within) if dated or not len(within) else None,
-                complete=None if dated or not len(within) else False,
-                reason="" if dated else f"{GRACE} not pinned",
-                detail="" if dated or not len(within) else f"{len(within)} unpaid renewal(s)",
-            ),
-            figure(
-                VIEW,
-                "first_suspended_at",
-                within["suspended_by"].iloc[0] if len(within) else pd.NaT,
-                empty=f"none within {chosen_days} days" if dated or not len(within) else "unknown",
-                complete=None if complete and dated else False,
-                qualifier="" if complete or not dated else "by",
-                detail=str(within["name"].iloc[0]) if len(within) and dated else "",
-                reason="" if dated else f"{GRACE} not pinned",
-            ),
-            figure(VIEW, "already_suspended", int(sus.attrs["already_suspended"])),
-            figure(VIEW, "chosen", len(wif.attrs.get("changed", [])) if ids else 0),
-            figure(
-                VIEW,
-                "topup_after",
-                to_decimal(change["topup_after"], currency) if ids else None,
-                currency=currency,
-                qualifier=bound if ids else "",
-                empty=none_chosen,
-            ),
-            figure(
-                VIEW,
-                "topup_saved",
-                to_decimal(change["topup_saved"], currency) if ids else None,
-                currency=currency,
-                empty=none_chosen,
-            ),
-            figure(
-                VIEW,
-                "runway_before",
-                change["runway_before"],
-                empty="none within a year",
-                complete=None if complete else False,
-                qualifier="" if complete else "by",
-            ),
-            figure(
-                VIEW,
-                "runway_after",
-                change["runway_after"] if ids else pd.NaT,
-                empty="none within a year" if ids else none_chosen,
-                complete=None if complete or not ids else False,
-                qualifier="" if complete or not ids else "by",
-            ),
-        ]
-    )
+        tables[WHAT_IF_TABLE] = wif
+        plots[WHAT_IF_PLOT] = lambda ax: plot_what_if(wif, ax=ax)
+    figures = [
+        _balance(g),
+        _owed(g),
+        _renewals_if_paid(g),
+        _topup(g),
+        _suspended(g),
+        _first_suspended_at(g),
+        _already_suspended(g),
+        _chosen(g),
+        _topup_after(g),
+        _topup_saved(g),
+        _runway_before(g),
+        _runway_after(g),
+    ]
     notes = _view_notes(row, sus.attrs, wif, vms, ids, how)
     if not dated and len(sus):
         notes.append(grace_unknown_text())
     notes += view_notes(inputs, tables.values())
-    return View(
+    return view_of(
         VIEW,
         now,
         figures,
         tables,
-        plots=plots,
+        plots,
         options={"horizon": chosen_days, "done": done, "chosen": len(ids)},
         notes=notes,
-        complete=complete and not any("may be incomplete" in n for n in notes),
+        complete=g.complete and not any("may be incomplete" in n for n in notes),
         left_out=len(billing.unknown_status(vms, now=now)),
     )
 

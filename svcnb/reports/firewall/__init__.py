@@ -34,6 +34,7 @@ opens, closes or makes unknown over the VMs of the changed firewalls.
 
 from __future__ import annotations
 
+from svcnb.reports._plots.firewall import plot_findings
 from svcnb.reports._ports import PORTLESS_PROTOCOLS, SENTINELS, parse_port, sentinel_pins
 from svcnb.reports.firewall._audit_view import VIEW, view
 from svcnb.reports.firewall._changes import changes, finding_changes, rule_changes
@@ -46,7 +47,6 @@ from svcnb.reports.firewall._findings import (
     SENSITIVE_PORTS,
     SEVERITIES,
     audit,
-    plot_findings,
     shadowing,
 )
 from svcnb.reports.firewall._reachability import (

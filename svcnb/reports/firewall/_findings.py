@@ -5,19 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
 from svcnb.reports._classes import vm_classes
-from svcnb.reports._columns import value_label
 from svcnb.reports._replay import report
-from svcnb.reports._timeaxis import axes, fit_rows
 from svcnb.reports.firewall._parsed import _context, _not_terminated, _Rule, _rules
-
-if TYPE_CHECKING:
-    from matplotlib.axes import Axes
-
 
 SEVERITIES = ["high", "medium", "low", "info"]
 IP_LIST_CAP = 50
@@ -369,34 +363,3 @@ def _check_rule(r: _Rule, add: Any) -> None:
                 r,
                 subject=",".join(str(p) for p in hit),
             )
-
-
-def plot_findings(findings: pd.DataFrame, ax: Axes | None = None) -> Axes:
-    """Horizontal bars: how many findings of each check, coloured by severity.
-
-    ``findings`` from :func:`audit` (check, severity).
-    """
-    ax = axes(ax)
-    if findings.empty:
-        ax.set_title("Firewall audit: no findings")
-        return ax
-    counts = (
-        findings.groupby(["check", "severity"], observed=True)
-        .size()
-        .reset_index(name="findings")
-        .sort_values(["severity", "findings"], ascending=[False, True])
-    )
-    colours = {"high": "tab:red", "medium": "tab:orange", "low": "tab:olive", "info": "tab:gray"}
-    labels = [
-        f"{value_label('check', c)} ({s})"
-        for c, s in zip(counts["check"], counts["severity"], strict=True)
-    ]
-    ax.barh(
-        labels,
-        counts["findings"],
-        color=[colours.get(str(s), "tab:blue") for s in counts["severity"]],
-    )
-    ax.set_xlabel("findings")
-    ax.set_title("Firewall audit findings")
-    fit_rows(ax, len(counts), per_row=0.4)
-    return ax
