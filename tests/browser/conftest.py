@@ -95,15 +95,21 @@ class _SharedPage:
         self._browser: Any = None
         self._lab: LabPage | None = None
 
-    def lab(self, chromium: Path, base_url: str, width: int, height: int) -> LabPage:
-        if self._lab is None:
+    def browser(self, chromium: Path) -> Any:
+        """The one Chromium, started if none is: a test that opens pages of its own (no
+        JupyterLab) opens them here, as a second Playwright would find this one's loop running."""
+        if self._browser is None:
             from playwright.sync_api import sync_playwright
 
             self._playwright = sync_playwright().start()
             self._browser = self._playwright.chromium.launch(
                 executable_path=str(chromium), headless=True, args=CHROMIUM_ARGS
             )
-            self._lab = LabPage(self._browser.new_page(), base_url)
+        return self._browser
+
+    def lab(self, chromium: Path, base_url: str, width: int, height: int) -> LabPage:
+        if self._lab is None:
+            self._lab = LabPage(self.browser(chromium).new_page(), base_url)
         self._lab.page.set_viewport_size({"width": width, "height": height})
         return self._lab
 
@@ -129,6 +135,12 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 def pytest_sessionfinish() -> None:
     _SHARED.close()
+
+
+@pytest.fixture(scope="session")
+def shared_browser(chromium_executable: Path) -> Callable[[], Any]:
+    """``shared_browser()``: the browser tests' one Chromium, for pages without JupyterLab."""
+    return lambda: _SHARED.browser(chromium_executable)
 
 
 @pytest.fixture(scope="session")

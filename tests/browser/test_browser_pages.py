@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import io
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -41,9 +41,9 @@ _MEASURE = """
 
 
 @pytest.fixture(scope="module")
-def measured(chromium_executable: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """Each page at 1200 and 800 px: the document's width and each table's; Chromium is closed
-    before the tests run (its event loop must not outlive this module)."""
+def measured(shared_browser: Callable[[], Any], tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Each page at 1200 and 800 px: the document's width and each table's, measured in the
+    browser tests' one Chromium (a second Playwright cannot start while its loop runs)."""
     folder = tmp_path_factory.mktemp("pages-30d")
     store = Store(folder / "store")
     with (
@@ -55,22 +55,16 @@ def measured(chromium_executable: Path, tmp_path_factory: pytest.TempPathFactory
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         assert cli.main(["pages", "--store", str(store.path), "--out", str(out)]) == 0
 
-    from playwright.sync_api import sync_playwright
-
     found: dict[tuple[str, int], Any] = {}
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=str(chromium_executable), args=["--no-sandbox", "--disable-gpu"]
-        )
+    browser = shared_browser()
+    for width in (1200, 800):
+        page = browser.new_page(viewport={"width": width, "height": 900})
         try:
-            for width in (1200, 800):
-                page = browser.new_page(viewport={"width": width, "height": 900})
-                for kind in KINDS:
-                    page.goto((out / f"{kind}.html").as_uri())
-                    found[kind, width] = page.evaluate(_MEASURE)
-                page.close()
+            for kind in KINDS:
+                page.goto((out / f"{kind}.html").as_uri())
+                found[kind, width] = page.evaluate(_MEASURE)
         finally:
-            browser.close()
+            page.close()
     return found
 
 
