@@ -434,6 +434,9 @@ def pins(account: str | None = None, path: str | os.PathLike[str] | None = None)
                 else []
             )
             for full, key, value in items:
+                if registered.keyed and not key.strip():
+                    # a blank word is no word: it would pin nothing, or fail later far away
+                    raise ConfigError(f"{where}: a blank key pins nothing; name the word it maps")
                 try:
                     found[full] = Pin(pin_value(full, value), f"{where} {key}")
                 except ValueError as exc:

@@ -171,13 +171,15 @@ def _parts(document: dict) -> list[dict]:
 
 @fuzz(CONFIG_EXAMPLES)
 @given(document=documents)
-# what it found: a delivery setting set to false, a ~user nobody is, a count that never ends
+# what it found: a delivery setting set to false, a ~user nobody is, a count that never ends, a
+# blank word pinned to a class
 @example(document={"alerts": {"attempts": False}})
 @example(document={"alerts": {"attempts": 2**31, "backoff_seconds": 1e300}})
 @example(document={"alerts": {"ca_bundle": "~nobody-here/ca.pem"}})
 @example(document={"alerts": {"ca_bundle": "ca\x00.pem"}})
 @example(document={"budget": {"backend": "~nobody-here/budget.sqlite"}})
 @example(document={"budget": {"backend": "a\x00b"}})
+@example(document={"vocabulary": {"vm_status": {" ": "running"}}})
 def test_any_toml_structure_loads_or_is_one_config_error_naming_the_file(document):
     encoded = [_encoded(part) for part in _parts(document)]
     assume(encoded[0] is not None)
