@@ -5,7 +5,7 @@ Profile ``svcnb`` (what ``make test`` and CI run) and ``svcnb-all`` (``make test
 per-example deadline: what the fuzzers test is svcnb's own deadlines, and on a loaded CI box an
 example's time says nothing; nor may a slow draw fail a run (``too_slow``), big draws being what
 some fuzzers are for. A fuzzer names its full count with ``fuzz(N)``: ``svcnb-all`` draws N
-examples, ``svcnb`` a quarter of them (at least 10), the same share as for a test that names none.
+examples, ``svcnb`` 15 % of them (at least 10), the same share as for a test that names none.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import os
 from hypothesis import HealthCheck, settings
 
 FULL = 100  # svcnb-all's default count, and the scale of every fuzz(N)
-QUICK = 25
+QUICK = 15
 
 settings.register_profile(
     "svcnb",

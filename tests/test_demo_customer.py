@@ -12,6 +12,9 @@ import pytest
 from svcnb import Client
 from svcnb.jupyter.demo import Customer, Morning
 
+# seventy simulated days: make test-all
+pytestmark = pytest.mark.slow
+
 DAYS = 70
 
 

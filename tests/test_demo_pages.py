@@ -15,6 +15,10 @@ from svcnb.cli import demo as demo_command
 from svcnb.client import redact
 from svcnb.jupyter import demo as _demo
 
+# the whole demo (every notebook run on acme, every page rendered): make test-all. make test
+# holds the pages from a store (tests/test_pages.py) and each notebook under nbval.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 REMOTE = re.compile(
     r"<(script|link)\b[^>]*\b(src|href)=[\"']?(https?:)?//|import\(\s*[\"']https?://",

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import pandas as pd
 import pytest
+from _tiers import dialects
 
 import svcnb
 from svcnb import frames
@@ -405,7 +406,7 @@ def _fired_keys_on(dialect: str, folder) -> list[str]:
         return sorted(result.fired["key"])
 
 
-@pytest.mark.parametrize("dialect", ["acme", "linkhdr", "cursor"])
+@pytest.mark.parametrize("dialect", dialects(["acme", "linkhdr", "cursor"]))
 def test_the_same_alerts_fire_whatever_the_dialect(dialect, default_keys, tmp_path):
     # every rule has something to say on this account (seed 7, 40 VMs, day 2)
     assert {k.split(":")[0] for k in default_keys} == {

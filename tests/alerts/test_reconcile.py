@@ -6,6 +6,7 @@ import warnings
 
 import pandas as pd
 import pytest
+from _tiers import dialects
 
 import svcnb
 from svcnb import frames, vocab
@@ -129,7 +130,7 @@ def test_reconcile_needs_two_snapshots(tmp_path):
         webhooks.reconcile(store)
 
 
-@pytest.mark.parametrize("dialect", ["default", "acme", "linkhdr", "cursor"])
+@pytest.mark.parametrize("dialect", dialects(["default", "acme", "linkhdr", "cursor"]))
 def test_the_sandbox_events_reconcile_and_a_dropped_one_is_found(dialect, make_sandbox, tmp_path):
     """The log holds every event the sandbox emitted but one vm.stopped: that one is missing."""
     sb = make_sandbox(vms=8, seed=3, dialect=dialect, rate_limit=100_000)

@@ -3,8 +3,9 @@
 Each case resets one sandbox to a dialect (a named one, or ``random:SEED`` drawing every point
 the spec leaves open from the seed), pulls the account through svcnb into a store, and holds
 records and reports against the sandbox's ground truth (``tests/dialects/sweep.py``). No check
-may be silently wrong. ``make test`` sweeps the named dialects and the random ones that
-speak every other choice (``cover.COVER``); ``make test-all`` 400 random ones.
+may be silently wrong. ``make test`` sweeps the default and ``acme`` (``tests/_tiers.py``) and
+the random ones that speak every choice (``cover.COVER``); ``make test-all`` every named dialect
+and 400 random ones.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from _tiers import dialects
 
 from svcnb import vocab
 from svcnb.sandbox import Sandbox, serve
@@ -38,7 +40,7 @@ def _random(server: Sandbox, seed: int) -> Outcome:
     return _SWEPT[key]
 
 
-@pytest.mark.parametrize("dialect", NAMED)
+@pytest.mark.parametrize("dialect", dialects(NAMED))
 def test_named_dialects_have_no_silent_wrong_result(server: Sandbox, dialect: str) -> None:
     outcome = sweep_one(server, dialect, vms=NAMED_VMS, seed=7)
     assert outcome.checks > 200

@@ -8,6 +8,7 @@ from decimal import Decimal
 
 import pandas as pd
 import pytest
+from _tiers import dialects
 
 from svcnb.client import Client
 from svcnb.panels import BandwidthPanel, BillingPanel, VmPanel, WebhooksPanel
@@ -147,7 +148,7 @@ def test_status_colours_read_on_light_and_dark_backgrounds(status):
     assert _contrast(colour, LAB_DARK) >= 3.0, (status, colour)
 
 
-@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("dialect", dialects(DIALECTS))
 def test_balance_plot_states_the_currency_the_summary_states(make_sandbox, tmp_path, dialect):
     sb = make_sandbox(vms=8, seed=7, time_scale=0.0, dialect=dialect)
     with Client(sb.tokens["admin"], sb.base_url, progress=False) as client:

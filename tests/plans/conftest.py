@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import pytest
+from _tiers import dialects
 
 import svcnb
 from svcnb.store import Store
@@ -15,7 +16,7 @@ from svcnb.store import Store
 DIALECTS = ["default", "acme", "linkhdr", "cursor"]
 
 
-@pytest.fixture(params=DIALECTS)
+@pytest.fixture(params=dialects(DIALECTS))
 def dialect(request) -> str:
     return request.param
 

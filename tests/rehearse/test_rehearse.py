@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import pandas as pd
 import pytest
+from _tiers import dialects
 
 import svcnb
 from svcnb import vocab
@@ -64,7 +65,7 @@ def _comparable(resource: str, frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-@pytest.mark.parametrize("dialect", ["default", "acme", "linkhdr"])
+@pytest.mark.parametrize("dialect", dialects(["default", "acme", "linkhdr"]))
 def test_the_copy_answers_what_the_store_holds(sandbox, tmp_path, dialect):
     store = _snapshot(sandbox, tmp_path, dialect)
     with svcnb.rehearse(store) as copy:

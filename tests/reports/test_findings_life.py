@@ -12,6 +12,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 from _firewall_rules import rule
+from _tiers import dialects
 
 from svcnb.client import Client
 from svcnb.reports import firewall
@@ -120,7 +121,7 @@ def _counts(changes: pd.DataFrame) -> dict[str, int]:
     return {s: int((changes["state"] == s).sum()) for s in firewall.FINDING_STATES}
 
 
-@pytest.fixture(scope="module", params=["default", "acme", "linkhdr", "cursor"])
+@pytest.fixture(scope="module", params=dialects(["default", "acme", "linkhdr", "cursor"]))
 def three(request, tmp_path_factory):
     """Snapshots s1 (as seeded), s2 (Redis opened to all, RDP rule moved 40 -> 5) and s3 (Redis
     narrowed, RDP rule back at 40), an hour apart, from a sandbox speaking ``param``."""

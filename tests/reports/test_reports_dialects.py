@@ -7,6 +7,7 @@ from __future__ import annotations
 import httpx
 import pandas as pd
 import pytest
+from _tiers import dialects
 
 from svcnb import frames, vocab
 from svcnb.client import Client
@@ -61,7 +62,7 @@ def _reports(f: dict, now: pd.Timestamp) -> dict[str, pd.DataFrame]:
     return {n: f.drop(columns=drop, errors="ignore") for n, f in out.items()}
 
 
-@pytest.mark.parametrize("dialect", ["acme", "linkhdr", "cursor"])
+@pytest.mark.parametrize("dialect", dialects(["acme", "linkhdr", "cursor"]))
 def test_every_named_dialect_gives_the_default_dialects_numbers(dialect):
     with (
         serve(vms=30, seed=7, dialect=dialect, rate_limit=100_000) as sb,

@@ -101,6 +101,8 @@ def test_at_answers_from_the_latest_snapshot_before(played):
         billing.runway.from_store(store, at=seen[0]["now"] - pd.Timedelta(days=1))
 
 
+# two months of the sandbox's life: make test-all (the life rules' own tests run in make test)
+@pytest.mark.slow
 def test_sixty_days_on_the_sandbox(make_sandbox, tmp_path):
     # a generous rate limit: 61 snapshots would otherwise wait out the 600/min bucket
     sb = make_sandbox(vms=FLEET, seed=SEED, rate_limit=100_000)

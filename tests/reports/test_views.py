@@ -24,6 +24,7 @@ from decimal import Decimal
 
 import pandas as pd
 import pytest
+from _tiers import dialects
 
 from svcnb import reports
 from svcnb.cli import main
@@ -39,7 +40,7 @@ DIALECTS = ("default", "acme", "hal")
 _CELL = re.compile(r"data-figure='([a-z0-9_]+)'>(.*?)</td>", re.S)
 
 
-@pytest.fixture(scope="module", params=DIALECTS)
+@pytest.fixture(scope="module", params=dialects(DIALECTS, quick=("default", "hal")))
 def dialect_store(request, tmp_path_factory):
     """A store of 4 daily snapshots of a 30-VM account served in ``request.param``."""
     with serve(vms=30, seed=7, dialect=request.param, rate_limit=100_000) as sb:

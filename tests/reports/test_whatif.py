@@ -11,6 +11,7 @@ from decimal import Decimal
 import httpx
 import pandas as pd
 import pytest
+from _tiers import dialects
 
 from svcnb import frames, vocab
 from svcnb.client import Client
@@ -259,7 +260,7 @@ def _figures(vms, wallet, now, pins) -> dict:
     }
 
 
-@pytest.mark.parametrize("dialect", ["default", "acme", "linkhdr", "cursor"])
+@pytest.mark.parametrize("dialect", dialects(["default", "acme", "linkhdr", "cursor"]))
 def test_every_dialect_gives_the_same_figures(dialect):
     with (
         serve(vms=30, seed=7, dialect=dialect, rate_limit=100_000) as sb,

@@ -30,6 +30,11 @@ from .test_store_disk import DAY, T0, evolve, frames_of
 
 # pairs of dialects the two accounts speak: each account may be on a different service flavour
 PAIRS = [("default", "acme"), ("linkhdr", "cursor")]
+# the second pair: make test-all (tests/_tiers.py)
+_PAIRS = [
+    pytest.param(p, id="+".join(p), marks=() if i == 0 else pytest.mark.slow)
+    for i, p in enumerate(PAIRS)
+]
 
 
 def _config(path, **specs: tuple[str, str]) -> None:
@@ -214,7 +219,7 @@ def test_snapshot_all_stores_one_account_configured_twice_once(
 # -- snapshot --all -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("dialects", PAIRS, ids=["+".join(p) for p in PAIRS])
+@pytest.mark.parametrize("dialects", _PAIRS)
 def test_snapshot_all_pulls_every_account_into_one_partitioned_store(
     make_sandbox, monkeypatch, tmp_path, capsys, dialects
 ):
@@ -414,7 +419,7 @@ def test_a_report_over_two_accounts_in_two_currencies_adds_nothing_across_them(t
         BillingPanel(store, account=["us", "west"])
 
 
-@pytest.mark.parametrize("dialects", PAIRS, ids=["+".join(p) for p in PAIRS])
+@pytest.mark.parametrize("dialects", _PAIRS)
 def test_balances_of_accounts_on_different_dialects_stay_per_account(
     make_sandbox, monkeypatch, tmp_path, dialects
 ):
