@@ -1,4 +1,5 @@
-"""``svcnb listen`` as a user runs it: a real process over HTTPS on loopback."""
+"""``svcnb listen`` as a user runs it: a real process over HTTPS on loopback; what it refuses before
+it listens (an exit code and a line on stderr), in this process."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import httpx
 import pytest
 from _webhooks_support import SECRET, event_body, signed_headers
 
+from svcnb import cli
 from svcnb.store import EventLog
 
 STARTUP_SECONDS = 30
@@ -38,6 +40,20 @@ def read_url(proc) -> str:
     assert time.monotonic() < deadline, "svcnb listen did not start in time"
     assert "receiving webhooks at https://127.0.0.1:" in line, line + proc.stderr.read()
     return line.split(" at ", 1)[1].split(",", 1)[0]
+
+
+def refused(args, monkeypatch, capsys, env_secret=SECRET) -> tuple[int, str, str]:
+    """``svcnb listen ARGS`` run in this process: its exit code, stdout and stderr."""
+    for name in [k for k in os.environ if k.startswith("SVCNB_")]:
+        monkeypatch.delenv(name)
+    if env_secret is not None:
+        monkeypatch.setenv("SVCNB_WEBHOOK_SECRET", env_secret)
+    try:
+        code = cli.main(["listen", *map(str, args)])
+    except SystemExit as exit:  # argparse's own refusals
+        code = exit.code
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
 @pytest.fixture
@@ -91,34 +107,33 @@ def test_secret_file_is_used_and_sigterm_stops_cleanly(tls, tmp_path, listen_arg
     assert EventLog(tmp_path).seen(event_id="evt_file")
 
 
-def test_no_secret_is_a_clear_error(listen_args):
-    proc = start_listen(listen_args, env_secret=None)
-    out, err = proc.communicate(timeout=STARTUP_SECONDS)
-    assert proc.returncode == 2
+def test_no_secret_is_a_clear_error(listen_args, monkeypatch, capsys):
+    code, out, err = refused(listen_args, monkeypatch, capsys, env_secret=None)
+    assert code == 2
     assert "SVCNB_WEBHOOK_SECRET" in err and "--secret-file" in err
 
 
-def test_secret_is_not_accepted_on_the_command_line(listen_args):
-    proc = start_listen([*listen_args, "--secret", SECRET], env_secret=None)
-    out, err = proc.communicate(timeout=STARTUP_SECONDS)
-    assert proc.returncode == 2
+def test_secret_is_not_accepted_on_the_command_line(listen_args, monkeypatch, capsys):
+    code, out, err = refused([*listen_args, "--secret", SECRET], monkeypatch, capsys, None)
+    assert code == 2
     assert "never taken from the command line" in err and "SVCNB_WEBHOOK_SECRET" in err
     assert SECRET not in err + out
 
 
-def test_missing_certificate_is_a_clear_error(tmp_path, tls):
+def test_missing_certificate_is_a_clear_error(tmp_path, tls, monkeypatch, capsys):
     args = ["--port", 0, "--cert", tmp_path / "nope.pem", "--key", tls.key_pem]
-    proc = start_listen([*args, "--store", tmp_path])
-    out, err = proc.communicate(timeout=STARTUP_SECONDS)
-    assert proc.returncode == 2
+    code, out, err = refused([*args, "--store", tmp_path], monkeypatch, capsys)
+    assert code == 2
     assert "nope.pem" in err and "does not exist" in err
 
 
-def test_a_store_on_object_storage_is_refused_before_anything_is_written(tls, tmp_path):
+def test_a_store_on_object_storage_is_refused_before_anything_is_written(
+    tls, tmp_path, monkeypatch, capsys
+):
     # the event log is local only: "s3://b/x" must not become a folder "s3:" beside the cwd
     args = ["--port", 0, "--cert", tls.cert_pem, "--key", tls.key_pem, "--store", "s3://b/x"]
-    proc = start_listen(args, cwd=tmp_path)
-    out, err = proc.communicate(timeout=STARTUP_SECONDS)
-    assert proc.returncode == 2
+    monkeypatch.chdir(tmp_path)
+    code, out, err = refused(args, monkeypatch, capsys)
+    assert code == 2
     assert "kept in a local folder" in err and "s3://b/x is on object storage" in err
     assert list(tmp_path.iterdir()) == []
