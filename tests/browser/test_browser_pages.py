@@ -1,6 +1,8 @@
-"""The pages ``svcnb pages`` renders from a 30-day store read at a laptop's width and at 800 px
-in Chromium: the page never scrolls sideways; a table fits (headers wrap between words, the type
-a little smaller on a narrow screen) or scrolls inside its own box with its key column in view.
+"""The pages ``svcnb pages`` renders from a store with a week of daily snapshots read at a laptop's
+width and at 800 px in Chromium: the page never scrolls sideways; a table fits (headers wrap
+between words, the type a little smaller on a narrow screen) or scrolls inside its own box with
+its key column in view. A page's width comes from its columns, which a week's history fills as a
+month's does (every table has rows, every plot a history); a month's takes four times as long.
 """
 
 from __future__ import annotations
@@ -44,13 +46,13 @@ _MEASURE = """
 def measured(shared_browser: Callable[[], Any], tmp_path_factory: pytest.TempPathFactory) -> dict:
     """Each page at 1200 and 800 px: the document's width and each table's, measured in the
     browser tests' one Chromium (a second Playwright cannot start while its loop runs)."""
-    folder = tmp_path_factory.mktemp("pages-30d")
+    folder = tmp_path_factory.mktemp("pages-7d")
     store = Store(folder / "store")
     with (
         serve(vms=40, seed=7, time_scale=0.0) as sandbox,
         Client(sandbox.tokens["admin"], sandbox.base_url, progress=False) as admin,
     ):
-        store.build_history(admin, 30, sandbox.control.advance)
+        store.build_history(admin, 7, sandbox.control.advance)
     out = folder / "pages"
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         assert cli.main(["pages", "--store", str(store.path), "--out", str(out)]) == 0
