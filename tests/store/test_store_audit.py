@@ -80,6 +80,8 @@ _WRITER = textwrap.dedent(
 )
 
 
+# two processes: make test-all; two threads (the next test) hold the same claim on S3 in make test
+@pytest.mark.slow
 def test_two_writer_processes_at_once_on_s3_lose_no_record(s3_url):
     count = 12
     Store(s3_url).journal.append(edit("first"))  # the table exists: both append to it
@@ -143,7 +145,7 @@ def test_a_local_store_keeps_its_json_lines_log_readable(tmp_path):
 
 # S3 reads and writes go through the object store to the same code as on disk, whose twin of
 # this test runs in `make test`; on S3 it runs in `make test-all` (the S3 tests `make test` keeps:
-# concurrent writers, a killed writer, a round trip, damaged commits)
+# concurrent writers, a round trip, a damaged catalog)
 @pytest.mark.slow
 def test_an_acceptance_on_an_s3_store_is_honoured(sandbox, s3_url):
     with Client(api_key=sandbox.tokens["admin"], base_url=sandbox.base_url, progress=False) as c:

@@ -167,6 +167,9 @@ KILLED_WRITE = textwrap.dedent(
 )
 
 
+# make test-all: its twin on disk (tests/store/test_store_sandbox.py, a take killed mid-write)
+# runs in make test, and the commit it relies on is the one the round trip reads
+@pytest.mark.slow
 def test_a_writer_killed_mid_snapshot_on_s3(s3_url, tmp_path):
     store = Store(s3_url)
     records = account(4)
