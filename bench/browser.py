@@ -201,13 +201,19 @@ class Took:
 class Bench:
     """The page, the socket traffic it receives, and the timed uses of its controls."""
 
-    def __init__(self, lab: LabPage, folder: Path) -> None:
+    def __init__(self, lab: LabPage, folder: Path, profile: bool = False) -> None:
         self.lab = lab
+        self.profile = profile
+        self.hot: dict[tuple[str, str], float] = {}  # (function, script) -> self ms, summed
+        self.spent: dict[str, float] = {}  # the page's metric -> its growth, summed
         self.page = lab.page
         self.frames: list[int] = []
         self.page.on("websocket", self._on_socket)
         self.cdp = self.page.context.new_cdp_session(self.page)
         self.cdp.send("Performance.enable")
+        if profile:
+            self.cdp.send("Profiler.enable")
+            self.cdp.send("Profiler.setSamplingInterval", {"interval": 500})
         self.folder = str(folder)
         self.kernel: Any = None
 
@@ -239,8 +245,15 @@ class Bench:
         self.page.evaluate(_ARM_JS, started)
         mark = len(self.frames)
         cpu = self._cpu()
+        if self.profile:
+            self.cdp.send("Profiler.start")
+            before = self._metrics()
         act()
         done = self.page.evaluate(_SETTLED_JS, [QUIET * 1000, 180_000])
+        if self.profile:
+            self._add_profile(self.cdp.send("Profiler.stop")["profile"])
+            for name, value in self._metrics().items():
+                self.spent[name] = self.spent.get(name, 0.0) + value - before.get(name, 0.0)
         after = self._cpu()
         if done["timeout"]:
             raise TimeoutError("the panel was still changing (or the kernel busy) after 180 s")
@@ -248,6 +261,44 @@ class Bench:
             raise RuntimeError(f"{act}: the input changed nothing on the page")
         got = self.frames[mark:]
         return Took(done["ms"] / 1000, len(got), sum(got), after[0] - cpu[0], after[1] - cpu[1])
+
+    # where the page's time goes besides its scripts, and how much it had to lay out
+    _SPENT = (
+        "ScriptDuration",
+        "RecalcStyleDuration",
+        "LayoutDuration",
+        "TaskDuration",
+        "RecalcStyleCount",
+        "LayoutCount",
+        "Nodes",
+    )
+
+    def _metrics(self) -> dict[str, float]:
+        metrics = self.cdp.send("Performance.getMetrics")["metrics"]
+        return {m["name"]: m["value"] for m in metrics if m["name"] in self._SPENT}
+
+    def _add_profile(self, profile: dict[str, Any]) -> None:
+        """Sum the page's self time per function and script from a CDP CPU profile."""
+        nodes = profile.get("nodes", [])
+        deltas = profile.get("timeDeltas", [])
+        ms = (sum(deltas) / 1000 / max(len(deltas), 1)) if deltas else 0.5
+        for node in nodes:
+            frame = node["callFrame"]
+            script = frame.get("url", "").rsplit("/", 1)[-1][:40]
+            where = f"{script}:{frame.get('lineNumber')}"
+            key = (frame.get("functionName") or "(anonymous)", where)
+            self.hot[key] = self.hot.get(key, 0.0) + node.get("hitCount", 0) * ms
+
+    def hottest(self, top: int = 15) -> list[str]:
+        """The ``top`` functions by self time since the last call, and start again."""
+        ranked = sorted(self.hot.items(), key=lambda kv: -kv[1])[:top]
+        spent = ", ".join(
+            f"{k.removesuffix('Duration')} {v:.2f} s" if k.endswith("Duration") else f"{k} {v:+.0f}"
+            for k, v in self.spent.items()
+        )
+        self.hot, self.spent = {}, {}
+        lines = [f"      {ms:8.0f} ms  {fn[:50]:50s} {where}" for (fn, where), ms in ranked]
+        return [f"      page: {spent}", *lines]
 
     def run_cell(self, index: int) -> Took:
         self.page.evaluate(_ARM_JS, False)
@@ -433,7 +484,9 @@ def screenshots(lab: LabPage, panels: list[str], folder: Path) -> None:
         print(f"  {panel:10s} grids state: " + "; ".join(t.strip() for t in stated if t.strip()))
 
 
-def run(n: int, panels: list[str], rebuild: bool, shots: Path | None = None) -> list[str]:
+def run(
+    n: int, panels: list[str], rebuild: bool, shots: Path | None = None, profile: bool = False
+) -> list[str]:
     """Time every panel's first render and controls at ``n`` VMs; the lines that FAIL."""
     from playwright.sync_api import sync_playwright
 
@@ -452,7 +505,7 @@ def run(n: int, panels: list[str], rebuild: bool, shots: Path | None = None) -> 
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.set_default_timeout(180_000)  # a click waits for a page busy with a grid
             lab = LabPage(page, base)
-            bench = Bench(lab, folder)
+            bench = Bench(lab, folder, profile)
             lab.open("bench_panels.ipynb", timeout=180)
             bench.run_cell(0)
             for i, panel in enumerate(panels, start=1):
@@ -491,6 +544,8 @@ def run(n: int, panels: list[str], rebuild: bool, shots: Path | None = None) -> 
                         if not ok:
                             failed.append(f"{n} {panel} {control} {fig.text()}")
                     print(f"  {panel:10s} {control:28s} {fig.text()}{verdict}", flush=True)
+                    if profile:
+                        print("\n".join(bench.hottest()), flush=True)
             browser.close()
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -505,6 +560,11 @@ def main() -> None:
     parser.add_argument(
         "--shots", type=Path, help="also write screenshots (Light, Dark) into this folder"
     )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="print where the page's CPU went for each control (its 15 hottest functions)",
+    )
     args = parser.parse_args()
     panels = [p.strip() for p in args.panels.split(",") if p.strip()]
     unknown = sorted(set(panels) - set(PANELS))
@@ -516,7 +576,7 @@ def main() -> None:
     warnings.simplefilter("ignore")  # incomplete-list warnings of the sandbox's seed
     failed: list[str] = []
     for n in args.sizes:
-        failed += run(n, panels, args.rebuild, args.shots)
+        failed += run(n, panels, args.rebuild, args.shots, args.profile)
     print("FAIL:\n  " + "\n  ".join(failed) if failed else "PASS: every figure within its target")
     sys.exit(1 if failed else 0)
 
