@@ -80,8 +80,9 @@ TESTS = ROOT.parent / "tests"
 # the themed legend), each under a reason below; 132 once the root's doctor, recorder, rehearsal,
 # lab, demo and notebooks became the public modules of svcnb.learn and svcnb.jupyter; 135 with the
 # grid tests beside them (a grid's rows and options updated in place, read without a browser);
-# 112 once the client, sandbox, webhooks, alerts and store tests read what those packages export
-CEILING = 112
+# 112 once the client, sandbox, webhooks, alerts and store tests read what those packages export;
+# 83 once svcnb.client exported its paging loop, governor, budgets and wires
+CEILING = 83
 REASONS = {
     "svcnb._connect": "patches where connect() finds a background sandbox (no user setting)",
     "svcnb.learn.rehearsal._Notes": "the rehearsal's notes, for its wallet reading alone",
@@ -89,18 +90,11 @@ REASONS = {
     "svcnb.alerts._deliver": "the CA bundle check of an alert endpoint, fuzzed on its own",
     "svcnb.cli._common": "the client the CLI's commands connect with, replaced by a test's",
     "svcnb.cli.sandbox._speak_dialect_file": "a dialect file's reading without serving it",
-    "svcnb.client._budget": "the rate budget's key per token, shared by processes",
-    "svcnb.client._config": "the base paths the client tries, against the sandbox's prefixes",
-    "svcnb.client._keepers": "which budget backend a config picks (file or Redis)",
-    "svcnb.client._pacing": "the governor's waits, checked without real time passing",
-    "svcnb.client._paging": "the one paging loop, fed pages no sandbox dialect serves",
     "svcnb.client._progressive": "progressive reading, fed pages no sandbox dialect serves",
     "svcnb.client._records": "the client's record schemas against the frames' columns",
-    "svcnb.client._redact": "the token pattern the leak scans look for",
-    "svcnb.client._redis_budget": "the Redis budget against a loopback Redis",
-    "svcnb.client._shared_budget": "the shared budget file, its schema and checks",
+    "svcnb.client._shared_budget": "its lock and grant waits shortened; its first schema",
     "svcnb.client._vms": "shortens the stop poll's real-time waits",
-    "svcnb.client._wire": "each HTTP wire's failures mapped to retryable or not",
+    "svcnb.client._wire": "a TLS failure urllib3 raises mapped to retryable or not, with no server",
     "svcnb.panels._audit": "the audit panel's acceptance parsing, without a widget",
     "svcnb.panels._display": "a panel rendered to static HTML, as a page without a kernel shows it",
     "svcnb.panels._messages": "the panels' message wording and token masking",

@@ -21,8 +21,7 @@ from _fakeapi import TOKEN, FakeApi, envelope
 from _loopback import close_listener, start_accepting
 
 import svcnb
-from svcnb.client import Client, Secret, redact
-from svcnb.client._pacing import Governor, server_seconds
+from svcnb.client import Client, Governor, Secret, redact, server_seconds
 from svcnb.errors import ApiError, PagingError, RateLimited, SvcnbError, TransportError
 
 

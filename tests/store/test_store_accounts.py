@@ -133,7 +133,7 @@ def test_an_account_whose_token_variable_is_unset_is_a_config_error(tmp_path, mo
 
 
 def test_one_service_is_one_url_however_it_is_written():
-    from svcnb.client._config import BASE_PATH_CANDIDATES
+    from svcnb.client import BASE_PATH_CANDIDATES
     from svcnb.config import API_PREFIXES, service_url
 
     same = [
