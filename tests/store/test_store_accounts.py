@@ -20,8 +20,7 @@ import svcnb
 from svcnb import configured_client, frames
 from svcnb.cli import main
 from svcnb.config import ConfigError, accounts
-from svcnb.panels import AccountTabs, BillingPanel
-from svcnb.panels._display import static_html
+from svcnb.panels import AccountTabs, BillingPanel, static_html
 from svcnb.reports import billing, replay
 from svcnb.store import Store, StoreError
 
