@@ -16,8 +16,7 @@ from svcnb import cli, vocab
 from svcnb.cli import _common
 from svcnb.client import Client
 from svcnb.config import read_config, write_section
-from svcnb.sandbox import Dialect, Sandbox
-from svcnb.sandbox._dialect import DELIVERY_POOLS
+from svcnb.sandbox import DELIVERY_POOLS, Dialect, Sandbox
 
 LISTS = (
     "GET /vms",

@@ -263,7 +263,7 @@ def wrong_points(file: dict, choices: dict) -> list[str]:
     speaks (``choices``: ``GET /_sandbox/dialect``): empty when the doctor stated only truths.
     Money said per record (``mixed``) may be stated as the one form every record happened to
     be in."""
-    from svcnb.sandbox._twin import BILLING_CLASSES, VM_CLASSES
+    from svcnb.sandbox import BILLING_CLASSES, VM_CLASSES
 
     wrong = []
     for point, value in file.get("dialect", {}).items():
@@ -299,7 +299,7 @@ def accounted(file: dict) -> list[str]:
     """Points a recorded file neither states nor explains (empty when every point is either
     stated, not observed or not expressible; ``link_form`` and ``token_names`` only where the
     paging stated uses them)."""
-    from svcnb.sandbox._twin import POINTS
+    from svcnb.sandbox import POINTS
 
     said = {*file.get("dialect", {}), *file.get("service", {})}
     said |= {
