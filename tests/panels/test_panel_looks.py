@@ -21,8 +21,7 @@ from svcnb.panels import (
     grid,
     shown,
 )
-from svcnb.reports import billing
-from svcnb.reports._timeaxis import STATUS_COLOURS
+from svcnb.reports import STATUS_COLOURS, billing
 from svcnb.reports.static import frame_html
 from svcnb.store import Store
 

@@ -28,8 +28,7 @@ from svcnb.errors import SchemaDriftWarning
 from svcnb.learn.doctor import Doctor, Finding
 from svcnb.learn.record import Recorder, write_dialect_file
 from svcnb.sandbox import DialectFile, Sandbox, read_dialect_file, serve
-from svcnb.store import Store
-from svcnb.store._pull import pull
+from svcnb.store import Store, pull
 
 # a finding -> the points of a dialect file its line depends on
 LIST_POINTS = ("paging", "webhooks_paged", "page_default", "page_max", "token_names", "link_form")
