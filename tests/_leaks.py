@@ -10,7 +10,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from svcnb.client._redact import TOKEN_PREFIX, TOKEN_RE
+from svcnb.client import TOKEN_PREFIX, TOKEN_RE
 
 MIN_SECRET_CHARS = 20
 

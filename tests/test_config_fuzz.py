@@ -17,8 +17,7 @@ from hypothesis import strategies as st
 from svcnb import config, vocab
 from svcnb.alerts import longest_delivery, rules_from_config
 from svcnb.alerts._deliver import _verify
-from svcnb.client._keepers import budget_backend
-from svcnb.client._shared_budget import check_budget_file
+from svcnb.client import budget_backend, check_budget_file
 from svcnb.config import ConfigError
 
 

@@ -12,12 +12,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+import svcnb
 from svcnb import cli, vocab
-from svcnb.cli import _common
 from svcnb.client import Client
 from svcnb.config import read_config, write_section
-from svcnb.sandbox import Dialect, Sandbox
-from svcnb.sandbox._dialect import DELIVERY_POOLS
+from svcnb.sandbox import DELIVERY_POOLS, Dialect, Sandbox
 
 LISTS = (
     "GET /vms",
@@ -275,12 +274,13 @@ class Rewriting(httpx.HTTPTransport):
 def through(sandbox: Sandbox, monkeypatch, transport: httpx.BaseTransport) -> None:
     """``svcnb doctor`` reaches the sandbox through ``transport``."""
 
-    def connect(**options: object) -> Client:
+    def connect(account: str | None = None, **options: object) -> Client:
         return Client(
             sandbox.tokens["admin"], sandbox.base_url, progress=False, transport=transport
         )
 
-    monkeypatch.setattr(_common, "client", connect)
+    # the command line's client is the one svcnb.configured_client gives
+    monkeypatch.setattr(svcnb, "configured_client", connect)
 
 
 def test_an_unknown_paging_key_without_total_is_unproven(sandbox, monkeypatch, capsys):

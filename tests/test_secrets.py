@@ -20,9 +20,7 @@ from _leaks import files_under, leaks
 
 import svcnb
 from svcnb import cli, configured_client
-from svcnb.client import ENV_BUDGET
-from svcnb.client._budget import budget_key
-from svcnb.client._shared_budget import SharedBudget
+from svcnb.client import ENV_BUDGET, SharedBudget, budget_key
 from svcnb.config import ConfigError, read_config, write_section
 from svcnb.errors import SvcnbError
 from svcnb.store import Store, StoreError

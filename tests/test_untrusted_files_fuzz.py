@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 import svcnb
 from svcnb.cli.sandbox import _speak_dialect_file
 from svcnb.config import ConfigError
-from svcnb.sandbox._twin import AT_LEAST_POINTS, DIALECT_POINTS, POINTS, SERVICE_POINTS
+from svcnb.sandbox import AT_LEAST_POINTS, DIALECT_POINTS, POINTS, SERVICE_POINTS
 
 DIALECT_EXAMPLES = 400  # dialect files: TOML structures over its tables and points
 DIALECT_RAW_EXAMPLES = 100  # dialect files that are no TOML

@@ -179,6 +179,8 @@ def _json_body(body: Any) -> bytes:
 
 
 class Urllib3Wire(Wire):
+    """The default wire: a urllib3 pool per client, each read bounded by the request's deadline."""
+
     proxy = ""  # never used behind a proxy: wire_for gives those to httpx
 
     def __init__(
@@ -379,6 +381,8 @@ def _urllib3_error(exc: BaseException) -> WireError:
 
 
 class HttpxWire(Wire):
+    """The wire behind a proxy (or on a test's httpx transport): an httpx client."""
+
     def __init__(
         self,
         base_url: str,

@@ -13,26 +13,34 @@ write any report frame as the CLI and the panels do (money with its currency, by
 labels from the column table), and ``table(frame)`` shows one in a notebook cell (HTML, with
 the text table as its plain text); ``svcnb.reports.static.page(view)`` writes a view as one
 self-contained HTML page (``svcnb report KIND --format html``, ``svcnb pages``).
+
+For reports of one's own: ``COLUMNS`` is every column a view may show (its kind and label),
+``cell_text`` one cell as the tables write it, ``reusable`` marks a helper whose result a
+:class:`Reuse` keeps, and ``STATUS_COLOURS`` and ``legend_outside`` draw as the reports'
+plots do.
 """
 
 from __future__ import annotations
 
 from svcnb.reports import bandwidth, billing, firewall, webhooks, whatif
 from svcnb.reports._classes import vm_classes
-from svcnb.reports._columns import MONEY_COLUMNS, VALUES, currency_of, value_label
-from svcnb.reports._display import display_frame, kind, kind_text, label, text_table
+from svcnb.reports._columns import COLUMNS, MONEY_COLUMNS, VALUES, currency_of, value_label
+from svcnb.reports._display import cell_text, display_frame, kind, kind_text, label, text_table
 from svcnb.reports._duration import DurationError, duration
 from svcnb.reports._replay import Histories, Report, replay, snapshot_at
-from svcnb.reports._reuse import Reuse, sharing
+from svcnb.reports._reuse import Reuse, reusable, sharing
+from svcnb.reports._timeaxis import STATUS_COLOURS, legend_outside
 from svcnb.reports._view import Figure, View, ViewSpec
 from svcnb.reports.static import Table, table
 from svcnb.times import to_utc
 
 __all__ = [
+    "COLUMNS",
     "DurationError",
     "Figure",
     "Histories",
     "MONEY_COLUMNS",
+    "STATUS_COLOURS",
     "Report",
     "Reuse",
     "Table",
@@ -41,6 +49,7 @@ __all__ = [
     "ViewSpec",
     "bandwidth",
     "billing",
+    "cell_text",
     "currency_of",
     "display_frame",
     "duration",
@@ -48,7 +57,9 @@ __all__ = [
     "kind",
     "kind_text",
     "label",
+    "legend_outside",
     "replay",
+    "reusable",
     "sharing",
     "snapshot_at",
     "table",

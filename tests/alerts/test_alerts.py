@@ -249,8 +249,7 @@ def test_a_rule_turned_off_says_its_alerts_are_no_longer_checked_never_cleared(t
 
 def test_check_gives_the_runway_in_the_days_the_reports_show(tmp_path):
     # 29.5 days: the billing report shows 29 (whole days left); the alert says the same figure
-    from svcnb.reports import billing
-    from svcnb.reports._display import cell_text
+    from svcnb.reports import billing, cell_text
 
     store = Store(tmp_path / "s")
     write(store, "2026-12-01T12:00Z")

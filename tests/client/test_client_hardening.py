@@ -21,8 +21,7 @@ from _fakeapi import TOKEN, FakeApi, envelope
 from _loopback import close_listener, start_accepting
 
 import svcnb
-from svcnb.client import Client, Secret, redact
-from svcnb.client._pacing import Governor, server_seconds
+from svcnb.client import Client, Governor, Secret, redact, server_seconds
 from svcnb.errors import ApiError, PagingError, RateLimited, SvcnbError, TransportError
 
 
@@ -393,15 +392,17 @@ def test_a_bad_token_is_refused_without_quoting_it(key, why):
 
 
 def test_one_pattern_masks_tokens_everywhere():
-    from svcnb.panels._messages import redact as panel_redact
-    from svcnb.store._scrub import scrub
+    from svcnb.panels import describe
+    from svcnb.store import scrub
 
     text = f"key {TOKEN}. short svc_ab, sandbox svc_{'x' * 40}-_.y and svc_… done"
     masked = redact(text)
     assert TOKEN not in masked and "svc_" + "x" * 40 not in masked
     assert masked.startswith(f"key svc_…{TOKEN[-4:]}. short svc_…,")
     assert masked.endswith("and svc_… done")
-    assert panel_redact(text) == masked == scrub(text)
+    assert scrub(text) == masked
+    # a panel's status line masks with the same pattern
+    assert describe(ValueError(text), "reading") == ("error", f"Cannot go on reading: {masked}.")
     odd = "svc_has spaces?!"  # outside the alphabet: masked because it is the known secret
     assert redact(f"echo {odd}", odd) == "echo svc_…es?!"
     assert redact(f"echo {odd}", Secret(odd)) == "echo svc_…es?!"

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from _fakeapi import BASE, TOKEN, FakeApi
 
 import svcnb
-from svcnb.client._pacing import Governor, governor_for
+from svcnb.client import Governor, governor_for
 
 
 def _headers(remaining, reset, limit=10):

@@ -8,7 +8,7 @@ import httpx
 import pytest
 from _fakeapi import BASE, FakeApi, envelope
 
-from svcnb.client import _paging
+from svcnb.client import read_all
 from svcnb.errors import PagingError, PagingWarning
 
 
@@ -141,7 +141,7 @@ def test_a_repeated_full_page_without_meta_is_caught(make_client):
     )
     client = make_client(api)
     with pytest.warns(PagingWarning, match="repeats an earlier page"):
-        rows = _paging.read_all(client._req, "/firewalls", "firewall", per_page=2)
+        rows = read_all(client._req, "/firewalls", "firewall", per_page=2)
     assert [r["id"] for r in rows] == ["a", "b"]
     assert not rows.complete
     # the first, page=1 (the same: pages count from 1), page=2, and perPage=1 (honoured)
@@ -155,7 +155,7 @@ def test_missing_meta_reads_on_until_a_short_page(make_client):
         _items(pages.get(int(r.url.params.get("page", 1)), []))
     )
     client = make_client(api)
-    rows = _paging.read_all(client._req, "/firewalls", "firewall", per_page=2)
+    rows = read_all(client._req, "/firewalls", "firewall", per_page=2)
     assert [r["id"] for r in rows] == ["a", "b", "c", "d", "e"]
     # the short page is not taken for the end: the empty page after it proves it
     assert rows.complete and rows.proof.startswith("page 4 came back empty; a re-read agreed")
@@ -168,7 +168,7 @@ def test_the_page_cap_raises_instead_of_truncating(make_client):
     )
     client = make_client(api)
     with pytest.raises(PagingError, match="more than 5 pages"):
-        _paging.read_all(client._req, "/firewalls", "firewall", per_page=2, max_pages=5)
+        read_all(client._req, "/firewalls", "firewall", per_page=2, max_pages=5)
 
 
 def test_duplicated_ids_are_dropped_with_a_warning(make_client):

@@ -10,7 +10,7 @@ import pytest
 from _fakeapi import FakeApi, envelope, vm
 from _fakelists import paged
 
-from svcnb.client import _paging
+from svcnb.client import MAX_EMPTY_PAGES
 from svcnb.config import ConfigError
 from svcnb.errors import PagingWarning
 
@@ -172,7 +172,7 @@ def test_empty_pages_that_continue_for_ever_are_a_doubt(make_client):
     with pytest.warns(PagingWarning, match="empty pages in a row"):
         listed = make_client(api).firewalls.list()
     assert not listed.complete and "empty pages in a row" in listed.doubt
-    assert len(api.requests) == 2 + _paging.MAX_EMPTY_PAGES
+    assert len(api.requests) == 2 + MAX_EMPTY_PAGES
 
 
 @pytest.mark.parametrize("where", ["body", "meta"])

@@ -13,7 +13,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import svcnb
-from svcnb.client import _paging
+from svcnb.client import read_all
 
 SHAPES = ("design", "items", "next-link", "no-meta")
 
@@ -63,7 +63,7 @@ def test_every_item_once_in_order_and_changes_reported(count, per, shape, change
     client = svcnb.Client(api.token, api.base, transport=api.transport(), progress=False)
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        rows = _paging.read_all(client._req, "/firewalls", "firewall", per_page=per)
+        rows = read_all(client._req, "/firewalls", "firewall", per_page=per)
     got = [r["id"] for r in rows]
     assert len(got) == len(set(got))  # never a duplicate
     changed = state["ids"] != ids
@@ -105,7 +105,7 @@ def test_a_capped_server_of_any_shape_gives_exactly_its_ids(
     per_page = asked if paged_endpoint else None
     with warnings.catch_warnings():
         warnings.simplefilter("error", svcnb.PagingWarning)
-        rows = _paging.read_all(client._req, "/firewalls", "firewall", per_page=per_page)
+        rows = read_all(client._req, "/firewalls", "firewall", per_page=per_page)
     assert [r["id"] for r in rows] == ids
     client.close()
 

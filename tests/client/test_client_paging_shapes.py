@@ -10,7 +10,7 @@ import pytest
 from _fakeapi import FakeApi, envelope
 from _fakelists import SHAPES, paged
 
-from svcnb.client import _paging
+from svcnb.client import read_all
 from svcnb.errors import PagingError, PagingWarning
 
 CAPPED = [s for s in SHAPES if s != "bare"]  # a bare list cannot say that more exists
@@ -189,7 +189,7 @@ def test_a_short_page_ends_a_list_only_when_nothing_says_more(make_client, stric
     # 7 of 100 asked: the end, or a cap nobody stated; page=1 at 7 per page shows pages count
     # from 1, and page 2 at that size comes back empty; then the same, read again
     assert [r.url.params.get("page") for r in api.requests] == [None, "1", "2", None, "2"]
-    rows = _paging.read_all(client._req, "/firewalls", "firewall", per_page=5)
+    rows = read_all(client._req, "/firewalls", "firewall", per_page=5)
     assert len(rows) == 7 and rows.complete  # a full page of 5 asked: read on, the next is short
 
 

@@ -22,11 +22,14 @@ import pytest
 from _loopback import close_listener, start_accepting
 
 import svcnb
-from svcnb.client import ENV_BUDGET
-from svcnb.client._budget import TokenBudget, budget_key
-from svcnb.client._keepers import budget_backend
-from svcnb.client._pacing import Governor
-from svcnb.client._redis_budget import RedisBudget
+from svcnb.client import (
+    ENV_BUDGET,
+    Governor,
+    RedisBudget,
+    TokenBudget,
+    budget_backend,
+    budget_key,
+)
 from svcnb.config import ConfigError, budget_config
 
 KEY = budget_key("http://api.test", "r" * 64)

@@ -19,11 +19,16 @@ import pytest
 from _fakeapi import TOKEN, FakeApi
 
 import svcnb
-from svcnb.client import ENV_BUDGET, _shared_budget
-from svcnb.client._budget import TokenBudget, budget_key
-from svcnb.client._keepers import budget_path
-from svcnb.client._pacing import Governor, governor_for
-from svcnb.client._shared_budget import SharedBudget
+from svcnb.client import (
+    ENV_BUDGET,
+    Governor,
+    SharedBudget,
+    TokenBudget,
+    _shared_budget,
+    budget_key,
+    budget_path,
+    governor_for,
+)
 
 KEY = budget_key("http://api.test", "d" * 64)
 
@@ -146,7 +151,7 @@ _HOLD = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from svcnb.client._shared_budget import SharedBudget
+    from svcnb.client import SharedBudget
 
     budget = SharedBudget(Path(sys.argv[1]))
     for _ in range(3):

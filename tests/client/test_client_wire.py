@@ -18,8 +18,7 @@ import httpx
 import pytest
 from _loopback import close_listener, start_accepting
 
-from svcnb.client import Client
-from svcnb.client._wire import HttpxWire, Urllib3Wire, wire_for
+from svcnb.client import Client, HttpxWire, Urllib3Wire, wire_for
 from svcnb.errors import ApiError, TransportError
 
 TOKEN = "svc_" + "wire" * 8

@@ -50,7 +50,7 @@ from svcnb.assumptions import Pin
 from svcnb.client import Client
 from svcnb.errors import SvcnbError
 from svcnb.reports import bandwidth, billing, firewall, webhooks
-from svcnb.reports._ports import ANY_WORDS, SENTINELS
+from svcnb.reports.firewall import ANY_WORDS, SENTINELS
 from svcnb.store import Store
 
 from .sweep import _as_classes, _canon, _equal, same_frame, truth_frames

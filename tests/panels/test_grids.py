@@ -59,7 +59,7 @@ def test_grid_rows_are_what_itables_would_send() -> None:
     import pandas as pd
     from itables.javascript import get_itables_extension_arguments
 
-    from svcnb.panels._render import rows_json
+    from svcnb.panels import grid
 
     frame = pd.DataFrame(
         {
@@ -69,8 +69,9 @@ def test_grid_rows_are_what_itables_would_send() -> None:
         }
     )
     theirs = get_itables_extension_arguments(frame, maxBytes=0)[0]["data_json"]
-    assert json.loads(rows_json(frame)) == json.loads(theirs)
-    assert json.loads(rows_json(frame))[1][0] == "&lt;b&gt;x&lt;/b&gt; &amp; y"
+    ours = grid(frame)._dt_args["data_json"]  # the rows the page is sent
+    assert json.loads(ours) == json.loads(theirs)
+    assert json.loads(ours)[1][0] == "&lt;b&gt;x&lt;/b&gt; &amp; y"
 
 
 def test_the_grid_code_deselects_only_selected_rows() -> None:
@@ -79,9 +80,9 @@ def test_the_grid_code_deselects_only_selected_rows() -> None:
     VMs, with nothing selected. The code the page gets deselects the selected rows alone; this
     fails when an ITables upgrade changes the line it is applied to (the grids then still work,
     slowly), so the change is looked at again."""
-    from svcnb.panels._render import _grid_code
+    from svcnb.panels import grid
 
-    code = _grid_code().esm
+    code = grid()._code.esm  # the shared code model a grid's page loads
     assert "this.dt.rows({selected:!0}).deselect(),this.dt.rows(e).select()" in code
     assert "this.dt.rows().deselect()" not in code
     assert len(code) - len(str(ITable._esm)) == len("{selected:!0}")
@@ -93,7 +94,7 @@ def test_a_grid_sends_nothing_again_for_the_rows_it_shows(monkeypatch) -> None:
     columns are."""
     import pandas as pd
 
-    from svcnb.panels._render import Grid, grid
+    from svcnb.panels import Grid, grid
 
     def frame(last: str) -> pd.DataFrame:
         return pd.DataFrame({"Name": ["web-1", "web-2", last], "Amount": ["1.00 EUR"] * 3})

@@ -6,7 +6,7 @@ import ipywidgets as widgets
 import pytest
 
 from svcnb import errors
-from svcnb.panels._messages import describe, shown_in
+from svcnb.panels import describe, shown_in
 
 TOKEN = "svc_" + "A1b2C3d4E5f6G7h8I9j0K1l2"
 

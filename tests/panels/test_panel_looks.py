@@ -11,10 +11,18 @@ import pytest
 from _tiers import dialects
 
 from svcnb.client import Client
-from svcnb.panels import BandwidthPanel, BillingPanel, VmPanel, WebhooksPanel
-from svcnb.panels._render import Grid, PlotView, frame_html, grid, shown
-from svcnb.reports import billing
-from svcnb.reports._timeaxis import STATUS_COLOURS
+from svcnb.panels import (
+    BandwidthPanel,
+    BillingPanel,
+    Grid,
+    PlotView,
+    VmPanel,
+    WebhooksPanel,
+    grid,
+    shown,
+)
+from svcnb.reports import STATUS_COLOURS, billing
+from svcnb.reports.static import frame_html
 from svcnb.store import Store
 
 DIALECTS = ["default", "acme", "linkhdr", "cursor"]

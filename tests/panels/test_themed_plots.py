@@ -12,7 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from svcnb.panels import themed  # noqa: E402
-from svcnb.reports._timeaxis import legend_outside  # noqa: E402
+from svcnb.reports import legend_outside  # noqa: E402
 
 
 def test_a_notebook_figure_takes_the_theme_colours() -> None:

@@ -7,8 +7,7 @@ from decimal import Decimal
 
 import pandas as pd
 
-from svcnb.panels import WhatIfPanel
-from svcnb.panels._render import PlotView
+from svcnb.panels import PlotView, WhatIfPanel
 from svcnb.reports import whatif
 
 

@@ -12,8 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from svcnb.reports import firewall
-from svcnb.reports._ports import parse_ips
-from svcnb.reports.firewall import parse_port
+from svcnb.reports.firewall import parse_ips, parse_port
 
 
 @given(st.text())

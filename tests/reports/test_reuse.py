@@ -10,8 +10,7 @@ import pandas as pd
 import pytest
 
 from svcnb import frames, reports
-from svcnb.reports import Histories, Reuse, billing, whatif
-from svcnb.reports._reuse import reusable
+from svcnb.reports import Histories, Reuse, billing, reusable, whatif
 from svcnb.store import Store
 
 NOW = pd.Timestamp("2026-11-01T00:00:00Z")

@@ -30,7 +30,7 @@ from svcnb import reports
 from svcnb.cli import main
 from svcnb.client import Client
 from svcnb.panels import BandwidthPanel, BillingPanel, WhatIfPanel
-from svcnb.reports._columns import COLUMNS
+from svcnb.reports import COLUMNS
 from svcnb.sandbox import serve
 from svcnb.store import Store
 

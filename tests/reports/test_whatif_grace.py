@@ -15,8 +15,7 @@ from svcnb.client import Client
 from svcnb.config import write_section
 from svcnb.frames import AssumptionWarning
 from svcnb.reports import whatif
-from svcnb.sandbox import Dialect, serve
-from svcnb.sandbox._life import GRACE
+from svcnb.sandbox import GRACE, Dialect, serve
 from svcnb.store import Store
 
 NOW = pd.Timestamp("2026-11-01T00:00:00Z")

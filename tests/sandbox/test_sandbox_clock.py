@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from svcnb.sandbox._clock import Clock
+from svcnb.sandbox import Clock
 
 EPOCH = datetime(2026, 11, 1, tzinfo=UTC)
 

@@ -11,8 +11,7 @@ import pytest
 from sandbox_support import account_view, failure
 
 from svcnb.cli import build_parser
-from svcnb.sandbox import SandboxConfig, create_app
-from svcnb.sandbox._ratelimit import caller_ip
+from svcnb.sandbox import SandboxConfig, caller_ip, create_app
 
 PREFIX = "/api/public/v1"
 

@@ -18,7 +18,7 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
-from svcnb.sandbox._public import ROUTES
+from svcnb.sandbox import ROUTES
 
 
 def test_document_is_openapi_3_1_version_1_0_0_with_every_route(sandbox):

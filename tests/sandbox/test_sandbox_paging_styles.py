@@ -18,9 +18,18 @@ import pytest
 from _loopback import loopback_client
 from dialect_support import amount, walk
 
-from svcnb.sandbox import LINK_FORMS, MONEY, PAGING, RAM_UNITS, TOKEN_NAMES, Dialect, Sandbox, serve
+from svcnb.sandbox import (
+    LINK_FORMS,
+    MONEY,
+    PAGING,
+    PLANS,
+    RAM_UNITS,
+    TOKEN_NAMES,
+    Dialect,
+    Sandbox,
+    serve,
+)
 from svcnb.sandbox import write_money as money
-from svcnb.sandbox._plans_regions import PLANS
 from svcnb.sandbox._speak import ram
 
 VMS = 57

@@ -7,11 +7,7 @@ import random
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from svcnb.sandbox import SandboxConfig
-from svcnb.sandbox._build import new_state
-from svcnb.sandbox._plans_regions import PLANS
-from svcnb.sandbox._seed import new_vm_record
-from svcnb.sandbox._state import State
+from svcnb.sandbox import PLANS, SandboxConfig, State, new_state, new_vm_record
 
 EPOCH = SandboxConfig().epoch  # where a sandbox's clock starts unless told
 HOUR = 3600

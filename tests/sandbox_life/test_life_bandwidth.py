@@ -6,9 +6,14 @@ import copy
 
 from _life_fleet import DAY, HOUR, add_vm, at, empty_account
 
-from svcnb.sandbox import SandboxConfig, daily_rate_bytes, wait_idle, will_exceed_pack
-from svcnb.sandbox._build import new_state
-from svcnb.sandbox._life import pack_bytes_of
+from svcnb.sandbox import (
+    SandboxConfig,
+    daily_rate_bytes,
+    new_state,
+    pack_bytes_of,
+    wait_idle,
+    will_exceed_pack,
+)
 
 
 def test_bytes_grow_only_on_whole_hours_and_only_while_running():

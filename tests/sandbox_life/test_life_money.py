@@ -18,7 +18,7 @@ from _life_fleet import (
     topup,
 )
 
-from svcnb.sandbox._life import GRACE, LOW_BALANCE_WINDOW, add_month
+from svcnb.sandbox import GRACE, LOW_BALANCE_WINDOW, add_month
 
 
 def _renewed_for(state, vm_id: str) -> list[dict]:
@@ -198,8 +198,7 @@ def test_low_balance_is_armed_again_after_a_top_up_covers_the_need():
 
 
 def test_seeded_overdue_and_suspended_vms_owe_their_price_from_the_start():
-    from svcnb.sandbox import SandboxConfig
-    from svcnb.sandbox._build import new_state
+    from svcnb.sandbox import SandboxConfig, new_state
 
     state = new_state(SandboxConfig(seed=7, vms=40))
     overdue = [

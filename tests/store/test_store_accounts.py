@@ -20,8 +20,7 @@ import svcnb
 from svcnb import configured_client, frames
 from svcnb.cli import main
 from svcnb.config import ConfigError, accounts
-from svcnb.panels import AccountTabs, BillingPanel
-from svcnb.panels._display import static_html
+from svcnb.panels import AccountTabs, BillingPanel, static_html
 from svcnb.reports import billing, replay
 from svcnb.store import Store, StoreError
 
@@ -133,7 +132,7 @@ def test_an_account_whose_token_variable_is_unset_is_a_config_error(tmp_path, mo
 
 
 def test_one_service_is_one_url_however_it_is_written():
-    from svcnb.client._config import BASE_PATH_CANDIDATES
+    from svcnb.client import BASE_PATH_CANDIDATES
     from svcnb.config import API_PREFIXES, service_url
 
     same = [

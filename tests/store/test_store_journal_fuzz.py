@@ -20,9 +20,7 @@ from deltalake import DeltaTable
 from hypothesis import HealthCheck, event, example, given
 from hypothesis import strategies as st
 
-from svcnb.store import SnapshotWarning, Store, StoreError
-from svcnb.store._journal_kinds import differs
-from svcnb.store._scrub import scrub
+from svcnb.store import SnapshotWarning, Store, StoreError, differs, scrub
 
 # token bodies in capitals and digits, every other text in lower case: a token's text found in
 # the store can only have come from a token

@@ -63,7 +63,7 @@ def test_a_snapshot_asks_object_storage_only_what_it_must(s3_url, monkeypatch):
     # object storage a request each, where pyarrow's file info asks again for a folder
     import werkzeug.serving
 
-    from svcnb.store._fs import Location
+    from svcnb.store import Location
 
     store = Store(s3_url)
     store.write(frames_of(account(3)), server_time=T0)
@@ -146,7 +146,7 @@ KILLED_WRITE = textwrap.dedent(
     from frames._samples import account, vm
     from test_store_disk import T0, frames_of
     from svcnb.store import Store
-    from svcnb.store._fs import Location
+    from svcnb.store import Location
 
     url, marker = sys.argv[1], sys.argv[2]
     real_write = Location.write_parquet

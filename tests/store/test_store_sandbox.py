@@ -15,9 +15,8 @@ import pytest
 
 from svcnb.client import Client
 from svcnb.frames import KEYS
-from svcnb.store import RESOURCES, Store
+from svcnb.store import RESOURCES, Store, pull
 from svcnb.store._catalog import file_seq
-from svcnb.store._pull import pull
 from svcnb.store._snapshots import expected_files
 
 from . import readers
@@ -118,7 +117,7 @@ KILLED_TAKE = textwrap.dedent(
     import os, sys, time
     from svcnb.client import Client
     from svcnb.store import Store
-    from svcnb.store._fs import Location
+    from svcnb.store import Location
 
     store_path, marker = sys.argv[1], sys.argv[2]
     real_write = Location.write_parquet

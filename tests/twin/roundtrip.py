@@ -28,8 +28,7 @@ from svcnb.errors import SchemaDriftWarning
 from svcnb.learn.doctor import Doctor, Finding
 from svcnb.learn.record import Recorder, write_dialect_file
 from svcnb.sandbox import DialectFile, Sandbox, read_dialect_file, serve
-from svcnb.store import Store
-from svcnb.store._pull import pull
+from svcnb.store import Store, pull
 
 # a finding -> the points of a dialect file its line depends on
 LIST_POINTS = ("paging", "webhooks_paged", "page_default", "page_max", "token_names", "link_form")
@@ -263,7 +262,7 @@ def wrong_points(file: dict, choices: dict) -> list[str]:
     speaks (``choices``: ``GET /_sandbox/dialect``): empty when the doctor stated only truths.
     Money said per record (``mixed``) may be stated as the one form every record happened to
     be in."""
-    from svcnb.sandbox._twin import BILLING_CLASSES, VM_CLASSES
+    from svcnb.sandbox import BILLING_CLASSES, VM_CLASSES
 
     wrong = []
     for point, value in file.get("dialect", {}).items():
@@ -299,7 +298,7 @@ def accounted(file: dict) -> list[str]:
     """Points a recorded file neither states nor explains (empty when every point is either
     stated, not observed or not expressible; ``link_form`` and ``token_names`` only where the
     paging stated uses them)."""
-    from svcnb.sandbox._twin import POINTS
+    from svcnb.sandbox import POINTS
 
     said = {*file.get("dialect", {}), *file.get("service", {})}
     said |= {

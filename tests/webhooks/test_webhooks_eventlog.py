@@ -7,8 +7,7 @@ from datetime import UTC, datetime
 import pandas as pd
 import pytest
 
-from svcnb.store import EventLog
-from svcnb.store._eventlog import COLUMNS
+from svcnb.store import EVENT_COLUMNS, EventLog
 
 
 def record(event_id="evt_1", delivery_id="dlv_1", **extra):
@@ -29,9 +28,9 @@ def record(event_id="evt_1", delivery_id="dlv_1", **extra):
 
 def test_empty_log_reads_as_typed_empty_frame(tmp_path):
     frame = EventLog(tmp_path / "store").frame()
-    assert list(frame.columns) == list(COLUMNS)
+    assert list(frame.columns) == list(EVENT_COLUMNS)
     assert len(frame) == 0
-    assert {c: str(t) for c, t in frame.dtypes.items()} == COLUMNS
+    assert {c: str(t) for c, t in frame.dtypes.items()} == EVENT_COLUMNS
     assert not (tmp_path / "store").exists()  # reading never creates the store
 
 
@@ -40,7 +39,7 @@ def test_append_then_frame_round_trips_with_types(tmp_path):
     assert log.append(record()) is True
     assert log.append(record("evt_2", "dlv_2", possible_replay=True, age_seconds=900.5))
     frame = log.frame()
-    assert {c: str(t) for c, t in frame.dtypes.items()} == COLUMNS
+    assert {c: str(t) for c, t in frame.dtypes.items()} == EVENT_COLUMNS
     assert frame["event_id"].tolist() == ["evt_1", "evt_2"]
     assert frame["possible_replay"].tolist() == [False, True]
     assert frame.loc[0, "created_at"] == pd.Timestamp("2026-11-01T00:00:00Z")

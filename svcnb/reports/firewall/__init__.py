@@ -26,6 +26,8 @@ firewall_unattached         info      a firewall protects no VM
 on TCP, UDP and ANY it is a sentinel, unread until pinned (``svcnb.reports._ports``). Rules whose
 port or IPs do not parse are never called shadowed nor said to shadow others: their match is
 unknown; ``audit(...).attrs["unread_ports"]`` names the rules whose port could not be read.
+``parse_port`` and ``parse_ips`` read a rule's port and address list as the audit does;
+``ANY_WORDS`` are the port words read as every port.
 
 :func:`reach` answers one flow ("22/TCP from 203.0.113.5") per VM with the rule that decides it,
 on the same parsed rules and first-match model; :func:`reach_diff` lists the flows an edit
@@ -35,7 +37,14 @@ opens, closes or makes unknown over the VMs of the changed firewalls.
 from __future__ import annotations
 
 from svcnb.reports._plots.firewall import plot_findings
-from svcnb.reports._ports import PORTLESS_PROTOCOLS, SENTINELS, parse_port, sentinel_pins
+from svcnb.reports._ports import (
+    ANY_WORDS,
+    PORTLESS_PROTOCOLS,
+    SENTINELS,
+    parse_ips,
+    parse_port,
+    sentinel_pins,
+)
 from svcnb.reports.firewall._audit_view import VIEW, view
 from svcnb.reports.firewall._changes import changes, finding_changes, rule_changes
 from svcnb.reports.firewall._findings import (
@@ -61,6 +70,7 @@ from svcnb.reports.firewall._reachability import (
 )
 
 __all__ = [
+    "ANY_WORDS",
     "FINDING_CHANGE_COLUMNS",
     "FINDING_COLUMNS",
     "FINDING_STATES",
@@ -79,6 +89,7 @@ __all__ = [
     "audit",
     "changes",
     "finding_changes",
+    "parse_ips",
     "parse_port",
     "sentinel_pins",
     "plot_findings",
