@@ -242,7 +242,7 @@ def test_variants_are_reproducible_and_cover_the_grammar() -> None:
     # the normal run alone makes every mutation: paging, money, history, words, fields, units
     assert {m.name for s in QUICK for m in drawn[s].mutations} == set(SLOTS)
     # and swaps every meaning once
-    assert SWAPS_QUICK <= set(SWAPS)
+    assert set(SWAPS) >= SWAPS_QUICK
     assert {SWAPS[s][0].name for s in SWAPS_QUICK} == {m.name for m, _ in SWAPS.values()}
 
 
