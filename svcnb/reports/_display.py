@@ -71,11 +71,7 @@ def kind_text(kind: str, value: Any, currency: Any = None) -> str:
         return money_text(value, currency)
     if isinstance(value, pd.Timestamp):
         value = value.tz_convert("UTC") if value.tzinfo else value
-        if kind == "month":
-            return f"{value:%Y-%m}"
-        if kind == "date":
-            return day_text(value)
-        return f"{value:%Y-%m-%d %H:%M}"
+        return f"{value:{_time_format(kind)}}"
     if isinstance(value, pd.Timedelta):
         return f"{value / pd.Timedelta(days=1):,.1f} days"
     integer = isinstance(value, int | np.integer)
@@ -113,7 +109,12 @@ def _float_text(count: bool, value: Any) -> str:
 def day_text(value: pd.Timestamp) -> str:
     """A ``date`` value as every surface writes it, text, CSV and JSON alike: its UTC day
     (``2026-11-17``), never a midnight that reads as a time."""
-    return f"{value.tz_convert('UTC') if value.tzinfo else value:%Y-%m-%d}"
+    return f"{value.tz_convert('UTC') if value.tzinfo else value:{_time_format('date')}}"
+
+
+def _time_format(kind: str) -> str:
+    """How a time of ``kind`` is written, in UTC: a month, a day, else to the minute."""
+    return {"month": "%Y-%m", "date": "%Y-%m-%d"}.get(kind, "%Y-%m-%d %H:%M")
 
 
 def display_frame(frame: pd.DataFrame, columns: list[str] | None = None) -> pd.DataFrame:
@@ -159,10 +160,11 @@ def _column_text(column: str, values: pd.Series, currencies: pd.Series) -> list[
     once (ids and names are text shown as they are; statuses, plans, prices and dates repeat)."""
     if isinstance(values.dtype, pd.StringDtype) and _plain(column):
         return [v if isinstance(v, str) else "" for v in values.tolist()]
-    if pd.api.types.is_datetime64_any_dtype(values.dtype) and kind(column) == "time":
-        # times as cell_text writes a Timestamp: UTC, to the minute; NaT blank
+    if pd.api.types.is_datetime64_any_dtype(values.dtype) and kind(column) != "money":
+        # times as cell_text writes a Timestamp: UTC, to the minute, day or month of its
+        # kind; NaT blank
         utc = values.dt.tz_convert("UTC") if values.dt.tz is not None else values
-        return utc.dt.strftime("%Y-%m-%d %H:%M").fillna("").tolist()
+        return utc.dt.strftime(_time_format(kind(column))).fillna("").tolist()
     if values.dtype.kind in "iuf" and kind(column) != "money":
         # a column of numbers (no flags): each cell a Python int or float, or missing (None,
         # NA, NaN); the bandwidth tables' bytes are almost all distinct, so the memo below
