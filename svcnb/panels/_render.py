@@ -553,7 +553,9 @@ def rows_json(frame: pd.DataFrame) -> str:
         if series.dtype.kind in "biu":
             columns.append(series.tolist())
             continue
-        text = [str(v) for v in series.to_numpy(dtype=object, na_value="")]
+        text = series.to_numpy(dtype=object, na_value="").tolist()
+        if not isinstance(series.dtype, pd.StringDtype):  # its cells are text already
+            text = [str(v) for v in text]
         joined = "".join(text)
         if "&" in joined or "<" in joined or ">" in joined:  # rare in a grid: escape then
             text = [v.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") for v in text]

@@ -176,7 +176,7 @@ class WhatIfPanel(AsOfPanel):
         frame = frame.sort_values(["name", "id"]).reset_index(drop=True)
         keep = set(self._chosen)
         with quietly(self.vm_grid, self._on_change, "selected_rows"):
-            self._vm_ids = [str(v) for v in frame["id"]]
+            self._vm_ids = [str(v) for v in frame["id"].tolist()]  # tolist: not cell by cell
             self.vm_grid.update(
                 shown(frame, _VM_COLUMNS),
                 selected_rows=[i for i, v in enumerate(self._vm_ids) if v in keep],

@@ -380,7 +380,9 @@ def _suspensions(
     schedule = billing.renewal_schedule(vms, wallet, now=now, horizon=horizon, cycle=cycle)
     placed = billing.renewal_positions(vms, wallet)
     positions = placed.set_index("vm_id", drop=False)
-    statuses = dict(zip(vms["id"].astype("string"), vms["status"].astype("string"), strict=True))
+    # lists, not the Series: iterating a string Series reads its cells one by one (10,000 VMs)
+    ids = vms["id"].astype("string")
+    statuses = dict(zip(ids.tolist(), vms["status"].astype("string").tolist(), strict=True))
     currency = billing.account_currency(vms, wallet)
     rows = []
     money = _Money()
@@ -405,7 +407,7 @@ def _suspensions(
     owes = placed["owes"].to_numpy(dtype=bool)
     owing_now = owes & (bill == "owing") & (vm != "suspended")
     already = ((vm == "suspended") | (owes & (bill == "suspended"))) & (vm != "terminated")
-    for vm_id in vms["id"].astype("string")[owing_now]:
+    for vm_id in ids[owing_now].tolist():
         p = positions.loc[vm_id]
         when = p["next_renewal_at"]
         known = not pd.isna(when) and when <= now
@@ -429,7 +431,7 @@ def _suspensions(
     out["suspended_by"] = latest
     out["days_until"] = (out["suspended_by"] - now) / pd.Timedelta(days=1)
     out["status"] = out["vm_id"].map(statuses)
-    words = zip(positions["vm_id"], positions["billing_status"], strict=True)
+    words = zip(positions["vm_id"].tolist(), positions["billing_status"].tolist(), strict=True)
     out["billing_status"] = out["vm_id"].map(dict(words))
     out = out.astype(
         {
@@ -474,7 +476,7 @@ def scenario(vms: pd.DataFrame, vm_ids: Iterable[str], how: str = "stop") -> pd.
         raise ValueError(f"how={how!r}: choose one of {', '.join(HOWS)}")
     wanted = list(dict.fromkeys(str(v) for v in vm_ids))
     ids = vms["id"].astype("string")
-    known = set(ids.dropna())
+    known = set(ids.dropna().tolist())
     cls = vm_classes(vms)
     target, word = ("running", "stopped") if how == "stop" else (None, "terminated")
     hit = ids.isin(wanted).fillna(False).to_numpy(dtype=bool)
