@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from _tiers import dialects
+from _tiers import QUICK_DIALECTS, dialects
 
 from svcnb import vocab
 from svcnb.sandbox import Sandbox, serve
 
-from .cover import COVER, NAMED, NAMED_VMS, SEEDS, fleet_size, unspoken
+from .cover import COVER, NAMED, NAMED_VMS, SEEDS, choices, fleet_size, unspoken
 from .sweep import Outcome, sweep_one
 
 
@@ -60,6 +60,10 @@ def test_many_more_random_dialects(server: Sandbox, seed: int) -> None:
 
 def test_the_quick_seeds_speak_every_choice_the_random_draws_make() -> None:
     assert unspoken(COVER) == set()
+    # the quick tier's other named dialect is the one unlike the default at the most points
+    default = choices("default", NAMED_VMS)
+    unlike = max(NAMED, key=lambda n: len(choices(n, NAMED_VMS) - default))
+    assert QUICK_DIALECTS[1] == unlike
     assert unspoken(COVER[1:])  # without its first seed a choice goes unspoken: it can fail
 
 
