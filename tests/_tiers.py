@@ -1,5 +1,13 @@
-"""What ``make test`` runs of a dialect sweep: the same check repeated over many dialects runs
-there on a sample and in ``make test-all`` on every dialect named.
+"""What ``make test`` runs, and what it leaves to ``make test-all``.
+
+By cost: a test that took ``THRESHOLD`` seconds or more in a measured run is listed in
+``tests/costly.txt`` (``scripts/test_costs.py`` writes it) and runs in ``make test-all`` only;
+every file keeps its cheapest test in ``make test``, and ``KEEP`` names the end-to-end checks
+that stay whatever they cost. ``make test`` must take at most four minutes on two cores, install
+included; the whole suite takes about ten.
+
+By dialect: the same check repeated over many dialects runs in ``make test`` on a sample and in
+``make test-all`` on every dialect named.
 
 A check repeated per dialect asserts one behaviour; the dialects differ in how the service says
 things, which the dialect sweeps (``tests/dialects``) and the frames' and client's own tests walk
@@ -11,10 +19,42 @@ paging, delivery fields; ``test_dialect_sweep`` holds it to that), unless a test
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 
 import pytest
 
 QUICK_DIALECTS = ("default", "acme")
+
+THRESHOLD = 1.5  # seconds, on the four workers of ``-n auto`` on two cores
+LEDGER = Path(__file__).with_name("costly.txt")
+
+# End-to-end checks make test keeps whatever they cost: one per surface a user meets, where the
+# file's cheapest test does not reach it
+KEEP = frozenset(
+    {
+        "tests/dialects/test_dialect_sweep.py::test_named_dialects_have_no_silent_wrong_result[acme]",
+    }
+)
+
+
+def read_ledger() -> dict[str, float]:
+    """``tests/costly.txt``: test id -> the seconds it took when measured."""
+    out = {}
+    for line in LEDGER.read_text().splitlines():
+        if line and not line.startswith("#"):
+            seconds, _, test = line.partition("\t")
+            out[test] = float(seconds)
+    return out
+
+
+def mark_costly(items: list[pytest.Item]) -> list[str]:
+    """Marks slow the items the ledger lists; returns the ledger's ids no item has (stale
+    lines, meaningful only when the whole suite was collected)."""
+    ledger = read_ledger()
+    for item in items:
+        if item.nodeid in ledger:
+            item.add_marker(pytest.mark.slow)
+    return sorted(set(ledger) - {item.nodeid for item in items})
 
 
 def dialects(names: Iterable[str], quick: Iterable[str] = QUICK_DIALECTS) -> list:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import _fuzz  # noqa: F401 - loads the suite's Hypothesis profile before any test module
+import _tiers
 import pytest
 import trustme
 
@@ -227,7 +228,14 @@ def _interleaved(files: list[str]) -> dict[str, int]:
     return {folders[folder][i]: place for place, (i, folder) in enumerate(turns)}
 
 
+@pytest.hookimpl(tryfirst=True)  # before ``-m 'not slow'`` deselects
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    stale = _tiers.mark_costly(items)
+    if stale and config.args_source is pytest.Config.ArgsSource.TESTPATHS:
+        raise pytest.UsageError(
+            f"{_tiers.LEDGER.name} names {len(stale)} test(s) no longer collected, "
+            f"{stale[0]!r} first: run scripts/test_costs.py on a --durations=0 report"
+        )
     files = list(dict.fromkeys(item.nodeid.split("::")[0] for item in items))
     place = _interleaved([f for f in files if _rank(f) == len(_LONG)])
     # stable: each file's tests stay in order
