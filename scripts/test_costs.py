@@ -6,7 +6,7 @@
 A test's cost is its setup, call and teardown in that run (wall seconds on the workers of
 ``-n auto``). A test of ``THRESHOLD`` seconds or more goes in, except:
 
-- a notebook's cells (nbval runs a notebook whole, in order);
+- the tests of a file that runs whole, as one story (``WHOLE``: the notebooks, the README);
 - the cheapest test of each file, so that every file still runs in ``make test``;
 - the tests ``tests/_tiers.py`` keeps (``KEEP``): one end-to-end check per surface.
 
@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from _tiers import KEEP, LEDGER, THRESHOLD, read_ledger  # noqa: E402
+from _tiers import KEEP, LEDGER, THRESHOLD, WHOLE, read_ledger  # noqa: E402
 
 LINE = re.compile(r"^(\d+\.\d+)s (?:call|setup|teardown)\s+(.+?)\s*$")
 
@@ -44,7 +44,7 @@ def costly(measured: dict[str, float], before: dict[str, float]) -> dict[str, fl
         by_file[test.split("::")[0]].append((seconds, test))
     out = {}
     for file, tests in by_file.items():
-        if file.endswith(".ipynb"):
+        if file.startswith(WHOLE):
             continue
         cheapest = min(tests)[1]
         for seconds, test in tests:
@@ -61,6 +61,7 @@ def main(argv: list[str]) -> int:
     if not measured:
         print(f"no --durations=0 lines in {argv[0]}", file=sys.stderr)
         return 2
+    # a costly test is absent from a make test run: its cost is the one measured before
     before = {t: s for t, s in read_ledger().items() if t not in measured}
     out = costly(measured, before)
     lines = [f"{seconds:.1f}\t{test}" for test, seconds in sorted(out.items())]

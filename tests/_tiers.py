@@ -1,10 +1,11 @@
 """What ``make test`` runs, and what it leaves to ``make test-all``.
 
 By cost: a test that took ``THRESHOLD`` seconds or more in a measured run is listed in
-``tests/costly.txt`` (``scripts/test_costs.py`` writes it) and runs in ``make test-all`` only;
-every file keeps its cheapest test in ``make test``, and ``KEEP`` names the end-to-end checks
-that stay whatever they cost. ``make test`` must take at most four minutes on two cores, install
-included; the whole suite takes about ten.
+``tests/costly.txt`` (``scripts/test_costs.py`` writes it) and runs in ``make test-all`` only.
+Every file keeps its cheapest test in ``make test``, the notebooks and the README run whole
+(``WHOLE``), and ``KEEP`` names the end-to-end checks that stay whatever they cost.
+``make test`` must take at most four minutes on two cores, install included; the whole suite
+takes about ten.
 
 By dialect: the same check repeated over many dialects runs in ``make test`` on a sample and in
 ``make test-all`` on every dialect named.
@@ -25,8 +26,11 @@ import pytest
 
 QUICK_DIALECTS = ("default", "acme")
 
-THRESHOLD = 1.5  # seconds, on the four workers of ``-n auto`` on two cores
+THRESHOLD = 1.0  # seconds, on the four workers of ``-n auto`` on two cores
 LEDGER = Path(__file__).with_name("costly.txt")
+# files whose tests run in order as one story, each on what the one before made: whole or not
+# at all (nbval runs a notebook's cells in order; the README's blocks share one folder)
+WHOLE = ("notebooks/", "tests/test_readme.py")
 
 # End-to-end checks make test keeps whatever they cost: one per surface a user meets, where the
 # file's cheapest test does not reach it
