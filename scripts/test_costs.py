@@ -7,8 +7,10 @@ A test's cost is its setup, call and teardown in that run (wall seconds on the w
 ``-n auto``). A test of ``THRESHOLD`` seconds or more goes in, except:
 
 - the tests of a file that runs whole, as one story (``WHOLE``: the notebooks, the README);
-- the cheapest test of each file, so that every file still runs in ``make test``;
-- the tests ``tests/_tiers.py`` keeps (``KEEP``): one end-to-end check per surface.
+- the browser tests (``_tiers.mark_costly`` runs only those ``KEEP`` names);
+- the tests ``tests/_tiers.py`` keeps (``KEEP``): one end-to-end check per surface;
+- the cheapest test of each file (``_tiers.unit``) that ``KEEP`` keeps none of, so that every
+  file still runs in ``make test``.
 
 A test the run did not measure keeps its line, so a durations file of ``make test`` (which does
 not run the costly ones) refreshes the rest without losing them.
@@ -24,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from _tiers import KEEP, LEDGER, THRESHOLD, WHOLE, read_ledger  # noqa: E402
+from _tiers import BROWSER, KEEP, LEDGER, THRESHOLD, WHOLE, read_ledger, unit  # noqa: E402
 
 LINE = re.compile(r"^(\d+\.\d+)s (?:call|setup|teardown)\s+(.+?)\s*$")
 
@@ -39,16 +41,16 @@ def costs(text: str) -> dict[str, float]:
 
 
 def costly(measured: dict[str, float], before: dict[str, float]) -> dict[str, float]:
-    by_file: dict[str, list[tuple[float, str]]] = defaultdict(list)
+    by_unit: dict[str, list[tuple[float, str]]] = defaultdict(list)
     for test, seconds in {**before, **measured}.items():
-        by_file[test.split("::")[0]].append((seconds, test))
+        by_unit[unit(test)].append((seconds, test))
     out = {}
-    for file, tests in by_file.items():
-        if file.startswith(WHOLE):
+    for name, tests in by_unit.items():
+        if name.startswith(WHOLE) or name == BROWSER:  # _tiers.mark_costly decides those
             continue
-        cheapest = min(tests)[1]
+        kept = {test for _, test in tests if test in KEEP} or {min(tests)[1]}
         for seconds, test in tests:
-            if seconds >= THRESHOLD and test != cheapest and test not in KEEP:
+            if seconds >= THRESHOLD and test not in kept:
                 out[test] = seconds
     return out
 
@@ -70,11 +72,11 @@ def main(argv: list[str]) -> int:
         + "\n".join(lines)
         + "\n"
     )
-    kept = sum(s for t, s in measured.items() if t not in out)
+    kept = {t: s for t, s in measured.items() if t not in out}
+    kept = {t: s for t, s in kept.items() if unit(t) != BROWSER or t in KEEP}
     print(
         f"{len(out)} tests in {LEDGER.relative_to(ROOT)} ({sum(out.values()):.0f} s); "
-        f"make test keeps {len(measured) - len(set(measured) & set(out))} measured "
-        f"({kept:.0f} s)"
+        f"make test keeps {len(kept)} measured ({sum(kept.values()):.0f} s)"
     )
     return 0
 

@@ -2,8 +2,9 @@
 
 By cost: a test that took ``THRESHOLD`` seconds or more in a measured run is listed in
 ``tests/costly.txt`` (``scripts/test_costs.py`` writes it) and runs in ``make test-all`` only.
-Every file keeps its cheapest test in ``make test``, the notebooks and the README run whole
-(``WHOLE``), and ``KEEP`` names the end-to-end checks that stay whatever they cost.
+``KEEP`` names the end-to-end checks that stay whatever they cost; every file keeps at least one
+test, its cheapest if ``KEEP`` names none; the notebooks and the README run whole (``WHOLE``);
+of the browser tests, only those ``KEEP`` names.
 ``make test`` must take at most four minutes on two cores, install included; the whole suite
 takes about ten.
 
@@ -26,7 +27,7 @@ import pytest
 
 QUICK_DIALECTS = ("default", "acme")
 
-THRESHOLD = 1.0  # seconds, on the four workers of ``-n auto`` on two cores
+THRESHOLD = 0.5  # seconds, on the four workers of ``-n auto`` on two cores
 LEDGER = Path(__file__).with_name("costly.txt")
 # files whose tests run in order as one story, each on what the one before made: whole or not
 # at all (nbval runs a notebook's cells in order; the README's blocks share one folder)
@@ -37,8 +38,23 @@ WHOLE = ("notebooks/", "tests/test_readme.py")
 KEEP = frozenset(
     {
         "tests/dialects/test_dialect_sweep.py::test_named_dialects_have_no_silent_wrong_result[acme]",
+        # in the browser: every row of a big grid, the contrast of a theme, the stop flow
+        "tests/browser/test_browser_grids.py::test_a_grid_holds_and_searches_every_row",
+        "tests/browser/test_browser_themes.py::test_headers_and_labels_reach_wcag_aa_contrast[light]",
+        "tests/browser/test_browser_vm_panel.py::test_stop_a_vm_by_clicking_stop_and_confirm",
     }
 )
+
+
+# each file of it starts a JupyterLab of its own (15-20 s on two cores): make test runs what KEEP
+# names of it, nothing else
+BROWSER = "tests/browser/"
+
+
+def unit(test: str) -> str:
+    """What keeps a test in ``make test``: its file, or for the browser tests their folder."""
+    file = test.split("::")[0]
+    return BROWSER if file.startswith(BROWSER) else file
 
 
 def read_ledger() -> dict[str, float]:
@@ -56,7 +72,7 @@ def mark_costly(items: list[pytest.Item]) -> list[str]:
     lines, meaningful only when the whole suite was collected)."""
     ledger = read_ledger()
     for item in items:
-        if item.nodeid in ledger:
+        if item.nodeid in ledger or (unit(item.nodeid) == BROWSER and item.nodeid not in KEEP):
             item.add_marker(pytest.mark.slow)
     return sorted(set(ledger) - {item.nodeid for item in items})
 
