@@ -31,7 +31,7 @@ from svcnb.panels._accounts import PerAccount
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import banner, folder_problem, show, shown_in
 from svcnb.panels._quiet import quietly
-from svcnb.panels._render import THEME_STYLE, Grid, PlotView, grid, shown
+from svcnb.panels._render import Grid, PlotView, grid, shown, theme_style
 from svcnb.reports import Histories, Reuse, View, ViewSpec
 from svcnb.reports.billing import export_csv
 from svcnb.store import EVERY_ACCOUNT, Store, account_names
@@ -81,8 +81,7 @@ class AsOfPanel(PerAccount, Displayed):
         # one sortable, searchable, paged grid per table (labels and formats for reading)
         self.tables = {t.name: grid() for t in self.spec.tables}
         self.titles = {
-            t.name: widgets.HTML(f"{THEME_STYLE}<h4 class='svcnb-title'></h4>")
-            for t in self.spec.tables
+            t.name: widgets.HTML("<h4 class='svcnb-title'></h4>") for t in self.spec.tables
         }
         self.busy = widgets.HTML().add_class("svcnb-busy")
         self.plots = {p.name: PlotView() for p in self.spec.plots}
@@ -106,6 +105,7 @@ class AsOfPanel(PerAccount, Displayed):
             sections += [self.titles[name], box]
         self.widget = widgets.VBox(
             [
+                theme_style(),
                 widgets.HBox([self.date_slider, self.refresh_button]),
                 self.busy,
                 self.status,
@@ -127,7 +127,7 @@ class AsOfPanel(PerAccount, Displayed):
 
     def summary_html(self) -> str:
         """The view's figures as HTML (the one renderer of figures: ``View.figures_html``)."""
-        return "" if self.view is None else self.view.figures_html(style=THEME_STYLE)
+        return "" if self.view is None else self.view.figures_html()
 
     def draw(self) -> dict[str, Callable[[Any], Any]]:
         """Per plot name, the view's function drawing it on the Axes it is given."""
@@ -188,7 +188,7 @@ class AsOfPanel(PerAccount, Displayed):
                 columns = list(t.columns) if t.columns else None
                 title = html.escape(self.view.title(t.name))
                 self.titles[t.name].value = (
-                    f"{THEME_STYLE}<h4 class='svcnb-title' title='"
+                    f"<h4 class='svcnb-title' title='"
                     f"{html.escape(t.means, quote=True)}'>{title}</h4>"
                 )
                 self._redraw(

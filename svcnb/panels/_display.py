@@ -11,7 +11,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from svcnb.panels._messages import redact
-from svcnb.panels._render import STATIC_ENV, Grid, PlotView, frame_html
+from svcnb.panels._render import STATIC_ENV, THEME_STYLE, Grid, PlotView, frame_html
 
 __all__ = ["STATIC_ENV", "Displayed", "static_html"]
 
@@ -100,7 +100,8 @@ def static_html(widget: widgets.Widget) -> str:
     """
     parts: list[str] = []
     _collect(widget, parts)
-    return '<div class="svcnb-static">' + "".join(parts) + "</div>"
+    # the panel's style once (its own widget for it is hidden, and left out below)
+    return f'<div class="svcnb-static">{THEME_STYLE}' + "".join(parts) + "</div>"
 
 
 def _collect(w: widgets.Widget, parts: list[str]) -> None:

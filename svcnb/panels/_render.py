@@ -147,6 +147,10 @@ def svg(draw: Callable[[Any], Any], *, size: tuple[float, float] = (7.0, 3.2)) -
         return _themed_svg(fig)
 
 
+_MPL_STYLE = '<style type="text/css">*{stroke-linejoin: round; stroke-linecap: butt}</style>'
+_MPL_STROKES = 'stroke-linejoin="round" stroke-linecap="butt"'
+
+
 def _themed_svg(fig: Any, **save: Any) -> str:
     """``fig`` as inline SVG markup: transparent, its ink (and black) in ``currentColor``."""
     buf = io.StringIO()
@@ -155,7 +159,11 @@ def _themed_svg(fig: Any, **save: Any) -> str:
     # black drawn on purpose by a report (a threshold line, hatching) is ink too; and text
     # matplotlib writes with no fill (its black) takes the ink from the <svg> element
     text = buf.getvalue().replace(_INK, "currentColor").replace("#000000", "currentColor")
-    text = text.replace("<svg ", '<svg fill="currentColor" ', 1)
+    # matplotlib says its line joins and caps in a <style> whose rule is `*`: in an HTML page
+    # that rule reaches every element of the page, so each plot drawn again made the browser
+    # restyle all of JupyterLab. Said on the <svg> element, they reach what it draws alone.
+    text = text.replace(_MPL_STYLE, "").replace("<defs>\n  \n </defs>\n", "")
+    text = text.replace("<svg ", f'<svg fill="currentColor" {_MPL_STROKES} ', 1)
     # from the <svg> element on (no XML prolog or DOCTYPE inside an HTML page); it scales down
     # with the output area, never up past its drawn size
     text = text[text.index("<svg") :]

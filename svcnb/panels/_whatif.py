@@ -12,7 +12,7 @@ import pandas as pd
 
 from svcnb.panels._asof import AsOfPanel
 from svcnb.panels._quiet import quietly
-from svcnb.panels._render import THEME_STYLE, grid, shown
+from svcnb.panels._render import grid, shown
 from svcnb.reports import View, billing, whatif
 from svcnb.store import Store
 
@@ -76,15 +76,14 @@ class WhatIfPanel(AsOfPanel):
         children = list(self.widget.children)
         controls = [
             widgets.HTML(
-                f"{THEME_STYLE}<h4 class='svcnb-title'>Choose the horizon and the VMs to stop "
-                "or terminate</h4>"
+                "<h4 class='svcnb-title'>Choose the horizon and the VMs to stop or terminate</h4>"
             ),
             widgets.HBox([self.horizon, self.how]),
             self.vm_grid,
             self.notes,
         ]
-        # below the slider and status, above the figures they change
-        self.widget.children = [*children[:3], *controls, *children[3:]]
+        # below the style, the slider and status, above the figures they change
+        self.widget.children = [*children[:4], *controls, *children[4:]]
 
     # --- choosing ---------------------------------------------------------------------------
 

@@ -31,7 +31,10 @@ def test_grids_with_labels_and_exact_frames(sandbox, tmp_path):
         assert first.selected_rows == [0]
     money = BillingPanel(store, export_dir=tmp_path).tables["renewals"].df["Amount"]
     assert money.str.endswith(" EUR").all()
-    assert "var(--jp-" in panel.summary.value
+    # themed: the panel holds its style once, hidden, and the figures take it
+    style = panel.widget.children[0]
+    assert "var(--jp-" in style.value and style.layout.display == "none"
+    assert "svcnb-table" in panel.summary.value
 
 
 def test_a_grid_holds_every_row_of_a_large_fleet(make_sandbox):

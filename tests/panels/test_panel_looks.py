@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
+import ipywidgets as widgets
 import pandas as pd
 import pytest
 from _tiers import dialects
@@ -142,10 +143,38 @@ def test_plots_are_transparent_svg_in_the_themes_text_colour():
     for colour in ("#ffffff", "white", "#000000"):
         assert colour not in svg.lower()
     assert "#010203" not in svg  # the placeholder ink is all replaced
+    # no rule of the plot's reaches the rest of the page: matplotlib's `*{stroke-linejoin...}`
+    # restyled all of JupyterLab each time a plot was drawn again
+    assert "<style" not in svg
+    assert 'stroke-linejoin="round" stroke-linecap="butt"' in svg.partition(">")[0]
     assert svg.count("currentColor") > 10  # labels, ticks, spines, legend, the black line
     assert STATUS_COLOURS["running"] in svg  # status colours stay as chosen
     assert "var(--jp-ui-font-color1" in view.value
     assert view.png == b""  # PNG only for pages without a kernel
+
+
+def test_an_as_of_move_sends_no_style_sheet_to_the_page(store):
+    """The panel holds its style once: a style sheet in a title or the figures, sent again at
+    each move, made the browser restyle the whole page each time."""
+    panel = BillingPanel(store)
+    sheets = [w for w in _html_widgets(panel.widget) if "<style" in w.value]
+    assert len(sheets) == 1 and sheets[0].layout.display == "none"
+    before = {id(w): w.value for w in _html_widgets(panel.widget)}
+    panel.show_at(panel.snapshot_times()[0])
+    changed = [w for w in _html_widgets(panel.widget) if before[id(w)] != w.value]
+    assert changed  # the figures, plots and status moved
+    assert not [w for w in changed if "<style" in w.value]
+    # a page without a kernel still carries the style, once before the rest
+    from svcnb.panels import static_html
+
+    assert static_html(panel.widget).startswith('<div class="svcnb-static"><style>')
+
+
+def _html_widgets(w):
+    if isinstance(w, widgets.HTML):
+        yield w
+    for child in getattr(w, "children", ()):
+        yield from _html_widgets(child)
 
 
 @pytest.mark.parametrize("status", sorted(STATUS_COLOURS))
