@@ -14,11 +14,14 @@ STAMP := $(VENV)/.installed-stamp
 unexport PYTHONDONTWRITEBYTECODE
 
 # uv lays the developers' packages into a new venv in seconds where pip takes most of a minute;
-# what gets installed is the same resolution of pyproject.toml's bounds
+# what gets installed is the same resolution of pyproject.toml's bounds. The venv starts without
+# pip (ensurepip took 8 s): the Python's own pip puts uv in, or, if it has none, ensurepip does,
+# and uv adds pip with the rest.
 $(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet 'uv>=0.9'
-	$(VENV)/bin/uv pip install --quiet --python $(PY) -e '.[dev]'
+	$(PYTHON) -m venv --without-pip $(VENV)
+	$(PYTHON) -m pip --python $(PY) install --quiet 'uv>=0.9' 2>/dev/null \
+	  || { $(PY) -m ensurepip --default-pip > /dev/null && $(PY) -m pip install --quiet 'uv>=0.9'; }
+	$(VENV)/bin/uv pip install --quiet --python $(PY) pip -e '.[dev]'
 	touch $(STAMP)
 
 lint: $(STAMP)

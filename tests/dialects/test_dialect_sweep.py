@@ -3,9 +3,9 @@
 Each case resets one sandbox to a dialect (a named one, or ``random:SEED`` drawing every point
 the spec leaves open from the seed), pulls the account through svcnb into a store, and holds
 records and reports against the sandbox's ground truth (``tests/dialects/sweep.py``). No check
-may be silently wrong. ``make test`` sweeps the default and ``acme`` (``tests/_tiers.py``) and
-the random ones that speak every choice (``cover.COVER``); ``make test-all`` every named dialect
-and 400 random ones.
+may be silently wrong. ``make test`` sweeps ``acme`` (``tests/_tiers.py``: each case costs
+seconds); ``make test-all`` every named dialect and 400 random ones, among them those that speak
+every choice (``cover.COVER``).
 """
 
 from __future__ import annotations

@@ -6,9 +6,10 @@ shown" (paging keys moved, renamed, dropped or capped silently; money written in
 with keys svcnb does not know; delivery history cut short (by attempts or by events), its
 counter or time key gone; records that are events, or attempts without their event; status
 words restyled or unknown; extra fields; ram in GiB or bytes). Every value svcnb shows must
-equal the truth or be flagged (``tests/dialects/mutations.py``). ``make test`` tries 8
-variants (together they make every mutation of the grammar, which a test below holds them to),
-``make test-all`` all 550; ``bench/mutations.py N`` prints the counts.
+equal the truth or be flagged (``tests/dialects/mutations.py``). ``make test-all`` tries
+all 550 variants, among them the few that together make every mutation of the grammar
+(``QUICK``, which a test below holds them to); each costs seconds, so ``make test`` runs the
+sweep's quick checks only (``tests/_tiers.py``). ``bench/mutations.py N`` prints the counts.
 
 Silent wrong results svcnb gives today are kept as strict xfails (``KNOWN``): each names its
 finding (``mutations.FINDINGS``), fails if anything else is wrong in that variant, and turns
@@ -47,10 +48,10 @@ from .mutations import (
 )
 from .sweep import same_frame, truth_frames
 
-# make test: the fewest seeds whose variants together use every mutation of the grammar (a
-# greedy cover over the 550 seeds of make test-all; a test below holds them to it), and the
-# variants whose failure runs can only be counted from records that are events (90) or a
-# history cut short (292, 328)
+# the fewest seeds whose variants together use every mutation of the grammar (a greedy cover
+# over the 550 seeds of make test-all; a test below holds them to it), and the variants whose
+# failure runs can only be counted from records that are events (90) or a history cut short
+# (292, 328). make test ran these until it left the tests of seconds to make test-all.
 QUICK = (0, 4, 11, 13, 46, 67, 90, 204, 218, 292, 328, 437)
 ALL = 550  # make test-all
 
@@ -188,8 +189,8 @@ SWAPS = {
 SWAPS_KNOWN: dict[str, tuple[str, ...]] = {}
 
 
-# make test: one swap per mutation of the grammar (each meaning that can move: money scale, ram,
-# disk, zone, price period, records, events, a cut history); make test-all: every form of each
+# one swap per mutation of the grammar (each meaning that can move: money scale, ram, disk, zone,
+# price period, records, events, a cut history); make test-all: every form of each
 SWAPS_QUICK = {
     "cents as JSON integers",
     "whole amounts without .00",
