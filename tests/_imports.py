@@ -4,6 +4,7 @@ each import at any depth (functions, ``TYPE_CHECKING`` blocks, relative imports)
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import svcnb
@@ -20,7 +21,8 @@ def is_package(path: Path) -> bool:
     return path.name == "__init__.py"
 
 
-def imported(path: Path) -> set[str]:
+@functools.cache  # each structure test walks every module: parsed once per process
+def imported(path: Path) -> frozenset[str]:
     """Every dotted name an import in ``path`` reaches: modules, and module.name for ``from``."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     module = module_name(path).split(".")
@@ -36,4 +38,4 @@ def imported(path: Path) -> set[str]:
                 base = ".".join([*parent, base] if base else parent)
             names.add(base)
             names.update(f"{base}.{alias.name}" for alias in node.names)
-    return names
+    return frozenset(names)
