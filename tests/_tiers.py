@@ -54,13 +54,15 @@ KEEP = frozenset(
 )
 
 
-# each file of it starts a JupyterLab of its own (15-20 s on two cores): make test runs what KEEP
+# the browser tests: one unit, on one worker with one JupyterLab (tests/conftest.py); each opens
+# a notebook and runs its kernel over a store (15-25 s on two cores), so make test runs what KEEP
 # names of it, nothing else
 BROWSER = "tests/browser/"
 
 
 def unit(test: str) -> str:
-    """What keeps a test in ``make test``: its file, or for the browser tests their folder."""
+    """The unit a test is handed out and kept by: its file, or for the browser tests their
+    folder."""
     file = test.split("::")[0]
     return BROWSER if file.startswith(BROWSER) else file
 

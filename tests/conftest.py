@@ -192,7 +192,7 @@ def _close_figures() -> Iterator[None]:
 # (tests/browser/conftest.py), closed before the next file's tests run.
 _LONG = (
     "tests/panels/test_notebook_stories.py",  # make test-all only
-    "tests/browser/",
+    _tiers.BROWSER,
     "tests/test_demo_pages.py",
     "tests/dialects/test_dialect_sweep.py",
     "tests/store/test_store_damaged_commits.py",
@@ -272,8 +272,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
         """By file, as ``--dist loadfile``, but every browser test on one worker."""
 
         def _split_scope(self, nodeid: str) -> str:
-            if nodeid.startswith("tests/browser/"):
-                return "tests/browser/"
+            if _tiers.unit(nodeid) == _tiers.BROWSER:
+                return _tiers.BROWSER
             return super()._split_scope(nodeid)
 
     return BrowserTogether(config, log)

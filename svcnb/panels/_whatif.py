@@ -82,8 +82,9 @@ class WhatIfPanel(AsOfPanel):
             self.vm_grid,
             self.notes,
         ]
-        # below the style, the slider and status, above the figures they change
-        self.widget.children = [*children[:4], *controls, *children[4:]]
+        # below the slider and status, above the figures they change
+        below = children.index(self.status) + 1
+        self.widget.children = [*children[:below], *controls, *children[below:]]
 
     # --- choosing ---------------------------------------------------------------------------
 
