@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from svcnb import files as _files
 from svcnb.extras import lab_needed
@@ -232,9 +232,22 @@ def fleet_summary(client: Client) -> list[str]:
         f"monthly run rate: {rate or 'none'} over {int(total['vms'].sum())} VMs not terminated",
         f"wallet balance: {money_text(runway['balance'], runway['currency'])}; "
         f"owed: {money_text(runway['owed'], runway['currency'])}",
-        f"bandwidth this cycle: {fleet['used_bytes'] / bandwidth.GIB:,.1f} GiB of "
-        f"{fleet['pack_bytes'] / bandwidth.GIB:,.1f} GiB in packs",
+        f"bandwidth this cycle: {_gib(fleet, 'used')} of {_gib(fleet, 'pack')} in packs"
+        + (
+            f" ({left} VMs of unknown status left out)"
+            if (left := int(fleet["unknown_status"]))
+            else ""
+        ),
     ]
+
+
+def _gib(fleet: Any, what: str) -> str:
+    """A fleet sum of :func:`~svcnb.reports.bandwidth.fleet_now` in GiB, "at least" when VMs
+    were left out or not read, as the bandwidth view writes it."""
+    from svcnb.reports import bandwidth
+
+    bound = fleet["unknown_status"] or fleet[f"{what}_unread"]
+    return f"{'at least ' if bound else ''}{fleet[f'{what}_bytes'] / bandwidth.GIB:,.1f} GiB"
 
 
 def report_title(notebook: Path) -> str:

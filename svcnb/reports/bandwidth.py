@@ -277,21 +277,33 @@ def _not_terminated(hist: pd.DataFrame) -> pd.DataFrame:
 def fleet_now(vms: pd.DataFrame, now: Any = None) -> pd.DataFrame:
     """The fleet's bandwidth now, one row: the one source of the fleet figure.
 
-    Over the VMs :func:`usage` lists (not terminated). Returns vms, used_bytes, pack_bytes,
-    share (used over pack; NA when no pack is known), unknown_status. :func:`fleet_total`'s row
-    at the same snapshot has the same used_bytes and pack_bytes.
+    Over the VMs :func:`usage` lists (not terminated) whose status word svcnb knows: a VM of
+    unknown status may be terminated, and then is not of the fleet, so it is left out and
+    counted in unknown_status; the sums are then at least what they say. Returns vms (those
+    summed), used_bytes, pack_bytes, share (used over pack; NA when no pack is known or a sum
+    is only a bound), unknown_status, used_unread and pack_unread (VMs summed whose usage or
+    pack svcnb could not read: that sum is at least what it says). :func:`fleet_total`'s row at
+    the same snapshot has the same used_bytes and pack_bytes.
     """
     base = usage(vms)
-    used = int(base["used_bytes"].sum(skipna=True))
-    pack = int(base["pack_bytes"].sum(skipna=True))
+    known = base[(base["status_class"] != UNKNOWN).to_numpy(dtype=bool)]
+    used, pack = (
+        int(known["used_bytes"].sum(skipna=True)),
+        int(known["pack_bytes"].sum(skipna=True)),
+    )
+    used_unread = int(known["used_bytes"].isna().sum())
+    pack_unread = int(known["pack_bytes"].isna().sum())
+    whole = not (base.attrs["unknown_status"] or used_unread or pack_unread)
     out = pd.DataFrame(
         [
             {
-                "vms": len(base),
+                "vms": len(known),
                 "used_bytes": used,
                 "pack_bytes": pack,
-                "share": used / pack if pack else pd.NA,
+                "share": used / pack if pack and whole else pd.NA,
                 "unknown_status": base.attrs["unknown_status"],
+                "used_unread": used_unread,
+                "pack_unread": pack_unread,
             }
         ]
     )
@@ -302,6 +314,8 @@ def fleet_now(vms: pd.DataFrame, now: Any = None) -> pd.DataFrame:
             "pack_bytes": "Int64",
             "share": "Float64",
             "unknown_status": "Int64",
+            "used_unread": "Int64",
+            "pack_unread": "Int64",
         }
     )
 
@@ -311,21 +325,45 @@ def fleet_total(history: pd.DataFrame, now: Any = None) -> pd.DataFrame:
     """Bytes used by the fleet at each server time, against the fleet's total pack.
 
     Reads ``history``: snapshot_id, server_time, id, bandwidth_used_bytes,
-    bandwidth_pack_bytes, status (when present, terminated VMs are left out, as
-    :func:`fleet_now` leaves them out). Returns server_time, used_bytes, pack_bytes, vms: one row
-    per server time, each VM counted once (from the latest snapshot taken at that time).
+    bandwidth_pack_bytes, status (when present, terminated VMs and VMs whose status word is
+    unknown are left out, as :func:`fleet_now` leaves them out). Returns server_time,
+    used_bytes, pack_bytes, vms (summed), unknown_status (left out then: the sums are at least
+    what they say) and unread (VMs summed whose usage or pack was not read): one row per server
+    time, each VM counted once (from the latest snapshot taken at that time).
     """
     hist = _not_terminated(latest_per_time(history, ["id"], now=now))
+    unknown = (
+        (vm_classes(hist) == UNKNOWN).to_numpy(dtype=bool)
+        if "status" in hist
+        else np.zeros(len(hist), dtype=bool)
+    )
+    unread = (hist["bandwidth_used_bytes"].isna() | hist["bandwidth_pack_bytes"].isna()).to_numpy(
+        dtype=bool
+    )
+    hist = hist.assign(_unknown=unknown, _unread=unread & ~unknown)
+    summed = hist[~unknown]
     out = (
-        hist.groupby("server_time", sort=True)
+        summed.groupby("server_time", sort=True)
         .agg(
             used_bytes=("bandwidth_used_bytes", lambda s: s.sum(skipna=True)),
             pack_bytes=("bandwidth_pack_bytes", lambda s: s.sum(skipna=True)),
             vms=("id", "nunique"),
         )
-        .reset_index()
+        .reindex(pd.Index(sorted(hist["server_time"].unique()), name="server_time"))
+        .fillna({"used_bytes": 0, "pack_bytes": 0, "vms": 0})
     )
-    return out.astype({"used_bytes": "Int64", "pack_bytes": "Int64", "vms": "Int64"})
+    flags = hist.groupby("server_time", sort=True)[["_unknown", "_unread"]].sum()
+    out["unknown_status"] = flags["_unknown"]
+    out["unread"] = flags["_unread"]
+    return out.reset_index().astype(
+        {
+            "used_bytes": "Int64",
+            "pack_bytes": "Int64",
+            "vms": "Int64",
+            "unknown_status": "Int64",
+            "unread": "Int64",
+        }
+    )
 
 
 @report(histories={"history": BANDWIDTH_HISTORY})
@@ -439,11 +477,12 @@ FLEET_USED = FigureSpec(
     "The sum over VMs not terminated of what each used since its own last renewal; "
     "cycles are staggered, so this is not a calendar month (that is the per-month "
     "table).",
+    left_out="at least",
 )
 
 
 def _fleet_used(g: _Ground) -> Figure:
-    return Figure(FLEET_USED, int(g.fleet["used_bytes"]))
+    return _fleet_sum(FLEET_USED, g.fleet["used_bytes"], g.fleet["used_unread"], "usage")
 
 
 FLEET_PACK = FigureSpec(
@@ -451,11 +490,21 @@ FLEET_PACK = FigureSpec(
     "Fleet packs (GiB)",
     "bytes",
     "The sum of the monthly packs of the same VMs.",
+    left_out="at least",
 )
 
 
 def _fleet_pack(g: _Ground) -> Figure:
-    return Figure(FLEET_PACK, int(g.fleet["pack_bytes"]))
+    return _fleet_sum(FLEET_PACK, g.fleet["pack_bytes"], g.fleet["pack_unread"], "pack")
+
+
+def _fleet_sum(spec: FigureSpec, value: Any, unread: Any, what: str) -> Figure:
+    """A fleet sum, at least what it says when some VM's ``what`` could not be read (the VMs
+    left out for their status word bound it through ``spec.left_out``)."""
+    if not int(unread):
+        return Figure(spec, int(value))
+    why = f"{int(unread)} VM(s) whose {what} svcnb could not read"
+    return Figure(spec, int(value), qualifier="at least", complete=False, reason=why)
 
 
 VMS_OVER = FigureSpec(
@@ -538,8 +587,9 @@ FLEET_NOW_TABLE = TableSpec(
 FLEET_TOTAL_TABLE = TableSpec(
     "fleet_total",
     "Fleet bandwidth per snapshot (each VM's current cycle)",
-    ("server_time", "used_bytes", "pack_bytes", "vms"),
-    "One row per snapshot: used and packs as each VM's cycle stood then.",
+    ("server_time", "used_bytes", "pack_bytes", "vms", "unknown_status", "unread"),
+    "One row per snapshot: used and packs as each VM's cycle stood then (at least, when VMs "
+    "were left out or not read).",
 )
 MONTHLY_USAGE_TABLE = TableSpec(
     "monthly_usage",

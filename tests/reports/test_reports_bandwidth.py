@@ -235,3 +235,24 @@ def test_the_day_a_pack_runs_out_holds_while_the_hours_move(fleet):
     day = Figure(spec, later.loc["a", "exceeds_on"], detail="vm-a")
     assert day.text() == "2026-11-17 (vm-a)"
     assert day.plain() == "2026-11-17"
+
+
+def test_fleet_sums_leave_out_vms_of_unknown_status_and_say_they_are_bounds(frame, fleet):
+    vms, hist = fleet
+    # "hibernating" is no word svcnb knows: the VM may be terminated, so it is not summed
+    odd = frame("vms", [vmrow("f", "hibernating", 500, 1000, "2026-11-30")])
+    now_row = bandwidth.fleet_now(pd.concat([vms, odd], ignore_index=True)).iloc[0]
+    assert (now_row["used_bytes"], now_row["pack_bytes"], now_row["vms"]) == (1685, 3000, 4)
+    # d states no pack: the pack sum is at least 3000; with either bound the share is unknown
+    assert (now_row["unknown_status"], now_row["used_unread"], now_row["pack_unread"]) == (1, 0, 1)
+    assert pd.isna(now_row["share"])
+
+    status = {"a": "running", "b": "running", "c": "stopped", "d": "running", "f": "hibernating"}
+    extra = hist[hist["id"] == "a"].assign(id="f", bandwidth_used_bytes=500)
+    both = pd.concat([hist, extra], ignore_index=True)
+    total = bandwidth.fleet_total(both.assign(status=both["id"].map(status)))
+    last = total.iloc[-1]
+    assert (last["used_bytes"], last["pack_bytes"]) == (now_row["used_bytes"], 3000)
+    assert total["unknown_status"].tolist() == [1] * 4
+    assert total["unread"].tolist() == [1] * 4  # d's pack
+    assert total["vms"].tolist() == [4] * 4
