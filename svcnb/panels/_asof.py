@@ -11,7 +11,9 @@ What a control changes is all that is done again: ``compute`` runs inside a
 ``svcnb.reports._reuse.Reuse`` kept per as-of time (the last ``KEEP_AS_OF``), so each snapshot's
 frames are read once and a report asked again with the same frames and options answers from
 what it gave; a table or plot is drawn again only when what it shows may have changed
-(``view_key``: the as-of time, and any option of a subclass it depends on).
+(``view_key``: the as-of time, and any option of a subclass it depends on). What a table or
+plot drew (its rows as shown, its SVG) is kept for the same as-of times, so moving back to a
+snapshot just shown draws nothing again: comparing two dates costs the first visit of each.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from svcnb.panels._accounts import PerAccount
 from svcnb.panels._display import Displayed
 from svcnb.panels._messages import banner, folder_problem, show, shown_in
 from svcnb.panels._quiet import quietly
-from svcnb.panels._render import Grid, PlotView, grid, shown, theme_style
+from svcnb.panels._render import PlotView, grid, shown, theme_style
 from svcnb.reports import Histories, Reuse, View, ViewSpec
 from svcnb.reports.billing import export_csv
 from svcnb.store import EVERY_ACCOUNT, Store, account_names
@@ -69,6 +71,8 @@ class AsOfPanel(PerAccount, Displayed):
         self._reuses: dict[pd.Timestamp, Reuse] = {}
         self._histories = Histories()  # each history read once, sliced per as-of time
         self._shown: dict[str, Hashable] = {}  # table or plot name -> view_key it shows
+        # ("table NAME" | "plot NAME", (as-of time, view_key)) -> what it drew then
+        self._drawn: dict[tuple[str, Hashable], Any] = {}
 
         self.date_slider = widgets.SelectionSlider(
             description="As of",
@@ -192,13 +196,16 @@ class AsOfPanel(PerAccount, Displayed):
                     f"{html.escape(t.means, quote=True)}'>{title}</h4>"
                 )
                 self._redraw(
-                    f"table {t.name}", functools.partial(_show, self.tables[t.name], frame, columns)
+                    f"table {t.name}",
+                    functools.partial(shown, frame, columns),
+                    self.tables[t.name].update,
                 )
             sizes = {p.name: p.size for p in self.spec.plots}
             for name, drawing in self.draw().items():
                 size = sizes.get(name, (7.0, 3.2))
+                plot = self.plots[name]
                 self._redraw(
-                    f"plot {name}", functools.partial(self.plots[name].draw, drawing, size=size)
+                    f"plot {name}", functools.partial(plot.render, drawing, size=size), plot.put
                 )
             self.summary.value = self.summary_html()
             self.export_message.value = ""
@@ -210,6 +217,8 @@ class AsOfPanel(PerAccount, Displayed):
         self._reuses[at] = kept
         while len(self._reuses) > KEEP_AS_OF:
             self._reuses.pop(next(iter(self._reuses)))
+        # what the tables and plots drew is kept for the same as-of times
+        self._drawn = {k: v for k, v in self._drawn.items() if k[1][0] in self._reuses}
         return kept
 
     def forget(self) -> None:
@@ -217,15 +226,19 @@ class AsOfPanel(PerAccount, Displayed):
         self._reuses.clear()
         self._histories = Histories()
         self._shown.clear()
+        self._drawn.clear()
 
-    def _redraw(self, view: str, draw: Callable[[], Any]) -> None:
-        """``draw()`` table or plot ``view`` ("table NAME", "plot NAME") unless what it shows
-        is what it would show again (same as-of time and ``view_key``)."""
+    def _redraw(self, view: str, make: Callable[[], Any], put: Callable[[Any], Any]) -> None:
+        """Show table or plot ``view`` ("table NAME", "plot NAME"): ``put(make())``, unless
+        what it shows is what it would show again (same as-of time and ``view_key``); what
+        ``make`` gave for a kept as-of time and key is put again without making it."""
         key = (self.at, self.view_key(view.partition(" ")[2]))
         if view in self._shown and self._shown[view] == key:
             return
         self._shown.pop(view, None)
-        draw()
+        if (view, key) not in self._drawn:
+            self._drawn[(view, key)] = make()
+        put(self._drawn[(view, key)])
         self._shown[view] = key
 
     @contextlib.contextmanager
@@ -296,8 +309,3 @@ def one_account(store: Store, account: Any) -> Store:
     if isinstance(account, str) and account != EVERY_ACCOUNT:
         return store.for_account(account_names(account, store.accounts(), store.path)[0])
     raise ValueError(f"account={account!r}: one panel shows one account (see AccountTabs)")
-
-
-def _show(box: Grid, frame: pd.DataFrame, columns: list[str] | None) -> None:
-    """``frame`` (only ``columns`` when given) in the grid ``box``, labelled for reading."""
-    box.update(shown(frame, columns))

@@ -233,8 +233,21 @@ class PlotView(widgets.HTML):
 
     def draw(self, draw: Callable[[Any], Any], *, size: tuple[float, float] = (7.0, 3.2)) -> None:
         """Draw the plot again with ``draw(ax)``."""
-        self.svg = svg(draw, size=size)
-        self.png = png(draw, size=size) if os.environ.get(STATIC_ENV) == "1" else b""
+        self.put(self.render(draw, size=size))
+
+    @staticmethod
+    def render(
+        draw: Callable[[Any], Any], *, size: tuple[float, float] = (7.0, 3.2)
+    ) -> tuple[str, bytes]:
+        """(SVG, PNG) of the plot ``draw(ax)`` draws; the PNG only for pages rendered without a
+        kernel, else empty."""
+        return svg(draw, size=size), png(draw, size=size) if os.environ.get(
+            STATIC_ENV
+        ) == "1" else b""
+
+    def put(self, drawn: tuple[str, bytes]) -> None:
+        """Show what :meth:`render` gave."""
+        self.svg, self.png = drawn
         self.value = (
             f'<div style="color:var(--jp-ui-font-color1,#000);max-width:720px">{self.svg}</div>'
         )

@@ -115,3 +115,33 @@ def test_panel_durations_are_read_as_the_cli_reads_them(history, tmp_path):
     )
     with pytest.raises(DurationError, match="lookback='30d' for about 1 month"):
         BandwidthPanel(history, lookback="1M", export_dir=tmp_path)
+
+
+def test_moving_back_to_the_snapshot_just_shown_shows_it_again_without_drawing_again(
+    history, tmp_path, monkeypatch
+):
+    import svcnb.panels._render as render
+
+    panel = BillingPanel(history, export_dir=tmp_path)
+    times = [value for _, value in panel.date_slider.options]
+    panel.date_slider.value = times[0]
+    first = {n: p.value for n, p in panel.plots.items()}, {
+        n: g._dt_args["data_json"] for n, g in panel.tables.items()
+    }
+    drawn: list[object] = []
+    made = render.svg
+    monkeypatch.setattr(render, "svg", lambda *a, **k: drawn.append(a) or made(*a, **k))
+
+    panel.date_slider.value = times[1]
+    assert len(drawn) == len(panel.plots)  # a snapshot not kept: every plot is drawn
+    panel.date_slider.value = times[0]
+    assert len(drawn) == len(panel.plots)  # back: none drawn again
+    again = {n: p.value for n, p in panel.plots.items()}, {
+        n: g._dt_args["data_json"] for n, g in panel.tables.items()
+    }
+    assert again == first
+    # and it is what a panel opened at that snapshot shows
+    fresh = BillingPanel(history, export_dir=tmp_path)
+    fresh.date_slider.value = times[0]
+    assert {n: p.value for n, p in fresh.plots.items()} == first[0]
+    assert fresh.summary.value == panel.summary.value
