@@ -12,7 +12,7 @@ caught before any handler of the page's own) to the last change of the panel's D
 MutationObserver on the notebook and every shadow root in it, the grids' included), once that
 DOM has been still for ``QUIET`` s and the kernel is idle. A first render runs the panel's cell
 and times from the run command to the same stillness. Each control is used several times
-(slider: three snapshots; dropdowns: each other option; rows: three; ...): median and worst.
+(slider: three snapshots, then back and forth between the two it keeps; dropdowns: each other option; rows: three; ...): median and worst.
 Beside each figure: the kernel's messages to the page in that time (count and kB), which is
 where a slow control's time goes when it is not the kernel's computing.
 
@@ -342,11 +342,14 @@ def controls(panel: str, page: Any, needles: dict[str, str]) -> dict[str, list[C
         return lambda: page.locator(f"{root} {grid} .dt-search input").first.fill(text)
 
     slider = [slide(0.5), slide(0.07), slide(0.965)]
+    # after those, the panel keeps the last two snapshots (KEEP_AS_OF): comparing two dates
+    back = [slide(0.07), slide(0.965), slide(0.07)]
     grids = ".svcnb-grid-box"
     export = [button("Write CSV"), button("Write CSV")]
     if panel in ("billing", "bandwidth"):
         return {
             "as-of slider": slider,
+            "as-of slider, back and forth": back,
             "grid search": [search(grids, needles[panel]), search(grids, "")],
             "Write CSV": export,
             "Reload snapshots": [button("Reload snapshots")],
@@ -355,6 +358,7 @@ def controls(panel: str, page: Any, needles: dict[str, str]) -> dict[str, list[C
         toggle = page.locator(f"{root} .widget-toggle-buttons button")
         return {
             "as-of slider": slider,
+            "as-of slider, back and forth": back,
             "horizon": [pick(".widget-dropdown", 0), pick(".widget-dropdown", 2)],
             "stopped/terminated": [lambda: toggle.nth(1).click(), lambda: toggle.nth(0).click()],
             "choose a VM (row)": [row(".svcnb-whatif-vms", k) for k in (0, 3, 6)],
