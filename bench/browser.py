@@ -12,7 +12,8 @@ caught before any handler of the page's own) to the last change of the panel's D
 MutationObserver on the notebook and every shadow root in it, the grids' included), once that
 DOM has been still for ``QUIET`` s and the kernel is idle. A first render runs the panel's cell
 and times from the run command to the same stillness. Each control is used several times
-(slider: three snapshots, then back and forth between the two it keeps; dropdowns: each other option; rows: three; ...): median and worst.
+(slider: three snapshots, then back and forth between the two the panel keeps; dropdowns: each
+other option; rows: three; ...): median and worst.
 Beside each figure: the kernel's messages to the page in that time (count and kB), which is
 where a slow control's time goes when it is not the kernel's computing.
 

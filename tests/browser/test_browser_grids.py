@@ -86,6 +86,16 @@ def _wait_info(lab, text: str) -> None:
     )
 
 
+def _wait_first(lab, name: str) -> None:
+    """Wait until the swapped grid's first row is ``name``'s (a click's redraw is not at once)."""
+    lab.page.wait_for_function(
+        "(name) => (document.querySelector('.svcnb-test-swap tbody tr')?.innerText ?? '')"
+        ".split('\\t')[0] === name",
+        arg=name,
+        timeout=30_000,
+    )
+
+
 def test_new_rows_replace_the_old_in_the_grid_drawn(lab, lab_root: Path) -> None:
     """New rows with the same columns fill the DataTable already drawn (ITables drew a new one
     for every change, most of a slider move's time in the page), and the grid then stands as a
@@ -105,8 +115,9 @@ def test_new_rows_replace_the_old_in_the_grid_drawn(lab, lab_root: Path) -> None
     # a header's text may be selected: its order icon sorts
     order = box.locator("thead th").filter(has_text="Amount").locator(".dt-column-order")
     order.click()
+    _wait_first(lab, "old-20")  # by amount, lowest first
     order.click()  # by amount, highest first
-    assert box.locator("tbody tr").first.inner_text().startswith("old-29")
+    _wait_first(lab, "old-29")
 
     lab.button("New rows").click()
     _wait_info(lab, "of 40 entries")

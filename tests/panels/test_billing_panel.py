@@ -125,9 +125,10 @@ def test_moving_back_to_the_snapshot_just_shown_shows_it_again_without_drawing_a
     panel = BillingPanel(history, export_dir=tmp_path)
     times = [value for _, value in panel.date_slider.options]
     panel.date_slider.value = times[0]
-    first = {n: p.value for n, p in panel.plots.items()}, {
-        n: g._dt_args["data_json"] for n, g in panel.tables.items()
-    }
+    first = (
+        {n: p.value for n, p in panel.plots.items()},
+        {n: g._dt_args["data_json"] for n, g in panel.tables.items()},
+    )
     drawn: list[object] = []
     made = render.svg
     monkeypatch.setattr(render, "svg", lambda *a, **k: drawn.append(a) or made(*a, **k))
@@ -136,9 +137,10 @@ def test_moving_back_to_the_snapshot_just_shown_shows_it_again_without_drawing_a
     assert len(drawn) == len(panel.plots)  # a snapshot not kept: every plot is drawn
     panel.date_slider.value = times[0]
     assert len(drawn) == len(panel.plots)  # back: none drawn again
-    again = {n: p.value for n, p in panel.plots.items()}, {
-        n: g._dt_args["data_json"] for n, g in panel.tables.items()
-    }
+    again = (
+        {n: p.value for n, p in panel.plots.items()},
+        {n: g._dt_args["data_json"] for n, g in panel.tables.items()},
+    )
     assert again == first
     # and it is what a panel opened at that snapshot shows
     fresh = BillingPanel(history, export_dir=tmp_path)

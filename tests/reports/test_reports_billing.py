@@ -431,3 +431,18 @@ def test_a_whole_walk_says_complete_and_none_within_the_horizon(tmp_path):
     assert view.figures["runway_at"].text() == "none within 365 days"
     assert view.figures["runway_at"].is_complete and view.complete
     assert view.figures_frame()["complete"].all()
+
+
+def test_the_balance_plot_says_by_when_the_runway_left_vms_out(account):
+    vms, wallet = account
+    # a VM whose status word svcnb does not know is left out of the walk: it may debit sooner
+    odd = vms.iloc[[0]].assign(id="vm-odd", name="odd", status="hibernating")
+    both = pd.concat([vms, odd], ignore_index=True)
+    run = billing.runway(both, wallet, now=NOW)
+    assert not run["complete"].iloc[0]
+    sched = billing.renewal_schedule(both, wallet, now=NOW, horizon="30D")
+    ax = billing.plot_balance(pd.DataFrame(columns=["server_time", "balance"]), sched, run)
+    assert [line.get_label() for line in ax.get_lines()] == [
+        "projected, at most",
+        "runway by 2026-11-20",
+    ]

@@ -59,9 +59,16 @@ def plot_balance(
     ``history`` from :func:`balance_history` (server_time, balance); ``schedule`` from
     :func:`renewal_schedule` (renewal_at, balance_after, debitable) draws the projected balance;
     ``runway_frame`` from :func:`runway` (runway_at, currency) draws a vertical line at the
-    runway and names the axis' currency (the account currency, as the runway states it).
+    runway and names the axis' currency (the account currency, as the runway states it). When
+    the runway is not ``complete`` (VMs left out of the walk), the projection is the most the
+    balance can be and the runway the latest it can come: the legend says "at most" and "by",
+    as the figures do.
     """
     ax = axes(ax)
+    complete = True
+    if runway_frame is not None and not runway_frame.empty and "complete" in runway_frame:
+        complete = runway_frame["complete"].iloc[0]
+    bounded = pd.isna(complete) or not bool(complete)
     if not history.empty:
         ax.plot(
             history["server_time"].dt.tz_localize(None),
@@ -77,12 +84,16 @@ def plot_balance(
                 debits["balance_after"].astype(float),
                 where="post",
                 linestyle="--",
-                label="projected",
+                label="projected, at most" if bounded else "projected",
             )
     if runway_frame is not None and not runway_frame.empty:
         when = runway_frame["runway_at"].iloc[0]
         if not pd.isna(when):
-            ax.axvline(when.tz_localize(None), color="red", label=f"runway {when:%Y-%m-%d}")
+            ax.axvline(
+                when.tz_localize(None),
+                color="red",
+                label=f"runway {'by ' if bounded else ''}{when:%Y-%m-%d}",
+            )
     # the runway's currency is account_currency (the wallet's, else the prices'), the one the
     # figures beside the plot state; a history alone knows only what the wallet said
     currency = None
