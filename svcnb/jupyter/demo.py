@@ -246,8 +246,8 @@ def _gib(fleet: Any, what: str) -> str:
     were left out or not read, as the bandwidth view writes it."""
     from svcnb.reports import bandwidth
 
-    bound = fleet["unknown_status"] or fleet[f"{what}_unread"]
-    return f"{'at least ' if bound else ''}{fleet[f'{what}_bytes'] / bandwidth.GIB:,.1f} GiB"
+    bound = "" if fleet[f"{what}_bytes_bound"] == "exact" else "at least "
+    return f"{bound}{fleet[f'{what}_bytes'] / bandwidth.GIB:,.1f} GiB"
 
 
 def report_title(notebook: Path) -> str:

@@ -235,9 +235,8 @@ class PlotView(widgets.HTML):
         """Draw the plot again with ``draw(ax)``."""
         self.put(self.render(draw, size=size))
 
-    @staticmethod
     def render(
-        draw: Callable[[Any], Any], *, size: tuple[float, float] = (7.0, 3.2)
+        self, draw: Callable[[Any], Any], *, size: tuple[float, float] = (7.0, 3.2)
     ) -> tuple[str, bytes]:
         """(SVG, PNG) of the plot ``draw(ax)`` draws; the PNG only for pages rendered without a
         kernel, else empty."""

@@ -135,9 +135,10 @@ def display_frame(frame: pd.DataFrame, columns: list[str] | None = None) -> pd.D
     for column in frame.columns:
         if str(column) in bounds:
             values = frame[column].tolist()
+            units = money.get(column, pd.Series(None, index=frame.index)).tolist()
             out[label(str(column))] = [
-                _bounded(str(column), v, b)
-                for v, b in zip(values, bounds[str(column)], strict=True)
+                _bounded(str(column), v, b, c)
+                for v, b, c in zip(values, bounds[str(column)], units, strict=True)
             ]
             continue
         currencies = money.get(column, pd.Series(None, index=frame.index))
@@ -205,12 +206,13 @@ def _cell_key(value: Any, currency: Any) -> tuple[Any, ...] | None:
 _BOUND_SIGNS = {"at least": "≥ ", "at most": "≤ "}
 
 
-def _bounded(column: str, value: Any, bound: Any) -> str:
-    """A figure whose ``_bound`` column says how far it holds: ``≥ 10``, ``≤ 40``, ``unknown``."""
+def _bounded(column: str, value: Any, bound: Any, currency: Any = None) -> str:
+    """A figure whose ``_bound`` column says how far it holds: ``≥ 10``, ``≤ 40``, ``unknown``
+    (money with its ``currency``)."""
     word = "" if _missing(bound) else str(bound)
     if word == "unknown" or (_missing(value) and word):
         return "unknown"
-    return _BOUND_SIGNS.get(word, "") + cell_text(column, value)
+    return _BOUND_SIGNS.get(word, "") + cell_text(column, value, currency)
 
 
 # Columns whose text wraps first when a table is too wide (free text, then lists of names).

@@ -273,51 +273,66 @@ def _not_terminated(hist: pd.DataFrame) -> pd.DataFrame:
     return hist[(vm_classes(hist) != "terminated").to_numpy(dtype=bool)]
 
 
+def _sums(frame: pd.DataFrame, unknown: int) -> dict[str, Any]:
+    """The fleet sums of ``frame`` (VMs summed: used and pack bytes, NA where not read) with
+    ``unknown`` VMs of unknown status left out: each sum, its ``_bound`` ("exact", or "at
+    least" when VMs were left out or a value was not read), ``complete`` and ``reason``."""
+    used, pack = frame["bandwidth_used_bytes"], frame["bandwidth_pack_bytes"]
+    unread = {"usage": int(used.isna().sum()), "pack": int(pack.isna().sum())}
+    why = (
+        [f"{unknown} VM(s) of unknown status left out (they may be terminated)"] if unknown else []
+    )
+    why += [f"{n} VM(s) whose {what} svcnb could not read" for what, n in unread.items() if n]
+    return {
+        "vms": len(frame),
+        "used_bytes": int(used.sum(skipna=True)),
+        "used_bytes_bound": "at least" if unknown or unread["usage"] else "exact",
+        "pack_bytes": int(pack.sum(skipna=True)),
+        "pack_bytes_bound": "at least" if unknown or unread["pack"] else "exact",
+        "unknown_status": unknown,
+        "complete": not why,
+        "reason": "; ".join(why) if why else pd.NA,
+    }
+
+
+_SUMS_TYPES = {
+    "vms": "Int64",
+    "used_bytes": "Int64",
+    "used_bytes_bound": "string",
+    "pack_bytes": "Int64",
+    "pack_bytes_bound": "string",
+    "unknown_status": "Int64",
+    "complete": "boolean",
+    "reason": "string",
+}
+
+
 @report(frames={"vms": "vms"})
 def fleet_now(vms: pd.DataFrame, now: Any = None) -> pd.DataFrame:
     """The fleet's bandwidth now, one row: the one source of the fleet figure.
 
     Over the VMs :func:`usage` lists (not terminated) whose status word svcnb knows: a VM of
     unknown status may be terminated, and then is not of the fleet, so it is left out and
-    counted in unknown_status; the sums are then at least what they say. Returns vms (those
-    summed), used_bytes, pack_bytes, share (used over pack; NA when no pack is known or a sum
-    is only a bound), unknown_status, used_unread and pack_unread (VMs summed whose usage or
-    pack svcnb could not read: that sum is at least what it says). :func:`fleet_total`'s row at
-    the same snapshot has the same used_bytes and pack_bytes.
+    counted in unknown_status. Returns vms (those summed), used_bytes and pack_bytes, each with
+    its ``_bound`` ("at least" while VMs are left out or a VM's value was not read, else
+    "exact"), share (used over pack; NA when no pack is known or a sum is a bound),
+    unknown_status, complete and reason. :func:`fleet_total`'s row at the same snapshot has the
+    same sums.
     """
     base = usage(vms)
     known = base[(base["status_class"] != UNKNOWN).to_numpy(dtype=bool)]
-    used, pack = (
-        int(known["used_bytes"].sum(skipna=True)),
-        int(known["pack_bytes"].sum(skipna=True)),
+    row = _sums(
+        known.rename(
+            columns={"used_bytes": "bandwidth_used_bytes", "pack_bytes": "bandwidth_pack_bytes"}
+        ),
+        base.attrs["unknown_status"],
     )
-    used_unread = int(known["used_bytes"].isna().sum())
-    pack_unread = int(known["pack_bytes"].isna().sum())
-    whole = not (base.attrs["unknown_status"] or used_unread or pack_unread)
-    out = pd.DataFrame(
-        [
-            {
-                "vms": len(known),
-                "used_bytes": used,
-                "pack_bytes": pack,
-                "share": used / pack if pack and whole else pd.NA,
-                "unknown_status": base.attrs["unknown_status"],
-                "used_unread": used_unread,
-                "pack_unread": pack_unread,
-            }
-        ]
-    )
-    return out.astype(
-        {
-            "vms": "Int64",
-            "used_bytes": "Int64",
-            "pack_bytes": "Int64",
-            "share": "Float64",
-            "unknown_status": "Int64",
-            "used_unread": "Int64",
-            "pack_unread": "Int64",
-        }
-    )
+    used, pack = row["used_bytes"], row["pack_bytes"]
+    row["share"] = used / pack if pack and row["complete"] else pd.NA
+    out = pd.DataFrame([row]).astype({**_SUMS_TYPES, "share": "Float64"})
+    out.attrs["complete"] = bool(row["complete"])
+    out.attrs["incomplete"] = {} if row["complete"] else {"fleet": row["reason"]}
+    return out
 
 
 @report(histories={"history": BANDWIDTH_HISTORY})
@@ -326,10 +341,9 @@ def fleet_total(history: pd.DataFrame, now: Any = None) -> pd.DataFrame:
 
     Reads ``history``: snapshot_id, server_time, id, bandwidth_used_bytes,
     bandwidth_pack_bytes, status (when present, terminated VMs and VMs whose status word is
-    unknown are left out, as :func:`fleet_now` leaves them out). Returns server_time,
-    used_bytes, pack_bytes, vms (summed), unknown_status (left out then: the sums are at least
-    what they say) and unread (VMs summed whose usage or pack was not read): one row per server
-    time, each VM counted once (from the latest snapshot taken at that time).
+    unknown are left out, as :func:`fleet_now` leaves them out). Returns server_time and the
+    columns of :func:`fleet_now` but share: one row per server time, each VM counted once (from
+    the latest snapshot taken at that time).
     """
     hist = _not_terminated(latest_per_time(history, ["id"], now=now))
     unknown = (
@@ -337,33 +351,17 @@ def fleet_total(history: pd.DataFrame, now: Any = None) -> pd.DataFrame:
         if "status" in hist
         else np.zeros(len(hist), dtype=bool)
     )
-    unread = (hist["bandwidth_used_bytes"].isna() | hist["bandwidth_pack_bytes"].isna()).to_numpy(
-        dtype=bool
+    rows = []
+    for when, at in hist.groupby("server_time", sort=True):
+        left = unknown[hist.index.get_indexer(at.index)]
+        rows.append({"server_time": when, **_sums(at[~left], int(left.sum()))})
+    out = pd.DataFrame(rows, columns=["server_time", *_SUMS_TYPES]).astype(_SUMS_TYPES)
+    incomplete = out[~out["complete"].fillna(False).to_numpy(dtype=bool)]
+    out.attrs["complete"] = incomplete.empty
+    out.attrs["incomplete"] = dict(
+        zip(incomplete["server_time"], incomplete["reason"], strict=True)
     )
-    hist = hist.assign(_unknown=unknown, _unread=unread & ~unknown)
-    summed = hist[~unknown]
-    out = (
-        summed.groupby("server_time", sort=True)
-        .agg(
-            used_bytes=("bandwidth_used_bytes", lambda s: s.sum(skipna=True)),
-            pack_bytes=("bandwidth_pack_bytes", lambda s: s.sum(skipna=True)),
-            vms=("id", "nunique"),
-        )
-        .reindex(pd.Index(sorted(hist["server_time"].unique()), name="server_time"))
-        .fillna({"used_bytes": 0, "pack_bytes": 0, "vms": 0})
-    )
-    flags = hist.groupby("server_time", sort=True)[["_unknown", "_unread"]].sum()
-    out["unknown_status"] = flags["_unknown"]
-    out["unread"] = flags["_unread"]
-    return out.reset_index().astype(
-        {
-            "used_bytes": "Int64",
-            "pack_bytes": "Int64",
-            "vms": "Int64",
-            "unknown_status": "Int64",
-            "unread": "Int64",
-        }
-    )
+    return out
 
 
 @report(histories={"history": BANDWIDTH_HISTORY})
@@ -482,7 +480,7 @@ FLEET_USED = FigureSpec(
 
 
 def _fleet_used(g: _Ground) -> Figure:
-    return _fleet_sum(FLEET_USED, g.fleet["used_bytes"], g.fleet["used_unread"], "usage")
+    return _fleet_sum(FLEET_USED, g.fleet, "used_bytes")
 
 
 FLEET_PACK = FigureSpec(
@@ -495,16 +493,17 @@ FLEET_PACK = FigureSpec(
 
 
 def _fleet_pack(g: _Ground) -> Figure:
-    return _fleet_sum(FLEET_PACK, g.fleet["pack_bytes"], g.fleet["pack_unread"], "pack")
+    return _fleet_sum(FLEET_PACK, g.fleet, "pack_bytes")
 
 
-def _fleet_sum(spec: FigureSpec, value: Any, unread: Any, what: str) -> Figure:
-    """A fleet sum, at least what it says when some VM's ``what`` could not be read (the VMs
-    left out for their status word bound it through ``spec.left_out``)."""
-    if not int(unread):
-        return Figure(spec, int(value))
-    why = f"{int(unread)} VM(s) whose {what} svcnb could not read"
-    return Figure(spec, int(value), qualifier="at least", complete=False, reason=why)
+def _fleet_sum(spec: FigureSpec, fleet: pd.Series, column: str) -> Figure:
+    """A sum of :func:`fleet_now`'s row as its ``_bound`` says it holds."""
+    if fleet[f"{column}_bound"] == "exact":
+        return Figure(spec, int(fleet[column]))
+    value = int(fleet[column])
+    # "at least 0" says nothing: unknown, as a figure bounded by the VMs left out reads
+    shown = None if value == 0 else value
+    return Figure(spec, shown, qualifier="at least", complete=False, reason=str(fleet["reason"]))
 
 
 VMS_OVER = FigureSpec(
@@ -581,13 +580,13 @@ TOP_CONSUMERS_TABLE = TableSpec(
 FLEET_NOW_TABLE = TableSpec(
     "fleet_now",
     "Fleet bandwidth now (each VM's current cycle)",
-    None,
+    ("vms", "used_bytes", "pack_bytes", "share", "unknown_status", "complete", "reason"),
     "One row: the fleet figures above.",
 )
 FLEET_TOTAL_TABLE = TableSpec(
     "fleet_total",
     "Fleet bandwidth per snapshot (each VM's current cycle)",
-    ("server_time", "used_bytes", "pack_bytes", "vms", "unknown_status", "unread"),
+    ("server_time", "used_bytes", "pack_bytes", "vms", "unknown_status", "complete", "reason"),
     "One row per snapshot: used and packs as each VM's cycle stood then (at least, when VMs "
     "were left out or not read).",
 )

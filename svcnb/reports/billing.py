@@ -725,7 +725,9 @@ def runway(
     """The first renewal the wallet cannot pay, and its date: one row.
 
     Reads the columns of :func:`renewal_schedule`. Returns now, balance, currency, owed (by VMs
-    already overdue or suspended, which a top-up pays first), runway_at (NaT when every
+    already overdue or suspended, which a top-up pays first; ``owed_bound`` "at least", or
+    "unknown" when it is 0, while VMs of an unknown status or billing word are left out, since
+    they may owe), runway_at (NaT when every
     renewal within the horizon is paid), runway_days, vm_id, name, amount (of the unpaid
     renewal), shortfall (its amount minus the balance left then), unpaid_then (ids of every VM
     whose renewal at that same instant goes unpaid), unscheduled (VMs that will renew but have
@@ -744,6 +746,8 @@ def runway(
         "balance": balance,
         "currency": currency,
         "owed": owed,
+        # VMs left out for a word svcnb does not know may owe too: at least 0 says nothing
+        "owed_bound": "exact" if not _unknown(priced) else "at least" if owed else "unknown",
         "runway_at": pd.NaT,
         "runway_days": pd.NA,
         "vm_id": pd.NA,
@@ -775,6 +779,7 @@ def runway(
             "balance": "Float64",
             "currency": "string",
             "owed": "Float64",
+            "owed_bound": "string",
             "runway_days": "Float64",
             "vm_id": "string",
             "name": "string",

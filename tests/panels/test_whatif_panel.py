@@ -67,9 +67,11 @@ def test_a_control_redraws_only_what_it_changed(sandbox, admin, panel_store, tmp
     panel = WhatIfPanel(panel_store, export_dir=tmp_path)
     drawn: list[str] = []
     names = {id(view): name for name, view in panel.plots.items()}
-    draw = PlotView.draw
+    render = PlotView.render
     monkeypatch.setattr(
-        PlotView, "draw", lambda self, *a, **k: (drawn.append(names[id(self)]), draw(self, *a, **k))
+        PlotView,
+        "render",
+        lambda self, *a, **k: (drawn.append(names[id(self)]), render(self, *a, **k))[1],
     )
     grid = panel.vm_grid.df
 

@@ -6,7 +6,7 @@ import matplotlib.dates as mdates
 import pandas as pd
 import pytest
 
-from svcnb.reports import bandwidth
+from svcnb.reports import bandwidth, display_frame
 
 NOW = pd.Timestamp("2026-11-11T00:00Z")
 DAYS = ["2026-11-08", "2026-11-09", "2026-11-10", "2026-11-11"]
@@ -243,9 +243,13 @@ def test_fleet_sums_leave_out_vms_of_unknown_status_and_say_they_are_bounds(fram
     odd = frame("vms", [vmrow("f", "hibernating", 500, 1000, "2026-11-30")])
     now_row = bandwidth.fleet_now(pd.concat([vms, odd], ignore_index=True)).iloc[0]
     assert (now_row["used_bytes"], now_row["pack_bytes"], now_row["vms"]) == (1685, 3000, 4)
-    # d states no pack: the pack sum is at least 3000; with either bound the share is unknown
-    assert (now_row["unknown_status"], now_row["used_unread"], now_row["pack_unread"]) == (1, 0, 1)
+    # f left out, and d states no pack: both sums are at least what they say, the share unknown
+    assert (now_row["used_bytes_bound"], now_row["pack_bytes_bound"]) == ("at least", "at least")
+    assert now_row["unknown_status"] == 1 and not now_row["complete"]
+    assert "1 VM(s) whose pack svcnb could not read" in now_row["reason"]
     assert pd.isna(now_row["share"])
+    shown = display_frame(bandwidth.fleet_now(vms), ["used_bytes", "pack_bytes"])
+    assert shown.iloc[0].tolist()[1].startswith("≥ ")  # the pack: d's is not read
 
     status = {"a": "running", "b": "running", "c": "stopped", "d": "running", "f": "hibernating"}
     extra = hist[hist["id"] == "a"].assign(id="f", bandwidth_used_bytes=500)
@@ -254,5 +258,6 @@ def test_fleet_sums_leave_out_vms_of_unknown_status_and_say_they_are_bounds(fram
     last = total.iloc[-1]
     assert (last["used_bytes"], last["pack_bytes"]) == (now_row["used_bytes"], 3000)
     assert total["unknown_status"].tolist() == [1] * 4
-    assert total["unread"].tolist() == [1] * 4  # d's pack
+    assert total["used_bytes_bound"].tolist() == ["at least"] * 4
     assert total["vms"].tolist() == [4] * 4
+    assert not total.attrs["complete"]

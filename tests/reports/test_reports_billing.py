@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from svcnb import vocab
-from svcnb.reports import billing
+from svcnb.reports import billing, display_frame
 
 
 @pytest.fixture(autouse=True)
@@ -446,3 +446,13 @@ def test_the_balance_plot_says_by_when_the_runway_left_vms_out(account):
         "projected, at most",
         "runway by 2026-11-20",
     ]
+
+
+def test_owed_is_a_bound_while_vms_of_an_unknown_word_are_left_out(account):
+    vms, wallet = account
+    odd = vms.iloc[[0]].assign(id="vm-odd", name="odd", status="hibernating")
+    run = billing.runway(pd.concat([vms, odd], ignore_index=True), wallet, now=NOW)
+    assert run["owed_bound"].iloc[0] == ("at least" if run["owed"].iloc[0] else "unknown")
+    shown = display_frame(run, ["owed"]).iloc[0, 0]
+    assert shown == "unknown" or shown.startswith("≥ ") and shown.endswith(" EUR")
+    assert billing.runway(vms, wallet, now=NOW)["owed_bound"].iloc[0] == "exact"
