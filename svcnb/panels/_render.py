@@ -240,9 +240,8 @@ class PlotView(widgets.HTML):
     ) -> tuple[str, bytes]:
         """(SVG, PNG) of the plot ``draw(ax)`` draws; the PNG only for pages rendered without a
         kernel, else empty."""
-        return svg(draw, size=size), png(draw, size=size) if os.environ.get(
-            STATIC_ENV
-        ) == "1" else b""
+        static = os.environ.get(STATIC_ENV) == "1"
+        return svg(draw, size=size), png(draw, size=size) if static else b""
 
     def put(self, drawn: tuple[str, bytes]) -> None:
         """Show what :meth:`render` gave."""

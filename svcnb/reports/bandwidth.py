@@ -352,8 +352,8 @@ def fleet_total(history: pd.DataFrame, now: Any = None) -> pd.DataFrame:
         else np.zeros(len(hist), dtype=bool)
     )
     rows = []
-    for when, at in hist.groupby("server_time", sort=True):
-        left = unknown[hist.index.get_indexer(at.index)]
+    for when, at in hist.assign(_left=unknown).groupby("server_time", sort=True):
+        left = at["_left"].to_numpy(dtype=bool)
         rows.append({"server_time": when, **_sums(at[~left], int(left.sum()))})
     out = pd.DataFrame(rows, columns=["server_time", *_SUMS_TYPES]).astype(_SUMS_TYPES)
     incomplete = out[~out["complete"].fillna(False).to_numpy(dtype=bool)]

@@ -727,10 +727,10 @@ def runway(
     Reads the columns of :func:`renewal_schedule`. Returns now, balance, currency, owed (by VMs
     already overdue or suspended, which a top-up pays first; ``owed_bound`` "at least", or
     "unknown" when it is 0, while VMs of an unknown status or billing word are left out, since
-    they may owe), runway_at (NaT when every
-    renewal within the horizon is paid), runway_days, vm_id, name, amount (of the unpaid
-    renewal), shortfall (its amount minus the balance left then), unpaid_then (ids of every VM
-    whose renewal at that same instant goes unpaid), unscheduled (VMs that will renew but have
+    they may owe), runway_at (NaT when every renewal within the horizon is paid), runway_days,
+    vm_id, name, amount (of the unpaid renewal), shortfall (its amount minus the balance left
+    then), unpaid_then (ids of every VM whose renewal at that same instant goes unpaid),
+    unscheduled (VMs that will renew but have
     no readable renewal date: still provisioning, or a date svcnb could not read; the walk
     cannot include them), horizon_end, unknown_status (VMs left out because their status or
     billing word is unknown), complete (False when a VM was left out of the walk: unknown
@@ -1336,9 +1336,9 @@ OVERDUE_TABLE = TableSpec(
     ),  # fmt: skip
     "One row per VM that owes or is suspended.",
 )
-# Whether the walk is whole, and why not, come before its figures: a figure of a walk that left
-# VMs out is a bound ("Owed now" 0.00 EUR while 157 suspended VMs of an unknown word were left
-# out), and the row said so only past the right edge of the grid.
+# Whether the walk is whole, and why not, come before its figures: a walk that left VMs out
+# gives bounds (a runway that may come sooner, a shortfall that may be larger), and the row
+# said so only past the right edge of the grid.
 RUNWAY_TABLE = TableSpec(
     "runway",
     "Runway",
@@ -1359,7 +1359,7 @@ RUNWAY_TABLE = TableSpec(
         "unpaid_then",
         "unscheduled",
         "horizon_end",
-    ),  # fmt: skip
+    ),
     "The runway walk's result; when not complete, what it says is a bound.",
 )
 LOW_BALANCE_TABLE = TableSpec(
@@ -1376,7 +1376,7 @@ LOW_BALANCE_TABLE = TableSpec(
         "needed",
         "currency",
         "unscheduled",
-    ),  # fmt: skip
+    ),
     "When the low-balance warning comes; when not complete, it may come sooner.",
 )
 MONTHLY_TOTAL_TABLE = TableSpec("monthly_total", "Monthly run rate", None, "Per currency.")
