@@ -345,16 +345,28 @@ def fleet_total(history: pd.DataFrame, now: Any = None) -> pd.DataFrame:
     columns of :func:`fleet_now` but share: one row per server time, each VM counted once (from
     the latest snapshot taken at that time).
     """
-    hist = _not_terminated(latest_per_time(history, ["id"], now=now))
-    unknown = (
-        (vm_classes(hist) == UNKNOWN).to_numpy(dtype=bool)
-        if "status" in hist
-        else np.zeros(len(hist), dtype=bool)
-    )
-    rows = []
-    for when, at in hist.assign(_left=unknown).groupby("server_time", sort=True):
-        left = at["_left"].to_numpy(dtype=bool)
-        rows.append({"server_time": when, **_sums(at[~left], int(left.sum()))})
+    latest = latest_per_time(history, ["id"], now=now)
+    hist = latest[["server_time", "id", "bandwidth_used_bytes", "bandwidth_pack_bytes"]]
+    if "status" in latest:  # classed once: terminated VMs go, those of unknown status are counted
+        classes = vm_classes(latest).to_numpy(dtype=object)
+        hist = hist[classes != "terminated"]
+        unknown = classes[classes != "terminated"] == UNKNOWN
+    else:
+        unknown = np.zeros(len(hist), dtype=bool)
+    summed = hist[~unknown]
+    left = pd.Series(unknown, index=hist["server_time"]).groupby(level=0).sum()
+    rows = [
+        {"server_time": when, **_sums(at, int(left.get(when, 0)))}
+        for when, at in summed.groupby("server_time", sort=True)
+    ]
+    # a time whose every VM was left out still has its row: nothing summed, all of it a bound
+    seen = {r["server_time"] for r in rows}
+    rows += [
+        {"server_time": when, **_sums(summed.iloc[:0], int(n))}
+        for when, n in left.items()
+        if when not in seen
+    ]
+    rows.sort(key=lambda r: r["server_time"])
     out = pd.DataFrame(rows, columns=["server_time", *_SUMS_TYPES]).astype(_SUMS_TYPES)
     incomplete = out[~out["complete"].fillna(False).to_numpy(dtype=bool)]
     out.attrs["complete"] = incomplete.empty

@@ -261,3 +261,7 @@ def test_fleet_sums_leave_out_vms_of_unknown_status_and_say_they_are_bounds(fram
     assert total["used_bytes_bound"].tolist() == ["at least"] * 4
     assert total["vms"].tolist() == [4] * 4
     assert not total.attrs["complete"]
+    # a snapshot whose every VM is of an unknown word keeps its row: nothing known, a bound
+    only = bandwidth.fleet_total(extra.assign(status="hibernating"))
+    assert only["vms"].tolist() == [0] * 4 and only["unknown_status"].tolist() == [1] * 4
+    assert only["used_bytes_bound"].tolist() == ["at least"] * 4
