@@ -72,7 +72,7 @@ class AsOfPanel(PerAccount, Displayed):
         self._histories = Histories()  # each history read once, sliced per as-of time
         self._shown: dict[str, Hashable] = {}  # table or plot name -> view_key it shows
         # ("table NAME" | "plot NAME", (as-of time, view_key)) -> what it drew then
-        self._drawn: dict[tuple[str, Hashable], Any] = {}
+        self._drawn: dict[tuple[str, tuple[pd.Timestamp | None, Hashable]], Any] = {}
 
         self.date_slider = widgets.SelectionSlider(
             description="As of",
