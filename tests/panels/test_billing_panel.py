@@ -120,7 +120,7 @@ def test_panel_durations_are_read_as_the_cli_reads_them(history, tmp_path):
 def test_moving_back_to_the_snapshot_just_shown_shows_it_again_without_drawing_again(
     history, tmp_path, monkeypatch
 ):
-    import svcnb.panels._render as render
+    from svcnb.panels import PlotView
 
     panel = BillingPanel(history, export_dir=tmp_path)
     times = [value for _, value in panel.date_slider.options]
@@ -130,8 +130,10 @@ def test_moving_back_to_the_snapshot_just_shown_shows_it_again_without_drawing_a
         {n: g._dt_args["data_json"] for n, g in panel.tables.items()},
     )
     drawn: list[object] = []
-    made = render.svg
-    monkeypatch.setattr(render, "svg", lambda *a, **k: drawn.append(a) or made(*a, **k))
+    render = PlotView.render
+    monkeypatch.setattr(
+        PlotView, "render", lambda self, *a, **k: drawn.append(a) or render(self, *a, **k)
+    )
 
     panel.date_slider.value = times[1]
     assert len(drawn) == len(panel.plots)  # a snapshot not kept: every plot is drawn
