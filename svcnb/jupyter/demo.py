@@ -231,7 +231,7 @@ def fleet_summary(client: Client) -> list[str]:
         f"by region: {counts('region_slug')}",
         f"monthly run rate: {rate or 'none'} over {int(total['vms'].sum())} VMs not terminated",
         f"wallet balance: {money_text(runway['balance'], runway['currency'])}; "
-        f"owed: {money_text(runway['owed'], runway['currency'])}",
+        f"owed: {_owed(runway, money_text(runway['owed'], runway['currency']))}",
         f"bandwidth this cycle: {_gib(fleet, 'used')} of {_gib(fleet, 'pack')} in packs"
         + (
             f" ({left} VMs of unknown status left out)"
@@ -239,6 +239,14 @@ def fleet_summary(client: Client) -> list[str]:
             else ""
         ),
     ]
+
+
+def _owed(runway: Any, amount: str) -> str:
+    """What the runway says is owed, as far as it knows it (``owed_bound``)."""
+    bound = runway["owed_bound"]
+    if bound == "unknown":
+        return "unknown"
+    return f"at least {amount}" if bound == "at least" else amount
 
 
 def _gib(fleet: Any, what: str) -> str:
