@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from playwright.sync_api import expect
 from test_browser_widgets import _write_notebook
 
 NOTEBOOK = "grid_rows.ipynb"
@@ -86,16 +87,6 @@ def _wait_info(lab, text: str) -> None:
     )
 
 
-def _wait_first(lab, name: str) -> None:
-    """Wait until the swapped grid's first row is ``name``'s (a click's redraw is not at once)."""
-    lab.page.wait_for_function(
-        "(name) => (document.querySelector('.svcnb-test-swap tbody tr')?.innerText ?? '')"
-        ".split('\\t')[0] === name",
-        arg=name,
-        timeout=30_000,
-    )
-
-
 def test_new_rows_replace_the_old_in_the_grid_drawn(lab, lab_root: Path) -> None:
     """New rows with the same columns fill the DataTable already drawn (ITables drew a new one
     for every change, most of a slider move's time in the page), and the grid then stands as a
@@ -114,10 +105,12 @@ def test_new_rows_replace_the_old_in_the_grid_drawn(lab, lab_root: Path) -> None
     _wait_info(lab, "filtered from 30")
     # a header's text may be selected: its order icon sorts
     order = box.locator("thead th").filter(has_text="Amount").locator(".dt-column-order")
+    # a click's redraw is not at once: Playwright's expect waits for the first name it gives
+    first_name = box.locator("tbody tr").first.locator("td").first
     order.click()
-    _wait_first(lab, "old-20")  # by amount, lowest first
+    expect(first_name).to_have_text("old-20", timeout=30_000)  # by amount, lowest first
     order.click()  # by amount, highest first
-    _wait_first(lab, "old-29")
+    expect(first_name).to_have_text("old-29", timeout=30_000)
 
     lab.button("New rows").click()
     _wait_info(lab, "of 40 entries")
