@@ -382,23 +382,59 @@ def monthly_usage(history: pd.DataFrame, now: Any = None) -> pd.DataFrame:
 
     A VM's counter restarts at each renewal, and renewals are staggered over the month, so the
     fleet's "used this cycle" drops and climbs; what the fleet used is the sum of each VM's
-    growth between snapshots, a restart counting as growth from 0. Reads ``history`` as
-    :func:`fleet_total`. Returns month (first day, UTC), used_bytes, pack_bytes (the fleet's
-    monthly packs at the month's last snapshot), vms, partial (the month is not fully covered by
-    snapshots: its first or last day has none).
+    growth between snapshots, a restart counting as growth from 0, each growth counted in the
+    month of the later snapshot. Snapshots see only part of it, so used_bytes is "at least"
+    (``used_bytes_bound``) when the month has a restart (the bytes used between the snapshot
+    before and the restart are not seen), a usage not read, or a VM first seen after the first
+    snapshot (its bytes before it are not seen). pack_bytes is the monthly packs at the
+    month's last snapshot of the VMs not terminated whose status word svcnb knows, "at least"
+    while VMs of unknown status are left out (counted in unknown_status) or a pack was not
+    read. Reads ``history`` as :func:`fleet_total`. Returns month (first day, UTC), used_bytes,
+    used_bytes_bound, pack_bytes, pack_bytes_bound, vms (those in pack_bytes), unknown_status,
+    partial (the month is not fully covered by snapshots: its first or last day has none),
+    complete and reason.
     """
     hist = _per_vm(history, now)
     hist = hist.assign(server_time=pd.to_datetime(hist["server_time"], utc=True))
     used = hist["bandwidth_used_bytes"].astype("Float64")
     before = hist.groupby("id", sort=False)["bandwidth_used_bytes"].shift().astype("Float64")
+    seen = (hist.groupby("id", sort=False).cumcount() > 0).to_numpy(dtype=bool)
     # the first sighting of a VM has no growth to count; a restart counts from 0
     grew = (used - before).where(used >= before, used).where(before.notna(), 0.0).fillna(0.0)
-    hist = hist.assign(grew=grew.astype(float))
+    fell = (used < before).fillna(False).to_numpy(dtype=bool)
+    unread = seen & (used.isna() | before.isna()).to_numpy(dtype=bool)
+    first = hist["server_time"].min()
+    late = ~seen & (hist["server_time"] > first).to_numpy(dtype=bool)
+    hist = hist.assign(grew=grew.astype(float), fell=fell, unread=unread, late=late)
     hist = hist.assign(month=hist["server_time"].dt.tz_localize(None).dt.to_period("M"))
     rows = []
     for key, part in hist.groupby("month", sort=True):
         month = cast(pd.Period, key)  # a period[M] column; pandas-stubs type a key as any scalar
         last = _not_terminated(part[part["server_time"] == part["server_time"].max()])
+        unknown = (
+            (vm_classes(last) == UNKNOWN).to_numpy(dtype=bool)
+            if "status" in last
+            else np.zeros(len(last), dtype=bool)
+        )
+        packs = last.loc[~unknown, "bandwidth_pack_bytes"]
+        missed = {
+            "counter restart(s) between snapshots: the bytes used before each were not seen": int(
+                part["fell"].sum()
+            ),
+            "usage reading(s) svcnb could not read: the growth around each is not counted": int(
+                part["unread"].sum()
+            ),
+            "VM(s) first seen after the first snapshot: their bytes before it are not counted": (
+                int(part["late"].sum())
+            ),
+        }
+        short = {
+            "VM(s) of unknown status left out of the packs (they may be terminated)": int(
+                unknown.sum()
+            ),
+            "VM(s) whose pack svcnb could not read": int(packs.isna().sum()),
+        }
+        why = [f"{n} {what}" for what, n in {**missed, **short}.items() if n]
         start = month.start_time.tz_localize("UTC")
         end = month.end_time.tz_localize("UTC")
         times = part["server_time"]
@@ -406,17 +442,33 @@ def monthly_usage(history: pd.DataFrame, now: Any = None) -> pd.DataFrame:
             {
                 "month": start,
                 "used_bytes": int(round(part["grew"].sum())),
-                "pack_bytes": int(last["bandwidth_pack_bytes"].sum(skipna=True)),
-                "vms": int(last["id"].nunique()),
+                "used_bytes_bound": "at least" if any(missed.values()) else "exact",
+                "pack_bytes": int(packs.sum(skipna=True)),
+                "pack_bytes_bound": "at least" if any(short.values()) else "exact",
+                "vms": int(last.loc[~unknown, "id"].nunique()),
+                "unknown_status": int(unknown.sum()),
                 "partial": bool(times.min() - start >= _DAY or end - times.max() >= _DAY),
+                "complete": not why,
+                "reason": "; ".join(why) if why else pd.NA,
             }
         )
-    columns = ["month", "used_bytes", "pack_bytes", "vms", "partial"]
-    out = pd.DataFrame(rows, columns=columns)
+    out = pd.DataFrame(rows, columns=list(_MONTHLY_TYPES))
     out["month"] = pd.to_datetime(out["month"], utc=True)
-    return out.astype(
-        {"used_bytes": "Int64", "pack_bytes": "Int64", "vms": "Int64", "partial": "boolean"}
-    )
+    return out.astype(_MONTHLY_TYPES)
+
+
+_MONTHLY_TYPES = {
+    "month": "datetime64[ns, UTC]",
+    "used_bytes": "Int64",
+    "used_bytes_bound": "string",
+    "pack_bytes": "Int64",
+    "pack_bytes_bound": "string",
+    "vms": "Int64",
+    "unknown_status": "Int64",
+    "partial": "boolean",
+    "complete": "boolean",
+    "reason": "string",
+}
 
 
 @report(frames={"vms": "vms"}, histories={"history": BANDWIDTH_HISTORY})
@@ -605,8 +657,10 @@ FLEET_TOTAL_TABLE = TableSpec(
 MONTHLY_USAGE_TABLE = TableSpec(
     "monthly_usage",
     "Fleet bandwidth used per calendar month (renewals counted through)",
-    ("month", "used_bytes", "pack_bytes", "vms", "partial"),
-    "One row per calendar month: the growth of every VM's counter between snapshots.",
+    ("month", "used_bytes", "pack_bytes", "vms", "unknown_status", "partial", "complete", "reason"),
+    "One row per calendar month: the growth of every VM's counter between snapshots (at "
+    "least, where a restart, an unread usage or a new VM hid some of it), against the packs "
+    "at the month's last snapshot.",
 )
 UNKNOWN_STATUS_TABLE = TableSpec(
     "unknown_status",

@@ -139,7 +139,8 @@ def test_plot_fleet_total(fleet):
     ax = bandwidth.plot_fleet_total(bandwidth.fleet_total(hist))
     used, pack = ax.get_lines()
     assert [round(y * GIB) for y in used.get_ydata()] == [1390, 1510, 1565, 1685]
-    assert pack.get_label() == "total pack"
+    # d states no pack, so the fleet's pack is a bound and the legend says so
+    assert (used.get_label(), pack.get_label()) == ("used", "total pack (at least)")
 
 
 def _retaken(hist, day, vm_used, snapshot_id):
@@ -265,3 +266,42 @@ def test_fleet_sums_leave_out_vms_of_unknown_status_and_say_they_are_bounds(fram
     only = bandwidth.fleet_total(extra.assign(status="hibernating"))
     assert only["vms"].tolist() == [0] * 4 and only["unknown_status"].tolist() == [1] * 4
     assert only["used_bytes_bound"].tolist() == ["at least"] * 4
+
+
+def test_a_month_reads_exact_only_when_its_snapshots_saw_every_byte_and_pack(fleet):
+    _, hist = fleet
+    status = {"a": "running", "b": "running", "c": "stopped", "d": "running"}
+    hist = hist.assign(status=hist["id"].map(status))
+    # a and c: no restart, every usage and pack read, every status word known
+    seen = bandwidth.monthly_usage(hist[hist["id"].isin(["a", "c"])]).iloc[0]
+    assert (seen["used_bytes"], seen["pack_bytes"], seen["vms"]) == (300, 2000, 2)
+    assert (seen["used_bytes_bound"], seen["pack_bytes_bound"]) == ("exact", "exact")
+    assert seen["complete"] and pd.isna(seen["reason"])
+
+    # b renewed between two snapshots: what it used before the restart was never seen; d's
+    # pack is not read; f says a word svcnb does not know; g first shows up on the second day
+    extra = pd.concat(
+        [
+            hist[hist["id"] == "a"].iloc[-1:].assign(id="f", status="hibernating"),
+            hist[hist["id"] == "a"].iloc[1:].assign(id="g"),
+        ],
+        ignore_index=True,
+    )
+    month = bandwidth.monthly_usage(pd.concat([hist, extra], ignore_index=True)).iloc[0]
+    # a 300 + b (10, restart to 5, 10) + c 0 + d 30 + g 200; f's one sighting grew nothing
+    assert month["used_bytes"] == 300 + 25 + 0 + 30 + 200
+    assert (month["used_bytes_bound"], month["pack_bytes_bound"]) == ("at least", "at least")
+    # f is left out of the packs, as the fleet figures leave it out; d's pack is not read
+    assert (month["pack_bytes"], month["vms"], month["unknown_status"]) == (4000, 5, 1)
+    for said in (
+        "1 counter restart(s)",
+        "2 VM(s) first seen after the first snapshot",  # f and g
+        "1 VM(s) of unknown status",
+        "1 VM(s) whose pack svcnb could not read",
+    ):
+        assert said in month["reason"]
+    shown = display_frame(bandwidth.monthly_usage(hist), ["used_bytes", "pack_bytes"])
+    assert all(cell.startswith("≥ ") for cell in shown.iloc[0].tolist()[1:])
+    ax = bandwidth.plot_monthly_usage(bandwidth.monthly_usage(hist))
+    labels = ax.get_legend_handles_labels()[1]
+    assert labels[:2] == ["monthly packs (at least)", "used (at least)"]

@@ -78,12 +78,16 @@ def plot_fleet_total(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
     """Fleet bytes used over time against the fleet's total pack (GiB); from :func:`fleet_total`."""
     ax = axes(ax)
     when = frame["server_time"].dt.tz_localize(None)
-    ax.plot(when, frame["used_bytes"].astype("Float64").astype(float) / GIB, label="used")
+    ax.plot(
+        when,
+        frame["used_bytes"].astype("Float64").astype(float) / GIB,
+        label=_bounded_label("used", frame, "used"),
+    )
     ax.plot(
         when,
         frame["pack_bytes"].astype("Float64").astype(float) / GIB,
         linestyle="--",
-        label="total pack",
+        label=_bounded_label("total pack", frame, "pack"),
     )
     concise_dates(ax)
     ax.set_xlabel("time (UTC)")
@@ -105,8 +109,14 @@ def plot_monthly_usage(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
     used = frame["used_bytes"].astype("Float64").fillna(0).astype(float) / GIB
     pack = frame["pack_bytes"].astype("Float64").fillna(0).astype(float) / GIB
     partial = frame["partial"].fillna(False).astype(bool).tolist()
-    ax.bar(labels, pack, color="lightgray", label="monthly packs")
-    bars = ax.bar(labels, used, width=0.5, color=STATUS_COLOURS["running"], label="used")
+    ax.bar(labels, pack, color="lightgray", label=_bounded_label("monthly packs", frame, "pack"))
+    bars = ax.bar(
+        labels,
+        used,
+        width=0.5,
+        color=STATUS_COLOURS["running"],
+        label=_bounded_label("used", frame, "used"),
+    )
     for bar, part in zip(bars, partial, strict=True):
         if part:
             bar.set_hatch("//")
@@ -124,3 +134,11 @@ def plot_monthly_usage(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
     ax.set_title("Fleet bandwidth per month (renewals counted through)")
     legend_outside(ax)
     return ax
+
+
+def _bounded_label(label: str, frame: pd.DataFrame, what: str) -> str:
+    """The legend says "at least" when a bar of it is a bound (its ``_bound`` column)."""
+    bound = frame.get(f"{what}_bytes_bound")
+    if bound is not None and (bound.astype("string") != "exact").any():
+        return f"{label} (at least)"
+    return label
