@@ -20,7 +20,7 @@ from svcnb.panels._messages import RateWait, show, shown_in
 from svcnb.panels._quiet import quietly
 from svcnb.panels._render import PlotView, grid, shown, table, theme_style
 from svcnb.panels._rule_editor import RuleEditor
-from svcnb.reports import firewall, value_label
+from svcnb.reports import Reuse, firewall, value_label
 from svcnb.store import Store, StoreError
 from svcnb.times import to_utc
 
@@ -190,6 +190,7 @@ class FirewallAuditPanel(PerAccount, Displayed):
         self._snapshot_time: pd.Timestamp | None = None  # of the snapshot audited
         self.editor: RuleEditor | None = None
         self.fixed: dict[tuple[str, str], pd.Timestamp] = {}
+        self._reuse = Reuse()  # the audits of the snapshots shown (see refresh)
 
         self.severity_filter = widgets.Dropdown(
             description="Severity",
@@ -258,7 +259,11 @@ class FirewallAuditPanel(PerAccount, Displayed):
 
     def refresh(self) -> None:
         """Run the audit on the store's latest snapshot and redraw."""
-        with shown_in(self.status, "auditing the latest snapshot"):
+        # the latest snapshot is audited once for the findings and their changes, and the two
+        # snapshots' audits are kept until the next refresh: accepting a finding changes only
+        # the acceptances
+        self._reuse = Reuse()
+        with shown_in(self.status, "auditing the latest snapshot"), self._reuse:
             self.findings = firewall.audit.from_store(self.store).reset_index(drop=True)
             self.changes = firewall.finding_changes(self.store)
             to = self.changes.attrs.get("to_time")
@@ -540,7 +545,8 @@ class FirewallAuditPanel(PerAccount, Displayed):
         return True
 
     def _after_register_change(self) -> None:
-        self.changes = firewall.finding_changes(self.store)
+        with self._reuse:
+            self.changes = firewall.finding_changes(self.store)
         self.accept_reason.value = ""
         self.accept_owner.value = ""
         self.accept_until.value = ""

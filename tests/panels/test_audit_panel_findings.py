@@ -8,6 +8,7 @@ import pytest
 
 from svcnb.panels import FirewallAuditPanel
 from svcnb.panels._audit import check_acceptance, parse_until
+from svcnb.reports import firewall
 
 NOW = pd.Timestamp("2030-01-31T12:00Z")
 
@@ -117,6 +118,34 @@ def test_accepting_a_finding_through_the_form_then_revoking_it(two_snapshots):
     assert "revoked" in panel.form_status.value
     assert panel.shown().loc[index, "state"] == "open"
     assert store.journal.log()["outcome"].tolist() == ["finding accepted", "acceptance revoked"]
+
+
+def test_each_snapshot_is_audited_once_and_accepting_audits_nothing_again(
+    two_snapshots, monkeypatch
+):
+    """The latest snapshot's findings and their changes since the one before come from one
+    audit of each snapshot; an acceptance changes the states alone."""
+    store, _, _ = two_snapshots
+    audited: list[str] = []
+    run = firewall.audit.fn
+
+    def counted(*args, **kwargs):
+        audited.append(str(kwargs.get("now", args[-1] if args else "")))
+        return run(*args, **kwargs)
+
+    monkeypatch.setattr(firewall.audit, "fn", counted)
+    panel = FirewallAuditPanel(store)
+    times = sorted(pd.to_datetime(store.snapshots()["server_time"], utc=True))
+    assert sorted(audited) == sorted(str(t) for t in times)  # each once
+    index = int(panel.findings.index[0])
+    panel.select_finding(index)
+    panel.accept_reason.value, panel.accept_owner.value = "known", "sam"
+    panel.accept_until.value = f"{panel.now() + pd.Timedelta(days=3):%Y-%m-%d}"
+    assert panel.accept_selected()
+    assert panel.shown().loc[index, "state"] == "accepted"
+    assert len(audited) == len(times)
+    # the states match a panel that audits everything anew
+    assert FirewallAuditPanel(store).shown()["state"].tolist() == panel.shown()["state"].tolist()
 
 
 def test_accepting_without_a_finding_chosen_writes_nothing(two_snapshots):

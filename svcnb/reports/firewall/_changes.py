@@ -132,7 +132,9 @@ def _snapshot(store: StoreLike, which: Any, snaps: pd.DataFrame) -> pd.Series:
 def _audit_at(store: StoreLike, snap: pd.Series | None) -> pd.DataFrame:
     if snap is None:
         return pd.DataFrame(columns=FINDING_COLUMNS)
-    return audit.fn(**audit._inputs(as_of(store, snap["server_time"])))
+    # as ``audit.from_store`` does it (the snapshot's own vocabulary): so in a ``Reuse`` block
+    # the latest snapshot's audit is the very answer a panel already has
+    return audit._run(as_of(store, snap["server_time"]), {})
 
 
 def _standing(store: StoreLike, now: pd.Timestamp) -> tuple[dict[str, dict[str, Any]], str]:
