@@ -11,7 +11,7 @@ import pandas as pd
 
 from svcnb.reports._classes import vm_classes
 from svcnb.reports._replay import report
-from svcnb.reports.firewall._parsed import _context, _not_terminated, _Rule, _rules
+from svcnb.reports.firewall._parsed import _cells, _context, _not_terminated, _Rule, _rules
 
 SEVERITIES = ["high", "medium", "low", "info"]
 IP_LIST_CAP = 50
@@ -250,7 +250,7 @@ def audit(
         protected = {vm for ids in attached.values() for vm in ids}
         # the columns read, not every column of every VM (itertuples makes each cell)
         read = [c for c in ("id", "name") if c in live.columns]
-        for row in live[read].itertuples(index=False):
+        for row in _cells(live[read]).itertuples(index=False):
             if str(row.id) not in protected:
                 add(
                     "vm_without_firewall",
