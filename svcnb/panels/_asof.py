@@ -34,7 +34,7 @@ from svcnb.panels._display import Displayed
 from svcnb.panels._messages import banner, folder_problem, show, shown_in
 from svcnb.panels._quiet import quietly
 from svcnb.panels._render import PlotView, grid, shown, theme_style
-from svcnb.reports import Histories, Reuse, View, ViewSpec
+from svcnb.reports import Histories, Reuse, View, ViewSpec, reading
 from svcnb.reports.billing import export_csv
 from svcnb.store import EVERY_ACCOUNT, Store, account_names
 
@@ -73,6 +73,7 @@ class AsOfPanel(PerAccount, Displayed):
         self._shown: dict[str, Hashable] = {}  # table or plot name -> view_key it shows
         # ("table NAME" | "plot NAME", (as-of time, view_key)) -> what it drew then
         self._drawn: dict[tuple[str, tuple[pd.Timestamp | None, Hashable]], Any] = {}
+        self._read_as: Hashable = None  # svcnb.reports.reading of the store when it was read
 
         self.date_slider = widgets.SelectionSlider(
             description="As of",
@@ -152,9 +153,16 @@ class AsOfPanel(PerAccount, Displayed):
         return sorted(pd.to_datetime(snaps["server_time"], utc=True).drop_duplicates())
 
     def refresh(self) -> None:
-        """Read the snapshot list again; the slider moves to the latest snapshot."""
-        self.forget()
+        """Read the snapshot list again; the slider moves to the latest snapshot. What was kept
+        is forgotten unless the store's snapshots, the config file and the vocabulary are as
+        they were (``svcnb.reports.reading``): then every answer kept is the one it would
+        compute again."""
         with shown_in(self.status, "reading the snapshot list"):
+            now_read = reading(self.store)
+            same = now_read == self._read_as
+            if not same:
+                self.forget()
+            self._read_as = now_read
             times = self.snapshot_times()
             if not times:
                 with quietly(self.date_slider, self._on_slide):
@@ -173,6 +181,13 @@ class AsOfPanel(PerAccount, Displayed):
                 self.date_slider.disabled = False
                 self.date_slider.value = times[-1]
             self.show_at(times[-1])
+            if same:
+                show(
+                    self.status,
+                    "info",
+                    f"No snapshot, pin or mapped word is new since the last reading: as of the "
+                    f"snapshot of {times[-1]:%Y-%m-%d %H:%M} UTC.",
+                )
 
     def _on_slide(self, change: dict) -> None:
         if isinstance(change["new"], pd.Timestamp):
@@ -223,6 +238,7 @@ class AsOfPanel(PerAccount, Displayed):
 
     def forget(self) -> None:
         """Drop every frame and answer kept, and draw every table and plot again next time."""
+        self._read_as = None
         self._reuses.clear()
         self._histories = Histories()
         self._shown.clear()

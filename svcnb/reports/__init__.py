@@ -27,7 +27,7 @@ from svcnb.reports._classes import vm_classes
 from svcnb.reports._columns import COLUMNS, MONEY_COLUMNS, VALUES, currency_of, value_label
 from svcnb.reports._display import cell_text, display_frame, kind, kind_text, label, text_table
 from svcnb.reports._duration import DurationError, duration
-from svcnb.reports._replay import Histories, Report, replay, snapshot_at
+from svcnb.reports._replay import Histories, Report, reading, replay, snapshot_at
 from svcnb.reports._reuse import Reuse, reusable, sharing
 from svcnb.reports._timeaxis import STATUS_COLOURS, legend_outside
 from svcnb.reports._view import Figure, View, ViewSpec
@@ -58,6 +58,7 @@ __all__ = [
     "kind_text",
     "label",
     "legend_outside",
+    "reading",
     "replay",
     "reusable",
     "sharing",

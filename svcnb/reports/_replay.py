@@ -36,6 +36,7 @@ from typing import Any, Protocol
 import pandas as pd
 
 from svcnb import vocab
+from svcnb.config import config_path
 from svcnb.frames import ResourceName
 from svcnb.reports import _reuse
 from svcnb.store import MissingResourceError, Snapshot, TimeLike, stack
@@ -223,6 +224,21 @@ def read_frame(
     if reuse is None:
         return read()
     return reuse.shared((how, resource, snap.id, columns), (snap.store,), read)
+
+
+def reading(store: StoreLike) -> tuple[str, bytes, str]:
+    """What every answer a report gives from ``store`` rests on besides the rows it reads:
+    the store's snapshot list (each snapshot's id, time, account, rows and what it could not
+    read; a snapshot written is never changed), the config file (the pins over the
+    snapshots') and the vocabulary in use. Two equal readings
+    give every report the same answers, so what was computed under one holds under the other;
+    any change (a snapshot taken, a word mapped, a pin written) makes them differ."""
+    snaps = store.snapshots()
+    path = config_path()
+    pinned = path.read_bytes() if path.is_file() else b""
+    words = vocab.current().words
+    said = repr(sorted((kind, sorted(mapping.items())) for kind, mapping in words.items()))
+    return snaps.to_json(orient="split", date_format="iso"), pinned, said
 
 
 class Histories:
