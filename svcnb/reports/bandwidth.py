@@ -382,11 +382,15 @@ def monthly_usage(history: pd.DataFrame, now: Any = None) -> pd.DataFrame:
 
     A VM's counter restarts at each renewal, and renewals are staggered over the month, so the
     fleet's "used this cycle" drops and climbs; what the fleet used is the sum of each VM's
-    growth between snapshots, a restart counting as growth from 0, each growth counted in the
-    month of the later snapshot. Snapshots see only part of it, so used_bytes is "at least"
-    (``used_bytes_bound``) when the month has a restart (the bytes used between the snapshot
-    before and the restart are not seen), a usage not read, or a VM first seen after the first
-    snapshot (its bytes before it are not seen). pack_bytes is the monthly packs at the
+    growth between snapshots, a restart counting as growth from 0, between two snapshots of
+    the same month (what grew between the last snapshot of one month and the first of the next
+    may have grown in either, so it is counted in neither). Snapshots see only part of it, so
+    used_bytes is "at least" (``used_bytes_bound``) when the month has a restart (the bytes
+    used between the snapshot before and the restart are not seen), a usage not read, a VM
+    first seen after the first snapshot (its bytes before it are not seen), a VM seen before
+    the month (its bytes before the month's first snapshot are not counted), or snapshots that
+    do not reach the month's first and last instant (the bytes outside them are not seen:
+    so a month of daily snapshots reads "at least"). pack_bytes is the monthly packs at the
     month's last snapshot of the VMs not terminated whose status word svcnb knows, "at least"
     while VMs of unknown status are left out (counted in unknown_status) or a pack was not
     read. Reads ``history`` as :func:`fleet_total`. Returns month (first day, UTC), used_bytes,
@@ -396,17 +400,21 @@ def monthly_usage(history: pd.DataFrame, now: Any = None) -> pd.DataFrame:
     """
     hist = _per_vm(history, now)
     hist = hist.assign(server_time=pd.to_datetime(hist["server_time"], utc=True))
+    hist = hist.assign(month=hist["server_time"].dt.tz_localize(None).dt.to_period("M"))
+    per_vm = hist.groupby("id", sort=False)
     used = hist["bandwidth_used_bytes"].astype("Float64")
-    before = hist.groupby("id", sort=False)["bandwidth_used_bytes"].shift().astype("Float64")
-    seen = (hist.groupby("id", sort=False).cumcount() > 0).to_numpy(dtype=bool)
-    # the first sighting of a VM has no growth to count; a restart counts from 0
+    before = per_vm["bandwidth_used_bytes"].shift().astype("Float64")
+    seen = (per_vm.cumcount() > 0).to_numpy(dtype=bool)
+    # a pair of snapshots in two months: its growth belongs to neither for sure
+    across = seen & (per_vm["month"].shift() != hist["month"]).to_numpy(dtype=bool)
+    before = before.mask(across)
+    # the first sighting of a VM in the month has no growth to count; a restart counts from 0
     grew = (used - before).where(used >= before, used).where(before.notna(), 0.0).fillna(0.0)
     fell = (used < before).fillna(False).to_numpy(dtype=bool)
-    unread = seen & (used.isna() | before.isna()).to_numpy(dtype=bool)
+    unread = seen & ~across & (used.isna() | before.isna()).to_numpy(dtype=bool)
     first = hist["server_time"].min()
     late = ~seen & (hist["server_time"] > first).to_numpy(dtype=bool)
     hist = hist.assign(grew=grew.astype(float), fell=fell, unread=unread, late=late)
-    hist = hist.assign(month=hist["server_time"].dt.tz_localize(None).dt.to_period("M"))
     rows = []
     for key, part in hist.groupby("month", sort=True):
         month = cast(pd.Period, key)  # a period[M] column; pandas-stubs type a key as any scalar
@@ -428,6 +436,12 @@ def monthly_usage(history: pd.DataFrame, now: Any = None) -> pd.DataFrame:
                 int(part["late"].sum())
             ),
         }
+        start = month.start_time.tz_localize("UTC")
+        end = month.end_time.tz_localize("UTC")
+        times = part["server_time"]
+        # bytes used before the month's first snapshot or after its last are not seen
+        edges = [f"before {times.min():%Y-%m-%d %H:%M}"] if times.min() > start else []
+        edges += [f"after {times.max():%Y-%m-%d %H:%M}"] if times.max() < end else []
         short = {
             "VM(s) of unknown status left out of the packs (they may be terminated)": int(
                 unknown.sum()
@@ -435,14 +449,13 @@ def monthly_usage(history: pd.DataFrame, now: Any = None) -> pd.DataFrame:
             "VM(s) whose pack svcnb could not read": int(packs.isna().sum()),
         }
         why = [f"{n} {what}" for what, n in {**missed, **short}.items() if n]
-        start = month.start_time.tz_localize("UTC")
-        end = month.end_time.tz_localize("UTC")
-        times = part["server_time"]
+        if edges:
+            why.insert(0, f"the month's bytes {' and '.join(edges)} UTC are not seen")
         rows.append(
             {
                 "month": start,
                 "used_bytes": int(round(part["grew"].sum())),
-                "used_bytes_bound": "at least" if any(missed.values()) else "exact",
+                "used_bytes_bound": "at least" if edges or any(missed.values()) else "exact",
                 "pack_bytes": int(packs.sum(skipna=True)),
                 "pack_bytes_bound": "at least" if any(short.values()) else "exact",
                 "vms": int(last.loc[~unknown, "id"].nunique()),

@@ -272,11 +272,23 @@ def test_a_month_reads_exact_only_when_its_snapshots_saw_every_byte_and_pack(fle
     _, hist = fleet
     status = {"a": "running", "b": "running", "c": "stopped", "d": "running"}
     hist = hist.assign(status=hist["id"].map(status))
-    # a and c: no restart, every usage and pack read, every status word known
-    seen = bandwidth.monthly_usage(hist[hist["id"].isin(["a", "c"])]).iloc[0]
+    # a and c, seen at the month's first and last instant: no restart, every usage and pack
+    # read, every status word known
+    whole = hist[hist["id"].isin(["a", "c"])].copy()
+    first, last = pd.Timestamp("2026-11-01T00:00Z"), pd.Timestamp("2026-11-30T23:59:59.999999999Z")
+    times = sorted(whole["server_time"].unique())
+    whole["server_time"] = whole["server_time"].replace({times[0]: first, times[-1]: last})
+    seen = bandwidth.monthly_usage(whole, now=last).iloc[0]
     assert (seen["used_bytes"], seen["pack_bytes"], seen["vms"]) == (300, 2000, 2)
     assert (seen["used_bytes_bound"], seen["pack_bytes_bound"]) == ("exact", "exact")
     assert seen["complete"] and pd.isna(seen["reason"])
+    # daily snapshots see nothing before the first or after the last: at least
+    daily = bandwidth.monthly_usage(hist[hist["id"].isin(["a", "c"])]).iloc[0]
+    assert daily["used_bytes"] == 300 and daily["used_bytes_bound"] == "at least"
+    assert (
+        "the month's bytes before 2026-11-08 00:00 and after 2026-11-11 00:00 UTC are not seen"
+        in (daily["reason"])
+    )
 
     # b renewed between two snapshots: what it used before the restart was never seen; d's
     # pack is not read; f says a word svcnb does not know; g first shows up on the second day
@@ -305,3 +317,22 @@ def test_a_month_reads_exact_only_when_its_snapshots_saw_every_byte_and_pack(fle
     ax = bandwidth.plot_monthly_usage(bandwidth.monthly_usage(hist))
     labels = ax.get_legend_handles_labels()[1]
     assert labels[:2] == ["monthly packs (at least)", "used (at least)"]
+
+
+def test_growth_between_two_months_snapshots_is_counted_in_neither():
+    days = ["2026-11-29T12:00Z", "2026-11-30T12:00Z", "2026-12-01T12:00Z", "2026-12-02T12:00Z"]
+    hist = pd.DataFrame(
+        {
+            "snapshot_id": [f"s{i}" for i in range(4)],
+            "server_time": pd.to_datetime(days, utc=True),
+            "id": "a",
+            "status": "running",
+            "bandwidth_used_bytes": pd.array([100, 200, 300, 400], dtype="Int64"),
+            "bandwidth_pack_bytes": pd.array([1000] * 4, dtype="Int64"),
+        }
+    )
+    months = bandwidth.monthly_usage(hist)
+    # 200 -> 300 grew from the 30th to the 1st: on either side of midnight, so in neither month
+    assert months["used_bytes"].tolist() == [100, 100]
+    assert months["used_bytes_bound"].tolist() == ["at least", "at least"]
+    assert "bytes before 2026-12-01 12:00" in months["reason"].iloc[1]
