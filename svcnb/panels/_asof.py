@@ -8,12 +8,13 @@ says what it counts), its plots and one grid per declared table, in the view's o
 its titles, labels and formats; and CSV export of any table.
 
 What a control changes is all that is done again: ``compute`` runs inside a
-``svcnb.reports._reuse.Reuse`` kept per as-of time (the last ``KEEP_AS_OF``), so each snapshot's
-frames are read once and a report asked again with the same frames and options answers from
-what it gave; a table or plot is drawn again only when what it shows may have changed
-(``view_key``: the as-of time, and any option of a subclass it depends on). What a table or
-plot drew (its rows as shown, its SVG) is kept for the same as-of times, so moving back to a
-snapshot just shown draws nothing again: comparing two dates costs the first visit of each.
+``svcnb.reports._reuse.Reuse`` kept per as-of time (the last ``KEEP_AS_OF``, and the latest
+snapshot's), so each snapshot's frames are read once and a report asked again with the same
+frames and options answers from what it gave; a table or plot is drawn again only when what it
+shows may have changed (``view_key``: the as-of time, and any option of a subclass it depends
+on). What a table or plot drew (its rows as shown, its SVG) is kept for the same as-of times,
+so moving back to a snapshot just shown, or to the latest, draws nothing again: comparing two
+dates costs the first visit of each.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ from svcnb.reports.billing import export_csv
 from svcnb.store import EVERY_ACCOUNT, Store, account_names
 
 _NO_SNAPSHOT = "no snapshot"  # the slider's only option (value "") while the store is empty
-# as-of times whose frames and answers a panel keeps (moving back to the last one is instant)
+# as-of times whose frames and answers a panel keeps besides the latest snapshot's (moving
+# back to the last one is instant)
 KEEP_AS_OF = 2
 
 
@@ -74,6 +76,7 @@ class AsOfPanel(PerAccount, Displayed):
         # ("table NAME" | "plot NAME", (as-of time, view_key)) -> what it drew then
         self._drawn: dict[tuple[str, tuple[pd.Timestamp | None, Hashable]], Any] = {}
         self._read_as: Hashable = None  # svcnb.reports.reading of the store when it was read
+        self._latest: pd.Timestamp | None = None  # the latest snapshot's time, when read
 
         self.date_slider = widgets.SelectionSlider(
             description="As of",
@@ -175,6 +178,7 @@ class AsOfPanel(PerAccount, Displayed):
                     "store.take(client), then press Reload snapshots.",
                 )
                 return
+            self._latest = times[-1]
             fmt = "%Y-%m-%d" if len({t.date() for t in times}) == len(times) else "%Y-%m-%d %H:%M"
             with quietly(self.date_slider, self._on_slide):
                 self.date_slider.options = [(t.strftime(fmt), t) for t in times]
@@ -230,8 +234,11 @@ class AsOfPanel(PerAccount, Displayed):
         """The frames and answers kept for as-of time ``at`` (a ``Reuse`` to compute inside)."""
         kept = self._reuses.pop(at, None) or Reuse(histories=self._histories)
         self._reuses[at] = kept
-        while len(self._reuses) > KEEP_AS_OF:
-            self._reuses.pop(next(iter(self._reuses)))
+        # the latest snapshot is kept besides them: the panel opens there, and Reload with
+        # nothing new returns there
+        others = [t for t in self._reuses if t != self._latest]
+        while len(others) > KEEP_AS_OF:
+            self._reuses.pop(others.pop(0))
         # what the tables and plots drew is kept for the same as-of times
         self._drawn = {k: v for k, v in self._drawn.items() if k[1][0] in self._reuses}
         return kept

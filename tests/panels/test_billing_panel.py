@@ -165,8 +165,15 @@ def test_reload_keeps_what_it_drew_until_a_snapshot_a_pin_or_a_mapped_word_is_ne
     monkeypatch.setattr(
         PlotView, "render", lambda self, *a, **k: drawn.append(a) or render(self, *a, **k)
     )
+    # three other snapshots looked at: the latest one is still kept
+    times = [value for _, value in panel.date_slider.options]
+    for at in times[:3]:
+        panel.date_slider.value = at
+    assert len(times) > 3 and len(drawn) == 3 * len(panel.plots)
+    drawn.clear()
     panel.refresh_button.click()
     assert drawn == [] and "No snapshot, pin or mapped word is new" in panel.status.value
+    assert panel.date_slider.value == times[-1]
 
     # a word mapped in this process may change every answer: all is computed again
     # ("stopped" read as held by the provider, as one service might say it)
