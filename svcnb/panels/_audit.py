@@ -286,12 +286,12 @@ class FirewallAuditPanel(PerAccount, Displayed):
         the snapshot before." (the figures of ``changes``)."""
         counts = self.changes["state"].value_counts()
         n = {s: int(counts.get(s, 0)) for s in firewall.FINDING_STATES}
-        base = f"{len(self.findings)} findings in the latest snapshot"
+        base = f"{len(self.findings):,} findings in the latest snapshot"
         if self.changes.empty or self.changes["from_snapshot"].isna().all():
             return f"{base}; no snapshot with an earlier server time to compare with."
         return (
-            f"{base}: {n['new']} new, {n['open']} open, {n['accepted']} accepted; "
-            f"{n['resolved']} resolved since the snapshot before."
+            f"{base}: {n['new']:,} new, {n['open']:,} open, {n['accepted']:,} accepted; "
+            f"{n['resolved']:,} resolved since the snapshot before."
         )
 
     def _show_resolved(self) -> None:
