@@ -170,14 +170,25 @@ def figure_columns(frame: pd.DataFrame) -> list[int]:
         if numeric_dtype(frame[column]):
             found.append(i)
             continue
-        texts = [
-            v
-            for v in _distinct(frame[column])
-            if isinstance(v, str) and v.strip() not in ("", "unknown")
-        ]
-        if texts and all(_FIGURE_TEXT.match(v.strip()) for v in texts):
+        # read lazily: the first text that is no figure (a name) settles the column
+        texts = (v.strip() for v in _distinct(frame[column]) if isinstance(v, str))
+        texts = (v for v in texts if v not in ("", "unknown"))
+        first = next(texts, None)
+        figure = first is not None and _FIGURE_TEXT.match(first)
+        if figure and all(_FIGURE_TEXT.match(v) for v in texts):
             found.append(i)
     return found
+
+
+def _longer(values: pd.Series, over: int) -> pd.Series:
+    """The cells of ``values`` longer than ``over`` characters (all of them when they are not
+    texts): measured by pandas at once, not one by one in Python (a grid of 10,000 VMs holds
+    10,000 names, and no name is long)."""
+    try:
+        lengths = values.str.len()
+    except AttributeError:  # not a column of texts
+        return values
+    return values[(lengths > over).fillna(False).to_numpy(dtype=bool)]
 
 
 def column_looks(frame: pd.DataFrame) -> list[str]:
@@ -191,7 +202,8 @@ def column_looks(frame: pd.DataFrame) -> list[str]:
         if i in figures:
             looks.append("figure")
             continue
-        texts = [v for v in _distinct(frame[column]) if isinstance(v, str)]
+        texts = _distinct(_longer(frame[column], min(_WRAP_OVER, CLIP_OVER)))
+        texts = [v for v in texts if isinstance(v, str)]
         if any(len(v) > _WRAP_OVER and " " in v.strip() for v in texts):
             looks.append("wrap")
         elif any(len(v) > CLIP_OVER and " " not in v.strip() for v in texts):
