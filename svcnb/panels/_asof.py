@@ -150,10 +150,7 @@ class AsOfPanel(PerAccount, Displayed):
 
     def snapshot_times(self) -> list[pd.Timestamp]:
         """Server times of the store's snapshots, oldest first."""
-        snaps = self.store.snapshots()
-        if snaps.empty:
-            return []
-        return sorted(pd.to_datetime(snaps["server_time"], utc=True).drop_duplicates())
+        return _times_of(self.store.snapshots())
 
     def refresh(self) -> None:
         """Read the snapshot list again; the slider moves to the latest snapshot. What was kept
@@ -161,12 +158,13 @@ class AsOfPanel(PerAccount, Displayed):
         they were (``svcnb.reports.reading``): then every answer kept is the one it would
         compute again."""
         with shown_in(self.status, "reading the snapshot list"):
-            now_read = reading(self.store)
+            snaps = self.store.snapshots()  # read once: for the reading and the slider
+            now_read = reading(self.store, snaps)
             same = now_read == self._read_as
             if not same:
                 self.forget()
             self._read_as = now_read
-            times = self.snapshot_times()
+            times = _times_of(snaps)
             if not times:
                 with quietly(self.date_slider, self._on_slide):
                     self.date_slider.options = [(_NO_SNAPSHOT, "")]
@@ -310,6 +308,13 @@ class AsOfPanel(PerAccount, Displayed):
             )
             return path
         return None
+
+
+def _times_of(snaps: pd.DataFrame) -> list[pd.Timestamp]:
+    """The server times of ``store.snapshots()``'s rows, oldest first, each once."""
+    if snaps.empty:
+        return []
+    return sorted(pd.to_datetime(snaps["server_time"], utc=True).drop_duplicates())
 
 
 def figure_values(view: View) -> dict[str, Any]:

@@ -226,14 +226,15 @@ def read_frame(
     return reuse.shared((how, resource, snap.id, columns), (snap.store,), read)
 
 
-def reading(store: StoreLike) -> tuple[str, bytes, str]:
+def reading(store: StoreLike, snapshots: pd.DataFrame | None = None) -> tuple[str, bytes, str]:
     """What every answer a report gives from ``store`` rests on besides the rows it reads:
     the store's snapshot list (each snapshot's id, time, account, rows and what it could not
     read; a snapshot written is never changed), the config file (the pins over the
     snapshots') and the vocabulary in use. Two equal readings give every report the same
     answers, so what was computed under one holds under the other; any change (a snapshot
-    taken, a word mapped, a pin written) makes them differ."""
-    snaps = store.snapshots()
+    taken, a word mapped, a pin written) makes them differ. ``snapshots``: the store's
+    ``snapshots()`` when the caller has just read them."""
+    snaps = store.snapshots() if snapshots is None else snapshots
     path = config_path()
     pinned = path.read_bytes() if path.is_file() else b""
     words = vocab.current().words
