@@ -135,16 +135,94 @@ _THEMED: dict[RcKeyType, str | None] = {
 }
 
 
-def svg(draw: Callable[[Any], Any], *, size: tuple[float, float] = (7.0, 3.2)) -> str:
+def svg(
+    draw: Callable[[Any], Any],
+    *,
+    size: tuple[float, float] = (7.0, 3.2),
+    layout: Layout | None = None,
+) -> str:
     """SVG markup of a new Figure after ``draw(ax)``: transparent background, text and axes in
     ``currentColor``, so the plot reads in light, dark and high-contrast themes alike. Colours
-    the report chose (status colours, series) are kept as drawn."""
+    the report chose (status colours, series) are kept as drawn. Margins as
+    ``Figure.tight_layout`` sets them; with ``layout``, those the same plot was drawn with last
+    time when its labels still fit them (:class:`Layout`)."""
     with matplotlib.rc_context(_THEMED):
         fig = Figure(figsize=size, dpi=100)
         ax = fig.subplots()
         draw(ax)
-        fig.tight_layout()
-        return _themed_svg(fig)
+        if layout is None:
+            fig.tight_layout()
+            return _themed_svg(fig)
+        return layout.drawn(fig)
+
+
+# A side of the margins may be this far (a fraction of the figure) from where the labels drawn
+# want it and still be kept: 7 px of a 700 px wide plot, 3 px of 320 px high, within the
+# padding tight_layout leaves around the labels (1.08 of the font size, 15 px).
+_MARGIN_SLACK = 0.01
+
+
+class Layout:
+    """The margins a plot (one :class:`PlotView`) was drawn with, tried first the next time.
+
+    ``Figure.tight_layout`` measures every label of a plot before the plot is drawn, and saving
+    it as SVG measures them all again: 40% of each plot's time, most of a slider move's. A plot
+    drawn again for another snapshot keeps its axes, titles and tick labels of about the same
+    size, so it is drawn once with the margins it had; what the labels need is then measured
+    with that drawing's own renderer (its text sizes known already), and only when a side is
+    more than :data:`_MARGIN_SLACK` away from it is the plot drawn again with the margins
+    measured. Nothing is ever cut off: a label that grew is drawn again with room for it."""
+
+    def __init__(self) -> None:
+        self.margins: dict[str, float] | None = None
+
+    def drawn(self, fig: Figure) -> str:
+        """``fig`` (drawn on, with one subplot grid) as :func:`_themed_svg` markup."""
+        if self.margins is None:
+            fig.tight_layout()
+            self.margins = _margins_of(fig)
+            return _themed_svg(fig)
+        fig.subplots_adjust(**self.margins)
+        wanted: dict[str, float] = {}
+        fig.canvas.mpl_connect("draw_event", lambda event: wanted.update(_wanted(fig, event)))
+        text = _themed_svg(fig)
+        if wanted and any(abs(wanted[k] - v) > _MARGIN_SLACK for k, v in self.margins.items()):
+            fig.subplots_adjust(**wanted)
+            self.margins = _margins_of(fig)
+            text = _themed_svg(fig)
+        return text
+
+
+def _margins_of(fig: Figure) -> dict[str, float]:
+    pars = fig.subplotpars
+    return {"left": pars.left, "right": pars.right, "bottom": pars.bottom, "top": pars.top}
+
+
+def _wanted(fig: Figure, event: Any) -> dict[str, float]:
+    """The margins ``Figure.tight_layout`` (default padding) would give ``fig`` as just drawn:
+    its axes moved so that what each draws (labels, ticks, legend) ends one padding inside the
+    figure's edges, measured with the drawing's renderer."""
+    renderer = event.renderer
+    width, height = fig.bbox.width, fig.bbox.height
+    pad = 1.08 * matplotlib.rcParams["font.size"] * fig.dpi / 72
+    boxes = [b for ax in fig.axes if ax.get_visible() and (b := ax.get_tightbbox(renderer))]
+    if not boxes:
+        return {}
+    x0 = min(b.x0 for b in boxes)
+    x1 = max(b.x1 for b in boxes)
+    y0 = min(b.y0 for b in boxes)
+    y1 = max(b.y1 for b in boxes)
+    pars = fig.subplotpars
+    # as tight_layout: what reaches past a side of the axes, never less than nothing, and the pad
+    wanted = {
+        "left": max(pars.left - x0 / width, 0) + pad / width,
+        "right": 1 - max(x1 / width - pars.right, 0) - pad / width,
+        "bottom": max(pars.bottom - y0 / height, 0) + pad / height,
+        "top": 1 - max(y1 / height - pars.top, 0) - pad / height,
+    }
+    if wanted["left"] >= wanted["right"] or wanted["bottom"] >= wanted["top"]:
+        return {}  # labels wider than the figure: tight_layout gives up too; keep what is
+    return wanted
 
 
 _MPL_STYLE = '<style type="text/css">*{stroke-linejoin: round; stroke-linecap: butt}</style>'
@@ -230,6 +308,7 @@ class PlotView(widgets.HTML):
         self.add_class("svcnb-plot")
         self.svg = ""
         self.png = b""
+        self._layouts: dict[tuple[float, float], Layout] = {}  # by figure size
 
     def draw(self, draw: Callable[[Any], Any], *, size: tuple[float, float] = (7.0, 3.2)) -> None:
         """Draw the plot again with ``draw(ax)``."""
@@ -241,7 +320,8 @@ class PlotView(widgets.HTML):
         """(SVG, PNG) of the plot ``draw(ax)`` draws; the PNG only for pages rendered without a
         kernel, else empty."""
         static = os.environ.get(STATIC_ENV) == "1"
-        return svg(draw, size=size), png(draw, size=size) if static else b""
+        layout = self._layouts.setdefault(size, Layout())
+        return svg(draw, size=size, layout=layout), png(draw, size=size) if static else b""
 
     def put(self, drawn: tuple[str, bytes]) -> None:
         """Show what :meth:`render` gave."""

@@ -46,3 +46,35 @@ def test_a_page_without_a_kernel_shows_a_notebook_figure_as_png(monkeypatch) -> 
     assert 'alt="usage" src="data:image/png;base64,' in page
     assert "<svg" not in page
     assert plt.get_fignums() == []
+
+
+def _left_spine_x(svg: str) -> float:
+    """Where the plot's left axis line stands, in the SVG's points."""
+    spine = re.search(r'<g id="patch_3">\s*<path d="M ([\d.]+) ', svg)
+    assert spine, "no left spine in the SVG"
+    return float(spine.group(1))
+
+
+def test_a_plot_drawn_again_makes_room_for_longer_labels_as_a_first_drawing_would() -> None:
+    # a panel's plot keeps its margins from one snapshot to the next (drawing it is then about
+    # half the work); a snapshot whose figures are longer must still show them whole
+    from svcnb.panels import PlotView
+
+    def figures(top: float, label: str):
+        def draw(ax) -> None:
+            ax.plot([1, 2, 3], [0, top / 2, top])
+            ax.yaxis.set_major_formatter(matplotlib.ticker.StrMethodFormatter("{x:,.0f}"))
+            ax.set_ylabel(label)
+            ax.set_title("used")
+
+        return draw
+
+    short, long_ = figures(9, "GiB"), figures(9_000_000_000, "GiB used this month, at least")
+    plot = PlotView()
+    drawn = [plot.render(d)[0] for d in (short, long_, short, short)]
+    fresh = {id(d): PlotView().render(d)[0] for d in (short, long_)}
+    for d, svg in zip((short, long_, short, short), drawn, strict=True):
+        # within 7 px (the slack) of where a plot drawn for the first time puts its axis
+        assert abs(_left_spine_x(svg) - _left_spine_x(fresh[id(d)])) <= 7 * 72 / 100
+    assert _left_spine_x(drawn[1]) > _left_spine_x(drawn[0]) + 30  # room for "9,000,000,000"
+    assert drawn[3] == drawn[2]  # the same plot drawn again is the same picture
