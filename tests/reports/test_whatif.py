@@ -228,6 +228,32 @@ def test_plots_label_money_and_keep_the_legend_outside(three, wallet):
     assert ax.get_ylabel() == "top-up (EUR)"
 
 
+def test_the_suspensions_title_stays_inside_its_plot_when_dates_are_unknown_and_vms_many():
+    # the panel's plot, 7 x 4.5 in: said on one line, the title ran past both sides of the plot
+    # and the count of VMs left out was cut ("the first 20, and 75")
+    import matplotlib.pyplot as plt
+
+    failed = pd.Timestamp("2026-12-01", tz="UTC") + pd.to_timedelta(range(752), unit="h")
+    sus = pd.DataFrame(
+        {
+            "name": [f"web-{i:03d}" for i in range(752)],
+            "vm_id": [f"vm-{i}" for i in range(752)],
+            "failed_at": failed,
+            "suspended_at": pd.Series(pd.NaT, index=range(752), dtype="datetime64[ns, UTC]"),
+            "suspended_by": pd.Series(pd.NaT, index=range(752), dtype="datetime64[ns, UTC]"),
+        }
+    )
+    figure, ax = plt.subplots(figsize=(7.0, 4.5))
+    whatif.plot_suspensions(sus, ax=ax)
+    figure.tight_layout()
+    figure.canvas.draw()
+    title = ax.title.get_window_extent()
+    assert title.x0 >= 0 and title.x1 <= figure.bbox.x1
+    assert "billing.grace not pinned" in ax.get_title()
+    assert "the first 20, and 732 more in the table" in ax.get_title()
+    plt.close(figure)
+
+
 def test_a_plot_drawn_in_a_subfigure_grows_the_figure_that_holds_it(three, wallet):
     import matplotlib.pyplot as plt
 

@@ -135,14 +135,13 @@ def plot_suspensions(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
     ax.set_yticks(y, names, fontsize="small")
     more = len(frame) - len(shown)
     undated = frame["suspended_by"].isna().all()
-    ax.set_title(
-        (
-            f"Unpaid renewals if nobody tops up (suspension dates unknown: {GRACE} not pinned)"
-            if undated
-            else "Suspensions if nobody tops up"
-        )
-        + (f": the first {len(shown)}, and {more} more in the table" if more else "")
-    )
+    # a line each: said on one, the title ran past both sides of the plot, its count cut off
+    lines = ["Unpaid renewals if nobody tops up" if undated else "Suspensions if nobody tops up"]
+    if undated:
+        lines.append(f"suspension dates unknown: {GRACE} not pinned")
+    if more:
+        lines.append(f"the first {len(shown)}, and {more} more in the table")
+    ax.set_title("\n".join(lines))
     ax.set_xlabel("time (UTC)")
     concise_dates(ax)
     legend_outside(ax)
