@@ -513,7 +513,7 @@ function rowsOf(text) {
 // the options but the rows, as text: read before ITables draws, which writes the functions it
 // evaluates into them
 function optionsOf(args) {
-  const {data_json: _rows, ...rest} = args || {};
+  const {data_json: _rows, svcnbRows: _version, ...rest} = args || {};
   return JSON.stringify(rest);
 }
 export default {
@@ -522,6 +522,30 @@ export default {
     const model = context.model;
     let redraw = () => {}, reselect = () => {}, first = null;
     let drawn = optionsOf(model.get("_dt_args"));
+    // A grid the kernel pages (serverSide): DataTables asks for the rows it shows, the kernel
+    // answers with them and their numbers in the whole frame (onPage), which map the kernel's
+    // selection (of the whole frame) to the rows on the page and back.
+    const paged = () => Boolean((model.get("_dt_args") || {}).serverSide);
+    const asked = new Map();
+    let asks = 0, lastDraw = 0, onPage = [], plain = false;
+    const pager = (data, callback) => {
+      const id = ++asks;
+      lastDraw = data.draw;
+      asked.set(id, callback);
+      model.send({svcnbPage: {
+        id, draw: data.draw, start: data.start, length: data.length,
+        search: (data.search && data.search.value) || "",
+        order: (data.order || []).map((o) => [o.column, o.dir]),
+      }});
+    };
+    model.on("msg:custom", (msg) => {
+      const got = msg && msg.svcnbPage, done = got && asked.get(got.id);
+      if (!done) return;
+      asked.delete(got.id);
+      if (got.draw >= lastDraw) onPage = got.ids;  // DataTables drops an older draw's answer
+      done({draw: got.draw, recordsTotal: got.total, recordsFiltered: got.found,
+            data: rowsOf(got.rows)});
+    });
     const table = () => {
       const node = context.el.querySelector("table.dataTable");
       const ok = node && jquery && jquery.fn.dataTable && jquery.fn.dataTable.isDataTable(node);
@@ -535,7 +559,12 @@ export default {
     };
     const onArgs = () => {
       const args = model.get("_dt_args"), options = optionsOf(args), dt = table();
-      if (dt && first && options === drawn) {
+      if (dt && first && options === drawn && paged()) {
+        // new rows in the kernel: the first page of them, as first drawn
+        dt.search(first.search).columns().search("");
+        dt.order(first.order).page.len(first.length);
+        dt.draw();
+      } else if (dt && first && options === drawn) {
         dt.clear().rows.add(rowsOf(args.data_json));
         dt.search(first.search).columns().search("");
         dt.order(first.order).page.len(first.length);
@@ -549,8 +578,29 @@ export default {
     };
     // ITables' render, its listener of new options taken by onArgs
     const proxy = {
-      get: (name) => model.get(name),
-      set: (name, value) => model.set(name, value),
+      get(name) {
+        const value = model.get(name);
+        if (name === "_dt_args" && value && value.serverSide) return {...value, ajax: pager};
+        if (name === "selected_rows" && paged()) {
+          const chosen = new Set(value || []);
+          return onPage.map((row, i) => (chosen.has(row) ? i : -1)).filter((i) => i >= 0);
+        }
+        return value;
+      },
+      set(name, value) {
+        if (name === "selected_rows" && paged()) {
+          // the rows on the page as the user left them, the kernel's selection elsewhere
+          // a plain click chooses its row alone, as in a grid holding every row; with Ctrl,
+          // Cmd or Shift the rows chosen on other pages or outside the search are kept
+          const here = new Set(onPage);
+          const before = plain ? [] : model.get("selected_rows") || [];
+          const kept = before.filter((row) => !here.has(row));
+          plain = false;
+          const now = (value || []).map((i) => onPage[i]).filter((row) => row !== undefined);
+          value = [...new Set([...kept, ...now])].sort((a, b) => a - b);
+        }
+        return model.set(name, value);
+      },
       save_changes: () => model.save_changes(),
       send: (...args) => model.send(...args),
       off: (name, callback) => model.off(name, callback),
@@ -563,6 +613,12 @@ export default {
     };
     const out = render({...context, model: proxy});
     remember();
+    // each page of a kernel-paged grid drawn shows the kernel's selection of its rows
+    jquery(context.el).on("draw.dt", () => { if (paged()) reselect(); });
+    jquery(context.el).on("user-select.dt", (_e, _dt, _type, _cell, event) => {
+      const keys = event && (event.ctrlKey || event.metaKey || event.shiftKey);
+      plain = !keys;
+    });
     return out;
   },
 };
@@ -583,8 +639,11 @@ class Grid(ITable):
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._pages: _Pages | None = None  # the rows of a grid the kernel pages (PAGED_OVER)
+        self._version = 0
         super().__init__(*args, **kwargs)
         self._code = _grid_code()
+        self.on_msg(self._answer)
 
     def update(self, df: Any = None, caption: str | None = None, **kwargs: Any) -> None:
         kwargs = {**_WHOLE, **kwargs}
@@ -600,7 +659,8 @@ class Grid(ITable):
             return
         selected = kwargs.pop("selected_rows", None)
         selected = list(self.selected_rows or []) if selected is None else list(selected)
-        rows = rows_json(frame)
+        paged = len(frame) > PAGED_OVER
+        rows = "" if paged else rows_json(frame)
         if df is not None and self._shows(frame, rows, caption, kwargs):
             # the page holds these rows and options already: nothing is sent again (a slider
             # move sent the billing panel's 1,000 prices, the same at every snapshot)
@@ -614,23 +674,145 @@ class Grid(ITable):
         with self.hold_sync():
             super().update(_stand_in(frame, {**self._dt_args, **kwargs}), caption, **kwargs)
             self._df = frame
-            self._dt_args = {**self._dt_args, "data_json": rows}
+            args = {k: v for k, v in self._dt_args.items() if k not in _PAGED_KEYS}
+            if paged:
+                self._pages = _Pages(frame, args.get("columnDefs") or [])
+                self._version += 1
+                # no rows: the page asks for the ones it shows (``_answer``); the version
+                # tells it the rows changed
+                args = {**args, "serverSide": True, "svcnbRows": self._version}
+            else:
+                self._pages = None
+                args = {**args, "data_json": rows}
+            self._dt_args = args
             self.selected_rows = selected
 
     def _shows(
         self, frame: pd.DataFrame, rows: str, caption: str | None, options: Mapping[str, Any]
     ) -> bool:
-        """Whether the grid shows ``frame`` (its columns, ``rows`` as sent) with ``options``
-        and ``caption`` already, so that updating it would change nothing in the page."""
+        """Whether the grid shows ``frame`` (its columns, ``rows`` as sent, or every row when
+        the kernel pages it) with ``options`` and ``caption`` already, so that updating it would
+        change nothing in the page."""
         shown_frame = self._df
-        return (
+        if not (
             caption in (None, self.caption)
             and isinstance(shown_frame, pd.DataFrame)
             and list(shown_frame.columns) == list(frame.columns)
-            and self._dt_args.get("data_json") == rows
             and set(options) <= {*_WHOLE, "columnDefs"}
             and options.get("columnDefs") == self._dt_args.get("columnDefs")
+        ):
+            return False
+        if self._pages is not None:
+            return not rows and shown_frame.equals(frame)
+        return self._dt_args.get("data_json") == rows
+
+    def _answer(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        """Answer the page's request for the rows a kernel-paged grid shows (DataTables'
+        server-side processing: search, order, start and length)."""
+        ask = content.get("svcnbPage") if isinstance(content, dict) else None
+        if not isinstance(ask, dict):
+            return
+        pages = self._pages
+        if pages is None:
+            answer = {"id": ask.get("id"), "draw": ask.get("draw"), "total": 0, "found": 0}
+            self.send({"svcnbPage": {**answer, "rows": "[]", "ids": []}})
+            return
+        ids, found = pages.ask(
+            str(ask.get("search") or ""),
+            [(int(c), str(d)) for c, d in ask.get("order") or []],
+            max(int(ask.get("start") or 0), 0),
+            int(ask.get("length") or 10),
         )
+        self.send(
+            {
+                "svcnbPage": {
+                    "id": ask.get("id"),
+                    "draw": ask.get("draw"),
+                    "version": self._version,
+                    "total": pages.total,
+                    "found": found,
+                    "rows": pages.rows(ids),
+                    "ids": ids,
+                }
+            }
+        )
+
+
+# A grid of more rows than this is paged by the kernel: the page holds the rows it shows and
+# asks the kernel for others as the user pages, searches or sorts (DataTables' server-side
+# processing). Every row of the billing panel's five grids at 10,000 VMs went to the page with
+# each slider move, 2.3 MB, and DataTables took each into its own model again.
+PAGED_OVER = 2000
+_PAGED_KEYS = ("serverSide", "svcnbRows", "data_json")
+
+
+class _Pages:
+    """What a kernel-paged grid's frame answers to the page: which rows a search finds, in which
+    order, as DataTables would find and order them in the page."""
+
+    def __init__(self, frame: pd.DataFrame, defs: Sequence[Mapping[str, Any]]) -> None:
+        self.columns = _cells_of(frame)
+        self.total = len(frame)
+        self.figures = {int(d["targets"]) for d in defs if d.get("type") == "num"}
+        self._hay: pd.Series | None = None
+        self._keys: dict[int, np.ndarray] = {}
+
+    def ask(
+        self, search: str, order: Sequence[tuple[int, str]], start: int, length: int
+    ) -> tuple[list[int], int]:
+        """(the frame's row numbers to show, how many rows the search found)."""
+        found = np.arange(self.total)
+        words = [w.lower() for w in _words(search)]
+        if words:
+            hay = self.hay()
+            keep = np.ones(self.total, dtype=bool)
+            for word in words:
+                keep &= hay.str.contains(word, regex=False).to_numpy(dtype=bool)
+            found = found[keep]
+        order = [(c, d) for c, d in order if 0 <= c < len(self.columns)]
+        if order and len(found):
+            # lexsort: the last key first; the row number last of all, as DataTables keeps
+            # rows that tie in their order
+            keys = [found]
+            for column, way in reversed(order):
+                key = self.key(column)[found]
+                keys.append(-key if way == "desc" else key)
+            found = found[np.lexsort(keys)]
+        if length < 0:
+            return found[start:].tolist(), len(found)
+        return found[start : start + length].tolist(), len(found)
+
+    def hay(self) -> pd.Series:
+        """Each row's cells as the page's search reads them: unescaped, lower case."""
+        if self._hay is None:
+            text = ["  ".join(str(v) for v in row) for row in zip(*self.columns, strict=True)]
+            self._hay = pd.Series([html.unescape(t).lower() for t in text], dtype=object)
+        return self._hay
+
+    def key(self, column: int) -> np.ndarray:
+        """The sort key of each row in ``column``: ranks, so that descending is its negation.
+        A figure sorts by its number (:data:`_FIGURE_SORT`: blanks and "unknown" first), the
+        rest as lower-case text."""
+        if column not in self._keys:
+            cells = pd.Series(self.columns[column], dtype=object).astype(str)
+            if column in self.figures:
+                digits = cells.str.replace(r"[^0-9.\-]", "", regex=True)
+                lead = digits.str.extract(r"^(-?(?:\d+\.?\d*|\.\d+))", expand=False)
+                values = pd.to_numeric(lead, errors="coerce").fillna(-np.inf)
+                self._keys[column] = values.rank(method="dense").to_numpy()
+            else:
+                self._keys[column] = cells.str.lower().rank(method="dense").to_numpy()
+        return self._keys[column]
+
+    def rows(self, ids: Sequence[int]) -> str:
+        """Rows ``ids`` as :func:`rows_json` writes them."""
+        return json.dumps([[column[i] for column in self.columns] for i in ids])
+
+
+def _words(search: str) -> list[str]:
+    """The words of a search as DataTables' smart search splits them: at spaces, a quoted
+    phrase one word."""
+    return [w.strip('"') for w in re.findall(r'"[^"]*"|\S+', search) if w.strip('"')]
 
 
 def _stand_in(frame: pd.DataFrame, options: Mapping[str, Any]) -> pd.DataFrame:
@@ -647,6 +829,12 @@ def _stand_in(frame: pd.DataFrame, options: Mapping[str, Any]) -> pd.DataFrame:
 def rows_json(frame: pd.DataFrame) -> str:
     """``frame``'s rows as the JSON ITables gives DataTables: text HTML-escaped as ITables
     escapes it, integers and booleans as they are, a missing value blank."""
+    columns = _cells_of(frame)
+    return json.dumps(list(zip(*columns, strict=True)) if columns else [])
+
+
+def _cells_of(frame: pd.DataFrame) -> list[list[Any]]:
+    """``frame``'s cells column by column, as :func:`rows_json` sends them."""
     columns: list[list[Any]] = []
     for _, series in frame.items():
         if series.dtype.kind in "biu":
@@ -659,7 +847,7 @@ def rows_json(frame: pd.DataFrame) -> str:
         if "&" in joined or "<" in joined or ">" in joined:  # rare in a grid: escape then
             text = [v.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") for v in text]
         columns.append(text)
-    return json.dumps(list(zip(*columns, strict=True)) if columns else [])
+    return columns
 
 
 def grid(frame: pd.DataFrame | None = None, *, select: bool = False, page: int = 10) -> Grid:

@@ -4,6 +4,7 @@ a cell listing thousands of VMs shows its start and how many more, in a row of n
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from playwright.sync_api import expect
@@ -128,3 +129,71 @@ def test_new_rows_replace_the_old_in_the_grid_drawn(lab, lab_root: Path) -> None
     search.fill("new-05")
     box.locator("tbody tr").filter(has_text="new-05").click()
     lab.wait_for_text(r"selected: \[5\]", timeout=30)
+
+
+PAGED = "grid_paged.ipynb"
+
+_PAGED_CELLS = [
+    "import pandas as pd\n"
+    "import ipywidgets as widgets\n"
+    "from svcnb.panels._render import PAGED_OVER, grid\n"
+    "def rows(prefix, n):\n"
+    "    return pd.DataFrame({\n"
+    "        'Name': [f'{prefix}-{i:04d}' for i in range(n)],\n"
+    "        'Amount': [f'{i:,.2f} EUR' for i in range(n)],\n"
+    "    })\n"
+    "g = grid(rows('row', 3000), select=True).add_class('svcnb-test-paged')\n"
+    "assert len(g._df) > PAGED_OVER and 'data_json' not in g._dt_args\n"
+    "g.selected_rows = [2500]\n"
+    "said = widgets.HTML('selected: [2500]')\n"
+    "def tell(change):\n"
+    "    said.value = f'selected: {change[\"new\"]}'\n"
+    "g.observe(tell, names='selected_rows')\n"
+    "new = widgets.Button(description='New rows')\n"
+    "new.on_click(lambda _b: g.update(rows('new', 4000)))\n"
+    "widgets.VBox([new, said, g])",
+]
+
+
+def test_a_grid_the_kernel_pages_searches_sorts_and_selects_over_every_row(
+    lab, lab_root: Path
+) -> None:
+    """A grid of more rows than the page should hold is paged by the kernel: the page holds ten
+    rows, and the search, the order and the selection are still over every row of the frame,
+    as in a grid holding them all."""
+    _write_notebook(lab_root / PAGED, _PAGED_CELLS)
+    lab.open(PAGED)
+    lab.run_all(timeout=120)
+    box = lab.page.locator(".svcnb-test-paged")
+    info = box.locator(".dt-info")
+    info.wait_for(state="visible", timeout=60_000)
+    expect(info).to_contain_text("of 3,000 entries", timeout=30_000)
+    lab.assert_no_widget_errors()
+    assert box.locator("tbody tr").count() == 10
+
+    search = box.locator(".dt-search input")
+    search.fill("row-2500")  # the kernel's selection, far from the first page
+    expect(info).to_contain_text("of 1 entry (filtered from 3,000 total entries)", timeout=30_000)
+    row = box.locator("tbody tr").first
+    expect(row).to_contain_text("2,500.00 EUR")
+    expect(row).to_have_class(re.compile(r"\bselected\b"), timeout=30_000)
+
+    search.fill("")
+    expect(info).to_contain_text("Showing 1 to 10 of 3,000 entries", timeout=30_000)
+    order = box.locator("thead th").filter(has_text="Amount").locator(".dt-column-order")
+    first_amount = box.locator("tbody tr").first.locator("td").nth(1)
+    order.click()
+    expect(first_amount).to_have_text("0.00 EUR", timeout=30_000)
+    order.click()  # highest first, by the number ("2,999.00" before "999.00")
+    expect(first_amount).to_have_text("2,999.00 EUR", timeout=30_000)
+
+    # a plain click chooses its row alone; with Ctrl another is added
+    box.locator("tbody tr").filter(has_text="row-2999").click()
+    lab.wait_for_text(r"selected: \[2999\]", timeout=30)
+    box.locator("tbody tr").filter(has_text="row-2997").click(modifiers=["Control"])
+    lab.wait_for_text(r"selected: \[2997, 2999\]", timeout=30)
+
+    lab.button("New rows").click()
+    expect(info).to_contain_text("of 4,000 entries", timeout=30_000)
+    expect(box.locator("tbody tr").first).to_contain_text("new-0000", timeout=30_000)
+    lab.assert_no_widget_errors()

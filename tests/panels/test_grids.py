@@ -118,3 +118,53 @@ def test_a_grid_sends_nothing_again_for_the_rows_it_shows(monkeypatch) -> None:
     sent.clear()
     box.update(frame("web-4").rename(columns={"Name": "VM"}))
     assert sent and "VM" in box._dt_args["table_html"]
+
+
+def test_a_grid_of_many_rows_holds_none_in_the_page_and_answers_what_it_asks(monkeypatch) -> None:
+    """A grid of more rows than PAGED_OVER sends the page its options alone; the page asks for
+    the rows it shows, and the answer is found, ordered and counted over every row, as the
+    grid's own search and order would (a figure by its number, a plain click's selection of
+    the whole frame); new rows are sent as a new version, the same rows as nothing."""
+    import pandas as pd
+
+    from svcnb.panels import Grid, grid
+    from svcnb.panels._render import PAGED_OVER
+
+    n = PAGED_OVER + 1000
+
+    def frame(prefix: str) -> pd.DataFrame:
+        names = [f"{prefix}-{i:04d}" for i in range(n)]
+        return pd.DataFrame({"Name": names, "Amount": [f"{i:,.2f} EUR" for i in range(n)]})
+
+    states: list[dict] = []
+    monkeypatch.setattr(Grid, "_send", lambda self, msg, buffers=None: states.append(msg))
+    box = grid(frame("row"), select=True)
+    assert box._dt_args["serverSide"] is True and "data_json" not in box._dt_args
+    version = box._dt_args["svcnbRows"]
+
+    def ask(search: str = "", order=(), start: int = 0, length: int = 10) -> dict:
+        states.clear()
+        request = {"id": 7, "draw": 3, "search": search, "order": list(order)}
+        box._handle_custom_msg({"svcnbPage": {**request, "start": start, "length": length}}, [])
+        [answer] = [m["content"]["svcnbPage"] for m in states if m.get("method") == "custom"]
+        assert answer["id"] == 7 and answer["draw"] == 3 and answer["total"] == n
+        return {**answer, "rows": json.loads(answer["rows"])}
+
+    page = ask()
+    assert page["found"] == n and page["ids"] == list(range(10))
+    assert page["rows"][0] == ["row-0000", "0.00 EUR"]
+    last = ask(f"ROW-{n - 1:04d}")  # any case, among the last rows
+    assert last["found"] == 1 and last["ids"] == [n - 1]
+    assert ask("row 99")["found"] == len([i for i in range(n) if "99" in f"row-{i:04d}"])
+    top = ask(order=[[1, "desc"]], length=3)
+    assert top["ids"] == [n - 1, n - 2, n - 3]  # by the number: "2,999.00" before "999.00"
+    assert ask(order=[[0, "asc"]], start=n - 2)["ids"] == [n - 2, n - 1]
+
+    states.clear()
+    box.update(frame("row"))
+    assert states == [] and box._dt_args["svcnbRows"] == version  # the same rows: nothing
+    box.update(frame("new"))
+    assert box._dt_args["svcnbRows"] == version + 1
+    assert ask("new-0001")["ids"] == [1]
+    box.update(frame("new").head(5))  # few rows again: the page holds them all
+    assert "serverSide" not in box._dt_args and "new-0004" in box._dt_args["data_json"]
