@@ -680,7 +680,20 @@ class Grid(ITable):
                 self._version += 1
                 # no rows: the page asks for the ones it shows (``_answer``); the version
                 # tells it the rows changed
-                args = {**args, "serverSide": True, "svcnbRows": self._version}
+                args = {
+                    **args,
+                    "serverSide": True,
+                    "svcnbRows": self._version,
+                    # DataTables waits 400 ms after a key before asking; the kernel answers a
+                    # search of 10,000 rows in 20 ms
+                    "searchDelay": 150,
+                    # what the page says while it waits, and for good in a notebook opened
+                    # with no kernel (its rows are in no saved output)
+                    "language": {
+                        "loadingRecords": "Asking the kernel for these rows (this grid is "
+                        "paged by the kernel: with none running, run the cell again)…"
+                    },
+                }
             else:
                 self._pages = None
                 args = {**args, "data_json": rows}
@@ -743,7 +756,7 @@ class Grid(ITable):
 # processing). Every row of the billing panel's five grids at 10,000 VMs went to the page with
 # each slider move, 2.3 MB, and DataTables took each into its own model again.
 PAGED_OVER = 2000
-_PAGED_KEYS = ("serverSide", "svcnbRows", "data_json")
+_PAGED_KEYS = ("serverSide", "svcnbRows", "searchDelay", "data_json", "language")
 
 
 class _Pages:
