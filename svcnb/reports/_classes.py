@@ -55,4 +55,4 @@ def billing_classes(vms: pd.DataFrame) -> pd.Series:
 
 def left_out_note(count: int) -> str:
     """The sentence a panel or the CLI shows beside a figure that left VMs out."""
-    return f"{count} VM(s) with unknown status left out (map their words: svcnb.vocab.extend)"
+    return f"{count:,} VM(s) with unknown status left out (map their words: svcnb.vocab.extend)"

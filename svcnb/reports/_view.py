@@ -395,7 +395,7 @@ def view_notes(inputs: Mapping[str, Any], results: Iterable[Any] = ()) -> list[s
     for name, frame in inputs.items():
         unread = frame.attrs.get("unreadable") if isinstance(frame, pd.DataFrame) else None
         if unread:
-            counts = ", ".join(f"{column} {n}" for column, n in sorted(unread.items()))
+            counts = ", ".join(f"{column} {n:,}" for column, n in sorted(unread.items()))
             notes.append(f"{name}: values svcnb could not read (kept as NA): {counts}")
     for result in results:
         note = getattr(result, "attrs", {}).get("note")

@@ -207,6 +207,12 @@ def test_plot_findings_counts_per_check(frame):
     # each check in words, never its code
     # c accepts from any source (no list) on a port it cannot read: it may be open to every port
     assert bars == {"Sensitive port open to any source (high)": 2, "Port not readable (high)": 1}
+    ax.figure.canvas.draw()
+    ticks = [t.get_text() for t in ax.get_xticklabels()]
+    assert ticks and all(t.isdigit() for t in ticks), ticks  # whole counts, never "0.5"
+    assert firewall.plot_findings(firewall.audit(rules)).xaxis.get_major_formatter()(2000, 0) == (
+        "2,000"
+    )
 
 
 @pytest.mark.parametrize("bad", ["ssh", "22-", "-1", "70000", "1,,2", "２２"])

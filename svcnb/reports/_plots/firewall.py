@@ -45,6 +45,11 @@ def plot_findings(findings: pd.DataFrame, ax: Axes | None = None) -> Axes:
         color=[colours.get(str(s), "tab:blue") for s in counts["severity"]],
     )
     ax.set_xlabel("findings")
+    # whole counts, thousands separated as every count elsewhere ("2,000", not "2000")
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,.0f}"))
     ax.set_title("Firewall audit findings")
     fit_rows(ax, len(counts), per_row=0.4)
     return ax
