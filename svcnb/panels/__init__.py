@@ -25,13 +25,14 @@ from svcnb.panels._bandwidth import BandwidthPanel
 from svcnb.panels._billing import BillingPanel
 from svcnb.panels._display import STATIC_ENV, static_html
 from svcnb.panels._messages import describe, shown_in
-from svcnb.panels._render import Grid, PlotView, grid, shown, themed
+from svcnb.panels._render import PAGED_OVER, Grid, PlotView, grid, shown, themed
 from svcnb.panels._rule_editor import RuleEditor
 from svcnb.panels._vms import VmPanel
 from svcnb.panels._webhooks import WebhooksPanel
 from svcnb.panels._whatif import WhatIfPanel
 
 __all__ = [
+    "PAGED_OVER",
     "STATIC_ENV",
     "AccountTabs",
     "BandwidthPanel",

@@ -136,7 +136,7 @@ PAGED = "grid_paged.ipynb"
 _PAGED_CELLS = [
     "import pandas as pd\n"
     "import ipywidgets as widgets\n"
-    "from svcnb.panels._render import PAGED_OVER, grid\n"
+    "from svcnb.panels import PAGED_OVER, grid\n"
     "def rows(prefix, n):\n"
     "    return pd.DataFrame({\n"
     "        'Name': [f'{prefix}-{i:04d}' for i in range(n)],\n"

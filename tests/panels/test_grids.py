@@ -127,8 +127,7 @@ def test_a_grid_of_many_rows_holds_none_in_the_page_and_answers_what_it_asks(mon
     the whole frame); new rows are sent as a new version, the same rows as nothing."""
     import pandas as pd
 
-    from svcnb.panels import Grid, grid
-    from svcnb.panels._render import PAGED_OVER
+    from svcnb.panels import PAGED_OVER, Grid, grid
 
     n = PAGED_OVER + 1000
 
