@@ -10,6 +10,7 @@ history is; a new segment starts once the changes outgrow a share of the base. T
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -239,9 +240,15 @@ def _pandas_types() -> dict[pa.DataType, Any]:
     }
 
 
-def to_frame(resource: ResourceName, table: pa.Table) -> pd.DataFrame:
-    """The frame exactly as ``svcnb.frames`` builds it: same columns, dtypes, list values."""
+def to_frame(
+    resource: ResourceName, table: pa.Table, columns: Sequence[str] | None = None
+) -> pd.DataFrame:
+    """The frame exactly as ``svcnb.frames`` builds it: same columns, dtypes, list values; only
+    ``columns`` of them (in that order) when given: a history of one column of 10,000 VMs over
+    30 snapshots turned every column of each into pandas, lists cell by cell."""
     schema = SCHEMAS[resource]
+    if columns is not None:
+        schema = {c: schema[c] for c in columns}
     table = table.select(list(schema))
     threaded = table.num_rows >= THREADED_ROWS
     frame = table.to_pandas(types_mapper=_pandas_types().get, use_threads=threaded)

@@ -602,7 +602,7 @@ class Store:
                 warn(f"skipping {len(segment_entries)} snapshot(s) of {resource}: {exc}")
                 continue
             for entry in segment_entries:
-                frame = to_frame(resource, state(resource, tables, entry["seq"]))[keys + wanted]
+                frame = to_frame(resource, state(resource, tables, entry["seq"]), keys + wanted)
                 frame.insert(0, "server_time", _when(entry))
                 frame.insert(0, "snapshot_id", entry["snapshot_id"])
                 parts.append(frame)
