@@ -589,9 +589,9 @@ export default {
       },
       set(name, value) {
         if (name === "selected_rows" && paged()) {
-          // the rows on the page as the user left them, the kernel's selection elsewhere
-          // a plain click chooses its row alone, as in a grid holding every row; with Ctrl,
-          // Cmd or Shift the rows chosen on other pages or outside the search are kept
+          // the rows on the page as the user left them; a plain click chooses its row alone,
+          // as in a grid holding every row, and with Ctrl, Cmd or Shift the rows chosen on
+          // other pages or outside the search are kept
           const here = new Set(onPage);
           const before = plain ? [] : model.get("selected_rows") || [];
           const kept = before.filter((row) => !here.has(row));
@@ -741,7 +741,6 @@ class Grid(ITable):
                 "svcnbPage": {
                     "id": ask.get("id"),
                     "draw": ask.get("draw"),
-                    "version": self._version,
                     "total": pages.total,
                     "found": found,
                     "rows": pages.rows(ids),

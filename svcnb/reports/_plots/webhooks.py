@@ -93,7 +93,7 @@ def plot_health(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
     )
     title = "Webhook subscriptions: failure runs"
     if more:
-        title = f"Failure runs: the {len(shown)} longest ({more} more in the table)"
+        title = f"Failure runs: the {len(shown)} longest ({more:,} more in the table)"
     ax.set_title(title)
     from matplotlib.patches import Patch
 

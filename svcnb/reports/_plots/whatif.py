@@ -140,7 +140,7 @@ def plot_suspensions(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
     if undated:
         lines.append(f"suspension dates unknown: {GRACE} not pinned")
     if more:
-        lines.append(f"the first {len(shown)}, and {more} more in the table")
+        lines.append(f"the first {len(shown)}, and {more:,} more in the table")
     ax.set_title("\n".join(lines))
     ax.set_xlabel("time (UTC)")
     concise_dates(ax)
