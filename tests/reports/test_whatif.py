@@ -218,8 +218,8 @@ def test_plots_label_money_and_keep_the_legend_outside(three, wallet):
     assert ax.yaxis.get_major_formatter()(1234.0, 0) == "1,234"
     ax.figure.canvas.draw()
     assert ax.get_legend().get_window_extent().x0 >= ax.get_window_extent().x1
-    assert [t.get_text() for t in ax.texts] == ["top up 20.00 EUR", "top up 140.00 EUR",
-                                                "top up 260.00 EUR"]  # fmt: skip
+    assert [t.get_text() for t in ax.texts] == ["top up\n20.00 EUR", "top up\n140.00 EUR",
+                                                "top up\n260.00 EUR"]  # fmt: skip
     sus = whatif.suspensions(three, wallet(), now=NOW)
     ax = whatif.plot_suspensions(sus)
     rows = dict(zip(ax.get_yticks(), [t.get_text() for t in ax.get_yticklabels()], strict=True))
@@ -251,6 +251,36 @@ def test_the_suspensions_title_stays_inside_its_plot_when_dates_are_unknown_and_
     assert title.x0 >= 0 and title.x1 <= figure.bbox.x1
     assert "billing.grace not pinned" in ax.get_title()
     assert "the first 20, and 732 more in the table" in ax.get_title()
+    plt.close(figure)
+
+
+def test_top_up_labels_of_seven_figures_stay_apart_and_inside_the_plot():
+    # the panel's plot, 7 x 3.2 in, at 10,000 VMs: on one line, "top up 1,673,715.49 EUR (at
+    # least)" ran into the next bar's label and the legend
+    from decimal import Decimal
+
+    import matplotlib.pyplot as plt
+
+    top = pd.DataFrame(
+        {
+            "horizon_days": [30, 60, 90],
+            "balance": [Decimal("288051.92")] * 3,
+            "owed": [Decimal("0")] * 3,
+            "due": [Decimal("653922.47"), Decimal("1285744.10"), Decimal("1961767.41")],
+            "topup": [Decimal("365870.55"), Decimal("997692.18"), Decimal("1673715.49")],
+            "currency": ["EUR"] * 3,
+            "complete": [False] * 3,
+        }
+    )
+    figure, ax = plt.subplots(figsize=(7.0, 3.2))
+    whatif.plot_topup(top, ax=ax)
+    figure.tight_layout()
+    figure.canvas.draw()
+    boxes = [t.get_window_extent() for t in ax.texts]
+    frame = ax.get_window_extent()
+    assert all(frame.x0 <= b.x0 and b.x1 <= frame.x1 and b.y1 <= frame.y1 for b in boxes)
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+    assert ax.texts[2].get_text() == "top up\n1,673,715.49 EUR\n(at least)"
     plt.close(figure)
 
 

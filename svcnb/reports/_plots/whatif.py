@@ -57,15 +57,17 @@ def plot_topup(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
     for x, (o, d, t, whole) in enumerate(
         zip(owed, due, frame["topup"], frame["complete"], strict=True)
     ):
-        text = "covered" if t == 0 else f"top up {money_text(t, currency)}"
+        # on lines of their own: said on one, a seven-figure top-up "(at least)" ran into the
+        # next bar's label and the legend
+        text = "covered" if t == 0 else f"top up\n{money_text(t, currency)}"
         ax.annotate(
-            text + ("" if bool(whole) else " (at least)"),
+            text + ("" if bool(whole) else "\n(at least)"),
             (x, o + d),
             ha="center",
             va="bottom",
             fontsize=8,
         )
-    ax.margins(y=0.15)  # room above the tallest bar for its "top up" label
+    ax.margins(y=0.25)  # room above the tallest bar for its "top up" label
     ax.set_title("Top-up needed to cover each horizon")
     ax.set_xlabel("horizon from now")
     money_axis(ax, currency, what="amount")
