@@ -251,6 +251,8 @@ def test_the_suspensions_title_stays_inside_its_plot_when_dates_are_unknown_and_
     assert title.x0 >= 0 and title.x1 <= figure.bbox.x1
     assert "billing.grace not pinned" in ax.get_title()
     assert "the first 20, and 732 more in the table" in ax.get_title()
+    # no VM has a known suspension date: the legend does not offer one
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["renewal unpaid"]
     plt.close(figure)
 
 

@@ -111,20 +111,23 @@ def plot_suspensions(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
     ys = pd.Series(y, index=shown.index)
     both = known & fail
     ax.hlines(ys[both], naive("failed_at", both), naive("suspended_at", both), color="#9e9e9e")
-    ax.scatter(
-        naive("failed_at", fail),
-        ys[fail],
-        marker="o",
-        color=STATUS_COLOURS["owing"],
-        label="renewal unpaid",
-    )
-    ax.scatter(
-        naive("suspended_at", known),
-        ys[known],
-        marker="X",
-        color=STATUS_COLOURS["suspended"],
-        label="suspended",
-    )
+    # a series only where it has marks: the legend said "suspended" beside no suspension
+    if fail.any():
+        ax.scatter(
+            naive("failed_at", fail),
+            ys[fail],
+            marker="o",
+            color=STATUS_COLOURS["owing"],
+            label="renewal unpaid",
+        )
+    if known.any():
+        ax.scatter(
+            naive("suspended_at", known),
+            ys[known],
+            marker="X",
+            color=STATUS_COLOURS["suspended"],
+            label="suspended",
+        )
     later = ~known & shown["suspended_by"].notna().to_numpy(dtype=bool)
     if later.any():
         ax.scatter(
