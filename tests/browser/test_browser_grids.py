@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from playwright.sync_api import expect
 from test_browser_widgets import _write_notebook
@@ -30,13 +31,20 @@ _CELLS = [
 ]
 
 
-def test_a_grid_holds_and_searches_every_row(lab, lab_root: Path) -> None:
-    _write_notebook(lab_root / NOTEBOOK, _CELLS)
-    lab.open(NOTEBOOK)
+def _run_grid(lab, lab_root: Path, name: str, cells: list[str], css: str) -> tuple[Any, Any]:
+    """Write and run notebook ``name``; the grid of CSS class ``css`` and its info line, once
+    shown."""
+    _write_notebook(lab_root / name, cells)
+    lab.open(name)
     lab.run_all(timeout=120)
-    box = lab.page.locator(".svcnb-test-grid")
+    box = lab.page.locator(f".{css}")
     info = box.locator(".dt-info")
     info.wait_for(state="visible", timeout=60_000)
+    return box, info
+
+
+def test_a_grid_holds_and_searches_every_row(lab, lab_root: Path) -> None:
+    box, info = _run_grid(lab, lab_root, NOTEBOOK, _CELLS, "svcnb-test-grid")
     lab.assert_no_widget_errors()
     assert f"of {ROWS:,} entries" in info.inner_text(), info.inner_text()
     assert "downsampled" not in box.inner_text()
@@ -93,12 +101,7 @@ def test_new_rows_replace_the_old_in_the_grid_drawn(lab, lab_root: Path) -> None
     for every change, most of a slider move's time in the page), and the grid then stands as a
     new one would: every row counted, the search and order it started with, the kernel's
     selection shown, a click's selection sent back."""
-    _write_notebook(lab_root / SWAP, _SWAP_CELLS)
-    lab.open(SWAP)
-    lab.run_all(timeout=120)
-    box = lab.page.locator(".svcnb-test-swap")
-    info = box.locator(".dt-info")
-    info.wait_for(state="visible", timeout=60_000)
+    box, info = _run_grid(lab, lab_root, SWAP, _SWAP_CELLS, "svcnb-test-swap")
     assert "of 30 entries" in info.inner_text(), info.inner_text()
     box.locator(".dt-container").evaluate("(el) => { el.dataset.svcnbMark = 'drawn'; }")
     search = box.locator(".dt-search input")
@@ -161,12 +164,7 @@ def test_a_grid_the_kernel_pages_searches_sorts_and_selects_over_every_row(
     """A grid of more rows than the page should hold is paged by the kernel: the page holds ten
     rows, and the search, the order and the selection are still over every row of the frame,
     as in a grid holding them all."""
-    _write_notebook(lab_root / PAGED, _PAGED_CELLS)
-    lab.open(PAGED)
-    lab.run_all(timeout=120)
-    box = lab.page.locator(".svcnb-test-paged")
-    info = box.locator(".dt-info")
-    info.wait_for(state="visible", timeout=60_000)
+    box, info = _run_grid(lab, lab_root, PAGED, _PAGED_CELLS, "svcnb-test-paged")
     expect(info).to_contain_text("of 3,000 entries", timeout=30_000)
     lab.assert_no_widget_errors()
     assert box.locator("tbody tr").count() == 10

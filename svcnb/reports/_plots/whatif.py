@@ -111,32 +111,16 @@ def plot_suspensions(frame: pd.DataFrame, ax: Axes | None = None) -> Axes:
     ys = pd.Series(y, index=shown.index)
     both = known & fail
     ax.hlines(ys[both], naive("failed_at", both), naive("suspended_at", both), color="#9e9e9e")
-    # a series only where it has marks: the legend said "suspended" beside no suspension
-    if fail.any():
-        ax.scatter(
-            naive("failed_at", fail),
-            ys[fail],
-            marker="o",
-            color=STATUS_COLOURS["owing"],
-            label="renewal unpaid",
-        )
-    if known.any():
-        ax.scatter(
-            naive("suspended_at", known),
-            ys[known],
-            marker="X",
-            color=STATUS_COLOURS["suspended"],
-            label="suspended",
-        )
     later = ~known & shown["suspended_by"].notna().to_numpy(dtype=bool)
-    if later.any():
-        ax.scatter(
-            naive("suspended_by", later),
-            ys[later],
-            marker="<",
-            color=STATUS_COLOURS["unknown"],
-            label="suspended by (at the latest)",
-        )
+    series = [
+        ("failed_at", fail, "o", STATUS_COLOURS["owing"], "renewal unpaid"),
+        ("suspended_at", known, "X", STATUS_COLOURS["suspended"], "suspended"),
+        ("suspended_by", later, "<", STATUS_COLOURS["unknown"], "suspended by (at the latest)"),
+    ]
+    # a series only where it has marks: the legend said "suspended" beside no suspension
+    for column, mask, marker, colour, label in series:
+        if mask.any():
+            ax.scatter(naive(column, mask), ys[mask], marker=marker, color=colour, label=label)
     ax.set_yticks(y, names, fontsize="small")
     more = len(frame) - len(shown)
     undated = frame["suspended_by"].isna().all()
