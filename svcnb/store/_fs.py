@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,11 +101,18 @@ class Location:
                 out.write(data)
         return table.num_rows, data.size
 
-    def read_parquet(self, path: str, threads: bool = False) -> pa.Table:
+    def read_parquet(
+        self, path: str, threads: bool = False, columns: Collection[str] | None = None
+    ) -> pa.Table:
+        """The table at ``path``; with ``columns``, only those of them it holds, in its order."""
         # a memory map skips pyarrow's file system lookup, a large share of a small local read
         source = pa.memory_map(path) if self.local else self.fs.open_input_file(path)
         with source:
-            return pq.ParquetFile(source).read(use_threads=threads)
+            parquet = pq.ParquetFile(source)
+            names = None
+            if columns is not None:
+                names = [n for n in parquet.schema_arrow.names if n in columns]
+            return parquet.read(columns=names, use_threads=threads)
 
     def parquet_facts(self, path: str) -> Facts:
         """Rows and size in bytes of the Parquet file at ``path``, from one open of it (on

@@ -27,7 +27,7 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -156,23 +156,37 @@ def segment_files(
     raise Unreadable(f"no snapshot in the catalog holds segment {segment} of {resource}")
 
 
-def _read(loc: Location, resource: str, name: str, upto: int | None = None) -> pa.Table:
+def _read(
+    loc: Location,
+    resource: str,
+    name: str,
+    upto: int | None = None,
+    columns: Collection[str] | None = None,
+) -> pa.Table:
     # a remote read waits on the network, where Arrow's threads overlap the column chunks
-    table = loc.read_parquet(loc.file(resource, name), threads=not loc.local)
+    table = loc.read_parquet(loc.file(resource, name), threads=not loc.local, columns=columns)
     return normalized(table, upto)
 
 
 def read_part(
-    loc: Location, resource: ResourceName, entry: Mapping[str, Any], entries: list[dict[str, Any]]
+    loc: Location,
+    resource: ResourceName,
+    entry: Mapping[str, Any],
+    entries: list[dict[str, Any]],
+    columns: Collection[str] | None = None,
 ) -> list[pa.Table]:
-    """The base and changes tables holding ``resource`` at ``entry``; raises Unreadable."""
+    """The base and changes tables holding ``resource`` at ``entry``; raises Unreadable.
+    ``columns``: the resource's columns wanted (its keys among them); the versions' own
+    columns are always read."""
     segment, expected = entry["parts"][resource][:2]
     base_name, changes_name = segment_files(entries, resource, segment)
+    if columns is not None:
+        columns = {*columns, *KEYS[resource], SEQ, VALID_FROM, REMOVED}
     try:
         if not expected or changes_name is None:
-            return [_read(loc, resource, base_name)]
-        later = _reader().submit(_read, loc, resource, changes_name, entry["seq"])
-        base = _read(loc, resource, base_name)
+            return [_read(loc, resource, base_name, columns=columns)]
+        later = _reader().submit(_read, loc, resource, changes_name, entry["seq"], columns)
+        base = _read(loc, resource, base_name, columns=columns)
         changes = later.result()
     except (OSError, pa.ArrowException) as exc:
         raise Unreadable(f"{exc}") from None

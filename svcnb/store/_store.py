@@ -597,7 +597,8 @@ class Store:
         for segment_entries in group_by_segment(resource, entries).values():
             last = segment_entries[-1]
             try:
-                tables = read_part(self._loc, resource, last, published)
+                # the columns asked for alone: each snapshot's state takes every column read
+                tables = read_part(self._loc, resource, last, published, keys + wanted)
             except Unreadable as exc:
                 warn(f"skipping {len(segment_entries)} snapshot(s) of {resource}: {exc}")
                 continue
