@@ -125,6 +125,7 @@ class AsOfPanel(PerAccount, Displayed):
             ]
         ).add_class(f"svcnb-{self.name}-panel")
         self.widget.add_class("svcnb-panel")
+        self.wait_for_display()
         self.refresh()
 
     # --- what a subclass provides -------------------------------------------------------------
@@ -217,16 +218,32 @@ class AsOfPanel(PerAccount, Displayed):
                     functools.partial(shown, frame, columns),
                     self.tables[t.name].update,
                 )
-            sizes = {p.name: p.size for p in self.spec.plots}
-            for name, drawing in self.draw().items():
-                size = sizes.get(name, (7.0, 3.2))
-                plot = self.plots[name]
-                self._redraw(
-                    f"plot {name}", functools.partial(plot.render, drawing, size=size), plot.put
-                )
+            if self.after_display("plots", self._plots_drawn_later):
+                for spec in self.spec.plots:
+                    self.plots[spec.name].wait(spec.size)
+            else:
+                self._draw_plots()
             self.summary.value = self.summary_html()
             self.export_message.value = ""
             show(self.status, "info", f"As of the snapshot of {at:%Y-%m-%d %H:%M} UTC.")
+
+    def _draw_plots(self) -> None:
+        sizes = {p.name: p.size for p in self.spec.plots}
+        for name, drawing in self.draw().items():
+            size = sizes.get(name, (7.0, 3.2))
+            plot = self.plots[name]
+            self._redraw(
+                f"plot {name}", functools.partial(plot.render, drawing, size=size), plot.put
+            )
+
+    def _plots_drawn_later(self) -> None:
+        try:
+            if self.at is not None:
+                with self._busy(f"drawing the plots as of {self.at:%Y-%m-%d %H:%M}"):
+                    self._draw_plots()
+        finally:
+            for plot in self.plots.values():
+                plot.stop_waiting()
 
     def reuse(self, at: pd.Timestamp) -> Reuse:
         """The frames and answers kept for as-of time ``at`` (a ``Reuse`` to compute inside)."""

@@ -255,6 +255,7 @@ class FirewallAuditPanel(PerAccount, Displayed):
             ]
         ).add_class("svcnb-audit-panel")
         self.widget.add_class("svcnb-panel")
+        self.wait_for_display()
         self.refresh()
 
     def refresh(self) -> None:
@@ -276,7 +277,11 @@ class FirewallAuditPanel(PerAccount, Displayed):
                     (value_label("check", c), c) for c in checks
                 ]
                 self.check_filter.value = keep if keep in checks else ""
-            self.plot.draw(lambda ax: firewall.plot_findings(self.findings, ax=ax))
+            if self.after_display(
+                "plot",
+                lambda: self.plot.draw(lambda ax: firewall.plot_findings(self.findings, ax=ax)),
+            ):
+                self.plot.wait()
             self._redraw()
             self._show_resolved()
             show(self.status, "info", self.summary())

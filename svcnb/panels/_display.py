@@ -6,11 +6,12 @@ import base64
 import html
 import os
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as widgets
 
-from svcnb.panels._messages import redact
+from svcnb.panels._messages import redact, shown_in
 from svcnb.panels._render import STATIC_ENV, THEME_STYLE, Grid, PlotView, frame_html
 
 __all__ = ["STATIC_ENV", "Displayed", "static_html"]
@@ -42,6 +43,45 @@ class Displayed:
     """
 
     widget: widgets.Widget
+    # work held for the end of the cell that made the panel (see ``wait_for_display``)
+    _later: dict[str, Callable[[], Any]] | None = None
+
+    def wait_for_display(self) -> None:
+        """Hold the work :meth:`after_display` is given until the notebook cell making the
+        panel ends (IPython's ``post_execute``), after the cell has shown it. The page then
+        builds the panel's views while the kernel draws its plots: at 10,000 VMs the billing
+        panel's page spent a second making its views after the kernel had drawn every plot.
+        Outside IPython, and for pages rendered without a kernel, nothing is held."""
+        shell = _shell()
+        if shell is None or os.environ.get(STATIC_ENV) == "1":
+            return
+        self._later = {}
+        _WAITING.add(self)
+        if shell not in _WAIT_HOOKED:
+            shell.events.register("post_execute", _end_waiting)
+            _WAIT_HOOKED.append(shell)
+
+    def after_display(self, name: str, work: Callable[[], Any]) -> bool:
+        """Run ``work`` now, or, while the panel waits to be shown, once its cell ends (the
+        latest ``work`` given under ``name`` then, so it draws the panel as it stands).
+        Whether it was held."""
+        if self._later is None:
+            work()
+            return False
+        self._later[name] = work
+        return True
+
+    def end_waiting(self) -> None:
+        """Run the work held for the end of the cell, now; later work runs when given."""
+        held, self._later = self._later or {}, None
+        _WAITING.discard(self)
+        status = getattr(self, "status", None)
+        for work in held.values():
+            if isinstance(status, widgets.HTML):
+                with shown_in(status, "drawing the plots"):
+                    work()
+            else:
+                work()
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
@@ -51,6 +91,26 @@ class Displayed:
             bundle["text/html"] = page
             _follow(self, page)
         return bundle
+
+
+# Panels holding work until the end of the cell that made them, and the shell whose cells end
+# it (once per kernel).
+_WAITING: weakref.WeakSet[Displayed] = weakref.WeakSet()
+_WAIT_HOOKED: list[Any] = []
+
+
+def _shell() -> Any:
+    """The running IPython shell, or None."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - ipywidgets needs IPython
+        return None
+    return get_ipython()
+
+
+def _end_waiting(*_args: Any) -> None:
+    for panel in list(_WAITING):
+        panel.end_waiting()
 
 
 # Panels shown on a static page, with the HTML the page last shows of each.
@@ -63,11 +123,7 @@ def _follow(panel: Displayed, page: str) -> None:
     _SHOWN[panel] = page
     if _HOOKED:
         return
-    try:
-        from IPython import get_ipython
-    except ImportError:  # pragma: no cover - ipywidgets needs IPython
-        return
-    shell = get_ipython()
+    shell = _shell()
     if shell is None:
         return
     shell.events.register("post_run_cell", _show_changed)

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import anywidget
 import ipywidgets as widgets
 import matplotlib
 import numpy as np
@@ -309,10 +310,35 @@ class PlotView(widgets.HTML):
         self.svg = ""
         self.png = b""
         self._layouts: dict[tuple[float, float], Layout] = {}  # by figure size
+        self.waiting = False  # showing :meth:`wait`'s line in the plot's room
 
     def draw(self, draw: Callable[[Any], Any], *, size: tuple[float, float] = (7.0, 3.2)) -> None:
         """Draw the plot again with ``draw(ax)``."""
-        self.put(self.render(draw, size=size))
+        try:
+            self.put(self.render(draw, size=size))
+        finally:
+            self.stop_waiting()
+
+    def wait(self, size: tuple[float, float] = (7.0, 3.2)) -> None:
+        """Until the plot is drawn: its room, as a drawing of ``size`` inches takes it, saying
+        it is being drawn (the page does not jump when it comes). A plot drawn before stays
+        until the new one replaces it."""
+        if self.svg:
+            return
+        width, height = size
+        self.waiting = True
+        self.value = (
+            f'<div style="color:var(--jp-ui-font-color2,#666);max-width:720px">'
+            f'<div class="svcnb-plot-wait" style="width:100%;max-width:{width * 72:g}pt;'
+            f"aspect-ratio:{width:g}/{height:g};display:flex;align-items:center;"
+            f'justify-content:center">drawing the plot\u2026</div></div>'
+        )
+
+    def stop_waiting(self) -> None:
+        """Leave the room empty if the plot was not drawn (its error is said elsewhere)."""
+        if self.waiting:
+            self.waiting = False
+            self.value = ""
 
     def render(
         self, draw: Callable[[Any], Any], *, size: tuple[float, float] = (7.0, 3.2)
@@ -326,6 +352,7 @@ class PlotView(widgets.HTML):
     def put(self, drawn: tuple[str, bytes]) -> None:
         """Show what :meth:`render` gave."""
         self.svg, self.png = drawn
+        self.waiting = False
         self.value = (
             f'<div style="color:var(--jp-ui-font-color1,#000);max-width:720px">{self.svg}</div>'
         )
@@ -436,10 +463,13 @@ def grid_script(esm: str) -> str:
     return esm.replace(*_DESELECT, 1)
 
 
-class _GridCode(widgets.Widget):
-    """The grids' table code (ITables' DataTables bundle, its script and style), as a model with
-    no view: sent to the page once per kernel, not once per grid."""
+class _GridCode(anywidget.AnyWidget):
+    """The grids' table code (ITables' DataTables bundle, its script and style), as a model
+    never shown: sent to the page once per kernel, not once per grid. The page loads it as
+    soon as it has the model (:data:`_CODE_ESM`), while the kernel is still computing what
+    the first panel shows, not when the first grid is drawn."""
 
+    _esm = traitlets.Unicode().tag(sync=True)
     esm = traitlets.Unicode().tag(sync=True)
     css = traitlets.Unicode().tag(sync=True)
     digest = traitlets.Unicode().tag(sync=True)
@@ -453,7 +483,7 @@ def _grid_code() -> _GridCode:
     if not _CODE or _CODE[0].comm is None:
         esm, css = grid_script(str(ITable._esm)), str(ITable._css)
         digest = hashlib.sha256((esm + css).encode()).hexdigest()[:16]
-        _CODE[:] = [_GridCode(esm=esm, css=css, digest=digest)]
+        _CODE[:] = [_GridCode(_esm=_CODE_ESM, esm=esm, css=css, digest=digest)]
     return _CODE[0]
 
 
@@ -469,18 +499,11 @@ def _grid_code() -> _GridCode:
 # When only the rows changed, they replace the rows of the DataTable drawn, which then stands
 # as a new one would: the search, order, page and page length it was first drawn with, the
 # kernel's selection. Any other change draws it anew, as ITables does.
-_GRID_ESM = """
+#
+# Both scripts load the code through one function (:data:`_CODE_LOADER`), once per page.
+_CODE_LOADER = """
 const loaded = (globalThis.__svcnbGridCode ??= new Map());
-async function codeModel(model) {
-  const id = String(model.get("_code")).replace(/^IPY_MODEL_/, "");
-  for (let tries = 0; ; tries++) {
-    try { return await model.widget_manager.get_model(id); }
-    catch (err) { if (tries >= 100) throw err; }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-async function library(model) {
-  const code = await codeModel(model);
+function load(code) {
   const key = code.get("digest");
   if (!loaded.has(key)) {
     loaded.set(key, (async () => {
@@ -498,6 +521,27 @@ async function library(model) {
     })());
   }
   return loaded.get(key);
+}
+"""
+_CODE_ESM = (
+    _CODE_LOADER
+    + """
+export default { initialize({model}) { load(model); } };
+"""
+)
+_GRID_ESM = (
+    _CODE_LOADER
+    + """
+async function codeModel(model) {
+  const id = String(model.get("_code")).replace(/^IPY_MODEL_/, "");
+  for (let tries = 0; ; tries++) {
+    try { return await model.widget_manager.get_model(id); }
+    catch (err) { if (tries >= 100) throw err; }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+async function library(model) {
+  return load(await codeModel(model));
 }
 // the rows as ITables reads them: integers past 2**53 exact, NaN and infinities from its markers;
 // text with neither (no number of 16 digits, no marker) is read with no reviver, which at
@@ -623,6 +667,7 @@ export default {
   },
 };
 """
+)
 
 
 class Grid(ITable):

@@ -114,6 +114,7 @@ class WebhooksPanel(PerAccount, Displayed):
             ]
         ).add_class("svcnb-webhooks-panel")
         self.widget.add_class("svcnb-panel")
+        self.wait_for_display()
         self.refresh()
 
     def _read(self) -> None:
@@ -144,7 +145,8 @@ class WebhooksPanel(PerAccount, Displayed):
             # the webhooks view is the one source of the health table and its counts
             view = health_report.frames_view(self.webhooks, self.deliveries)
             self.health = view.tables["health"]
-            self.plot.draw(view.plots["health"])
+            if self.after_display("plot", lambda: self.plot.draw(view.plots["health"])):
+                self.plot.wait()
             self._redraw()
             counts = view.values()
             disabled, unknown, bounded = (

@@ -1,0 +1,108 @@
+"""A panel made in a notebook cell is shown before its plots are drawn: the page builds the
+panel while the kernel draws them, and every plot is drawn by the time the cell ends."""
+
+from __future__ import annotations
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+from traitlets.config import Config
+
+from svcnb.client import Client
+from svcnb.panels import BandwidthPanel, FirewallAuditPanel
+from svcnb.sandbox import serve
+from svcnb.store import Store
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory):
+    store = Store(tmp_path_factory.mktemp("drawn-after-shown") / "store")
+    with (
+        serve(vms=30, seed=7, time_scale=0.0) as sandbox,
+        Client(sandbox.tokens["admin"], sandbox.base_url, progress=False) as admin,
+    ):
+        store.build_history(admin, 3, sandbox.control.advance)
+    return store
+
+
+@pytest.fixture
+def shell(tmp_path, monkeypatch):
+    """An IPython shell running cells as a notebook's kernel does (no history file)."""
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
+    config = Config()
+    config.HistoryManager.enabled = False
+    made = InteractiveShell.instance(config=config)
+    yield made
+    InteractiveShell.clear_instance()
+
+
+# Each plot as the cell finds it once the panel is made, and each plot drawn after that
+_CELL = """\
+panel = {panel}(store)
+for name, plot in panel.plots.items():
+    events.append(("made", name, plot.svg, plot.value))
+    plot.observe(lambda change, name=name: events.append(("drawn", name)), names="value")
+panel
+"""
+
+
+def _run(shell, monkeypatch, panel_class, store) -> tuple[object, list[tuple]]:
+    events: list[tuple] = []
+    shown = shell.displayhook.write_format_data
+
+    def write(format_dict, md_dict=None):
+        events.append(("shown", format_dict.get("text/plain")))
+        return shown(format_dict, md_dict)
+
+    monkeypatch.setattr(shell.displayhook, "write_format_data", write)
+    shell.user_ns.update(store=store, events=events, **{panel_class.__name__: panel_class})
+    result = shell.run_cell(_CELL.format(panel=panel_class.__name__))
+    result.raise_error()
+    return shell.user_ns["panel"], events
+
+
+def test_a_panel_made_in_a_cell_is_shown_first_and_its_plots_drawn_before_the_cell_ends(
+    shell, monkeypatch, history
+) -> None:
+    panel, events = _run(shell, monkeypatch, BandwidthPanel, history)
+    names = list(panel.plots)
+    assert len(names) == 3
+
+    # made: no plot drawn yet, each holding its room and saying it is being drawn
+    made = [e for e in events if e[0] == "made"]
+    assert [e[1] for e in made] == names
+    assert all(svg == "" and "drawing the plot" in value for _, _, svg, value in made)
+    # shown, then every plot drawn, all before the cell ended
+    order = [e[0] for e in events if e[0] != "made"]
+    assert order[0] == "shown" and events[len(made)] == (
+        "shown",
+        "<BandwidthPanel: svcnb widget panel>",
+    )
+    assert {e[1] for e in events if e[0] == "drawn"} == set(names)
+    for plot in panel.plots.values():
+        assert plot.svg.startswith("<svg") and "drawing the plot" not in plot.value
+    assert panel.busy.value == ""
+    assert "As of the snapshot of" in panel.status.value
+
+    # once shown, a move draws its plots at once
+    times = panel.snapshot_times()
+    before = {name: plot.svg for name, plot in panel.plots.items()}
+    panel.date_slider.value = times[0]
+    assert all(plot.svg.startswith("<svg") for plot in panel.plots.values())
+    assert {name: plot.svg for name, plot in panel.plots.items()} != before
+
+
+def test_a_panel_never_shown_has_its_plots_drawn_when_its_cell_ends(
+    shell, monkeypatch, history
+) -> None:
+    events: list[tuple] = []
+    shell.user_ns.update(store=history, events=events, FirewallAuditPanel=FirewallAuditPanel)
+    shell.run_cell(
+        "panel = FirewallAuditPanel(store)\nevents.append(panel.plot.svg)\nNone"
+    ).raise_error()
+    assert events == [""]  # in the cell, not yet
+    assert shell.user_ns["panel"].plot.svg.startswith("<svg")
+
+
+def test_outside_a_notebook_a_panel_is_drawn_whole_when_made(history) -> None:
+    panel = BandwidthPanel(history)
+    assert all(plot.svg.startswith("<svg") for plot in panel.plots.values())
