@@ -218,11 +218,9 @@ class AsOfPanel(PerAccount, Displayed):
                     functools.partial(shown, frame, columns),
                     self.tables[t.name].update,
                 )
-            if self.after_display("plots", self._plots_drawn_later):
+            if self.after_display("plots", self._draw_plots, self._plots_drawn_later):
                 for spec in self.spec.plots:
                     self.plots[spec.name].wait(spec.size)
-            else:
-                self._draw_plots()
             self.summary.value = self.summary_html()
             self.export_message.value = ""
             show(self.status, "info", f"As of the snapshot of {at:%Y-%m-%d %H:%M} UTC.")

@@ -61,14 +61,16 @@ class Displayed:
             shell.events.register("post_execute", _end_waiting)
             _WAIT_HOOKED.append(shell)
 
-    def after_display(self, name: str, work: Callable[[], Any]) -> bool:
-        """Run ``work`` now, or, while the panel waits to be shown, once its cell ends (the
-        latest ``work`` given under ``name`` then, so it draws the panel as it stands).
-        Whether it was held."""
+    def after_display(
+        self, name: str, work: Callable[[], Any], later: Callable[[], Any] | None = None
+    ) -> bool:
+        """Run ``work`` now, or, while the panel waits to be shown, hold ``later`` (default
+        ``work``) for the end of its cell: the one held last under ``name`` then runs, so it
+        draws the panel as it stands. Whether it was held."""
         if self._later is None:
             work()
             return False
-        self._later[name] = work
+        self._later[name] = later or work
         return True
 
     def end_waiting(self) -> None:
