@@ -51,10 +51,13 @@ class Displayed:
         panel ends (IPython's ``post_execute``), after the cell has shown it. The page then
         builds the panel's views while the kernel draws its plots: at 10,000 VMs the billing
         panel's page spent a second making its views after the kernel had drawn every plot.
-        Outside IPython, and for pages rendered without a kernel, nothing is held."""
+        Outside a cell (a panel made in a widget's callback: no cell end would come), outside
+        IPython, and for pages rendered without a kernel, nothing is held."""
         shell = _shell()
         if shell is None or os.environ.get(STATIC_ENV) == "1":
             return
+        if getattr(getattr(shell, "displayhook", None), "exec_result", None) is None:
+            return  # IPython sets it while it runs a cell, and only then
         self._later = {}
         _WAITING.add(self)
         if shell not in _WAIT_HOOKED:

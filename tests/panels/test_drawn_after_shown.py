@@ -106,3 +106,9 @@ def test_a_panel_never_shown_has_its_plots_drawn_when_its_cell_ends(
 def test_outside_a_notebook_a_panel_is_drawn_whole_when_made(history) -> None:
     panel = BandwidthPanel(history)
     assert all(plot.svg.startswith("<svg") for plot in panel.plots.values())
+
+
+def test_a_panel_made_outside_a_cell_is_drawn_whole_when_made(shell, history) -> None:
+    # as in a widget's callback (a button making a panel): no cell end would draw its plots
+    panel = FirewallAuditPanel(history)
+    assert panel.plot.svg.startswith("<svg")
