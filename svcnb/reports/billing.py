@@ -37,6 +37,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -648,25 +649,42 @@ def _walk_rows(
     due = _occurrences(priced, now, end, cycle)
     debitable = _debitable_all(due["amount"], due["currency"], wallet_currency)
     amounts = due["amount"].to_numpy(dtype=float, na_value=np.nan).tolist()
+    can_pay = debitable.tolist()
+    # The walk is exact: in whole units of the finest place any amount states (cents, as a
+    # rule), as integers. As floats, 0.30 paid 0.10 twice and had 0.09999999999999998 left for
+    # a third, which went unpaid; 23,631 renewals of a 10,000-VM fleet left
+    # 20.440000003706842 of 20.44.
+    debited = {a for a, c in zip(amounts, can_pay, strict=True) if c}  # a few distinct prices
+    decimals = {a: to_decimal(a, wallet_currency) for a in debited}
+    left = to_decimal(balance, wallet_currency) or Decimal(0)
+    owes = to_decimal(owed, wallet_currency) or Decimal(0)
+    known = [d for d in (*decimals.values(), left, owes) if d is not None]
+    places = max([0, *(-int(d.as_tuple().exponent) for d in known)])
+    scale = 10**places
+    units = {a: int(d.scaleb(places)) for a, d in decimals.items() if d is not None}
+    left_units, owed_units = int(left.scaleb(places)), int(owes.scaleb(places))
     ids = due["vm_id"].tolist()
     kept, paid_col, before_col, after_col, owed_col = [], [], [], [], []
     stopped: set[Any] = set()
     # the walk itself: each renewal in turn against the balance its predecessors left
-    for i, (vm_id, amount, can) in enumerate(zip(ids, amounts, debitable.tolist(), strict=True)):
+    for i, (vm_id, amount, can) in enumerate(zip(ids, amounts, can_pay, strict=True)):
         if vm_id in stopped:
             continue
-        before = balance
-        paid = can and balance >= amount
+        before = left_units
+        debit = units.get(amount) if can else None
+        paid = debit is not None and left_units >= debit
         if paid:
-            balance -= amount
-        elif can:
-            owed += amount
+            left_units -= debit
+        elif debit is not None:
+            owed_units += debit
             stopped.add(vm_id)
         kept.append(i)
         paid_col.append(paid)
-        before_col.append(before)
-        after_col.append(balance)
-        owed_col.append(owed)
+        # as floats (the schedule's columns are Float64): an integer over a power of ten is
+        # the float nearest that decimal, which svcnb.money reads back as the decimal
+        before_col.append(before / scale)
+        after_col.append(left_units / scale)
+        owed_col.append(owed_units / scale)
     columns = ["renewal_at", "_at_now", "vm_id", "name", "amount", "currency"]
     walked = due.iloc[kept][columns].reset_index(drop=True)
     walked["debitable"] = debitable[kept]
@@ -710,8 +728,9 @@ def _schedule_frame(walked: pd.DataFrame) -> pd.DataFrame:
 def _owed(priced: pd.DataFrame, wallet_currency: Any) -> float:
     owing = priced[priced["owes"].to_numpy(dtype=bool)]
     debitable = _debitable_all(owing["amount"], owing["currency"], wallet_currency)
-    # added in row order, as floats: the figure the walk starts from
-    return float(sum(owing["amount"].to_numpy(dtype=float, na_value=np.nan)[debitable].tolist()))
+    # summed exactly (the figure the walk starts from), kept as the float nearest the sum
+    amounts = owing["amount"].to_numpy(dtype=float, na_value=np.nan)[debitable]
+    return float(exact_sum(amounts, wallet_currency))
 
 
 @report(frames={"vms": "vms", "wallet": "wallet"})

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import io
+from decimal import Decimal
 
 import matplotlib.dates as mdates
 import pandas as pd
 import pytest
 
 from svcnb import vocab
+from svcnb.money import to_decimal
 from svcnb.reports import billing, display_frame
 
 
@@ -91,6 +93,35 @@ def test_no_runway_when_every_renewal_is_paid(account):
     got = billing.runway(vms, wallet, now=NOW, horizon="90D").iloc[0]
     assert pd.isna(got["runway_at"])
     assert pd.isna(got["vm_id"])
+
+
+def test_a_wallet_holding_exactly_its_renewals_pays_every_one_to_the_cent(frame):
+    # 0.30 EUR pays three renewals of 0.10 exactly; subtracted as floats, 0.30 - 0.10 - 0.10
+    # leaves 0.09999999999999998, and the third was called unpaid: a runway that is not there
+    vms = frame("vms", [vm(v, 0.1, "EUR", f"2026-11-0{i}") for i, v in enumerate("abc", 2)])
+    wallet = frame("wallet", [{"id": "w", "balance_amount": 0.3, "balance_currency": "EUR"}])
+    got = billing.runway(vms, wallet, now=NOW, horizon="5D").iloc[0]
+    assert pd.isna(got["runway_at"]), got["vm_id"]
+    sched = billing.renewal_schedule(vms, wallet, now=NOW, horizon="5D")
+    assert list(sched["paid"]) == [True, True, True]
+    assert [to_decimal(v, "EUR") for v in sched["balance_after"]] == [
+        Decimal("0.20"),
+        Decimal("0.10"),
+        Decimal("0.00"),
+    ]
+
+
+def test_a_long_walk_leaves_the_balance_to_the_cent(frame):
+    # 3,000 renewals of 19.99 from 60,000.00: 30.00 left, written as 30.00 EUR; the float
+    # walk of a 10,000-VM fleet left 20.440000003706842 of 20.44 and showed every digit
+    vms = frame("vms", [vm(f"v{i:04d}", 19.99, "EUR", "2026-11-02") for i in range(3000)])
+    wallet = frame("wallet", [{"id": "w", "balance_amount": 60_000.0, "balance_currency": "EUR"}])
+    sched = billing.renewal_schedule(vms, wallet, now=NOW, horizon="5D")
+    assert sched["paid"].all()
+    last = to_decimal(sched["balance_after"].iloc[-1], "EUR")
+    assert last == Decimal("30.00")
+    shown = display_frame(sched.tail(1), ["balance_after"])
+    assert shown.iloc[0, 0] == "30.00 EUR"
 
 
 def test_renewals_due_keeps_currencies_apart(account):
