@@ -672,8 +672,9 @@ def _walk_rows(
             continue
         before = left_units
         debit = units.get(amount) if can else None
-        paid = debit is not None and left_units >= debit
-        if paid:
+        paid = False
+        if debit is not None and left_units >= debit:
+            paid = True
             left_units -= debit
         elif debit is not None:
             owed_units += debit
