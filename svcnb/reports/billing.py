@@ -877,7 +877,7 @@ def low_balance_forecast(
     span = duration(window, name="window")
     priced, balance, owed, currency, schedule = _walk(vms, wallet, now, horizon, cycle)
     dues = schedule[schedule["debitable"].to_numpy(dtype=bool)]
-    found = _first_low(dues, now, span, balance, owed)
+    found = _first_low(dues, now, span, balance, owed, currency)
     row = {
         "now": now,
         "window_days": span / pd.Timedelta(days=1),
@@ -907,7 +907,12 @@ def low_balance_forecast(
 
 
 def _first_low(
-    dues: pd.DataFrame, now: pd.Timestamp, span: pd.Timedelta, balance: float, owed: float
+    dues: pd.DataFrame,
+    now: pd.Timestamp,
+    span: pd.Timedelta,
+    balance: float,
+    owed: float,
+    currency: Any = None,
 ) -> tuple[Any, float, float] | None:
     """The first instant at which the balance left by the renewals ``dues`` (debitable rows of a
     schedule, in time order) up to it is below the debts plus the renewals of the next ``span``;
@@ -916,8 +921,9 @@ def _first_low(
     The need changes when a renewal enters the window, the balance when one is processed: those
     instants (and now) are the only places the balance can first drop below the need. Every
     candidate is screened at once with running sums; only those the screen cannot rule out are
-    checked with the exact sums, in time order, so the first found is the same instant (and the
-    same figures) a check of every candidate in turn gives.
+    checked with the exact sums (decimals in the wallet's ``currency``), in time order, so the
+    first found is the same instant (and the same figures) a check of every candidate in turn
+    gives.
     """
     times = dues["renewal_at"]
     amounts = dues["amount"].astype(float)
@@ -942,9 +948,14 @@ def _first_low(
     for i in maybe.tolist():
         when = _stamp_like(when_all[i], now, times, span)
         inside = (times > when) & (times <= when + span)
-        needed = float(debt[i]) + float(amounts[inside].sum())
-        if float(bal[i]) < needed:
-            return when, float(bal[i]), needed
+        # as floats, 0.10 three times came to 0.30000000000000004, and a balance of 0.30 that
+        # covers them was called low
+        needed = (to_decimal(debt[i], currency) or Decimal(0)) + exact_sum(
+            amounts[inside], currency
+        )
+        then = to_decimal(bal[i], currency) or Decimal(0)
+        if then < needed:
+            return when, float(then), float(needed)
     return None
 
 

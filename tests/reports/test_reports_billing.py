@@ -111,6 +111,15 @@ def test_a_wallet_holding_exactly_its_renewals_pays_every_one_to_the_cent(frame)
     ]
 
 
+def test_a_balance_that_exactly_covers_the_window_is_not_low(frame):
+    # 0.30 EUR against three renewals of 0.10 within the window: covered; summed as floats the
+    # need was 0.30000000000000004, and the balance was called low at once
+    vms = frame("vms", [vm(v, 0.1, "EUR", f"2026-11-0{i}") for i, v in enumerate("abc", 2)])
+    wallet = frame("wallet", [{"id": "w", "balance_amount": 0.3, "balance_currency": "EUR"}])
+    got = billing.low_balance_forecast(vms, wallet, now=NOW, window="5D", horizon="5D").iloc[0]
+    assert pd.isna(got["low_at"]), (got["low_at"], got["needed"])
+
+
 def test_a_long_walk_leaves_the_balance_to_the_cent(frame):
     # 3,000 renewals of 19.99 from 60,000.00: 30.00 left, written as 30.00 EUR; the float
     # walk of a 10,000-VM fleet left 20.440000003706842 of 20.44 and showed every digit
