@@ -23,8 +23,10 @@ import pytest
 import trustme
 
 from svcnb import vocab
+from svcnb.client import Client
 from svcnb.config import write_section
 from svcnb.sandbox import Sandbox, serve
+from svcnb.store import Store
 
 SEED = 7
 VMS = 40
@@ -53,6 +55,19 @@ def tls(tmp_path_factory) -> Tls:
     for i, pem in enumerate(cert.cert_chain_pems):
         pem.write_to_path(paths.cert_pem, append=i > 0)
     return paths
+
+
+@pytest.fixture(scope="session")
+def three_days(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    """Three daily snapshots of a 20-VM sandbox in a store of their own, for the tests that
+    only read one (a page, a panel drawn): taken once per worker."""
+    store = Store(tmp_path_factory.mktemp("three-days") / "store")
+    with (
+        serve(vms=20, seed=7, time_scale=0.0) as sandbox,
+        Client(sandbox.tokens["admin"], sandbox.base_url, progress=False) as admin,
+    ):
+        store.build_history(admin, 3, sandbox.control.advance)
+    return store
 
 
 @pytest.fixture(scope="session")

@@ -14,26 +14,19 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from svcnb import Client, cli
+from svcnb import cli
 from svcnb.cli import lab as lab_command
 from svcnb.cli import report as report_command
 from svcnb.reports import text_table
-from svcnb.sandbox import serve
 from svcnb.store import Store
 
 REMOTE = re.compile(r"<script\b|<link\b|\bsrc=[\"']?(?:https?:)?//", re.IGNORECASE)
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
+@pytest.fixture
+def store(three_days: Store) -> Store:
     """Three daily snapshots of a sandbox, in a store of the user's own (not the demo's)."""
-    store = Store(tmp_path_factory.mktemp("pages") / "store")
-    with (
-        serve(vms=20, seed=7, time_scale=0.0) as sandbox,
-        Client(sandbox.tokens["admin"], sandbox.base_url, progress=False) as admin,
-    ):
-        store.build_history(admin, 3, sandbox.control.advance)
-    return store
+    return three_days
 
 
 def _run(argv: list[str]) -> tuple[int, str, str]:

@@ -7,21 +7,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
 
-from svcnb.client import Client
 from svcnb.panels import BandwidthPanel, FirewallAuditPanel
-from svcnb.sandbox import serve
-from svcnb.store import Store
-
-
-@pytest.fixture(scope="module")
-def history(tmp_path_factory):
-    store = Store(tmp_path_factory.mktemp("drawn-after-shown") / "store")
-    with (
-        serve(vms=30, seed=7, time_scale=0.0) as sandbox,
-        Client(sandbox.tokens["admin"], sandbox.base_url, progress=False) as admin,
-    ):
-        store.build_history(admin, 3, sandbox.control.advance)
-    return store
 
 
 @pytest.fixture
@@ -61,9 +47,9 @@ def _run(shell, monkeypatch, panel_class, store) -> tuple[object, list[tuple]]:
 
 
 def test_a_panel_made_in_a_cell_is_shown_first_and_its_plots_drawn_before_the_cell_ends(
-    shell, monkeypatch, history
+    shell, monkeypatch, three_days
 ) -> None:
-    panel, events = _run(shell, monkeypatch, BandwidthPanel, history)
+    panel, events = _run(shell, monkeypatch, BandwidthPanel, three_days)
     names = list(panel.plots)
     assert len(names) == 3
 
@@ -92,10 +78,10 @@ def test_a_panel_made_in_a_cell_is_shown_first_and_its_plots_drawn_before_the_ce
 
 
 def test_a_panel_never_shown_has_its_plots_drawn_when_its_cell_ends(
-    shell, monkeypatch, history
+    shell, monkeypatch, three_days
 ) -> None:
     events: list[tuple] = []
-    shell.user_ns.update(store=history, events=events, FirewallAuditPanel=FirewallAuditPanel)
+    shell.user_ns.update(store=three_days, events=events, FirewallAuditPanel=FirewallAuditPanel)
     shell.run_cell(
         "panel = FirewallAuditPanel(store)\nevents.append(panel.plot.svg)\nNone"
     ).raise_error()
@@ -103,12 +89,12 @@ def test_a_panel_never_shown_has_its_plots_drawn_when_its_cell_ends(
     assert shell.user_ns["panel"].plot.svg.startswith("<svg")
 
 
-def test_outside_a_notebook_a_panel_is_drawn_whole_when_made(history) -> None:
-    panel = BandwidthPanel(history)
+def test_outside_a_notebook_a_panel_is_drawn_whole_when_made(three_days) -> None:
+    panel = BandwidthPanel(three_days)
     assert all(plot.svg.startswith("<svg") for plot in panel.plots.values())
 
 
-def test_a_panel_made_outside_a_cell_is_drawn_whole_when_made(shell, history) -> None:
+def test_a_panel_made_outside_a_cell_is_drawn_whole_when_made(shell, three_days) -> None:
     # as in a widget's callback (a button making a panel): no cell end would draw its plots
-    panel = FirewallAuditPanel(history)
+    panel = FirewallAuditPanel(three_days)
     assert panel.plot.svg.startswith("<svg")
