@@ -147,14 +147,49 @@ def svg(
     the report chose (status colours, series) are kept as drawn. Margins as
     ``Figure.tight_layout`` sets them; with ``layout``, those the same plot was drawn with last
     time when its labels still fit them (:class:`Layout`)."""
-    with matplotlib.rc_context(_THEMED):
+    text, fig = _svg_of(draw, size, layout, _TITLE_AT_TOP)
+    if _title_may_rise(fig):
+        text, fig = _svg_of(draw, size, layout, {})
+    return text
+
+
+# Where matplotlib places a title unless something stands above the axes: before each drawing
+# (and each measure of the labels) it measures every tick label of the y axis once more to
+# see whether one must push the title up, a fifth of a slider move's plotting. A plot is drawn
+# with its titles there, and drawn again with matplotlib's placing when something could have
+# pushed one (:func:`_title_may_rise`), so the markup is the same either way.
+_TITLE_AT_TOP: dict[RcKeyType, float] = {"axes.titley": 1.0}
+
+
+def _svg_of(
+    draw: Callable[[Any], Any],
+    size: tuple[float, float],
+    layout: Layout | None,
+    rc: Mapping[RcKeyType, Any],
+) -> tuple[str, Figure]:
+    with matplotlib.rc_context({**_THEMED, **rc}):
         fig = Figure(figsize=size, dpi=100)
         ax = fig.subplots()
         draw(ax)
         if layout is None:
             fig.tight_layout()
-            return _themed_svg(fig)
-        return layout.drawn(fig)
+            return _themed_svg(fig), fig
+        return layout.drawn(fig), fig
+
+
+def _title_may_rise(fig: Figure) -> bool:
+    """Whether matplotlib would have moved a title of ``fig`` (as drawn) above where
+    :data:`_TITLE_AT_TOP` holds it: x ticks or the x label on top, or an offset text ("1e9")
+    over a y axis (``Axes._update_title_position``)."""
+    for ax in fig.axes:
+        if ax.xaxis.get_ticks_position() in ("top", "unknown"):
+            return True
+        if ax.xaxis.get_label_position() == "top":
+            return True
+        offset = ax.yaxis.offsetText
+        if offset.get_visible() and offset.get_text():
+            return True
+    return False
 
 
 # A side of the margins may be this far (a fraction of the figure) from where the labels drawn
@@ -179,13 +214,17 @@ class Layout:
 
     def drawn(self, fig: Figure) -> str:
         """``fig`` (drawn on, with one subplot grid) as :func:`_themed_svg` markup."""
-        if self.margins is None:
-            fig.tight_layout()
-            self.margins = _margins_of(fig)
-            return _themed_svg(fig)
-        fig.subplots_adjust(**self.margins)
         wanted: dict[str, float] = {}
         fig.canvas.mpl_connect("draw_event", lambda event: wanted.update(_wanted(fig, event)))
+        if self.margins is None:
+            # kept as the drawing measured them, the way every later drawing measures: where
+            # tight_layout's own measure differs (a legend beside the axes), the next drawing
+            # would find them off and draw twice
+            fig.tight_layout()
+            text = _themed_svg(fig)
+            self.margins = wanted or _margins_of(fig)
+            return text
+        fig.subplots_adjust(**self.margins)
         text = _themed_svg(fig)
         if wanted and any(abs(wanted[k] - v) > _MARGIN_SLACK for k, v in self.margins.items()):
             fig.subplots_adjust(**wanted)

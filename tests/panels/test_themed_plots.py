@@ -78,3 +78,24 @@ def test_a_plot_drawn_again_makes_room_for_longer_labels_as_a_first_drawing_woul
         assert abs(_left_spine_x(svg) - _left_spine_x(fresh[id(d)])) <= 7 * 72 / 100
     assert _left_spine_x(drawn[1]) > _left_spine_x(drawn[0]) + 30  # room for "9,000,000,000"
     assert drawn[3] == drawn[2]  # the same plot drawn again is the same picture
+
+
+def _text_y(svg: str, text: str) -> float:
+    found = re.search(rf'<text [^>]*y="([\d.]+)"[^>]*>{re.escape(text)}</text>', svg)
+    assert found, f"no text {text!r} in the plot"
+    return float(found.group(1))
+
+
+def test_a_title_rises_above_the_offset_of_large_figures_as_matplotlib_places_it() -> None:
+    # a plot is drawn with its title at the axes' top (matplotlib's measuring of what could push
+    # it up is a fifth of a move's plotting) and drawn again when something stands there
+    from svcnb.panels import PlotView
+
+    def draw(ax) -> None:
+        ax.plot([0, 1, 2], [1e9, 1e9 + 1, 1e9 + 2])  # ticks 0 to 2, "+1e9" over the axis
+        ax.set_title("fleet", loc="left")
+
+    plot = PlotView()
+    for svg in (plot.render(draw)[0], plot.render(draw)[0], PlotView().render(draw)[0]):
+        # SVG y grows downwards: the title's baseline sits above the offset text's top
+        assert _text_y(svg, "fleet") < _text_y(svg, "+1e9") - 10
