@@ -305,8 +305,15 @@ class Bench:
         self.page.evaluate(_ARM_JS, False)
         mark = len(self.frames)
         cpu = self._cpu()
+        if self.profile:
+            self.cdp.send("Profiler.start")
+            before = self._metrics()
         self.page.evaluate(_RUN_CELL_JS, index)
         done = self.page.evaluate(_SETTLED_JS, [QUIET * 1000, 300_000])
+        if self.profile:
+            self._add_profile(self.cdp.send("Profiler.stop")["profile"])
+            for name, value in self._metrics().items():
+                self.spent[name] = self.spent.get(name, 0.0) + value - before.get(name, 0.0)
         if done["timeout"]:
             raise TimeoutError(f"cell {index} still running after 300 s")
         after = self._cpu()
@@ -524,6 +531,8 @@ def run(
                     if not ok:
                         failed.append(f"{n} {panel} first render {took:.2f} s")
                 print(f"  {panel:10s} {'first render':28s} {first.text()}{verdict}", flush=True)
+                if profile:
+                    print("\n".join(bench.hottest()), flush=True)
             bench.run_cell(len(panels) + 1)
             needles = needles_of(lab)
             errors = lab.cell_errors() + lab.widget_errors()

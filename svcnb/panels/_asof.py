@@ -218,10 +218,11 @@ class AsOfPanel(PerAccount, Displayed):
                     functools.partial(shown, frame, columns),
                     self.tables[t.name].update,
                 )
+            # the figures before the plots: the page shows them while the plots are drawn
+            self.summary.value = self.summary_html()
             if self.after_display("plots", self._draw_plots, self._plots_drawn_later):
                 for spec in self.spec.plots:
                     self.plots[spec.name].wait(spec.size)
-            self.summary.value = self.summary_html()
             self.export_message.value = ""
             show(self.status, "info", f"As of the snapshot of {at:%Y-%m-%d %H:%M} UTC.")
 
