@@ -192,7 +192,7 @@ class Pull:
         removed = (*self._summaries.removed, *vanished)
         gone = ", ".join(map(str, vanished[:5]))
         said = (
-            f"{len(vanished)} VM(s) were deleted while the fleet was read ({gone}: their "
+            f"{len(vanished):,} VM(s) were deleted while the fleet was read ({gone}: their "
             "details answered 404)"
         )
         doubt: str | None = None

@@ -468,7 +468,7 @@ def _document(
         notes.add(f"status words said in the sandbox's own words: {said}")
     if pending:
         notes.add(
-            f"{len(pending)} VMs were on their way (stopping or provisioning) when the snapshot "
+            f"{len(pending):,} VMs were on their way (stopping or provisioning) when the snapshot "
             "was taken; the copy finishes them as it would a fresh stop or create (30 s, 60 s)"
         )
     if no_price:

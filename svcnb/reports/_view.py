@@ -337,7 +337,7 @@ def _bounded_by_left_out(f: Figure, count: int) -> Figure:
     or unknown keeps its words and gains the reason."""
     if not f.spec.left_out or f.complete is False:
         return f
-    why = f"{count} VM(s) of unknown status or billing word left out"
+    why = f"{count:,} VM(s) of unknown status or billing word left out"
     if f.qualifier or f._missing():
         return dataclasses.replace(f, complete=False, reason=f.reason or why)
     value = f.value

@@ -279,10 +279,10 @@ def _sums(frame: pd.DataFrame, unknown: int) -> dict[str, Any]:
     least" when VMs were left out or a value was not read), ``complete`` and ``reason``."""
     used, pack = frame["bandwidth_used_bytes"], frame["bandwidth_pack_bytes"]
     unread = {"usage": int(used.isna().sum()), "pack": int(pack.isna().sum())}
-    why = (
-        [f"{unknown} VM(s) of unknown status left out (they may be terminated)"] if unknown else []
-    )
-    why += [f"{n} VM(s) whose {what} svcnb could not read" for what, n in unread.items() if n]
+    why = []
+    if unknown:
+        why.append(f"{unknown:,} VM(s) of unknown status left out (they may be terminated)")
+    why += [f"{n:,} VM(s) whose {what} svcnb could not read" for what, n in unread.items() if n]
     return {
         "vms": len(frame),
         "used_bytes": int(used.sum(skipna=True)),

@@ -832,14 +832,14 @@ def _walk_complete(vms: pd.DataFrame, priced: pd.DataFrame) -> dict[str, Any]:
     why = []
     unknown, undated, unread = _unknown(priced), _undated(priced), _unread_price(vms, priced)
     if unknown:
-        why.append(f"{unknown} VM(s) of unknown status or billing word left out")
+        why.append(f"{unknown:,} VM(s) of unknown status or billing word left out")
     if undated:
         why.append(
             f"{undated} running or stopped VM(s) that renew have no readable renewal date "
             "and are not in the walk"
         )
     if unread:
-        why.append(f"{unread} VM(s) that renew have a price svcnb could not read")
+        why.append(f"{unread:,} VM(s) that renew have a price svcnb could not read")
     return {
         "complete": not why,
         "reason": "; ".join(why) + ": it may come sooner" if why else pd.NA,
@@ -1202,7 +1202,7 @@ def _renewals_due(g: _Ground, days: int, spec: FigureSpec) -> Figure:
     whole = g.complete and not unpriced
     why = [g.why] if g.why else []
     if unpriced:
-        why.append(f"{unpriced} renewal(s) of unknown price not in the sum")
+        why.append(f"{unpriced:,} renewal(s) of unknown price not in the sum")
     if not whole and (count - unpriced) == 0:
         # "at least 0.00" says nothing: nothing known was counted
         return Figure(spec, None, currency=g.currency, reason="; ".join(why) or "")
@@ -1211,7 +1211,7 @@ def _renewals_due(g: _Ground, days: int, spec: FigureSpec) -> Figure:
         total,
         currency=g.currency,
         qualifier="" if whole else "at least",
-        detail=f"{count} renewals",
+        detail=f"{count:,} renewals",
         reason="; ".join(why),
     )
 

@@ -640,7 +640,7 @@ def _renewals_if_paid(g: _Ground) -> Figure:
         g.money(g.top["due"]),
         currency=g.currency,
         qualifier=g.bound,
-        detail=f"{int(g.top['renewals'])} renewals",
+        detail=f"{int(g.top['renewals']):,} renewals",
     )
 
 

@@ -309,7 +309,7 @@ def audit(
             out.attrs["unknown_status"] = len(kept)
             out.attrs["complete"] = False
             out.attrs["note"] = (
-                f"{len(kept)} VM(s) of unknown status word are counted as live "
+                f"{len(kept):,} VM(s) of unknown status word are counted as live "
                 f"({', '.join(kept[:5])}): they may be terminated"
             )
     return out

@@ -403,7 +403,7 @@ def reach_diff_words(diff: pd.DataFrame, limit: int = 5) -> list[str]:
         shown = ", ".join(labels[:limit]) + (
             f" and {len(labels) - limit} more" if len(labels) > limit else ""
         )
-        count = f"{len(labels)} VM" + ("" if len(labels) == 1 else "s")
+        count = f"{len(labels):,} VM" + ("" if len(labels) == 1 else "s")
         if direction == "IN":
             lines.append(f"{verb} {what} from {where} to {count}: {shown}")
         else:
