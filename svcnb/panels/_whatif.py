@@ -3,7 +3,6 @@ who is suspended if nobody tops up, and what stopping or terminating chosen VMs 
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterable
 from typing import Any
 
@@ -38,8 +37,8 @@ class WhatIfPanel(AsOfPanel):
     ``svcnb report whatif`` prints them) for the chosen horizon and VMs: ``figures`` holds each
     figure by name (balance, owed, renewals_if_paid, topup, suspended, first_suspended_at,
     already_suspended, chosen, topup_after, topup_saved, runway_before, runway_after; money as
-    ``Decimal``) plus as_of, currency and complete; ``notes`` shows the view's notes (what is
-    left out or assumed).
+    ``Decimal``) plus as_of, currency and complete. The view's notes (what is left out or
+    assumed) are shown once, under the figures (``summary``), as on every surface.
     """
 
     name = "whatif"
@@ -68,7 +67,6 @@ class WhatIfPanel(AsOfPanel):
             value="stop",
         )
         self.vm_grid = grid(select=True, page=10).add_class("svcnb-whatif-vms")
-        self.notes = widgets.HTML().add_class("svcnb-whatif-notes")
         super().__init__(store, **kw)
         self.horizon.observe(self._on_change, names="value")
         self.how.observe(self._on_change, names="value")
@@ -80,7 +78,6 @@ class WhatIfPanel(AsOfPanel):
             ),
             widgets.HBox([self.horizon, self.how]),
             self.vm_grid,
-            self.notes,
         ]
         # below the slider and status, above the figures they change
         below = children.index(self.status) + 1
@@ -156,7 +153,6 @@ class WhatIfPanel(AsOfPanel):
             how=self.how.value,
             vm_ids=chosen,
         )
-        self.notes.value = "".join(f"<p>{html.escape(n)}</p>" for n in view.notes)
         return view
 
     def _fill_grid(self, vms: pd.DataFrame, wallet: pd.DataFrame | None) -> None:

@@ -43,7 +43,18 @@ def test_panel_figures_follow_horizon_and_chosen_vms(sandbox, admin, panel_store
 
     panel.how.value = "stop"  # stopped VMs still renew: nothing saved, and the panel says why
     assert panel.figures["topup_saved"] == 0
-    assert "still renew" in panel.notes.value
+    assert "still renew" in panel.summary.value
+    # said once in the panel: the notes sat under the chooser and again under the figures
+    shown = "".join(_texts(panel.widget))
+    assert shown.count("Stopped VMs still renew in the renewal model") == 1
+
+
+def _texts(widget) -> list[str]:
+    """The HTML every widget in ``widget``'s tree shows."""
+    out = [widget.value] if isinstance(getattr(widget, "value", None), str) else []
+    for child in getattr(widget, "children", ()):
+        out += _texts(child)
+    return out
 
 
 def test_panel_says_what_it_left_out(sandbox, admin, panel_store, tmp_path):
@@ -54,7 +65,7 @@ def test_panel_says_what_it_left_out(sandbox, admin, panel_store, tmp_path):
     # seed 7 has VMs provisioning at the start (no renewal date besides the terminated ones)
     assert vms["next_renewal_at"].isna().sum() > (vms["status"] == "terminated").sum()
     assert panel.figures["complete"] is False
-    assert "no renewal date yet" in panel.notes.value
+    assert "no renewal date yet" in panel.summary.value
     assert "at least" in panel.summary.value
     path = panel.export("topup")
     back = pd.read_csv(path, dtype={"topup": str})
