@@ -15,7 +15,10 @@ import time
 import warnings
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+# the repository (tests.dialects) and tests/ (its helpers import each other as pytest puts them:
+# from tests/, e.g. _tiers)
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from svcnb.sandbox import serve  # noqa: E402
 from tests.dialects.sweep import sweep_one  # noqa: E402
