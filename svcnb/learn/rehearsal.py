@@ -473,11 +473,11 @@ def _document(
         )
     if no_price:
         notes.add(
-            f"{no_price} VMs state no monthly price in the snapshot; the copy charges them "
+            f"{no_price:,} VMs state no monthly price in the snapshot; the copy charges them "
             "nothing at renewal"
         )
     if unread_price:
-        notes.add(f"{unread_price} VMs' prices could not be read; the copy states them as sent")
+        notes.add(f"{unread_price:,} VMs' prices could not be read; the copy states them as sent")
     notes.add(
         "the store does not record whether a price was stated in billing or in plan; the copy "
         "states it in billing.priceMonthly (plan.priceMonthly for VMs without billing)"

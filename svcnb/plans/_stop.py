@@ -79,7 +79,7 @@ def _flag(value: Any) -> bool | None:
 
 def vms_text(count: int) -> str:
     """``count`` VMs in words, singular or plural: ``1 VM``, ``2 VMs``, ``0 VMs``."""
-    return f"{count} VM" if count == 1 else f"{count} VMs"
+    return f"{count} VM" if count == 1 else f"{count:,} VMs"
 
 
 def check_limit(count: int, limit: int, doing: str) -> None:

@@ -835,7 +835,7 @@ def _walk_complete(vms: pd.DataFrame, priced: pd.DataFrame) -> dict[str, Any]:
         why.append(f"{unknown:,} VM(s) of unknown status or billing word left out")
     if undated:
         why.append(
-            f"{undated} running or stopped VM(s) that renew have no readable renewal date "
+            f"{undated:,} running or stopped VM(s) that renew have no readable renewal date "
             "and are not in the walk"
         )
     if unread:
