@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import html
 import os
 from collections.abc import Callable, Hashable, Iterator
@@ -199,7 +200,7 @@ class AsOfPanel(PerAccount, Displayed):
     def show_at(self, at: pd.Timestamp) -> None:
         """Replay the report as of snapshot time ``at`` and redraw tables, plots and figures."""
         doing = f"computing the {self.name} report as of {at:%Y-%m-%d %H:%M}"
-        with shown_in(self.status, doing), self._busy(doing):
+        with shown_in(self.status, doing), self._busy(doing), collector_paused():
             with self.reuse(at):
                 self.view = self.compute(at)
             self.results = dict(self.view.tables)
@@ -238,7 +239,8 @@ class AsOfPanel(PerAccount, Displayed):
     def _plots_drawn_later(self) -> None:
         try:
             if self.at is not None:
-                with self._busy(f"drawing the plots as of {self.at:%Y-%m-%d %H:%M}"):
+                doing = f"drawing the plots as of {self.at:%Y-%m-%d %H:%M}"
+                with self._busy(doing), collector_paused():
                     self._draw_plots()
         finally:
             for plot in self.plots.values():
@@ -324,6 +326,28 @@ class AsOfPanel(PerAccount, Displayed):
             )
             return path
         return None
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while the block runs (as it was after it).
+
+    A move makes thousands of objects in reference cycles (each matplotlib figure is one) and
+    drops them at its end. With the collector running, the collections during the move find
+    them still in use and promote them, and every few moves that set off a full collection
+    of the whole process (about 200,000 objects with the panels open: 0.10 to 0.14 s, 7 times
+    in 36 cold moves at 1,000 VMs), inside whichever move came next. Paused, the cycles a move
+    left are collected young by the first collection after it, at a few milliseconds: in the
+    same 36 moves, no full collection and the slowest move 0.34 s instead of 0.45 to 0.48.
+    Nothing is freed later than it would be otherwise but the move's own cycles, until it ends.
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _times_of(snaps: pd.DataFrame) -> list[pd.Timestamp]:

@@ -98,3 +98,51 @@ def test_a_panel_made_outside_a_cell_is_drawn_whole_when_made(shell, three_days)
     # as in a widget's callback (a button making a panel): no cell end would draw its plots
     panel = FirewallAuditPanel(three_days)
     assert panel.plot.svg.startswith("<svg")
+
+
+def test_a_move_runs_with_the_cyclic_collector_paused_and_leaves_it_as_it_was(
+    three_days, monkeypatch
+):
+    # a full collection of the kernel (0.1 s) set off inside a move by the figures earlier
+    # moves left behind is time the user waits for; paused, a move's cycles are collected young
+    import gc
+
+    from svcnb.panels import PlotView
+
+    seen: list[tuple[str, bool]] = []
+    compute, render = BandwidthPanel.compute, PlotView.render
+
+    def spy_compute(self, at):
+        seen.append(("compute", gc.isenabled()))
+        return compute(self, at)
+
+    def spy_render(self, *args, **kwargs):
+        seen.append(("plot", gc.isenabled()))
+        return render(self, *args, **kwargs)
+
+    monkeypatch.setattr(BandwidthPanel, "compute", spy_compute)
+    monkeypatch.setattr(PlotView, "render", spy_render)
+    assert gc.isenabled()
+    panel = BandwidthPanel(three_days)
+    first = [a for a, _ in panel.date_slider.options][0]
+    panel.date_slider.value = dict(panel.date_slider.options)[first]
+    assert {"compute", "plot"} <= {what for what, _ in seen}
+    assert not any(enabled for _, enabled in seen)
+    assert gc.isenabled()  # as it was
+
+    # a user who turned the collector off keeps it off
+    gc.disable()
+    try:
+        panel.refresh()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+    # a move that fails (said in the status line) gives the collector back
+    def broken(self, at):
+        raise RuntimeError("the report failed")
+
+    monkeypatch.setattr(BandwidthPanel, "compute", broken)
+    panel.show_at(panel.at)
+    assert "the report failed" in panel.status.value
+    assert gc.isenabled()
