@@ -214,17 +214,15 @@ class Layout:
 
     def drawn(self, fig: Figure) -> str:
         """``fig`` (drawn on, with one subplot grid) as :func:`_themed_svg` markup."""
+        if self.margins is None:
+            # tight_layout's own: a plot drawn again as of the same snapshot (Reload, a panel
+            # opened anew) is the same picture
+            fig.tight_layout()
+            self.margins = _margins_of(fig)
+            return _themed_svg(fig)
+        fig.subplots_adjust(**self.margins)
         wanted: dict[str, float] = {}
         fig.canvas.mpl_connect("draw_event", lambda event: wanted.update(_wanted(fig, event)))
-        if self.margins is None:
-            # kept as the drawing measured them, the way every later drawing measures: where
-            # tight_layout's own measure differs (a legend beside the axes), the next drawing
-            # would find them off and draw twice
-            fig.tight_layout()
-            text = _themed_svg(fig)
-            self.margins = wanted or _margins_of(fig)
-            return text
-        fig.subplots_adjust(**self.margins)
         text = _themed_svg(fig)
         if wanted and any(abs(wanted[k] - v) > _MARGIN_SLACK for k, v in self.margins.items()):
             fig.subplots_adjust(**wanted)
