@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 import pytest
+from _widgets import descendants
 
 import svcnb
 from svcnb.panels import VmPanel
@@ -264,7 +265,7 @@ def test_a_vm_seen_stopped_after_the_review_is_not_sent(sandbox, admin):
 
 def test_the_fleet_is_one_grid_whose_selection_stop_acts_on(sandbox, admin):
     panel = VmPanel(admin, watch_interval=None)
-    assert not any(isinstance(w, widgets.SelectMultiple) for w in _descendants(panel.widget))
+    assert not any(isinstance(w, widgets.SelectMultiple) for w in descendants(panel.widget))
     grid = panel.table
     assert "svcnb-vm-grid" in grid._dom_classes
     assert list(grid.df.columns) == [
@@ -280,12 +281,6 @@ def test_the_fleet_is_one_grid_whose_selection_stop_acts_on(sandbox, admin):
     # a filter keeps the selected rows that it still shows
     panel.search.value = first
     assert panel.selected_ids == [first] and grid.selected_rows == [0]
-
-
-def _descendants(widget):
-    yield widget
-    for child in getattr(widget, "children", ()):
-        yield from _descendants(child)
 
 
 def _one_of(panel: VmPanel, status: str) -> str:
@@ -347,7 +342,7 @@ def test_the_approver_is_empty_until_someone_types_a_name(sandbox, admin, monkey
 def test_a_hint_says_how_to_add_rows_to_the_selection(sandbox, admin):
     panel = VmPanel(admin, watch_interval=None)
     assert "svcnb-selection-hint" in panel.selection_hint._dom_classes
-    assert panel.selection_hint in list(_descendants(panel.widget))
+    assert panel.selection_hint in list(descendants(panel.widget))
     for hint in (panel.selection_hint.value,):
         assert "Ctrl-click" in hint and "Shift-click" in hint
     first, second = _running(panel, protected=False)[:2]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pandas as pd
+from _widgets import descendants
 
 from svcnb.panels import PlotView, WhatIfPanel
 from svcnb.reports import whatif
@@ -45,16 +46,9 @@ def test_panel_figures_follow_horizon_and_chosen_vms(sandbox, admin, panel_store
     assert panel.figures["topup_saved"] == 0
     assert "still renew" in panel.summary.value
     # said once in the panel: the notes sat under the chooser and again under the figures
-    shown = "".join(_texts(panel.widget))
+    values = (getattr(w, "value", None) for w in descendants(panel.widget))
+    shown = "".join(v for v in values if isinstance(v, str))
     assert shown.count("Stopped VMs still renew in the renewal model") == 1
-
-
-def _texts(widget) -> list[str]:
-    """The HTML every widget in ``widget``'s tree shows."""
-    out = [widget.value] if isinstance(getattr(widget, "value", None), str) else []
-    for child in getattr(widget, "children", ()):
-        out += _texts(child)
-    return out
 
 
 def test_panel_says_what_it_left_out(sandbox, admin, panel_store, tmp_path):
