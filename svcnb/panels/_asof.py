@@ -207,7 +207,9 @@ class AsOfPanel(PerAccount, Displayed):
             self.figures = figure_values(self.view)
             self.at = at
             for t in self.spec.tables:
-                frame = self.results.get(t.name, pd.DataFrame(columns=list(t.columns or ())))
+                frame = self.results.get(t.name)
+                if frame is None:
+                    frame = pd.DataFrame(columns=list(t.columns or ()))
                 columns = list(t.columns) if t.columns else None
                 title = html.escape(self.view.title(t.name))
                 self.titles[t.name].value = (
@@ -266,6 +268,9 @@ class AsOfPanel(PerAccount, Displayed):
         self._histories = Histories()
         self._shown.clear()
         self._drawn.clear()
+        # a reading computed anew is drawn as a panel opened now draws it
+        for plot in self.plots.values():
+            plot.forget()
 
     def _redraw(self, view: str, make: Callable[[], Any], put: Callable[[Any], Any]) -> None:
         """Show table or plot ``view`` ("table NAME", "plot NAME"): ``put(make())``, unless

@@ -196,6 +196,11 @@ def _title_may_rise(fig: Figure) -> bool:
 # want it and still be kept: 7 px of a 700 px wide plot, 3 px of 320 px high, within the
 # padding tight_layout leaves around the labels (1.08 of the font size, 15 px).
 _MARGIN_SLACK = 0.01
+# A side may keep this much more room than its labels want (21 px of 700, 10 px of 320): a
+# legend beside the axes holds VM names, a few pixels wider or narrower at each snapshot, and
+# drawing the plot again to give back the few pixels a narrower one spared was half of the
+# bandwidth panel's second drawings
+_MARGIN_SPARE = 0.03
 
 
 class Layout:
@@ -206,8 +211,9 @@ class Layout:
     drawn again for another snapshot keeps its axes, titles and tick labels of about the same
     size, so it is drawn once with the margins it had; what the labels need is then measured
     with that drawing's own renderer (its text sizes known already), and only when a side is
-    more than :data:`_MARGIN_SLACK` away from it is the plot drawn again with the margins
-    measured. Nothing is ever cut off: a label that grew is drawn again with room for it."""
+    more than :data:`_MARGIN_SLACK` short of it, or more than :data:`_MARGIN_SPARE` beyond it,
+    is the plot drawn again with the margins measured. Nothing is ever cut off: a label that
+    grew is drawn again with room for it."""
 
     def __init__(self) -> None:
         self.margins: dict[str, float] | None = None
@@ -222,13 +228,27 @@ class Layout:
             return _themed_svg(fig)
         fig.subplots_adjust(**self.margins)
         wanted: dict[str, float] = {}
-        fig.canvas.mpl_connect("draw_event", lambda event: wanted.update(_wanted(fig, event)))
+        hook = fig.canvas.mpl_connect(
+            "draw_event", lambda event: wanted.update(_wanted(fig, event))
+        )
         text = _themed_svg(fig)
-        if wanted and any(abs(wanted[k] - v) > _MARGIN_SLACK for k, v in self.margins.items()):
+        fig.canvas.mpl_disconnect(hook)  # a drawing again has its margins: nothing to measure
+        if wanted and _off(self.margins, wanted):
             fig.subplots_adjust(**wanted)
             self.margins = _margins_of(fig)
             text = _themed_svg(fig)
         return text
+
+
+def _off(kept: Mapping[str, float], wanted: Mapping[str, float]) -> bool:
+    """Whether margins ``kept`` are too far from those the labels drawn want: a side short of
+    its labels' room by more than :data:`_MARGIN_SLACK`, or with more than
+    :data:`_MARGIN_SPARE` to spare (left and bottom grow inwards, right and top outwards)."""
+    for side, at in kept.items():
+        short = wanted[side] - at if side in ("left", "bottom") else at - wanted[side]
+        if short > _MARGIN_SLACK or -short > _MARGIN_SPARE:
+            return True
+    return False
 
 
 def _margins_of(fig: Figure) -> dict[str, float]:
@@ -385,6 +405,11 @@ class PlotView(widgets.HTML):
         static = os.environ.get(STATIC_ENV) == "1"
         layout = self._layouts.setdefault(size, Layout())
         return svg(draw, size=size, layout=layout), png(draw, size=size) if static else b""
+
+    def forget(self) -> None:
+        """Draw the next plot with the margins a new panel's plot has (``tight_layout``'s), not
+        those kept from the plots drawn before (:class:`Layout`)."""
+        self._layouts.clear()
 
     def put(self, drawn: tuple[str, bytes]) -> None:
         """Show what :meth:`render` gave."""

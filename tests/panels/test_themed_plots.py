@@ -80,6 +80,42 @@ def test_a_plot_drawn_again_makes_room_for_longer_labels_as_a_first_drawing_woul
     assert drawn[3] == drawn[2]  # the same plot drawn again is the same picture
 
 
+def _right_spine_x(svg: str) -> float:
+    """Where the plot's right axis line stands, in the SVG's points."""
+    spine = re.search(r'<g id="patch_4">\s*<path d="M ([\d.]+) ', svg)
+    assert spine, "no right spine in the SVG"
+    return float(spine.group(1))
+
+
+def test_a_narrower_legend_beside_the_plot_keeps_its_room_and_a_wider_one_gets_more() -> None:
+    # the bandwidth panel's legend of VM names beside the axes is a few pixels wider or
+    # narrower at each snapshot; drawing the plot a second time only to give back what a
+    # narrower one spared was most of that panel's second drawings
+    from svcnb.panels import PlotView
+
+    def legend(name: str):
+        def draw(ax) -> None:
+            ax.plot([1, 2, 3], label=name)
+            ax.set_title("top")
+            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+
+        return draw
+
+    narrow, wide = legend("vm-xxxxxxxxxx"), legend("vm-xxxxxxxxxxxx")
+    plot = PlotView()
+    drawn = [plot.render(d)[0] for d in (narrow, wide, narrow)]
+    fresh = {id(d): PlotView().render(d)[0] for d in (narrow, wide)}
+    # the wider legend is given its room (within 7 px of a first drawing's)...
+    assert _right_spine_x(drawn[1]) < _right_spine_x(drawn[0]) - 5
+    assert abs(_right_spine_x(drawn[1]) - _right_spine_x(fresh[id(wide)])) <= 7 * 72 / 100
+    # ...which the narrower one then keeps: at most 21 px more than it needs
+    assert _right_spine_x(drawn[2]) == _right_spine_x(drawn[1])
+    assert 0 < _right_spine_x(fresh[id(narrow)]) - _right_spine_x(drawn[2]) <= 21 * 72 / 100
+    # a plot forgotten (a panel's reading computed anew) is drawn as a new panel draws it
+    plot.forget()
+    assert plot.render(narrow)[0] == fresh[id(narrow)]
+
+
 def _text_y(svg: str, text: str) -> float:
     found = re.search(rf'<text [^>]*y="([\d.]+)"[^>]*>{re.escape(text)}</text>', svg)
     assert found, f"no text {text!r} in the plot"
