@@ -15,7 +15,9 @@ and times from the run command to the same stillness. Each control is used sever
 (slider: three snapshots, then back and forth between the two the panel keeps; dropdowns: each
 other option; rows: three; ...): median and worst.
 Beside each figure: the kernel's messages to the page in that time (count and kB), which is
-where a slow control's time goes when it is not the kernel's computing.
+where a slow control's time goes when it is not the kernel's computing. After each as-of
+slider: the same three moves in the bench's own process, without a browser (the kernel alone,
+at the machine's pace of that moment), and how many times that the browser's figure is.
 
 Targets (the issue's): every control's median <= 0.5 s at 1,000 VMs and <= 1.5 s at 10,000;
 the first render <= 2 s at 10,000. PASS/FAIL per figure; exit 1 on any FAIL. Timing is printed,
@@ -33,6 +35,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -329,6 +332,46 @@ def slider_click(page: Any, root: str, fraction: float) -> None:
     page.mouse.click(box["x"] + box["width"] * fraction, box["y"] + box["height"] / 2)
 
 
+# The fractions of the slider's track the "as-of slider" control clicks: three snapshots not
+# seen yet, then back and forth between the last two
+SLIDES = (0.5, 0.07, 0.965)
+_KERNEL_PANELS = {"billing": "BillingPanel", "whatif": "WhatIfPanel", "bandwidth": "BandwidthPanel"}
+
+
+def kernel_alone(panel: str, store: Path, out: Path) -> tuple[list[float], list[float]]:
+    """(wall s, CPU s) of the as-of slider's three moves in this process, without a browser:
+    the panel opened on the same store and moved to the snapshots the clicks reach. What a
+    move costs the kernel at the machine's pace of the moment, so that a slow figure says
+    whether the machine or the page made it slow (this machine's pace has varied by half
+    within minutes, the same code's move with it)."""
+    import svcnb.panels
+    from svcnb.store import Store
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        made = getattr(svcnb.panels, _KERNEL_PANELS[panel])(Store(store), export_dir=out)
+        times = [value for _, value in made.date_slider.options]
+        walls, cpus = [], []
+        for fraction in SLIDES:
+            at = times[round(fraction * (len(times) - 1))]
+            wall, cpu = time.perf_counter(), time.process_time()
+            made.date_slider.value = at
+            walls.append(time.perf_counter() - wall)
+            cpus.append(time.process_time() - cpu)
+    return walls, cpus
+
+
+def alone_text(panel: str, store: Path, out: Path, browser: Figure) -> str:
+    """The line saying :func:`kernel_alone`'s figures beside the browser's (``browser``)."""
+    walls, cpus = kernel_alone(panel, store, out)
+    alone = statistics.median(walls)
+    return (
+        f"  {panel:10s} {'  the same, kernel alone':28s} median {alone:5.2f} s  "
+        f"worst {max(walls):5.2f} s  (cpu {statistics.median(cpus):.2f} s, in this process "
+        f"without a browser; the browser's is {statistics.median(browser.seconds) / alone:.1f}x)"
+    )
+
+
 def controls(panel: str, page: Any, needles: dict[str, str]) -> dict[str, list[Callable[[], Any]]]:
     """Per control of ``panel``, the uses timed (each a callable doing one user's input)."""
     root = _ROOTS[panel]
@@ -349,9 +392,9 @@ def controls(panel: str, page: Any, needles: dict[str, str]) -> dict[str, list[C
     def search(grid: str, text: str) -> Callable[[], Any]:
         return lambda: page.locator(f"{root} {grid} .dt-search input").first.fill(text)
 
-    slider = [slide(0.5), slide(0.07), slide(0.965)]
+    slider = [slide(f) for f in SLIDES]
     # after those, the panel keeps the last two snapshots (KEEP_AS_OF): comparing two dates
-    back = [slide(0.07), slide(0.965), slide(0.07)]
+    back = [slide(SLIDES[1]), slide(SLIDES[2]), slide(SLIDES[1])]
     grids = ".svcnb-grid-box"
     export = [button("Write CSV"), button("Write CSV")]
     if panel in ("billing", "bandwidth"):
@@ -558,6 +601,8 @@ def run(
                         if not ok:
                             failed.append(f"{n} {panel} {control} {fig.text()}")
                     print(f"  {panel:10s} {control:28s} {fig.text()}{verdict}", flush=True)
+                    if control == "as-of slider" and panel in _KERNEL_PANELS:
+                        print(alone_text(panel, store, folder / "out", fig), flush=True)
                     if profile:
                         print("\n".join(bench.hottest()), flush=True)
             browser.close()
