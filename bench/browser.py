@@ -16,8 +16,9 @@ and times from the run command to the same stillness. Each control is used sever
 other option; rows: three; ...): median and worst.
 Beside each figure: the kernel's messages to the page in that time (count and kB), which is
 where a slow control's time goes when it is not the kernel's computing. After each as-of
-slider: the same three moves in the bench's own process, without a browser (the kernel alone,
-at the machine's pace of that moment), and how many times that the browser's figure is.
+slider: the same three moves made in the bench's own process without a browser, each right
+after the browser's (the kernel alone, at the machine's pace of that moment), and how many
+times that the browser's figure is.
 
 Targets (the issue's): every control's median <= 0.5 s at 1,000 VMs and <= 1.5 s at 10,000;
 the first render <= 2 s at 10,000. PASS/FAIL per figure; exit 1 on any FAIL. Timing is printed,
@@ -338,38 +339,43 @@ SLIDES = (0.5, 0.07, 0.965)
 _KERNEL_PANELS = {"billing": "BillingPanel", "whatif": "WhatIfPanel", "bandwidth": "BandwidthPanel"}
 
 
-def kernel_alone(panel: str, store: Path, out: Path) -> tuple[list[float], list[float]]:
-    """(wall s, CPU s) of the as-of slider's three moves in this process, without a browser:
-    the panel opened on the same store and moved to the snapshots the clicks reach. What a
-    move costs the kernel at the machine's pace of the moment, so that a slow figure says
-    whether the machine or the page made it slow (this machine's pace has varied by half
-    within minutes, the same code's move with it)."""
-    import svcnb.panels
-    from svcnb.store import Store
+class Alone:
+    """The as-of slider's moves made again in this process, without a browser, each right
+    after the browser's own (:meth:`move`): what a move costs the kernel at the machine's pace
+    of that moment, so that a slow figure says whether the machine or the page made it slow
+    (this machine's pace has varied by half within minutes, the same code's move with it)."""
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        made = getattr(svcnb.panels, _KERNEL_PANELS[panel])(Store(store), export_dir=out)
-        times = [value for _, value in made.date_slider.options]
-        walls, cpus = [], []
-        for fraction in SLIDES:
-            at = times[round(fraction * (len(times) - 1))]
+    def __init__(self, panel: str, store: Path, out: Path) -> None:
+        import svcnb.panels
+        from svcnb.store import Store
+
+        self.name = panel
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.panel = getattr(svcnb.panels, _KERNEL_PANELS[panel])(Store(store), export_dir=out)
+        self.times = [value for _, value in self.panel.date_slider.options]
+        self.walls: list[float] = []
+        self.cpus: list[float] = []
+
+    def move(self, fraction: float) -> None:
+        """Move to the snapshot a click at ``fraction`` of the slider's track reaches."""
+        at = self.times[round(fraction * (len(self.times) - 1))]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
             wall, cpu = time.perf_counter(), time.process_time()
-            made.date_slider.value = at
-            walls.append(time.perf_counter() - wall)
-            cpus.append(time.process_time() - cpu)
-    return walls, cpus
+            self.panel.date_slider.value = at
+            self.walls.append(time.perf_counter() - wall)
+            self.cpus.append(time.process_time() - cpu)
 
-
-def alone_text(panel: str, store: Path, out: Path, browser: Figure) -> str:
-    """The line saying :func:`kernel_alone`'s figures beside the browser's (``browser``)."""
-    walls, cpus = kernel_alone(panel, store, out)
-    alone = statistics.median(walls)
-    return (
-        f"  {panel:10s} {'  the same, kernel alone':28s} median {alone:5.2f} s  "
-        f"worst {max(walls):5.2f} s  (cpu {statistics.median(cpus):.2f} s, in this process "
-        f"without a browser; the browser's is {statistics.median(browser.seconds) / alone:.1f}x)"
-    )
+    def text(self, browser: Figure) -> str:
+        """The line saying these moves' figures beside the browser's (``browser``)."""
+        alone = statistics.median(self.walls)
+        return (
+            f"  {self.name:10s} {'  the same, kernel alone':28s} median {alone:5.2f} s  "
+            f"worst {max(self.walls):5.2f} s  (cpu {statistics.median(self.cpus):.2f} s, each "
+            f"right after the browser's, in this process; the browser's is "
+            f"{statistics.median(browser.seconds) / alone:.1f}x)"
+        )
 
 
 def controls(panel: str, page: Any, needles: dict[str, str]) -> dict[str, list[Callable[[], Any]]]:
@@ -586,9 +592,14 @@ def run(
             for panel in panels:
                 for control, uses in controls(panel, page, needles).items():
                     fig = Figure()
+                    alone = None
+                    if control == "as-of slider" and panel in _KERNEL_PANELS:
+                        alone = Alone(panel, store, folder / "out")
                     try:
-                        for use in uses:
+                        for i, use in enumerate(uses):
                             fig.add(bench.timed(use))
+                            if alone is not None:
+                                alone.move(SLIDES[i])
                     except Exception as exc:  # one control failing is its FAIL, not the run's
                         line = f"{panel} {control}: {type(exc).__name__}: {str(exc)[:200]}"
                         print(f"  {line}  FAIL", flush=True)
@@ -601,8 +612,8 @@ def run(
                         if not ok:
                             failed.append(f"{n} {panel} {control} {fig.text()}")
                     print(f"  {panel:10s} {control:28s} {fig.text()}{verdict}", flush=True)
-                    if control == "as-of slider" and panel in _KERNEL_PANELS:
-                        print(alone_text(panel, store, folder / "out", fig), flush=True)
+                    if alone is not None:
+                        print(alone.text(fig), flush=True)
                     if profile:
                         print("\n".join(bench.hottest()), flush=True)
             browser.close()
