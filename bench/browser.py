@@ -36,7 +36,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -49,7 +48,8 @@ sys.path[:0] = [str(HERE), str(ROOT / "tests"), str(ROOT / "tests" / "browser")]
 import httpx  # noqa: E402
 from _labpage import LabPage  # noqa: E402
 from _loopback import wait_for_http  # noqa: E402
-from panels import store_for  # noqa: E402
+from panels import Took as KernelTook  # noqa: E402
+from panels import store_for, timed  # noqa: E402
 
 from svcnb.jupyter.lab import lab_command  # noqa: E402
 from svcnb.webhooks import free_port  # noqa: E402
@@ -74,17 +74,23 @@ _SETUP = """\
 import json, warnings
 warnings.simplefilter("ignore")
 from svcnb.store import Store
-from svcnb.panels import (
-    BandwidthPanel, BillingPanel, FirewallAuditPanel, WebhooksPanel, WhatIfPanel)
+from svcnb.panels import {classes}
 store = Store({store!r})
 OUT = {out!r}
 """
+# each panel's class in svcnb.panels; the as-of panels (a slider over the store's snapshots)
+# also write CSV to OUT
+_CLASSES = {
+    "billing": "BillingPanel",
+    "whatif": "WhatIfPanel",
+    "bandwidth": "BandwidthPanel",
+    "audit": "FirewallAuditPanel",
+    "webhooks": "WebhooksPanel",
+}
+_AS_OF = ("billing", "whatif", "bandwidth")
 _CELLS = {
-    "billing": "billing = BillingPanel(store, export_dir=OUT)\nbilling",
-    "whatif": "whatif = WhatIfPanel(store, export_dir=OUT)\nwhatif",
-    "bandwidth": "bandwidth = BandwidthPanel(store, export_dir=OUT)\nbandwidth",
-    "audit": "audit = FirewallAuditPanel(store)\naudit",
-    "webhooks": "webhooks = WebhooksPanel(store)\nwebhooks",
+    name: f"{name} = {cls}(store{', export_dir=OUT' if name in _AS_OF else ''})\n{name}"
+    for name, cls in _CLASSES.items()
 }
 _ROOTS = {
     "billing": ".svcnb-billing-panel",
@@ -336,7 +342,6 @@ def slider_click(page: Any, root: str, fraction: float) -> None:
 # The fractions of the slider's track the "as-of slider" control clicks: three snapshots not
 # seen yet, then back and forth between the last two
 SLIDES = (0.5, 0.07, 0.965)
-_KERNEL_PANELS = {"billing": "BillingPanel", "whatif": "WhatIfPanel", "bandwidth": "BandwidthPanel"}
 
 
 class Alone:
@@ -352,28 +357,24 @@ class Alone:
         self.name = panel
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            self.panel = getattr(svcnb.panels, _KERNEL_PANELS[panel])(Store(store), export_dir=out)
+            self.panel = getattr(svcnb.panels, _CLASSES[panel])(Store(store), export_dir=out)
         self.times = [value for _, value in self.panel.date_slider.options]
-        self.walls: list[float] = []
-        self.cpus: list[float] = []
+        self.took: list[KernelTook] = []
 
     def move(self, fraction: float) -> None:
         """Move to the snapshot a click at ``fraction`` of the slider's track reaches."""
         at = self.times[round(fraction * (len(self.times) - 1))]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            wall, cpu = time.perf_counter(), time.process_time()
-            self.panel.date_slider.value = at
-            self.walls.append(time.perf_counter() - wall)
-            self.cpus.append(time.process_time() - cpu)
+            self.took.append(timed(lambda: setattr(self.panel.date_slider, "value", at))[0])
 
     def text(self, browser: Figure) -> str:
         """The line saying these moves' figures beside the browser's (``browser``)."""
-        alone = statistics.median(self.walls)
+        alone = statistics.median(self.took)
         return (
             f"  {self.name:10s} {'  the same, kernel alone':28s} median {alone:5.2f} s  "
-            f"worst {max(self.walls):5.2f} s  (cpu {statistics.median(self.cpus):.2f} s, each "
-            f"right after the browser's, in this process; the browser's is "
+            f"worst {max(self.took):5.2f} s  (cpu {statistics.median(t.cpu for t in self.took):.2f}"
+            f" s, each right after the browser's, in this process; the browser's is "
             f"{statistics.median(browser.seconds) / alone:.1f}x)"
         )
 
@@ -447,7 +448,8 @@ print("NEEDLES=" + json.dumps({
 
 
 def notebook(folder: Path, store: Path, out: Path, panels: list[str]) -> Path:
-    cells = [_SETUP.format(store=str(store), out=str(out))]
+    classes = ", ".join(sorted(set(_CLASSES.values())))
+    cells = [_SETUP.format(store=str(store), out=str(out), classes=classes)]
     cells += [_CELLS[p] for p in panels]
     cells.append(_NEEDLES)
     nb = {
@@ -593,7 +595,7 @@ def run(
                 for control, uses in controls(panel, page, needles).items():
                     fig = Figure()
                     alone = None
-                    if control == "as-of slider" and panel in _KERNEL_PANELS:
+                    if control == "as-of slider" and panel in _AS_OF:
                         alone = Alone(panel, store, folder / "out")
                     try:
                         for i, use in enumerate(uses):
