@@ -401,7 +401,7 @@ def changed(added: Any, removed: Any) -> str:
     parts = []
     for sign, ids in (("added", list(added)), ("removed", list(removed))):
         if ids:
-            more = f" and {len(ids) - 5} more" if len(ids) > 5 else ""
+            more = f" and {len(ids) - 5:,} more" if len(ids) > 5 else ""
             shown = ", ".join(map(str, ids[:5])) + more
             parts.append(f"{sign} {shown}")
     return "; ".join(parts)

@@ -98,7 +98,8 @@ def table(
         + "</tr>"
         for row in shown.itertuples(index=False, name=None)
     )
-    more = f"<p><i>{len(frame) - limit} more rows not shown.</i></p>" if len(frame) > limit else ""
+    hidden = len(frame) - limit
+    more = f"<p><i>{hidden:,} more rows not shown.</i></p>" if hidden > 0 else ""
     return (
         f'{_TABLE_STYLE}<div class="svcnb-scroll"><table class="svcnb-table"><tr>{head}</tr>'
         f"{body}</table></div>{more}"

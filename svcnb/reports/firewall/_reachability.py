@@ -401,7 +401,7 @@ def reach_diff_words(diff: pd.DataFrame, limit: int = 5) -> list[str]:
             for n, i in zip(part["vm_name"], part["vm_id"], strict=True)
         ]
         shown = ", ".join(labels[:limit]) + (
-            f" and {len(labels) - limit} more" if len(labels) > limit else ""
+            f" and {len(labels) - limit:,} more" if len(labels) > limit else ""
         )
         count = f"{len(labels):,} VM" + ("" if len(labels) == 1 else "s")
         if direction == "IN":
