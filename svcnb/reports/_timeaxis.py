@@ -56,6 +56,13 @@ def thousands(ax: Axes, axis: str = "y", unit: str = "") -> Axes:
 
     fmt = FuncFormatter(lambda v, _pos: f"{v:,.0f}{unit}" if abs(v) >= 10 else f"{v:,.1f}{unit}")
     (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(fmt)
+    if axis == "x":
+        from matplotlib.ticker import MaxNLocator
+
+        # matplotlib chooses how many ticks by the axis' length and the font's size, not by how
+        # wide the labels are: "5,000" to "35,000" every 5,000 ran into each other under the
+        # bandwidth panel's bars, narrowed by their legend beside them
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
     return ax
 
 

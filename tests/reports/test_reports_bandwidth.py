@@ -336,3 +336,36 @@ def test_growth_between_two_months_snapshots_is_counted_in_neither():
     assert months["used_bytes"].tolist() == [100, 100]
     assert months["used_bytes_bound"].tolist() == ["at least", "at least"]
     assert "bytes before 2026-12-01 12:00" in months["reason"].iloc[1]
+
+
+def test_plot_usage_figures_under_the_bars_do_not_run_into_each_other():
+    # the panel draws it 7 x 3.2 in with its legend beside the bars: up to 36,000 GiB, the
+    # default ticks every 5,000 read "5,00010,00015,000..."
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    names = [f"batch-sgp-{i:03d}" for i in range(10)]
+    frame = pd.DataFrame(
+        {
+            "vm_id": names,
+            "name": names,
+            "used_bytes": pd.array([int(36_000 * GIB * (i + 1) / 10) for i in range(10)]),
+            "pack_bytes": pd.array([int(10_000 * GIB)] * 10),
+            "projected_bytes": pd.array([int(38_000 * GIB)] * 10),
+        }
+    )
+    fig = Figure(figsize=(7.0, 3.2), dpi=100)
+    ax = bandwidth.plot_usage(frame, ax=fig.subplots())
+    fig.tight_layout()
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    low, high = ax.get_xlim()
+    shown = [
+        t.get_window_extent(renderer)
+        for tick, t in zip(ax.xaxis.get_majorticklocs(), ax.get_xticklabels(), strict=True)
+        if low <= tick <= high and t.get_text()
+    ]
+    assert len(shown) >= 3
+    for left, right in zip(shown, shown[1:], strict=False):
+        assert left.x1 + 4 < right.x0  # a gap between one figure and the next
