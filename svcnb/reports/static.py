@@ -147,31 +147,38 @@ def _distinct(values: pd.Series) -> list[Any]:
         return values.tolist()
 
 
-def figure_columns(frame: pd.DataFrame) -> list[int]:
+def _distinct_cells(frame: pd.DataFrame) -> list[list[Any]]:
+    """:func:`_distinct` of each column of ``frame``, in order: read once for both
+    :func:`figure_columns` and :func:`column_looks` (pandas' cost per column, not per cell, was
+    most of a grid's layout at a slider move: the billing panel's runway is one row of 15)."""
+    return [_distinct(frame.iloc[:, i]) for i in range(frame.shape[1])]
+
+
+def figure_columns(frame: pd.DataFrame, distinct: list[list[Any]] | None = None) -> list[int]:
     """Positions of ``frame``'s columns that hold figures (right-aligned wherever shown).
 
     By the kind of each column where :func:`shown` recorded it (``attrs["kinds"]``); a text
     column (or one of no known kind) by a numeric dtype, or text that reads as a figure in
-    every cell (blanks and "unknown" aside).
+    every cell (blanks and "unknown" aside). ``distinct``: :func:`_distinct_cells` of
+    ``frame``, when read already.
     """
     kinds = frame.attrs.get("kinds") or {}
+    cells = _distinct_cells(frame) if distinct is None else distinct
     found = []
     for i, column in enumerate(frame.columns):
         if kinds.get(column) in FIGURE_KINDS:
             # a name a report uses for a count and another for a list ("events": how many, or
             # which a subscription wants) is a figure only when it holds no list of words
-            if not any(
-                isinstance(v, str) and _WORD_LIST.search(v) for v in _distinct(frame[column])
-            ):
+            if not any(isinstance(v, str) and _WORD_LIST.search(v) for v in cells[i]):
                 found.append(i)
             continue
         if kinds.get(column, "text") != "text":
             continue  # times, flags, lists
-        if numeric_dtype(frame[column]):
+        if numeric_dtype(frame.iloc[:, i]):
             found.append(i)
             continue
         # read lazily: the first text that is no figure (a name) settles the column
-        texts = (v.strip() for v in _distinct(frame[column]) if isinstance(v, str))
+        texts = (v.strip() for v in cells[i] if isinstance(v, str))
         texts = (v for v in texts if v not in ("", "unknown"))
         first = next(texts, None)
         figure = first is not None and _FIGURE_TEXT.match(first)
@@ -180,30 +187,20 @@ def figure_columns(frame: pd.DataFrame) -> list[int]:
     return found
 
 
-def _longer(values: pd.Series, over: int) -> pd.Series:
-    """The cells of ``values`` longer than ``over`` characters (all of them when they are not
-    texts): measured by pandas at once, not one by one in Python (a grid of 10,000 VMs holds
-    10,000 names, and no name is long)."""
-    try:
-        lengths = values.str.len()
-    except AttributeError:  # not a column of texts
-        return values
-    return values[(lengths > over).fillna(False).to_numpy(dtype=bool)]
-
-
 def column_looks(frame: pd.DataFrame) -> list[str]:
     """How each column of ``frame`` (as shown) is laid out: "figure" (right-aligned, one
     line), "wrap" (free text longer than ``_WRAP_OVER`` characters, wrapping within a readable
     width), "clip" (text with no space longer than ``CLIP_OVER``: shortened, whole on hover) or
     "line" (one line: statuses, names, ids, times)."""
-    figures = set(figure_columns(frame))
+    distinct = _distinct_cells(frame)
+    figures = set(figure_columns(frame, distinct))
+    shortest = min(_WRAP_OVER, CLIP_OVER)
     looks = []
-    for i, column in enumerate(frame.columns):
+    for i, cells in enumerate(distinct):
         if i in figures:
             looks.append("figure")
             continue
-        texts = _distinct(_longer(frame[column], min(_WRAP_OVER, CLIP_OVER)))
-        texts = [v for v in texts if isinstance(v, str)]
+        texts = [v for v in cells if isinstance(v, str) and len(v) > shortest]
         if any(len(v) > _WRAP_OVER and " " in v.strip() for v in texts):
             looks.append("wrap")
         elif any(len(v) > CLIP_OVER and " " not in v.strip() for v in texts):
