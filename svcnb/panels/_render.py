@@ -172,10 +172,41 @@ def _svg_of(
         fig = Figure(figsize=size, dpi=100)
         ax = fig.subplots()
         draw(ax)
+        _ticks_placed_once(fig)
         if layout is None:
             fig.tight_layout()
             return _themed_svg(fig), fig
         return layout.drawn(fig), fig
+
+
+def _ticks_placed_once(fig: Figure) -> None:
+    """Each axis of ``fig`` asks its locators once per place and size of its axes, not at each
+    of the 16 times matplotlib places a plot's ticks in one drawing and one measure of its
+    labels (each axis, and each beside it, for the axis labels and the title): a date
+    locator walks the calendar every time, a tenth of a panel plot's time. Its own Figure's
+    axes only, for this drawing; a locator's ticks depend on the view limits and the axes'
+    size (how many labels fit), both in the key, and on nothing a drawing changes."""
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            for name in ("get_majorticklocs", "get_minorticklocs"):
+                setattr(axis, name, _placed_once(axis, getattr(axis, name)))
+
+
+def _placed_once(axis: Any, locate: Callable[[], Any]) -> Callable[[], Any]:
+    placed: dict[tuple[Any, ...], Any] = {}
+
+    def locs() -> Any:
+        key = (
+            tuple(axis.get_view_interval()),
+            axis.axes.bbox.bounds,
+            id(axis.major.locator),
+            id(axis.minor.locator),
+        )
+        if key not in placed:
+            placed[key] = locate()
+        return np.array(placed[key], copy=True)
+
+    return locs
 
 
 def _title_may_rise(fig: Figure) -> bool:

@@ -12,6 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from svcnb.panels import themed  # noqa: E402
+from svcnb.panels._render import _themed_svg, _ticks_placed_once  # noqa: E402
 from svcnb.reports import legend_outside  # noqa: E402
 
 
@@ -135,3 +136,33 @@ def test_a_title_rises_above_the_offset_of_large_figures_as_matplotlib_places_it
     for svg in (plot.render(draw)[0], plot.render(draw)[0], PlotView().render(draw)[0]):
         # SVG y grows downwards: the title's baseline sits above the offset text's top
         assert _text_y(svg, "fleet") < _text_y(svg, "+1e9") - 10
+
+
+def _x_ticks(svg: str) -> list[str]:
+    return re.findall(r'<g id="xtick_\d+">.*?<text [^>]*>([^<]*)</text>', svg, flags=re.S)
+
+
+def test_ticks_asked_once_per_drawing_are_those_of_the_axes_as_drawn() -> None:
+    # each axis of a panel's plot asks its locator once per place and size of its axes: drawn
+    # again on narrower axes (wider labels beside them), fewer x ticks fit, as matplotlib
+    # itself places them there
+    from matplotlib.figure import Figure
+
+    def figure(once: bool) -> Figure:
+        fig = Figure(figsize=(3.2, 2.0), dpi=100)
+        ax = fig.subplots()
+        ax.plot([0, 100], [0, 10])
+        if once:
+            _ticks_placed_once(fig)
+        return fig
+
+    fig = figure(once=True)
+    fig.subplots_adjust(left=0.1, right=0.95)
+    wide_axes = _themed_svg(fig)
+    fig.subplots_adjust(left=0.6, right=0.95)
+    narrow_axes = _themed_svg(fig)
+    for svg, left in ((wide_axes, 0.1), (narrow_axes, 0.6)):
+        plain = figure(once=False)
+        plain.subplots_adjust(left=left, right=0.95)
+        assert svg == _themed_svg(plain)
+    assert len(_x_ticks(narrow_axes)) < len(_x_ticks(wide_axes))
