@@ -484,20 +484,28 @@ def run_rate(
     if by not in ("plan_slug", "region_slug"):
         raise ValueError(f"by={by!r}: run rate is grouped by 'plan_slug' or 'region_slug'")
     priced = _priced(vms, account_currency(vms, wallet))
-    counted = priced["billed"]  # not terminated, status known
-    priced = priced[priced["billed"] | priced["unknown_vm"]].assign(
-        counted=counted, amount_counted=priced["amount"].where(counted)
+    priced = priced[(priced["billed"] | priced["unknown_vm"]).to_numpy(dtype=bool)]
+    counted = priced["billed"].to_numpy(dtype=bool)  # not terminated, status known
+    amount = priced["amount"]
+    rows = pd.DataFrame(
+        {
+            by: priced[by],
+            "currency": priced["currency"],
+            "counted": counted,
+            "amount_counted": amount.where(counted),
+            "unpriced": amount.isna().to_numpy(dtype=bool) & counted,
+            "unknown_vm": priced["unknown_vm"],
+        }
     )
-    out = (
-        priced.groupby([by, "currency"], dropna=False, sort=True)
-        .agg(
-            vms=("counted", "sum"),
-            monthly_amount=("amount_counted", lambda s: float(exact_sum(s))),
-            unpriced=("amount", lambda s: int((s.isna() & priced.loc[s.index, "counted"]).sum())),
-            unknown_status=("unknown_vm", "sum"),
-        )
-        .reset_index()
+    groups = rows.groupby([by, "currency"], dropna=False, sort=True)
+    # counts summed by pandas; only the money is added in Python, exactly
+    out = groups.agg(
+        vms=("counted", "sum"),
+        unpriced=("unpriced", "sum"),
+        unknown_status=("unknown_vm", "sum"),
     )
+    out.insert(1, "monthly_amount", groups["amount_counted"].agg(lambda s: float(exact_sum(s))))
+    out = out.reset_index()
     return out.astype(
         {
             "vms": "Int64",
