@@ -110,9 +110,15 @@ _ARM_JS = """
   if (old) { old.obs.disconnect(); old.unhook(); }
   const b = {t0: start ? performance.now() : null, last: null, muts: 0, seen: new WeakSet(),
              kchange: null, kernel: w.sessionContext.session.kernel};
+  // the slider's own track marks a click on it for 300 ms (noUiSlider's tap class), whatever
+  // the panel does: a change of the page, not of the panel's answer
+  const tap = (r) => r.type === 'attributes' && r.attributeName === 'class'
+    && r.target.classList && r.target.classList.contains('noUi-target');
   b.obs = new MutationObserver((records) => {
     if (b.t0 === null) return;
-    b.muts += records.length; b.last = performance.now();
+    const answer = records.filter((r) => !tap(r));
+    if (!answer.length) return;
+    b.muts += answer.length; b.last = performance.now();
   });
   b.scan = (root) => {
     if (!b.seen.has(root)) { b.seen.add(root);
