@@ -549,7 +549,9 @@ def screenshots(lab: LabPage, panels: list[str], folder: Path) -> None:
     lab.page.set_viewport_size({"width": 1400, "height": 1000})
     lab.set_theme("JupyterLab Light")
     for panel in panels:
-        stated = lab.page.locator(f"{_ROOTS[panel]} .dt-info").all_inner_texts()
+        # the text the page holds: a grid out of view is not laid out (content-visibility),
+        # and the rendered text of what is not laid out reads empty
+        stated = lab.page.locator(f"{_ROOTS[panel]} .dt-info").all_text_contents()
         print(f"  {panel:10s} grids state: " + "; ".join(t.strip() for t in stated if t.strip()))
 
 

@@ -89,6 +89,10 @@ THEME_STYLE = (
     ".svcnb-grid-box table.dataTable td.svcnb-wrap{min-width:22em;max-width:36em}"
     ".svcnb-grid-box table.dataTable span.svcnb-short{text-decoration:underline dotted;"
     "cursor:help}"
+    # a grid or plot out of view is laid out and painted only when scrolled to: a slider move
+    # changes all of them, and the page drew eleven grids below the fold at each
+    ".svcnb-panel .svcnb-grid-box,.svcnb-panel .svcnb-plot{content-visibility:auto;"
+    "contain-intrinsic-size:auto 320px}"
     # ipywidgets draws a tab that is not chosen at 54 % opacity: 4.2-4.4:1, under WCAG AA; the
     # chosen tab stays marked by its background and top border
     ".svcnb-account-tabs .lm-TabBar-tabLabel{color:var(--jp-ui-font-color1,#000)}</style>"
