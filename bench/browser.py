@@ -9,9 +9,11 @@ The VM panel is not here: it reads a live service, not a store.
 
 What is timed: from the user's input event in the page (pointerdown, keydown, input, change,
 caught before any handler of the page's own) to the last change of the panel's DOM (a
-MutationObserver on the notebook and every shadow root in it, the grids' included), once that
-DOM has been still for ``QUIET`` s and the kernel is idle. A first render runs the panel's cell
-and times from the run command to the same stillness. Each control is used several times
+MutationObserver on the notebook and every shadow root in it, the grids' included; not the
+slider's own mark of a click on its track, which noUiSlider takes off 300 ms later whatever the
+panel does), once that DOM has been still for ``QUIET`` s and the kernel is idle. A first
+render runs the panel's cell and times from the run command to the same stillness. Each control
+is used several times
 (slider: three snapshots, then back and forth between the two the panel keeps; dropdowns: each
 other option; rows: three; ...): median and worst.
 Beside each figure: the kernel's messages to the page in that time (count and kB), which is

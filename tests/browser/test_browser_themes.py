@@ -291,3 +291,22 @@ def test_each_account_has_its_tab_and_its_own_panel(panels_page) -> None:
     assert shown[0] != shown[1]
     assert all("Wallet balance" in text for text in shown)
     lab.assert_no_widget_errors()
+
+
+def test_a_grid_below_the_fold_shows_its_rows_once_scrolled_to(panels_page) -> None:
+    # grids and plots out of view are laid out only when scrolled to (content-visibility): the
+    # billing panel's last grid, below the fold, reads whole once the user scrolls to it
+    lab = panels_page
+    _apply(lab, LIGHT)
+    panel = lab.page.locator(".svcnb-billing-panel").first
+    panel.evaluate("(el) => el.scrollIntoView({block: 'start'})")
+    row = panel.locator(".svcnb-grid-box").last.locator("table.dataTable tbody tr").first
+    held = row.text_content().strip()
+    assert held  # the page holds its rows all along
+    row.scroll_into_view_if_needed()
+    lab.page.wait_for_function(
+        "([el, text]) => el.innerText.replace(/\\s+/g, '') === text.replace(/\\s+/g, '')",
+        arg=[row.element_handle(), held],
+        timeout=5_000,
+    )
+    assert row.bounding_box()["height"] > 10
