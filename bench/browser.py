@@ -13,9 +13,8 @@ MutationObserver on the notebook and every shadow root in it, the grids' include
 slider's own mark of a click on its track, which noUiSlider takes off 300 ms later whatever the
 panel does), once that DOM has been still for ``QUIET`` s and the kernel is idle. A first
 render runs the panel's cell and times from the run command to the same stillness. Each control
-is used several times
-(slider: three snapshots, then back and forth between the two the panel keeps; dropdowns: each
-other option; rows: three; ...): median and worst.
+is used several times (slider: three snapshots, then back and forth between the two the panel
+keeps; dropdowns: each other option; rows: three; ...): median and worst.
 Beside each figure: the kernel's messages to the page in that time (count and kB), which is
 where a slow control's time goes when it is not the kernel's computing. After each as-of
 slider: the same three moves made in the bench's own process without a browser, each right
