@@ -12,7 +12,6 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from svcnb.panels import themed  # noqa: E402
-from svcnb.panels._render import _themed_svg, _ticks_placed_once  # noqa: E402
 from svcnb.reports import legend_outside  # noqa: E402
 
 
@@ -142,27 +141,32 @@ def _x_ticks(svg: str) -> list[str]:
     return re.findall(r'<g id="xtick_\d+">.*?<text [^>]*>([^<]*)</text>', svg, flags=re.S)
 
 
-def test_ticks_asked_once_per_drawing_are_those_of_the_axes_as_drawn() -> None:
-    # each axis of a panel's plot asks its locator once per place and size of its axes: drawn
-    # again on narrower axes (wider labels beside them), fewer x ticks fit, as matplotlib
-    # itself places them there
+def test_a_panel_plot_has_the_ticks_matplotlib_places_on_its_axes_as_drawn() -> None:
+    # a panel plot's axes ask their locators once per place and size of the axes: the margins
+    # made for wide labels leave a narrow x axis, which holds fewer ticks than the axes measured
+    # before those margins were set, and the drawing has the narrow axis' ticks
+    import io
+
     from matplotlib.figure import Figure
 
-    def figure(once: bool) -> Figure:
-        fig = Figure(figsize=(3.2, 2.0), dpi=100)
-        ax = fig.subplots()
-        ax.plot([0, 100], [0, 10])
-        if once:
-            _ticks_placed_once(fig)
-        return fig
+    from svcnb.panels import PlotView
 
-    fig = figure(once=True)
-    fig.subplots_adjust(left=0.1, right=0.95)
-    wide_axes = _themed_svg(fig)
-    fig.subplots_adjust(left=0.6, right=0.95)
-    narrow_axes = _themed_svg(fig)
-    for svg, left in ((wide_axes, 0.1), (narrow_axes, 0.6)):
-        plain = figure(once=False)
-        plain.subplots_adjust(left=left, right=0.95)
-        assert svg == _themed_svg(plain)
-    assert len(_x_ticks(narrow_axes)) < len(_x_ticks(wide_axes))
+    def draw(ax) -> None:
+        ax.plot([0, 100], [0, 10**15])
+        ax.yaxis.set_major_formatter(lambda v, _pos: f"{v:,.0f}")
+
+    size = (3.2, 2.0)
+    drawn = PlotView().render(draw, size=size)[0]
+    fig = Figure(figsize=size, dpi=100)
+    ax = fig.subplots()
+    draw(ax)
+    def drawn_ticks() -> list[str]:  # those within the axis' limits: the ones drawn
+        low, high = ax.get_xlim()
+        return [t.get_text() for t in ax.get_xticklabels() if low <= t.get_position()[0] <= high]
+
+    wide = drawn_ticks()  # before the margins
+    fig.tight_layout()
+    fig.savefig(io.StringIO(), format="svg")
+    narrow = drawn_ticks()
+    assert len(narrow) < len(wide)
+    assert _x_ticks(drawn) == narrow
