@@ -160,6 +160,7 @@ def test_a_panel_plot_has_the_ticks_matplotlib_places_on_its_axes_as_drawn() -> 
     fig = Figure(figsize=size, dpi=100)
     ax = fig.subplots()
     draw(ax)
+
     def drawn_ticks() -> list[str]:  # those within the axis' limits: the ones drawn
         low, high = ax.get_xlim()
         return [t.get_text() for t in ax.get_xticklabels() if low <= t.get_position()[0] <= high]
