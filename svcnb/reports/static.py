@@ -90,8 +90,9 @@ THEME_STYLE = (
     ".svcnb-grid-box table.dataTable span.svcnb-short{text-decoration:underline dotted;"
     "cursor:help}"
     # a grid or plot out of view is laid out and painted only when scrolled to (its rows are
-    # in the page all along: search, Find and screen readers reach them): a slider move changes
-    # every one, and the page laid out the billing panel's eleven grids, most below the fold
+    # in the page all along, and its search finds them; only their drawing waits): a slider
+    # move changes every one, and the page laid out the billing panel's eleven grids, most
+    # below the fold
     ".svcnb-panel .svcnb-grid-box,.svcnb-panel .svcnb-plot{content-visibility:auto;"
     "contain-intrinsic-size:auto 320px}"
     # ipywidgets draws a tab that is not chosen at 54 % opacity: 4.2-4.4:1, under WCAG AA; the
