@@ -93,13 +93,8 @@ _CELLS = {
     name: f"{name} = {cls}(store{', export_dir=OUT' if name in _AS_OF else ''})\n{name}"
     for name, cls in _CLASSES.items()
 }
-_ROOTS = {
-    "billing": ".svcnb-billing-panel",
-    "whatif": ".svcnb-whatif-panel",
-    "bandwidth": ".svcnb-bandwidth-panel",
-    "audit": ".svcnb-audit-panel",
-    "webhooks": ".svcnb-webhooks-panel",
-}
+# each panel's root element: svcnb names it after the panel (CSS svcnb-NAME-panel)
+_ROOTS = {name: f".svcnb-{name}-panel" for name in _CLASSES}
 
 # Installs the recorder: the first input event after arming is t0 (capture phase on window, so
 # before the page's handlers); every DOM change in the notebook or a shadow root under it moves

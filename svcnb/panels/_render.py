@@ -196,11 +196,13 @@ def _placed_once(axis: Any, locate: Callable[[], Any]) -> Callable[[], Any]:
     placed: dict[tuple[Any, ...], Any] = {}
 
     def locs() -> Any:
+        # the locators themselves, not their ids: an id may be a new locator's after the
+        # old one is gone
         key = (
             tuple(axis.get_view_interval()),
             axis.axes.bbox.bounds,
-            id(axis.major.locator),
-            id(axis.minor.locator),
+            axis.major.locator,
+            axis.minor.locator,
         )
         if key not in placed:
             placed[key] = locate()

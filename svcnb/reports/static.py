@@ -160,16 +160,14 @@ def _distinct_cells(frame: pd.DataFrame) -> list[list[Any]]:
     return [_distinct(frame.iloc[:, i]) for i in range(frame.shape[1])]
 
 
-def figure_columns(frame: pd.DataFrame, distinct: list[list[Any]] | None = None) -> list[int]:
+def figure_columns(frame: pd.DataFrame, cells: list[list[Any]]) -> list[int]:
     """Positions of ``frame``'s columns that hold figures (right-aligned wherever shown).
 
     By the kind of each column where :func:`shown` recorded it (``attrs["kinds"]``); a text
     column (or one of no known kind) by a numeric dtype, or text that reads as a figure in
-    every cell (blanks and "unknown" aside). ``distinct``: :func:`_distinct_cells` of
-    ``frame``, when read already.
+    every cell (blanks and "unknown" aside). ``cells``: :func:`_distinct_cells` of ``frame``.
     """
     kinds = frame.attrs.get("kinds") or {}
-    cells = _distinct_cells(frame) if distinct is None else distinct
     found = []
     for i, column in enumerate(frame.columns):
         if kinds.get(column) in FIGURE_KINDS:
