@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import html
 import io
@@ -10,7 +11,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anywidget
@@ -22,6 +23,7 @@ import traitlets
 from itables import JavascriptFunction
 from itables.widget import ITable
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 from svcnb.panels._messages import redact
 
@@ -173,10 +175,11 @@ def _svg_of(
         ax = fig.subplots()
         draw(ax)
         _ticks_placed_once(fig)
-        if layout is None:
-            fig.tight_layout()
-            return _themed_svg(fig), fig
-        return layout.drawn(fig), fig
+        with _texts_laid_out_once():
+            if layout is None:
+                fig.tight_layout()
+                return _themed_svg(fig), fig
+            return layout.drawn(fig), fig
 
 
 def _ticks_placed_once(fig: Figure) -> None:
@@ -209,6 +212,75 @@ def _placed_once(axis: Any, locate: Callable[[], Any]) -> Callable[[], Any]:
         return np.array(placed[key], copy=True)
 
     return locs
+
+
+# What a text's layout reads (``Text._get_layout``: its lines, their sizes and offsets from its
+# anchor, never where it stands), beside the renderer's kind and scale, the figure's dpi and
+# the text and font settings in force. A text that wraps, or turns with its transform, depends
+# on where it stands too: it is laid out each time.
+_LAID_OUT_BY = (
+    "_text",
+    "_usetex",
+    "_parse_math",
+    "_linespacing",
+    "_multialignment",
+    "_rotation",
+    "_rotation_mode",
+    "_horizontalalignment",
+    "_verticalalignment",
+)
+_LAYOUTS: dict[tuple[Any, ...], Any] = {}
+_LAYOUTS_KEPT = 4096
+
+
+@contextlib.contextmanager
+def _texts_laid_out_once() -> Iterator[None]:
+    """While svcnb draws and measures its own plot, a text laid out as one before (the same
+    words, font, size, angle and alignment) takes that layout again, across drawings.
+
+    matplotlib lays out each text anew at every drawing and at each measure of it (tick labels
+    measured for the margins, the title's place, the legend), asking the font for each line's
+    size: a fifth of a panel plot's time, for labels ("2026-11", "0", the axis titles) that are
+    the same from one snapshot to the next. The layout is the one matplotlib gives (the same
+    SVG, byte for byte); only the plot svcnb draws inside the block uses it."""
+    if getattr(Text, _LAYOUT) is not _matplotlib_layout:
+        yield  # inside a block already
+        return
+    rc = tuple(
+        (k, repr(v))
+        for k, v in matplotlib.rcParams.items()
+        if k.startswith(("font.", "text.", "mathtext."))
+    )
+
+    def laid_out(text: Text, renderer: Any) -> Any:
+        fig = text.get_figure(root=True)
+        if fig is None or text.get_wrap() or text.get_transform_rotates_text():
+            return _matplotlib_layout(text, renderer)
+        key = (
+            type(renderer),
+            renderer.points_to_pixels(72.0),
+            fig.dpi,
+            text.get_fontproperties().copy(),
+            *(getattr(text, name, None) for name in _LAID_OUT_BY),
+            rc,
+        )
+        kept = _LAYOUTS.get(key)
+        if kept is None:
+            if len(_LAYOUTS) >= _LAYOUTS_KEPT:
+                del _LAYOUTS[next(iter(_LAYOUTS))]
+            kept = _LAYOUTS[key] = _matplotlib_layout(text, renderer)
+        bbox, lines, corner = kept
+        return bbox.frozen(), list(lines), corner
+
+    setattr(Text, _LAYOUT, laid_out)
+    try:
+        yield
+    finally:
+        setattr(Text, _LAYOUT, _matplotlib_layout)
+
+
+_LAYOUT = "_get_layout"  # matplotlib's own, private: its stubs do not name it
+_matplotlib_layout = getattr(Text, _LAYOUT)
 
 
 def _title_may_rise(fig: Figure) -> bool:

@@ -171,3 +171,61 @@ def test_a_panel_plot_has_the_ticks_matplotlib_places_on_its_axes_as_drawn() -> 
     narrow = drawn_ticks()
     assert len(narrow) < len(wide)
     assert _x_ticks(drawn) == narrow
+
+
+def _text_places(svg: str) -> list[str]:
+    return re.findall(r'<text [^>]*?((?:x="[^"]*" y="[^"]*" )?transform="[^"]*")', svg)
+
+
+def test_a_panel_plot_places_each_text_where_matplotlib_places_it() -> None:
+    # a panel plot lays out a text once and takes that layout again for the same words in the
+    # same font, size, angle, alignment and spacing: the same words set any other way are
+    # laid out as themselves, here all in one plot (and its ticks and title)
+    import io
+
+    from matplotlib.figure import Figure
+
+    from svcnb.panels import PlotView
+
+    words = ["2026-11-30", "runway\nends here", r"$x^2$ paid", "EUR 1,234.50"]
+    # turned a little and right-aligned unless said otherwise: a text's place in the SVG then
+    # shows its width and height (matplotlib writes a level text at its anchor)
+    ways = [
+        {},
+        {"ha": "left"},
+        {"ha": "center"},
+        {"fontsize": 14},
+        {"fontweight": "bold"},
+        {"family": "monospace"},
+        {"rotation": 0},
+        {"rotation": 30},
+        {"rotation": 30, "rotation_mode": "anchor"},
+        {"va": "top"},
+        {"va": "baseline"},
+        {"va": "center_baseline"},
+        {"multialignment": "center"},
+        {"linespacing": 2.0},
+        {"parse_math": False},
+    ]
+
+    def draw(ax) -> None:
+        ax.plot([0, 3], [0, 3])
+        for i, way in enumerate(ways):
+            for j, word in enumerate(words):
+                ax.text(j * 0.75, i * 0.2, word, **{"ha": "right", "rotation": 15, **way})
+        ax.set_xticks(range(3), words[:3], rotation=30, ha="right")
+        ax.set_title(words[1], linespacing=2.0)
+
+    size = (9.0, 7.0)
+    drawn = PlotView().render(draw, size=size)[0]
+    # matplotlib alone, with the settings a panel plot is drawn with (text as text; the title
+    # where it stands when nothing is above the axes)
+    with matplotlib.rc_context({"svg.fonttype": "none", "axes.titley": 1.0}):
+        fig = Figure(figsize=size, dpi=100)
+        draw(fig.subplots())
+        fig.tight_layout()
+        plain = io.StringIO()
+        fig.savefig(plain, format="svg")
+    places = _text_places(drawn)
+    assert len(places) > len(ways) * len(words) + 3 + 1  # and the x ticks, title, y ticks
+    assert places == _text_places(plain.getvalue())
