@@ -257,7 +257,8 @@ def _texts_laid_out_once() -> Iterator[None]:
         if fig is None or text.get_wrap() or text.get_transform_rotates_text():
             return _matplotlib_layout(text, renderer)
         key = (
-            type(renderer),
+            # what draws: an SVG is drawn through a renderer that hands on to the SVG one
+            type(getattr(renderer, "_renderer", renderer)),
             renderer.points_to_pixels(72.0),
             fig.dpi,
             text.get_fontproperties().copy(),
