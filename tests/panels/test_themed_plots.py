@@ -227,5 +227,5 @@ def test_a_panel_plot_places_each_text_where_matplotlib_places_it() -> None:
         plain = io.StringIO()
         fig.savefig(plain, format="svg")
     places = _text_places(drawn)
-    assert len(places) > len(ways) * len(words) + 3 + 1  # and the x ticks, title, y ticks
+    assert len(places) > len(ways) * len(words) + 3 + 1  # the texts, 3 x ticks, title; y ticks
     assert places == _text_places(plain.getvalue())
