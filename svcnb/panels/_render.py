@@ -231,6 +231,10 @@ _LAID_OUT_BY = (
 )
 _LAYOUTS: dict[tuple[Any, ...], Any] = {}
 _LAYOUTS_KEPT = 4096
+# matplotlib's own, private (its stubs do not name it): where a matplotlib has none, every text
+# is laid out by matplotlib at each drawing, as before
+_LAYOUT = "_get_layout"
+_matplotlib_layout = getattr(Text, _LAYOUT, None)
 
 
 @contextlib.contextmanager
@@ -243,9 +247,10 @@ def _texts_laid_out_once() -> Iterator[None]:
     size: a fifth of a panel plot's time, for labels ("2026-11", "0", the axis titles) that are
     the same from one snapshot to the next. The layout is the one matplotlib gives (the same
     SVG, byte for byte); only the plot svcnb draws inside the block uses it."""
-    if getattr(Text, _LAYOUT) is not _matplotlib_layout:
-        yield  # inside a block already
+    if _matplotlib_layout is None or getattr(Text, _LAYOUT) is not _matplotlib_layout:
+        yield  # inside a block already, or no layout of matplotlib's to keep
         return
+    layout = _matplotlib_layout
     rc = tuple(
         (k, repr(v))
         for k, v in matplotlib.rcParams.items()
@@ -253,9 +258,11 @@ def _texts_laid_out_once() -> Iterator[None]:
     )
 
     def laid_out(text: Text, renderer: Any) -> Any:
-        fig = text.get_figure(root=True)
+        # ``figure``, not ``get_figure(root=True)`` (matplotlib 3.10 on): a subfigure's dpi is
+        # its figure's
+        fig = text.figure
         if fig is None or text.get_wrap() or text.get_transform_rotates_text():
-            return _matplotlib_layout(text, renderer)
+            return layout(text, renderer)
         key = (
             # what draws: an SVG is drawn through a renderer that hands on to the SVG one
             type(getattr(renderer, "_renderer", renderer)),
@@ -269,7 +276,7 @@ def _texts_laid_out_once() -> Iterator[None]:
         if kept is None:
             if len(_LAYOUTS) >= _LAYOUTS_KEPT:
                 del _LAYOUTS[next(iter(_LAYOUTS))]
-            kept = _LAYOUTS[key] = _matplotlib_layout(text, renderer)
+            kept = _LAYOUTS[key] = layout(text, renderer)
         bbox, lines, corner = kept
         return bbox.frozen(), list(lines), corner
 
@@ -277,11 +284,7 @@ def _texts_laid_out_once() -> Iterator[None]:
     try:
         yield
     finally:
-        setattr(Text, _LAYOUT, _matplotlib_layout)
-
-
-_LAYOUT = "_get_layout"  # matplotlib's own, private: its stubs do not name it
-_matplotlib_layout = getattr(Text, _LAYOUT)
+        setattr(Text, _LAYOUT, layout)
 
 
 def _title_may_rise(fig: Figure) -> bool:
